@@ -1,0 +1,9 @@
+//! Tool Discovery: the managed deferred set, `find_tools` query ranking and load semantics (toolkit.md §8).
+//!
+//! Why it reads the rules decision: a deferred name is loadable only when the very same decision the sync uses
+//! says it would be active now, so `find_tools` can never show or load something the projection would refuse.
+
+pub mod eligibility;
+pub mod find;
+
+pub use find::{find_tools, FindRequest};

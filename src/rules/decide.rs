@@ -1,0 +1,452 @@
+//! The one decision every other output derives from: which rule applies, which routes are admitted, which
+//! toolkit names are admitted / visible / nested / held back by discovery, the rule notes, and each feature's
+//! status line (toolkit.md §2–§4, §8).
+//!
+//! Why a single pass: the projection, `/pct status`, the diagnostics record and `find_tools` must never
+//! disagree, so they all read the same [`Decision`].
+
+use super::glob::model_matches;
+use super::input::{cfg_bool, cfg_deferred, cfg_str, ResolveInput};
+use super::names::*;
+use super::ownership::{Owner, Registry};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Where the requested capabilities came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// `execution` is present and a rule matched.
+    Rules,
+    /// No `execution` section: the legacy `enabled` flags (additive, never hide).
+    Legacy,
+    /// `execution` is present and no rule matched (nothing requested).
+    Unmatched,
+}
+
+/// The capabilities a rule (or the legacy flags) asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Requested {
+    pub patch: bool,
+    pub shell: bool,
+    pub code: bool,
+}
+
+/// The routes that took effect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Routes {
+    pub direct_patch: bool,
+    pub nested_patch: bool,
+    pub direct_shell: bool,
+    pub code: bool,
+}
+
+/// `effective:` of a status line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effective {
+    Active,
+    Deferred,
+    Unavailable,
+    Off,
+}
+
+impl Effective {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effective::Active => "active",
+            Effective::Deferred => "deferred",
+            Effective::Unavailable => "unavailable",
+            Effective::Off => "off",
+        }
+    }
+}
+
+/// One feature's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct FeatureStatus {
+    pub feature: &'static str,
+    pub label: &'static str,
+    pub configured: bool,
+    pub effective: Effective,
+    pub reason: String,
+    /// Extra `key: value` lines shown under the feature (backend, transport, notes, counts).
+    pub extra: Vec<(String, String)>,
+}
+
+/// The reason text used for features whose executor this build does not have yet.
+pub const NOT_BUILT: &str = "not built in this version";
+
+/// The matched rule.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatchedRule {
+    pub id: String,
+    #[serde(rename = "match")]
+    pub pattern: String,
+}
+
+/// Everything decided for one snapshot.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    pub source: Source,
+    pub rule: Option<MatchedRule>,
+    pub requested: Requested,
+    pub routes: Routes,
+    pub notes: Vec<&'static str>,
+    /// Toolkit names that may execute (directly or nested), canonical order.
+    pub admitted: Vec<&'static str>,
+    /// Toolkit names visible now (direct minus held back).
+    pub visible: Vec<&'static str>,
+    /// Adapters callable inside code cells.
+    pub nested: Vec<&'static str>,
+    /// Direct names held back by Tool Discovery until `find_tools` loads them.
+    pub held: Vec<&'static str>,
+    /// Whether the find_tools loader is available (discovery enabled and `find_tools` ours).
+    pub loader_available: bool,
+    /// The managed deferred set from config.
+    pub deferred_set: Vec<String>,
+    /// The loads that stay in force (intersected with the managed set; empty when discovery is off).
+    pub loaded: Vec<String>,
+    /// Whether the route wants Pi's `bash` hidden, and `edit`/`write`.
+    pub hide_bash: bool,
+    pub hide_edit_write: bool,
+    pub features: Vec<FeatureStatus>,
+}
+
+/// Reads the ordered rules of `execution` (None when the section is absent or not an object).
+fn rules_of(config: &Value) -> Option<Vec<(String, String, Requested)>> {
+    let exec = config.get("execution")?;
+    if !exec.is_object() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for r in exec.get("rules").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or(&[]) {
+        let id = r.get("id").and_then(Value::as_str).unwrap_or("").to_string();
+        let pattern = r.get("match").and_then(Value::as_str).unwrap_or("").to_string();
+        let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
+        out.push((id, pattern, Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") }));
+    }
+    Some(out)
+}
+
+/// First matching rule for the model (no model = nothing matches).
+pub fn select_rule(config: &Value, provider: Option<&str>, model_id: Option<&str>) -> Option<(MatchedRule, Requested)> {
+    let rules = rules_of(config)?;
+    let id = model_id?;
+    rules
+        .into_iter()
+        .find(|(_, pattern, _)| !pattern.is_empty() && model_matches(pattern, provider, id))
+        .map(|(rid, pattern, req)| (MatchedRule { id: rid, pattern }, req))
+}
+
+fn push_unique(v: &mut Vec<&'static str>, names: &[&'static str]) {
+    for n in names {
+        if !v.contains(n) {
+            v.push(n);
+        }
+    }
+}
+
+fn canonical(v: Vec<&'static str>) -> Vec<&'static str> {
+    all_toolkit_names().filter(|n| v.contains(n)).collect()
+}
+
+/// Makes the decision for one snapshot.
+pub fn decide(input: &ResolveInput) -> Decision {
+    let cfg = &input.config;
+    let reg = Registry::new(&input.tools, &input.identity);
+    let model = input.model.clone().unwrap_or_default();
+    let has_rules = cfg.get("execution").map(Value::is_object).unwrap_or(false);
+
+    let patch_ours = reg.owner(APPLY_PATCH) == Owner::Ours;
+    let shell_ours = reg.all_ours(&SHELL_PAIR);
+    let code_ours = reg.all_ours(&CODE_PAIR);
+
+    let mut notes: Vec<&'static str> = Vec::new();
+    let mut direct: Vec<&'static str> = Vec::new();
+    let mut nested: Vec<&'static str> = Vec::new();
+    let mut admitted: Vec<&'static str> = Vec::new();
+    let (source, rule, requested, routes, hide_bash, hide_edit_write);
+
+    if has_rules {
+        let selected = select_rule(cfg, model.provider.as_deref(), model.id.as_deref());
+        let req = selected.as_ref().map(|(_, r)| *r).unwrap_or_default();
+        source = if selected.is_some() { Source::Rules } else { Source::Unmatched };
+        rule = selected.map(|(m, _)| m);
+        let mut r = Routes::default();
+        r.direct_shell = req.shell && shell_ours;
+        r.code = req.code && code_ours && shell_ours;
+        if req.patch {
+            if req.code {
+                r.nested_patch = r.code && patch_ours;
+            } else {
+                r.direct_patch = patch_ours;
+            }
+        }
+        // Notes: which requested route lacks an admitted owned tool.
+        if req.patch && !req.code && !patch_ours {
+            notes.push("patch-unavailable");
+        }
+        if req.patch && req.code && !r.code {
+            notes.push("code-unavailable-did-not-promote-patch");
+            notes.push("patch-unavailable-kept-native-editing");
+        }
+        if req.patch && req.code && r.code && !patch_ours {
+            notes.push("patch-unavailable");
+        }
+        if req.shell && !shell_ours {
+            notes.push("shell-pair-unavailable");
+        }
+        if req.code && !code_ours {
+            notes.push("code-pair-unavailable");
+        } else if req.code && !shell_ours {
+            notes.push("code-shell-pair-unavailable");
+        }
+        if r.direct_patch {
+            push_unique(&mut direct, &[APPLY_PATCH]);
+            push_unique(&mut admitted, &[APPLY_PATCH]);
+        }
+        if r.direct_shell {
+            push_unique(&mut direct, &SHELL_PAIR);
+            push_unique(&mut admitted, &SHELL_PAIR);
+        }
+        if r.code {
+            push_unique(&mut direct, &CODE_PAIR);
+            push_unique(&mut admitted, &CODE_PAIR);
+            push_unique(&mut admitted, &SHELL_PAIR);
+            push_unique(&mut nested, &SHELL_PAIR);
+            if r.nested_patch {
+                push_unique(&mut admitted, &[APPLY_PATCH]);
+                push_unique(&mut nested, &[APPLY_PATCH]);
+            }
+        }
+        hide_bash = r.direct_shell || r.code;
+        hide_edit_write = r.direct_patch || r.nested_patch;
+        requested = req;
+        routes = r;
+    } else {
+        source = Source::Legacy;
+        rule = None;
+        let req = Requested {
+            patch: cfg_bool(cfg, "applyPatch", "enabled"),
+            shell: cfg_bool(cfg, "shellSessions", "enabled"),
+            code: cfg_bool(cfg, "codeMode", "enabled"),
+        };
+        let mut r = Routes::default();
+        r.direct_patch = req.patch && patch_ours;
+        r.direct_shell = req.shell && shell_ours;
+        r.code = req.code && code_ours;
+        r.nested_patch = r.code && r.direct_patch;
+        if r.direct_patch {
+            push_unique(&mut direct, &[APPLY_PATCH]);
+            push_unique(&mut admitted, &[APPLY_PATCH]);
+        }
+        if r.direct_shell {
+            push_unique(&mut direct, &SHELL_PAIR);
+            push_unique(&mut admitted, &SHELL_PAIR);
+        }
+        if r.code {
+            push_unique(&mut direct, &CODE_PAIR);
+            push_unique(&mut admitted, &CODE_PAIR);
+            if r.direct_shell {
+                push_unique(&mut nested, &SHELL_PAIR);
+            }
+            if r.direct_patch {
+                push_unique(&mut nested, &[APPLY_PATCH]);
+            }
+        }
+        hide_bash = false;
+        hide_edit_write = false;
+        requested = req;
+        routes = r;
+    }
+
+    // Tool Discovery: find_tools itself, then which direct names it holds back.
+    let discovery_on = cfg_bool(cfg, "toolDiscovery", "enabled");
+    let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
+    let loader_available = discovery_on && find_ours;
+    if loader_available {
+        push_unique(&mut direct, &[FIND_TOOLS]);
+        push_unique(&mut admitted, &[FIND_TOOLS]);
+    }
+    let deferred_set = cfg_deferred(cfg);
+    let loaded: Vec<String> = if discovery_on {
+        let mut l: Vec<String> = Vec::new();
+        for n in &input.loaded_deferred {
+            if deferred_set.contains(n) && !l.contains(n) {
+                l.push(n.clone());
+            }
+        }
+        l
+    } else {
+        Vec::new()
+    };
+    let mut held: Vec<&'static str> = Vec::new();
+    if loader_available {
+        for n in &direct {
+            if deferred_set.iter().any(|d| d == n) && !loaded.iter().any(|l| l == n) {
+                held.push(n);
+            }
+        }
+    }
+    let visible: Vec<&'static str> = direct.iter().copied().filter(|n| !held.contains(n)).collect();
+
+    // Natives are hidden only while the replacing route is actually visible to the model.
+    let shell_visible = SHELL_PAIR.iter().all(|n| visible.contains(n));
+    let code_visible = CODE_PAIR.iter().all(|n| visible.contains(n));
+    let hide_bash_now = hide_bash && ((routes.direct_shell && shell_visible) || (routes.code && code_visible));
+    let hide_edit_write_now = hide_edit_write
+        && ((routes.direct_patch && visible.contains(&APPLY_PATCH)) || (routes.nested_patch && code_visible));
+
+    let mut d = Decision {
+        source,
+        rule,
+        requested,
+        routes,
+        notes,
+        admitted: canonical(admitted),
+        visible: canonical(visible),
+        nested: canonical(nested),
+        held: canonical(held),
+        loader_available,
+        deferred_set,
+        loaded,
+        hide_bash: hide_bash_now,
+        hide_edit_write: hide_edit_write_now,
+        features: Vec::new(),
+    };
+    d.features = Feature::ALL.iter().map(|f| feature_status(*f, input, &reg, &d)).collect();
+    d
+}
+
+fn is_darwin(input: &ResolveInput) -> bool {
+    input.platform.as_deref() == Some("darwin")
+}
+
+/// The status of one feature, derived from the decision.
+fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision) -> FeatureStatus {
+    let cfg = &input.config;
+    let rules = d.source != Source::Legacy;
+    let held_any = |names: &[&str]| names.iter().any(|n| d.held.contains(n));
+    let mut st = FeatureStatus {
+        feature: f.key(),
+        label: f.label(),
+        configured: false,
+        effective: Effective::Off,
+        reason: String::new(),
+        extra: Vec::new(),
+    };
+    let unbuilt = |st: &mut FeatureStatus, configured: bool, platform_reason: Option<&str>| {
+        st.configured = configured;
+        st.effective = if configured { Effective::Unavailable } else { Effective::Off };
+        st.reason = platform_reason.unwrap_or(NOT_BUILT).to_string();
+    };
+    match f {
+        Feature::WebSearch => {
+            let on = cfg_bool(cfg, "webSearch", "enabled");
+            unbuilt(&mut st, on, None);
+            let backend = cfg_str(cfg, "webSearch", "backend").unwrap_or("auto");
+            let executor = cfg
+                .get("webSearch")
+                .and_then(|w| w.get("sidecarModel"))
+                .filter(|m| m.is_object())
+                .map(|m| {
+                    let p = m.get("provider").and_then(Value::as_str).unwrap_or("?");
+                    let id = m.get("model").and_then(Value::as_str).unwrap_or("?");
+                    let effort = m.get("thinkingLevel").and_then(Value::as_str).unwrap_or("auto");
+                    (format!("{p}/{id}"), effort.to_string())
+                });
+            st.extra.push(("requested backend".into(), backend.into()));
+            st.extra.push(("effective backend".into(), st.effective.as_str().into()));
+            st.extra.push(("web search executor".into(), executor.as_ref().map(|e| e.0.clone()).unwrap_or_else(|| "—".into())));
+            st.extra.push(("web search executor effort".into(), executor.map(|e| e.1).unwrap_or_else(|| "—".into())));
+        }
+        Feature::RemoteCompaction => unbuilt(&mut st, cfg_bool(cfg, "remoteCompaction", "enabled"), None),
+        Feature::ImageGeneration => {
+            unbuilt(&mut st, cfg_bool(cfg, "imageGeneration", "enabled"), None);
+            st.extra.push(("backend".into(), "—".into()));
+        }
+        Feature::ComputerUse => {
+            let reason = if is_darwin(input) { None } else { Some("unsupported-platform") };
+            unbuilt(&mut st, cfg_bool(cfg, "computerUse", "enabled"), reason);
+            st.extra.push(("transport".into(), "—".into()));
+        }
+        Feature::ApplyPatch => {
+            st.configured = d.requested.patch;
+            if !st.configured {
+            } else if d.routes.direct_patch {
+                st.effective = if held_any(&[APPLY_PATCH]) { Effective::Deferred } else { Effective::Active };
+            } else if d.routes.nested_patch {
+                st.effective = Effective::Active;
+                st.extra.push(("route".into(), "nested (inside code cells only)".into()));
+            } else {
+                st.effective = Effective::Unavailable;
+                st.reason = if !rules || reg.any_foreign(&[APPLY_PATCH]) {
+                    "conflicting-tool-name".into()
+                } else {
+                    d.notes
+                        .iter()
+                        .find(|n| n.starts_with("patch") || n.starts_with("code-unavailable"))
+                        .copied()
+                        .unwrap_or("patch-unavailable")
+                        .into()
+                };
+            }
+        }
+        Feature::ShellSessions => {
+            st.configured = d.requested.shell;
+            if !st.configured {
+            } else if d.routes.direct_shell {
+                st.effective = if held_any(&SHELL_PAIR) { Effective::Deferred } else { Effective::Active };
+            } else {
+                st.effective = Effective::Unavailable;
+                st.reason = if !rules || reg.any_foreign(&SHELL_PAIR) { "conflicting-tool-name" } else { "shell-pair-unavailable" }.into();
+            }
+            st.extra.push((
+                "note".into(),
+                "pipes only (no TTY); a command starts exactly once and is never replayed".into(),
+            ));
+        }
+        Feature::CodeMode => {
+            st.configured = d.requested.code;
+            if !st.configured {
+            } else if d.routes.code {
+                st.effective = if held_any(&CODE_PAIR) { Effective::Deferred } else { Effective::Active };
+            } else {
+                st.effective = Effective::Unavailable;
+                st.reason = if !rules || reg.any_foreign(&CODE_PAIR) {
+                    "conflicting-tool-name"
+                } else if d.notes.contains(&"code-pair-unavailable") {
+                    "code-pair-unavailable"
+                } else {
+                    "code-shell-pair-unavailable"
+                }
+                .into();
+            }
+            let approval = cfg_str(cfg, "codeMode", "approvalMode").unwrap_or("confirm");
+            st.extra.push(("nested apply_patch approval".into(), approval.into()));
+            st.extra.push((
+                "note".into(),
+                "nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them"
+                    .into(),
+            ));
+        }
+        Feature::ToolDiscovery => {
+            st.configured = cfg_bool(cfg, "toolDiscovery", "enabled");
+            if st.configured {
+                if d.loader_available {
+                    st.effective = Effective::Active;
+                } else {
+                    st.effective = Effective::Unavailable;
+                    st.reason = "conflicting-tool-name".into();
+                }
+            }
+            let (managed, loaded) = if d.loader_available { (d.deferred_set.len(), d.loaded.len()) } else { (0, 0) };
+            st.extra.push(("managed deferred".into(), managed.to_string()));
+            st.extra.push(("loaded this session".into(), loaded.to_string()));
+            st.extra.push(("note".into(), "only explicitly managed toolkit-owned tools can be loaded".into()));
+        }
+    }
+    st
+}

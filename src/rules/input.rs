@@ -1,0 +1,138 @@
+//! The plain data the TypeScript core hands to the decision functions.
+//!
+//! Why plain data: every decision (which tools are active, what status says, what `find_tools` answers) is a
+//! pure function of this snapshot, so it is tested in Rust without Pi and the TypeScript side only gathers it
+//! (`pi.getAllTools()`, `pi.getActiveTools()`, `ctx.model`, the effective config) and applies the result.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The current model as Pi reports it (`ctx.model`); every field may be missing.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+}
+
+/// One entry of `pi.getAllTools()` (the winning registration of a name), reduced to what decisions need.
+/// `source` is `"builtin"` for Pi's builtins, otherwise the registering extension's path (`sourceInfo.path`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub source: String,
+}
+
+/// A config read failure to show in status (`Config error: <code> (<detail>)`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct ConfigError {
+    pub code: String,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// The packaged toolkit identity put into diagnostics records.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct ToolkitId {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolkitId {
+    fn default() -> Self {
+        ToolkitId { name: "pi-codex-toolkit".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// Everything one decision needs. Only `config`, `tools` and `identity` matter for the projection itself; the
+/// rest is session state (what is active now, what we hid, what find_tools loaded) or status decoration.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveInput {
+    /// The effective configuration (validated, defaults filled; unknown keys ignored).
+    #[serde(default)]
+    pub config: Value,
+    #[serde(default)]
+    pub model: Option<ModelRef>,
+    /// `pi.getAllTools()`: one entry per name, the winner.
+    #[serde(default)]
+    pub tools: Vec<ToolEntry>,
+    /// This factory's source path (what our registrations report as `source`).
+    #[serde(default)]
+    pub identity: String,
+    /// `pi.getActiveTools()` right now.
+    #[serde(default)]
+    pub active_now: Vec<String>,
+    /// Builtins this extension hid on an earlier sync (only these may be restored).
+    #[serde(default)]
+    pub hidden_by_us: Vec<String>,
+    /// Managed deferred names `find_tools` loaded in this session.
+    #[serde(default)]
+    pub loaded_deferred: Vec<String>,
+    /// The host's `--tools` allowlist when known (names outside it are *missing*, never conflicts).
+    #[serde(default)]
+    pub host_allowlist: Option<Vec<String>>,
+    /// `process.platform` (Computer Use needs `darwin`).
+    #[serde(default)]
+    pub platform: Option<String>,
+    /// Whether a dialog-capable UI exists (TUI or RPC): the nested apply_patch approval transport.
+    #[serde(default)]
+    pub has_ui: bool,
+    /// Whether Shell or Code cleanup is still incomplete.
+    #[serde(default)]
+    pub cleanup_pending: bool,
+    /// SHA-256 revision of the config file in force (null when none was read).
+    #[serde(default)]
+    pub config_revision: Option<String>,
+    #[serde(default)]
+    pub config_path: Option<String>,
+    #[serde(default)]
+    pub config_error: Option<ConfigError>,
+    #[serde(default)]
+    pub apply_error: Option<String>,
+    #[serde(default)]
+    pub toolkit: Option<ToolkitId>,
+}
+
+/// Reads `section.key` as a boolean from the effective config (missing or wrong type reads as the default off).
+pub fn cfg_bool(config: &Value, section: &str, key: &str) -> bool {
+    config.get(section).and_then(|s| s.get(key)).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Reads `section.key` as a string from the effective config.
+pub fn cfg_str<'a>(config: &'a Value, section: &str, key: &str) -> Option<&'a str> {
+    config.get(section).and_then(|s| s.get(key)).and_then(Value::as_str)
+}
+
+/// The default managed deferred set (toolkit.md §1).
+pub fn default_deferred() -> Vec<String> {
+    let mut v = vec![super::names::GENERATE_IMAGE.to_string()];
+    v.extend(super::names::COMPUTER_USE.iter().map(|s| s.to_string()));
+    v
+}
+
+/// `toolDiscovery.deferred` of the effective config (default set when absent); non-deferrable names dropped.
+pub fn cfg_deferred(config: &Value) -> Vec<String> {
+    match config.get("toolDiscovery").and_then(|s| s.get("deferred")).and_then(Value::as_array) {
+        Some(list) => {
+            let mut out: Vec<String> = Vec::new();
+            for v in list {
+                if let Some(s) = v.as_str() {
+                    if super::names::is_deferrable(s) && !out.iter().any(|o| o == s) {
+                        out.push(s.to_string());
+                    }
+                }
+            }
+            out
+        }
+        None => default_deferred(),
+    }
+}

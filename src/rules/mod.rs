@@ -1,0 +1,26 @@
+//! Execution rules, tool ownership, the active-tool projection, `/pct status` and the diagnostics record
+//! (toolkit.md §2–§4).
+//!
+//! Everything here is a pure function of a [`input::ResolveInput`] snapshot: TypeScript gathers the snapshot
+//! from Pi, calls [`resolve`] and applies `active` with `pi.setActiveTools`.
+
+pub mod decide;
+pub mod diagnostics;
+pub mod glob;
+pub mod input;
+pub mod names;
+pub mod ownership;
+pub mod projection;
+pub mod status;
+
+#[cfg(test)]
+mod tests;
+
+pub use input::ResolveInput;
+pub use projection::resolve;
+pub use status::{editor_rows, editor_rules, preview_text, status_text};
+
+/// Parses the JSON snapshot TypeScript passes (a clear message when its shape is wrong).
+pub fn parse_input(v: serde_json::Value) -> Result<ResolveInput, String> {
+    serde_json::from_value(v).map_err(|e| format!("invalid-input: {e}"))
+}

@@ -1,0 +1,163 @@
+//! The toolkit's tool names, their features and their atomic groups (toolkit.md §3, §8).
+//!
+//! Why one table: ownership, projection, status and discovery must agree on which names belong together;
+//! keeping the grouping here means a new tool is one edit, not five.
+
+/// Pi's builtins the execution routes may hide (`read` is never hidden).
+pub const BASH: &str = "bash";
+pub const EDIT: &str = "edit";
+pub const WRITE: &str = "write";
+
+pub const APPLY_PATCH: &str = "apply_patch";
+pub const EXEC_COMMAND: &str = "exec_command";
+pub const WRITE_STDIN: &str = "write_stdin";
+pub const EXEC: &str = "exec";
+pub const WAIT: &str = "wait";
+pub const FIND_TOOLS: &str = "find_tools";
+pub const WEB_SEARCH: &str = "openai_web_search";
+pub const GENERATE_IMAGE: &str = "openai_generate_image";
+
+/// The six Computer Use names: an atomic group (all or none).
+pub const COMPUTER_USE: [&str; 6] = [
+    "computer_use_list_apps",
+    "computer_use_get_app_state",
+    "computer_use_click",
+    "computer_use_type_text",
+    "computer_use_press_key",
+    "computer_use_scroll",
+];
+
+/// The shell pair (atomic).
+pub const SHELL_PAIR: [&str; 2] = [EXEC_COMMAND, WRITE_STDIN];
+/// The code-cell pair (atomic).
+pub const CODE_PAIR: [&str; 2] = [EXEC, WAIT];
+
+/// One toolkit feature as `/pct status` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    WebSearch,
+    RemoteCompaction,
+    ImageGeneration,
+    ApplyPatch,
+    ComputerUse,
+    ShellSessions,
+    CodeMode,
+    ToolDiscovery,
+}
+
+impl Feature {
+    /// Status order = the order of the config file's sections.
+    pub const ALL: [Feature; 8] = [
+        Feature::WebSearch,
+        Feature::RemoteCompaction,
+        Feature::ImageGeneration,
+        Feature::ApplyPatch,
+        Feature::ComputerUse,
+        Feature::ShellSessions,
+        Feature::CodeMode,
+        Feature::ToolDiscovery,
+    ];
+
+    /// The config section key (also the key used in JSON results).
+    pub fn key(self) -> &'static str {
+        match self {
+            Feature::WebSearch => "webSearch",
+            Feature::RemoteCompaction => "remoteCompaction",
+            Feature::ImageGeneration => "imageGeneration",
+            Feature::ApplyPatch => "applyPatch",
+            Feature::ComputerUse => "computerUse",
+            Feature::ShellSessions => "shellSessions",
+            Feature::CodeMode => "codeMode",
+            Feature::ToolDiscovery => "toolDiscovery",
+        }
+    }
+
+    /// The heading shown by `/pct status`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Feature::WebSearch => "Web Search",
+            Feature::RemoteCompaction => "Remote Compaction",
+            Feature::ImageGeneration => "Image Generation",
+            Feature::ApplyPatch => "Apply Patch",
+            Feature::ComputerUse => "Computer Use",
+            Feature::ShellSessions => "Shell Sessions",
+            Feature::CodeMode => "Code Mode",
+            Feature::ToolDiscovery => "Tool Discovery",
+        }
+    }
+
+    /// The tool names this feature registers.
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            Feature::WebSearch => &[WEB_SEARCH],
+            Feature::RemoteCompaction => &[],
+            Feature::ImageGeneration => &[GENERATE_IMAGE],
+            Feature::ApplyPatch => &[APPLY_PATCH],
+            Feature::ComputerUse => &COMPUTER_USE,
+            Feature::ShellSessions => &SHELL_PAIR,
+            Feature::CodeMode => &CODE_PAIR,
+            Feature::ToolDiscovery => &[FIND_TOOLS],
+        }
+    }
+
+    /// Whether this build ships an executor for the feature (the network and desktop features come later).
+    pub fn is_built(self) -> bool {
+        matches!(self, Feature::ApplyPatch | Feature::ShellSessions | Feature::CodeMode | Feature::ToolDiscovery)
+    }
+}
+
+/// Every toolkit-owned tool name, in the canonical order used when names are appended to the active set.
+pub fn all_toolkit_names() -> impl Iterator<Item = &'static str> {
+    Feature::ALL.iter().flat_map(|f| f.names().iter().copied())
+}
+
+/// The feature a toolkit name belongs to (None for names the toolkit does not own).
+pub fn feature_of(name: &str) -> Option<Feature> {
+    Feature::ALL.iter().copied().find(|f| f.names().contains(&name))
+}
+
+/// The names that may appear in `toolDiscovery.deferred`: every toolkit name except `find_tools` itself.
+pub fn is_deferrable(name: &str) -> bool {
+    name != FIND_TOOLS && feature_of(name).is_some()
+}
+
+/// Fallback one-line descriptions for managed names that are not registered (so a query can still find them).
+pub fn fallback_description(name: &str) -> &'static str {
+    match name {
+        APPLY_PATCH => "Edit files with a Codex-style patch envelope (add, update, move and delete files).",
+        EXEC_COMMAND => "Start a shell command once and return its output so far, or a session handle while it runs.",
+        WRITE_STDIN => "Poll a running shell session, write to its stdin, close stdin or terminate it.",
+        EXEC => "Run a JavaScript code cell that can call the admitted toolkit adapters.",
+        WAIT => "Wait for a running code cell, read its output, or terminate it.",
+        WEB_SEARCH => "Search the web through a separate OpenAI request (sidecar web search).",
+        GENERATE_IMAGE => "Generate an image with OpenAI image generation and save it as a PNG.",
+        "computer_use_list_apps" => "Computer Use: list the running desktop applications.",
+        "computer_use_get_app_state" => "Computer Use: read the state and screenshot of one application.",
+        "computer_use_click" => "Computer Use: click at a position or element in an application.",
+        "computer_use_type_text" => "Computer Use: type text into the focused application.",
+        "computer_use_press_key" => "Computer Use: press a key or key combination.",
+        "computer_use_scroll" => "Computer Use: scroll inside an application.",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_has_one_feature_and_a_description() {
+        let names: Vec<_> = all_toolkit_names().collect();
+        assert_eq!(names.len(), 14);
+        for n in &names {
+            assert!(feature_of(n).is_some());
+            if *n != FIND_TOOLS {
+                assert!(!fallback_description(n).is_empty(), "{n}");
+                assert!(is_deferrable(n));
+            }
+        }
+        assert!(!is_deferrable(FIND_TOOLS));
+        assert!(!is_deferrable("bash"));
+        assert!(feature_of("read").is_none());
+    }
+}

@@ -1,0 +1,182 @@
+//! `/pct status` text and the rules editor's texts (toolkit.md §2).
+//!
+//! Why in Rust: the text is a rendering of the same decision the sync applied, so it can never disagree with
+//! the active tools, and golden tests pin it without running Pi.
+
+use super::decide::{decide, Decision, Requested, Routes, Source};
+use super::input::ResolveInput;
+use serde_json::{json, Value};
+
+fn or_dash(s: Option<&str>) -> String {
+    match s {
+        Some(v) if !v.is_empty() => v.to_string(),
+        _ => "—".to_string(),
+    }
+}
+
+/// `patch, shell, code` words for a requested set (`none` when empty).
+pub fn requested_words(r: &Requested) -> String {
+    let mut v = Vec::new();
+    if r.patch {
+        v.push("patch");
+    }
+    if r.shell {
+        v.push("shell");
+    }
+    if r.code {
+        v.push("code");
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Route words for the effective routes (`none` when empty).
+pub fn route_words(r: &Routes) -> String {
+    let mut v = Vec::new();
+    if r.direct_patch {
+        v.push("direct patch");
+    }
+    if r.nested_patch {
+        v.push("nested patch");
+    }
+    if r.direct_shell {
+        v.push("direct shell");
+    }
+    if r.code {
+        v.push("code");
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The `Execution rules:` block lines (without the header), for status and the editor preview.
+pub fn rules_block(d: &Decision) -> Vec<String> {
+    let mut out = Vec::new();
+    match (&d.source, &d.rule) {
+        (Source::Rules, Some(r)) => out.push(format!("  matched rule: {} (match {})", r.id, r.pattern)),
+        _ => out.push("  matched rule: none (the current model matches no rule)".into()),
+    }
+    out.push(format!("  requested: {}", requested_words(&d.requested)));
+    out.push(format!("  effective: {}", route_words(&d.routes)));
+    out.push(format!("  bash hidden: {}", if d.hide_bash { "yes" } else { "no" }));
+    out.push(format!("  edit/write hidden: {}", if d.hide_edit_write { "yes" } else { "no" }));
+    out.push(format!("  notes: {}", if d.notes.is_empty() { "none".to_string() } else { d.notes.join(", ") }));
+    out
+}
+
+/// The full `/pct status` text.
+pub fn status_text(input: &ResolveInput) -> String {
+    let d = decide(input);
+    let mut out: Vec<String> = vec!["Pi Codex Toolkit status".into()];
+    let model = input.model.clone().unwrap_or_default();
+    match model.id.as_deref() {
+        Some(id) if !id.is_empty() => out.push(format!("Model: {id}")),
+        _ => out.push("Model: none (current-model-missing)".into()),
+    }
+    out.push(format!("Provider: {}", or_dash(model.provider.as_deref())));
+    out.push(format!("API: {}", or_dash(model.api.as_deref())));
+    out.push(format!("Config: {}", or_dash(input.config_path.as_deref())));
+    if let Some(e) = &input.config_error {
+        match e.detail.as_deref() {
+            Some(detail) if !detail.is_empty() => out.push(format!("Config error: {} ({})", e.code, detail)),
+            _ => out.push(format!("Config error: {}", e.code)),
+        }
+    }
+    if let Some(a) = input.apply_error.as_deref().filter(|a| !a.is_empty()) {
+        out.push(format!("Apply error: {a}"));
+    }
+    for f in &d.features {
+        out.push(String::new());
+        out.push(f.label.to_string());
+        out.push(format!("  configured: {}", if f.configured { "on" } else { "off" }));
+        out.push(format!("  effective: {}", f.effective.as_str()));
+        out.push(if f.reason.is_empty() { "  reason:".to_string() } else { format!("  reason: {}", f.reason) });
+        for (k, v) in &f.extra {
+            out.push(format!("  {k}: {v}"));
+        }
+    }
+    if d.source != Source::Legacy {
+        out.push(String::new());
+        out.push("Execution rules:".into());
+        out.extend(rules_block(&d));
+    }
+    out.join("\n")
+}
+
+/// The editor's "Preview current model": what the *draft* rules would do for the current model.
+pub fn preview_text(input: &ResolveInput) -> String {
+    let d = decide(input);
+    let model = input.model.clone().unwrap_or_default();
+    let who = match (model.provider.as_deref(), model.id.as_deref()) {
+        (Some(p), Some(id)) => format!("{p}/{id}"),
+        (None, Some(id)) => id.to_string(),
+        _ => "no current model (current-model-missing)".to_string(),
+    };
+    let mut out = vec![format!("Preview for {who}:")];
+    if d.source == Source::Legacy {
+        out.push("  no execution rules: the legacy enabled flags apply (additive, nothing hidden)".into());
+    }
+    out.extend(rules_block(&d));
+    out.join("\n")
+}
+
+/// The flags of a rule as the editor shows them: `P+S+C`, a subset, or `none`.
+pub fn flags_label(r: &Requested) -> String {
+    let mut v = Vec::new();
+    if r.patch {
+        v.push("P");
+    }
+    if r.shell {
+        v.push("S");
+    }
+    if r.code {
+        v.push("C");
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join("+")
+    }
+}
+
+/// The rules the editor starts from: `execution.rules` when present, else one catch-all rule previewed from the
+/// legacy flags (an empty list when all three are off). Opening the editor writes nothing.
+pub fn editor_rules(config: &Value) -> Value {
+    if let Some(rules) = config.get("execution").and_then(|e| e.get("rules")).and_then(Value::as_array) {
+        return Value::Array(rules.clone());
+    }
+    let flag = |s: &str| config.get(s).and_then(|x| x.get("enabled")).and_then(Value::as_bool).unwrap_or(false);
+    let (p, s, c) = (flag("applyPatch"), flag("shellSessions"), flag("codeMode"));
+    if !(p || s || c) {
+        return json!([]);
+    }
+    json!([{ "id": "rule-1", "match": "*", "patch": p, "shell": s, "code": c }])
+}
+
+/// Editor rows `N. id  match  P+S+C`.
+pub fn editor_rows(rules: &Value) -> Vec<String> {
+    rules
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
+            let req = Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") };
+            format!(
+                "{}. {}  {}  {}",
+                i + 1,
+                r.get("id").and_then(Value::as_str).unwrap_or(""),
+                r.get("match").and_then(Value::as_str).unwrap_or(""),
+                flags_label(&req)
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,482 @@
+//! Table-driven tests of the decision, the projection table of toolkit.md §4, status golden texts and
+//! diagnostics.
+
+use super::input::{ConfigError, ModelRef, ResolveInput, ToolEntry};
+use super::names::*;
+use super::{resolve, status_text};
+use serde_json::{json, Value};
+
+pub const ME: &str = "/pkg/src/index.ts";
+pub const OTHER: &str = "/elsewhere/third-party.ts";
+pub const BUILTINS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const OURS: [&str; 6] = [APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT, FIND_TOOLS];
+
+/// A registry: Pi's builtins plus our six built names; `foreign` names re-registered by another extension win;
+/// `missing` names are filtered out by the host.
+pub fn registry(foreign: &[&str], missing: &[&str]) -> Vec<ToolEntry> {
+    let mut v = Vec::new();
+    for b in BUILTINS {
+        v.push(ToolEntry { name: b.into(), description: Some(format!("builtin {b}")), source: "builtin".into() });
+    }
+    for n in OURS {
+        v.push(ToolEntry { name: n.into(), description: Some(fallback_description(n).into()), source: ME.into() });
+    }
+    for f in foreign {
+        v.push(ToolEntry { name: f.to_string(), description: Some("theirs".into()), source: OTHER.into() });
+    }
+    v.retain(|t| !missing.contains(&t.name.as_str()));
+    v
+}
+
+/// Pi's usual starting active set: the default builtins plus every extension tool.
+pub fn default_active(tools: &[ToolEntry]) -> Vec<String> {
+    tools.iter().filter(|t| !["grep", "find", "ls"].contains(&t.name.as_str())).map(|t| t.name.clone()).collect()
+}
+
+pub fn snapshot(config: Value, model: Option<(&str, &str)>, tools: Vec<ToolEntry>) -> ResolveInput {
+    let active_now = default_active(&tools);
+    ResolveInput {
+        config,
+        model: model.map(|(p, id)| ModelRef { provider: Some(p.into()), id: Some(id.into()), api: Some("faux-api".into()) }),
+        tools,
+        identity: ME.into(),
+        active_now,
+        platform: Some("linux".into()),
+        config_path: Some("/agent/extensions/pi-codex-toolkit.json".into()),
+        config_revision: Some("abc123".into()),
+        ..Default::default()
+    }
+}
+
+pub fn rules_cfg(rules: Value) -> Value {
+    json!({ "execution": { "version": 1, "rules": rules } })
+}
+
+fn rule(p: bool, s: bool, c: bool) -> Value {
+    json!([{ "id": "r", "match": "faux-*", "patch": p, "shell": s, "code": c }])
+}
+
+fn sorted(v: &[String]) -> Vec<String> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn projection_table_of_section_4() {
+    // (P, S, C) -> active tools from [read, bash, edit, write] plus ours.
+    let table: &[((bool, bool, bool), &[&str], &[&str])] = &[
+        ((true, false, false), &["read", "bash", "apply_patch"], &["edit", "write"]),
+        ((false, true, false), &["read", "edit", "write", "exec_command", "write_stdin"], &["bash"]),
+        ((false, false, true), &["read", "edit", "write", "exec", "wait"], &["bash"]),
+        ((true, false, true), &["read", "exec", "wait"], &["bash", "edit", "write"]),
+        ((true, true, true), &["read", "exec_command", "write_stdin", "exec", "wait"], &["bash", "edit", "write"]),
+        ((false, false, false), &["read", "bash", "edit", "write"], &[]),
+        ((false, true, true), &["read", "edit", "write", "exec_command", "write_stdin", "exec", "wait"], &["bash"]),
+        ((true, true, false), &["read", "exec_command", "write_stdin", "apply_patch"], &["bash", "edit", "write"]),
+    ];
+    for ((p, s, c), want, hidden) in table {
+        let input = snapshot(rules_cfg(rule(*p, *s, *c)), Some(("faux", "faux-1")), registry(&[], &[]));
+        let out = resolve(&input);
+        assert_eq!(sorted(&out.active), names(want), "P={p} S={s} C={c}");
+        assert_eq!(sorted(&out.hidden_natives), names(hidden), "hidden for P={p} S={s} C={c}");
+        assert!(out.notes.is_empty(), "{:?}", out.notes);
+        assert!(out.restored_natives.is_empty());
+    }
+}
+
+#[test]
+fn nested_names_follow_routes() {
+    let out = resolve(&snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), registry(&[], &[])));
+    assert_eq!(out.nested_names, vec!["apply_patch", "exec_command", "write_stdin"]);
+    assert_eq!(out.admitted_names, vec!["apply_patch", "exec_command", "write_stdin", "exec", "wait"]);
+    assert_eq!(out.visible_names, vec!["exec", "wait"]);
+    let d = &out.diagnostics;
+    assert!(d.effective.nested_patch && d.effective.code && !d.effective.direct_patch && !d.effective.direct_shell);
+    let out = resolve(&snapshot(rules_cfg(rule(false, false, true)), Some(("faux", "faux-1")), registry(&[], &[])));
+    assert_eq!(out.nested_names, vec!["exec_command", "write_stdin"]);
+}
+
+#[test]
+fn unmatched_model_requests_nothing_and_restores_what_we_hid() {
+    let mut input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "other-model")), registry(&[], &[]));
+    input.active_now = vec!["read".into(), "exec".into(), "wait".into(), "grep".into()];
+    input.hidden_by_us = vec!["bash".into(), "edit".into(), "write".into()];
+    let out = resolve(&input);
+    assert_eq!(out.active, vec!["read", "grep", "bash", "edit", "write"]);
+    assert_eq!(out.restored_natives, vec!["bash", "edit", "write"]);
+    assert!(out.hidden_natives.is_empty());
+    assert_eq!(serde_json::to_value(&out.diagnostics).unwrap()["source"], "unmatched");
+    assert!(out.diagnostics.rule_id.is_none());
+}
+
+#[test]
+fn only_builtins_we_hid_are_restored() {
+    // The user turned `bash` off with /tools before the route hid anything: it stays off afterwards.
+    let mut input = snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    input.active_now.retain(|n| n != "bash");
+    let out = resolve(&input);
+    assert!(out.hidden_natives.is_empty(), "bash was not active: we did not hide it");
+    input.config = rules_cfg(json!([]));
+    input.active_now = out.active.clone();
+    input.hidden_by_us = out.hidden_natives.clone();
+    let out2 = resolve(&input);
+    assert!(!out2.active.contains(&"bash".to_string()));
+    assert!(out2.restored_natives.is_empty());
+}
+
+#[test]
+fn builtin_replaced_by_another_extension_is_never_hidden() {
+    let tools = {
+        let mut t = registry(&[], &[]);
+        t.push(ToolEntry { name: "bash".into(), description: None, source: OTHER.into() });
+        t
+    };
+    let out = resolve(&snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), tools));
+    assert!(out.active.contains(&"bash".to_string()));
+    assert!(out.hidden_natives.is_empty());
+}
+
+#[test]
+fn first_matching_rule_wins() {
+    let cfg = rules_cfg(json!([
+        { "id": "a", "match": "faux-2", "patch": false, "shell": true, "code": false },
+        { "id": "b", "match": "faux-*", "patch": true, "shell": false, "code": false },
+        { "id": "c", "match": "*", "patch": false, "shell": false, "code": true }
+    ]));
+    let out = resolve(&snapshot(cfg.clone(), Some(("faux", "faux-1")), registry(&[], &[])));
+    assert_eq!(out.diagnostics.rule_id.as_deref(), Some("b"));
+    let out = resolve(&snapshot(cfg.clone(), Some(("faux", "faux-2")), registry(&[], &[])));
+    assert_eq!(out.diagnostics.rule_id.as_deref(), Some("a"));
+    let out = resolve(&snapshot(cfg.clone(), Some(("x", "gpt")), registry(&[], &[])));
+    assert_eq!(out.diagnostics.rule_id.as_deref(), Some("c"));
+    let out = resolve(&snapshot(cfg, None, registry(&[], &[])));
+    assert!(out.diagnostics.rule_id.is_none(), "no model: nothing matches");
+}
+
+#[test]
+fn provider_patterns() {
+    let cfg = rules_cfg(json!([{ "id": "p", "match": "faux2/*", "patch": true, "shell": false, "code": false }]));
+    assert_eq!(resolve(&snapshot(cfg.clone(), Some(("faux2", "m")), registry(&[], &[]))).diagnostics.rule_id.as_deref(), Some("p"));
+    assert!(resolve(&snapshot(cfg.clone(), Some(("faux", "m")), registry(&[], &[]))).diagnostics.rule_id.is_none());
+    let mut input = snapshot(cfg, Some(("faux2", "m")), registry(&[], &[]));
+    input.model.as_mut().unwrap().provider = None;
+    assert!(resolve(&input).diagnostics.rule_id.is_none());
+}
+
+#[test]
+fn conflicts_disable_whole_groups_and_leave_theirs_alone() {
+    // Another extension wins apply_patch, exec_command and exec.
+    let tools = registry(&[APPLY_PATCH, EXEC_COMMAND, EXEC], &[]);
+    let input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "faux-1")), tools.clone());
+    let out = resolve(&input);
+    // Their names stay exactly as they were (active); our write_stdin / wait go away with their pair.
+    for theirs in [APPLY_PATCH, EXEC_COMMAND, EXEC] {
+        assert!(out.active.contains(&theirs.to_string()), "{theirs} untouched");
+    }
+    assert!(!out.active.contains(&WRITE_STDIN.to_string()));
+    assert!(!out.active.contains(&WAIT.to_string()));
+    assert!(out.visible_names.is_empty());
+    assert!(out.admitted_names.is_empty());
+    assert_eq!(sorted(&out.active), names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, EXEC]));
+    assert_eq!(out.features["applyPatch"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["shellSessions"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["codeMode"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.notes, vec!["code-unavailable-did-not-promote-patch", "patch-unavailable-kept-native-editing", "shell-pair-unavailable", "code-pair-unavailable"]);
+    // An inactive foreign name is not activated either.
+    let mut input2 = input.clone();
+    input2.active_now.retain(|n| n != EXEC);
+    assert!(!resolve(&input2).active.contains(&EXEC.to_string()));
+}
+
+#[test]
+fn allowlist_missing_is_not_a_conflict_under_rules_but_is_under_legacy() {
+    // `--tools read,bash,edit,write,exec,wait`: the shell pair and apply_patch are missing.
+    let tools = registry(&[], &[APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, FIND_TOOLS, "grep", "find", "ls"]);
+    let out = resolve(&snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "faux-1")), tools.clone()));
+    assert_eq!(out.features["codeMode"]["effective"], "unavailable");
+    assert_eq!(out.features["codeMode"]["reason"], "code-shell-pair-unavailable");
+    assert_eq!(out.features["shellSessions"]["reason"], "shell-pair-unavailable");
+    assert_eq!(out.features["applyPatch"]["reason"], "code-unavailable-did-not-promote-patch");
+    assert!(out.hidden_natives.is_empty(), "no route admitted: natives stay");
+    assert_eq!(sorted(&out.active), names(&["read", "bash", "edit", "write"]));
+    // Only patch requested, apply_patch filtered out.
+    let out = resolve(&snapshot(rules_cfg(rule(true, false, false)), Some(("faux", "faux-1")), tools.clone()));
+    assert_eq!(out.features["applyPatch"]["reason"], "patch-unavailable");
+    assert_eq!(out.notes, vec!["patch-unavailable"]);
+    // Legacy flags report both cases as conflicting-tool-name.
+    let legacy = json!({ "applyPatch": { "enabled": true }, "shellSessions": { "enabled": true } });
+    let out = resolve(&snapshot(legacy, Some(("faux", "faux-1")), tools));
+    assert_eq!(out.features["applyPatch"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["shellSessions"]["reason"], "conflicting-tool-name");
+    assert!(out.notes.is_empty());
+}
+
+#[test]
+fn code_with_patch_available_but_apply_patch_missing() {
+    let tools = registry(&[], &[APPLY_PATCH]);
+    let out = resolve(&snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), tools));
+    assert_eq!(out.notes, vec!["patch-unavailable"]);
+    assert_eq!(sorted(&out.hidden_natives), names(&["bash"]));
+    assert_eq!(out.features["codeMode"]["effective"], "active");
+    assert_eq!(out.features["applyPatch"]["effective"], "unavailable");
+}
+
+#[test]
+fn legacy_flags_only_add() {
+    let cfg = json!({ "applyPatch": { "enabled": true }, "shellSessions": { "enabled": true }, "codeMode": { "enabled": true } });
+    let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[])));
+    assert_eq!(
+        sorted(&out.active),
+        names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT])
+    );
+    assert!(out.hidden_natives.is_empty());
+    assert_eq!(serde_json::to_value(&out.diagnostics).unwrap()["source"], "legacy");
+    assert_eq!(out.nested_names, vec![APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN]);
+    // All off: every toolkit tool is deactivated, builtins stay.
+    let out = resolve(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
+    assert_eq!(sorted(&out.active), names(&["read", "bash", "edit", "write"]));
+}
+
+#[test]
+fn rules_replace_legacy_flags() {
+    let mut cfg = rules_cfg(json!([]));
+    cfg["applyPatch"] = json!({ "enabled": true });
+    let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[])));
+    assert!(!out.active.contains(&APPLY_PATCH.to_string()), "with execution present the flag has no authority");
+    assert_eq!(out.features["applyPatch"]["configured"], false);
+    assert_eq!(out.features["applyPatch"]["reason"], "");
+}
+
+#[test]
+fn discovery_holds_deferred_names_until_loaded() {
+    let mut cfg = rules_cfg(rule(true, true, false));
+    cfg["toolDiscovery"] = json!({ "enabled": true, "deferred": [APPLY_PATCH, EXEC_COMMAND] });
+    let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+    let out = resolve(&input);
+    assert_eq!(out.deferred_names, vec![APPLY_PATCH, EXEC_COMMAND]);
+    assert!(out.active.contains(&FIND_TOOLS.to_string()));
+    assert!(out.active.contains(&WRITE_STDIN.to_string()), "a non-deferred sibling stays active");
+    assert!(!out.active.contains(&APPLY_PATCH.to_string()));
+    assert_eq!(out.features["applyPatch"]["effective"], "deferred");
+    assert_eq!(out.features["applyPatch"]["reason"], "");
+    assert_eq!(out.features["shellSessions"]["effective"], "deferred");
+    // Natives stay while the replacement is held back.
+    assert!(out.active.contains(&"edit".to_string()) && out.active.contains(&"bash".to_string()));
+    input.loaded_deferred = vec![APPLY_PATCH.into()];
+    let out = resolve(&input);
+    assert!(out.active.contains(&APPLY_PATCH.to_string()));
+    assert!(!out.active.contains(&"edit".to_string()));
+    assert_eq!(out.features["applyPatch"]["effective"], "active");
+    assert_eq!(out.loaded_deferred, vec![APPLY_PATCH]);
+    // Disabling discovery forgets the loads and shows everything normally.
+    input.config["toolDiscovery"]["enabled"] = json!(false);
+    let out = resolve(&input);
+    assert!(out.loaded_deferred.is_empty());
+    assert!(!out.active.contains(&FIND_TOOLS.to_string()));
+    assert!(out.active.contains(&EXEC_COMMAND.to_string()));
+}
+
+#[test]
+fn find_tools_conflict_restores_normal_projection() {
+    let mut cfg = rules_cfg(rule(true, false, false));
+    cfg["toolDiscovery"] = json!({ "enabled": true, "deferred": [APPLY_PATCH] });
+    let out = resolve(&snapshot(cfg.clone(), Some(("faux", "faux-1")), registry(&[FIND_TOOLS], &[])));
+    assert!(out.active.contains(&APPLY_PATCH.to_string()));
+    assert_eq!(out.features["toolDiscovery"]["reason"], "conflicting-tool-name");
+    let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[FIND_TOOLS])));
+    assert_eq!(out.features["toolDiscovery"]["reason"], "conflicting-tool-name", "filtered find_tools is reported as a conflict");
+}
+
+#[test]
+fn diagnostics_record_shape() {
+    let mut input = snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), registry(&[], &[]));
+    input.has_ui = true;
+    let v = serde_json::to_value(resolve(&input).diagnostics).unwrap();
+    assert_eq!(
+        v,
+        json!({
+            "version": 1,
+            "model": { "provider": "faux", "id": "faux-1", "api": "faux-api" },
+            "source": "rules",
+            "ruleId": "r",
+            "requested": { "patch": true, "shell": false, "code": true },
+            "effective": { "directPatch": false, "nestedPatch": true, "directShell": false, "code": true },
+            "admittedNames": ["apply_patch", "exec_command", "write_stdin", "exec", "wait"],
+            "visibleNames": ["exec", "wait"],
+            "nestedNames": ["apply_patch", "exec_command", "write_stdin"],
+            "hiddenNatives": ["bash", "edit", "write"],
+            "notes": [],
+            "approvalTransport": "dialog",
+            "cleanupPending": false,
+            "configRevision": "abc123",
+            "toolkit": { "name": "pi-codex-toolkit", "version": env!("CARGO_PKG_VERSION") }
+        })
+    );
+    input.model = None;
+    input.has_ui = false;
+    let v = serde_json::to_value(resolve(&input).diagnostics).unwrap();
+    assert!(v.get("model").is_none() && v.get("ruleId").is_none());
+    assert_eq!(v["approvalTransport"], "unavailable");
+}
+
+#[test]
+fn unbuilt_features_and_platform() {
+    let cfg = json!({ "webSearch": { "enabled": true }, "computerUse": { "enabled": true }, "imageGeneration": { "enabled": false } });
+    let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+    let out = resolve(&input);
+    assert_eq!(out.features["webSearch"], json!({ "configured": true, "effective": "unavailable", "reason": "not built in this version" }));
+    assert_eq!(out.features["computerUse"]["reason"], "unsupported-platform");
+    assert_eq!(out.features["imageGeneration"], json!({ "configured": false, "effective": "off", "reason": "not built in this version" }));
+    input.platform = Some("darwin".into());
+    assert_eq!(resolve(&input).features["computerUse"]["reason"], "not built in this version");
+}
+
+#[test]
+fn unchanged_projection_reports_unchanged() {
+    let mut input = snapshot(rules_cfg(rule(true, false, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let out = resolve(&input);
+    assert!(out.changed);
+    input.active_now = out.active.clone();
+    input.hidden_by_us = out.hidden_natives.clone();
+    let again = resolve(&input);
+    assert!(!again.changed);
+    assert_eq!(again.active, out.active);
+    assert_eq!(again.hidden_natives, out.hidden_natives, "still hidden by us");
+}
+
+#[test]
+fn status_golden_rules() {
+    let mut cfg = rules_cfg(json!([
+        { "id": "astra", "match": "faux-*", "patch": true, "shell": false, "code": true }
+    ]));
+    cfg["codeMode"] = json!({ "approvalMode": "always" });
+    cfg["toolDiscovery"] = json!({ "enabled": true });
+    let input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+    let want = "\
+Pi Codex Toolkit status
+Model: faux-1
+Provider: faux
+API: faux-api
+Config: /agent/extensions/pi-codex-toolkit.json
+
+Web Search
+  configured: off
+  effective: off
+  reason: not built in this version
+  requested backend: auto
+  effective backend: off
+  web search executor: —
+  web search executor effort: —
+
+Remote Compaction
+  configured: off
+  effective: off
+  reason: not built in this version
+
+Image Generation
+  configured: off
+  effective: off
+  reason: not built in this version
+  backend: —
+
+Apply Patch
+  configured: on
+  effective: active
+  reason:
+  route: nested (inside code cells only)
+
+Computer Use
+  configured: off
+  effective: off
+  reason: unsupported-platform
+  transport: —
+
+Shell Sessions
+  configured: off
+  effective: off
+  reason:
+  note: pipes only (no TTY); a command starts exactly once and is never replayed
+
+Code Mode
+  configured: on
+  effective: active
+  reason:
+  nested apply_patch approval: always
+  note: nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them
+
+Tool Discovery
+  configured: on
+  effective: active
+  reason:
+  managed deferred: 7
+  loaded this session: 0
+  note: only explicitly managed toolkit-owned tools can be loaded
+
+Execution rules:
+  matched rule: astra (match faux-*)
+  requested: patch, code
+  effective: nested patch, code
+  bash hidden: yes
+  edit/write hidden: yes
+  notes: none";
+    assert_eq!(status_text(&input), want);
+}
+
+#[test]
+fn status_golden_errors_and_legacy() {
+    let cfg = json!({ "applyPatch": { "enabled": true }, "shellSessions": { "enabled": true } });
+    let mut input = snapshot(cfg, None, registry(&[EXEC_COMMAND], &[]));
+    input.config_error = Some(ConfigError { code: "invalid-config".into(), detail: Some("applyPatch.enabled must be true or false".into()) });
+    input.apply_error = Some("cleanup-incomplete (Code Mode cleanup is still pending)".into());
+    let text = status_text(&input);
+    let head = "\
+Pi Codex Toolkit status
+Model: none (current-model-missing)
+Provider: —
+API: —
+Config: /agent/extensions/pi-codex-toolkit.json
+Config error: invalid-config (applyPatch.enabled must be true or false)
+Apply error: cleanup-incomplete (Code Mode cleanup is still pending)
+";
+    assert!(text.starts_with(head), "{text}");
+    assert!(text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason:\n"), "{text}");
+    assert!(text.contains("\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: conflicting-tool-name\n"), "{text}");
+    assert!(!text.contains("Execution rules:"), "legacy config has no rules block");
+    input.config_error = Some(ConfigError { code: "invalid-json".into(), detail: None });
+    assert!(status_text(&input).contains("\nConfig error: invalid-json\n"));
+}
+
+#[test]
+fn status_golden_unmatched_block() {
+    let input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "gpt-x")), registry(&[], &[]));
+    let text = status_text(&input);
+    assert!(text.ends_with(
+        "\
+Execution rules:
+  matched rule: none (the current model matches no rule)
+  requested: none
+  effective: none
+  bash hidden: no
+  edit/write hidden: no
+  notes: none"
+    ), "{text}");
+    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason:\n"));
+}
+
+#[test]
+fn editor_helpers() {
+    use super::{editor_rows, editor_rules};
+    assert_eq!(editor_rules(&json!({})), json!([]));
+    let legacy = editor_rules(&json!({ "applyPatch": { "enabled": true }, "codeMode": { "enabled": true } }));
+    assert_eq!(legacy, json!([{ "id": "rule-1", "match": "*", "patch": true, "shell": false, "code": true }]));
+    assert_eq!(editor_rows(&legacy), vec!["1. rule-1  *  P+C"]);
+    let rules = json!([{ "id": "a", "match": "gpt-*", "patch": true, "shell": true, "code": true }, { "id": "b", "match": "x", "patch": false, "shell": false, "code": false }]);
+    assert_eq!(editor_rows(&editor_rules(&rules_cfg(rules))), vec!["1. a  gpt-*  P+S+C", "2. b  x  none"]);
+}
