@@ -256,3 +256,186 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
     out.text = text.join("\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::input::ToolEntry;
+    use crate::rules::tests::{registry, rules_cfg, snapshot};
+    use serde_json::json;
+
+    fn req(query: Option<&str>, load: Option<Vec<&str>>) -> FindRequest {
+        FindRequest { query: query.map(|q| json!(q)), load: load.map(|l| json!(l)) }
+    }
+
+    fn input(deferred: Value, p: bool, s: bool, c: bool) -> ResolveInput {
+        let mut cfg = rules_cfg(json!([{ "id": "r", "match": "*", "patch": p, "shell": s, "code": c }]));
+        cfg["toolDiscovery"] = json!({ "enabled": true, "deferred": deferred });
+        snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]))
+    }
+
+    #[test]
+    fn validation() {
+        let i = input(json!([APPLY_PATCH]), true, false, false);
+        for r in [req(None, None), req(Some("  "), None), req(None, Some(vec![])), req(Some(""), Some(vec![]))] {
+            let out = find_tools(&i, &r);
+            assert_eq!(out.error.as_ref().unwrap().message, NEED_QUERY_OR_LOAD);
+        }
+        let bad = FindRequest { query: Some(json!(5)), load: None };
+        assert_eq!(find_tools(&i, &bad).error.unwrap().code, "invalid-arguments");
+        let bad = FindRequest { query: None, load: Some(json!([1])) };
+        assert_eq!(find_tools(&i, &bad).error.unwrap().code, "invalid-arguments");
+        let mut off = i.clone();
+        off.config["toolDiscovery"]["enabled"] = json!(false);
+        assert_eq!(find_tools(&off, &req(Some("patch"), None)).error.unwrap().code, "disabled");
+    }
+
+    #[test]
+    fn ranking_and_states() {
+        let i = input(json!([EXEC_COMMAND, WRITE_STDIN, APPLY_PATCH, GENERATE_IMAGE]), true, true, false);
+        // "exec" is no exact name here; name substrings first (set order), then description hits.
+        let out = find_tools(&i, &req(Some("EXEC"), None));
+        let names: Vec<_> = out.matches.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, vec![EXEC_COMMAND]);
+        let out = find_tools(&i, &req(Some("shell"), None));
+        let names: Vec<_> = out.matches.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, vec![EXEC_COMMAND, WRITE_STDIN]);
+        let out = find_tools(&i, &req(Some("apply_patch"), None));
+        assert_eq!(out.matches[0].name, APPLY_PATCH);
+        assert_eq!(out.matches[0].state, "eligible");
+        let out = find_tools(&i, &req(Some("image"), None));
+        assert_eq!(out.matches[0].state, "unavailable: disabled");
+        let out = find_tools(&i, &req(Some("zzz-nothing"), None));
+        assert!(out.matches.is_empty());
+        assert_eq!(out.text, "No matching managed tools.");
+        // exact > name substring > description substring
+        let mut tools = registry(&[], &[]);
+        for t in tools.iter_mut() {
+            if t.name == WRITE_STDIN {
+                t.description = Some("mentions patch in its description".into());
+            }
+        }
+        let mut i2 = input(json!([WRITE_STDIN, APPLY_PATCH]), true, true, false);
+        i2.tools = tools;
+        let out = find_tools(&i2, &req(Some("patch"), None));
+        let names: Vec<_> = out.matches.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, vec![APPLY_PATCH, WRITE_STDIN]);
+        let out = find_tools(&i2, &req(Some("write_stdin"), None));
+        assert_eq!(out.matches[0].name, WRITE_STDIN);
+    }
+
+    #[test]
+    fn at_most_eight_results() {
+        // Eleven managed names all match "_" in their name: 8 come back.
+        let all: Vec<&str> = all_toolkit_names().filter(|n| is_deferrable(n) && n.contains('_')).collect();
+        assert!(all.len() > MAX_RESULTS);
+        let out = find_tools(&input(json!(all), true, true, true), &req(Some("_"), None));
+        assert_eq!(out.matches.len(), MAX_RESULTS);
+        // Exactly eight candidates: all eight.
+        let eight: Vec<&str> = all.iter().copied().take(MAX_RESULTS).collect();
+        let out = find_tools(&input(json!(eight), true, true, true), &req(Some("_"), None));
+        assert_eq!(out.matches.len(), MAX_RESULTS);
+    }
+
+    #[test]
+    fn summaries_cut_at_140_chars() {
+        let exact = "x".repeat(SUMMARY_CHARS);
+        assert_eq!(summarize(&exact), exact);
+        let long = "y".repeat(SUMMARY_CHARS + 1);
+        let s = summarize(&long);
+        assert_eq!(s.chars().count(), SUMMARY_CHARS);
+        assert!(s.ends_with('…'));
+        assert_eq!(summarize("first line\nsecond line"), "first line");
+        let multibyte = "é".repeat(200);
+        assert_eq!(summarize(&multibyte).chars().count(), SUMMARY_CHARS);
+    }
+
+    #[test]
+    fn load_is_additive_and_idempotent() {
+        let mut i = input(json!([APPLY_PATCH, EXEC_COMMAND]), true, true, false);
+        let out = find_tools(&i, &req(None, Some(vec![APPLY_PATCH])));
+        assert!(out.error.is_none());
+        assert_eq!(out.loaded, vec![APPLY_PATCH]);
+        assert_eq!(out.loaded_deferred, vec![APPLY_PATCH]);
+        assert_eq!(out.text, "Loaded for the next turn: apply_patch");
+        i.loaded_deferred = out.loaded_deferred.clone();
+        let again = find_tools(&i, &req(None, Some(vec![APPLY_PATCH, APPLY_PATCH])));
+        assert!(again.loaded.is_empty());
+        assert_eq!(again.already_active, vec![APPLY_PATCH]);
+        assert_eq!(again.loaded_deferred, vec![APPLY_PATCH]);
+        let more = find_tools(&i, &req(Some("exec_command"), Some(vec![EXEC_COMMAND])));
+        assert_eq!(more.loaded_deferred, vec![APPLY_PATCH, EXEC_COMMAND], "additive");
+        assert_eq!(more.matches[0].state, "active", "the query sees this call's loads");
+        // A non-deferred, visible name is not managed.
+        let out = find_tools(&i, &req(None, Some(vec![WRITE_STDIN, "bash", "nope"])));
+        let reasons: Vec<_> = out.rejected.iter().map(|r| (r.name.as_str(), r.reason.as_str())).collect();
+        assert_eq!(reasons, vec![(WRITE_STDIN, "not-managed"), ("bash", "not-managed"), ("nope", "not-managed")]);
+    }
+
+    #[test]
+    fn load_rejections_with_reasons() {
+        // Patch not requested by the rule: disabled.
+        let i = input(json!([APPLY_PATCH]), false, false, false);
+        let out = find_tools(&i, &req(None, Some(vec![APPLY_PATCH])));
+        assert_eq!(out.rejected[0].reason, "disabled");
+        assert!(out.loaded_deferred.is_empty());
+        // Another extension owns apply_patch.
+        let mut i = input(json!([APPLY_PATCH]), true, false, false);
+        i.tools.push(ToolEntry { name: APPLY_PATCH.into(), description: None, source: "/x.ts".into() });
+        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "conflicting-tool-name");
+        // Filtered out by the host.
+        let mut i = input(json!([APPLY_PATCH]), true, false, false);
+        i.tools.retain(|t| t.name != APPLY_PATCH);
+        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "not-registered");
+        // Nested-only apply_patch (P+C) is not a direct name.
+        let i = input(json!([APPLY_PATCH]), true, false, true);
+        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "not-registered");
+    }
+
+    #[test]
+    fn pairs_check_the_sibling_but_load_only_the_name() {
+        let i = input(json!([EXEC_COMMAND, WRITE_STDIN]), false, true, false);
+        let out = find_tools(&i, &req(None, Some(vec![EXEC_COMMAND])));
+        assert_eq!(out.loaded, vec![EXEC_COMMAND]);
+        // Sibling owned by someone else: the whole route is down; the name reports the pair's reason.
+        let mut i = input(json!([EXEC_COMMAND]), false, true, false);
+        i.tools.push(ToolEntry { name: WRITE_STDIN.into(), description: None, source: "/x.ts".into() });
+        let out = find_tools(&i, &req(None, Some(vec![EXEC_COMMAND])));
+        assert_eq!(out.rejected.len(), 1);
+        assert_eq!(out.rejected[0].name, EXEC_COMMAND);
+        assert_eq!(out.rejected[0].reason, "conflicting-tool-name");
+        // Sibling filtered by the host while the name itself is fine: blocked by the sibling.
+        let mut i = input(json!([EXEC]), false, false, true);
+        i.tools.retain(|t| t.name != WAIT);
+        let out = find_tools(&i, &req(None, Some(vec![EXEC])));
+        assert_eq!(out.rejected[0].reason, "code-pair-unavailable");
+    }
+
+    #[test]
+    fn loading_both_members_of_a_pair() {
+        let d_in = input(json!([EXEC, WAIT]), false, false, true);
+        let d = crate::rules::decide::decide(&d_in);
+        let reg = Registry::new(&d_in.tools, &d_in.identity);
+        assert_eq!(crate::discovery::eligibility::state_of(WAIT, &d_in, &reg, &d), State::Eligible);
+        let out = find_tools(&d_in, &req(None, Some(vec![WAIT, EXEC])));
+        assert_eq!(out.loaded, vec![WAIT, EXEC]);
+    }
+
+    #[test]
+    fn computer_use_group_is_all_or_none() {
+        // Default deferred set: all six are managed; on Linux the group is blocked by the platform.
+        let mut cfg = rules_cfg(json!([]));
+        cfg["toolDiscovery"] = json!({ "enabled": true });
+        cfg["computerUse"] = json!({ "enabled": true });
+        let i = snapshot(cfg.clone(), Some(("faux", "faux-1")), registry(&[], &[]));
+        let out = find_tools(&i, &req(None, Some(vec!["computer_use_click"])));
+        assert_eq!(out.rejected.len(), 6);
+        assert!(out.rejected.iter().all(|r| r.reason == "group blocked by computer_use_click: unsupported-platform"));
+        // Incomplete group in the managed set.
+        cfg["toolDiscovery"]["deferred"] = json!(["computer_use_click"]);
+        let i = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+        let out = find_tools(&i, &req(None, Some(vec!["computer_use_click"])));
+        assert_eq!(out.rejected.len(), 6);
+        assert_eq!(out.rejected[0].reason, "group incomplete: computer_use_list_apps is not managed");
+    }
+}

@@ -14,7 +14,7 @@ pub mod projection;
 pub mod status;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use input::ResolveInput;
 pub use projection::resolve;

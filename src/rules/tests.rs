@@ -480,3 +480,23 @@ fn editor_helpers() {
     let rules = json!([{ "id": "a", "match": "gpt-*", "patch": true, "shell": true, "code": true }, { "id": "b", "match": "x", "patch": false, "shell": false, "code": false }]);
     assert_eq!(editor_rows(&editor_rules(&rules_cfg(rules))), vec!["1. a  gpt-*  P+S+C", "2. b  x  none"]);
 }
+
+#[test]
+fn preview_text_for_draft_rules() {
+    use super::preview_text;
+    let input = snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    assert_eq!(
+        preview_text(&input),
+        "\
+Preview for faux/faux-1:
+  matched rule: r (match faux-*)
+  requested: shell
+  effective: direct shell
+  bash hidden: yes
+  edit/write hidden: no
+  notes: none"
+    );
+    let legacy = snapshot(json!({}), None, registry(&[], &[]));
+    let text = preview_text(&legacy);
+    assert!(text.starts_with("Preview for no current model (current-model-missing):\n  no execution rules"), "{text}");
+}
