@@ -9,5 +9,32 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** One `find_tools` call: `{error?, text, matches, loaded, alreadyActive, rejected, loadedDeferred}`. */
+export declare function discoveryFindTools(input: any, request: any): any
+
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
+
+/** The `pi.events` channel the diagnostics record goes to. */
+export declare function rulesDiagnosticsChannel(): string
+
+/** The editor's rows `N. id  match  P+S+C` for a rules list. */
+export declare function rulesEditorRows(rulesList: any): Array<string>
+
+/** The rules the editor opens with: `execution.rules`, or the catch-all preview of the legacy flags. */
+export declare function rulesEditorRules(config: any): any
+
+/** Whether a rule pattern selects a model (`/` in the pattern selects `provider/modelId`). */
+export declare function rulesGlobMatch(pattern: string, provider: string | undefined | null, modelId: string): boolean
+
+/** The rules editor's "Preview current model" text (pass the draft config in `input.config`). */
+export declare function rulesPreviewText(input: any): string
+
+/**
+ * One sync decision: the list for `pi.setActiveTools`, hidden/restored builtins, names, notes, feature
+ * statuses and the diagnostics record.
+ */
+export declare function rulesResolve(input: any): any
+
+/** The complete `/pct status` text for the snapshot. */
+export declare function rulesStatusText(input: any): string

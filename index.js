@@ -835,4 +835,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.discoveryFindTools = nativeBinding.discoveryFindTools
 module.exports.engineVersion = nativeBinding.engineVersion
+module.exports.rulesDiagnosticsChannel = nativeBinding.rulesDiagnosticsChannel
+module.exports.rulesEditorRows = nativeBinding.rulesEditorRows
+module.exports.rulesEditorRules = nativeBinding.rulesEditorRules
+module.exports.rulesGlobMatch = nativeBinding.rulesGlobMatch
+module.exports.rulesPreviewText = nativeBinding.rulesPreviewText
+module.exports.rulesResolve = nativeBinding.rulesResolve
+module.exports.rulesStatusText = nativeBinding.rulesStatusText
