@@ -94,12 +94,21 @@ pub fn save(path: &Path, draft: &Value, base_revision: Option<&str>) -> Result<S
     if let Ok(mut v) = LIVE_TOKENS.lock() {
         v.push(guard.token().to_string());
     }
+    test_hold();
     let result = save_locked(path, dir, &raw, base_revision);
     if let Ok(mut v) = LIVE_TOKENS.lock() {
         v.retain(|t| t != guard.token());
     }
     drop(guard);
     result
+}
+
+/// Test support: `PCT_TEST_LOCK_HOLD_MS` keeps the lock held that long inside a save, so tests can kill a holder
+/// mid-save. Unset in normal use.
+fn test_hold() {
+    if let Some(ms) = std::env::var("PCT_TEST_LOCK_HOLD_MS").ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 fn save_locked(path: &Path, dir: &Path, raw: &Value, base_revision: Option<&str>) -> Result<SaveOutcome, SaveError> {
