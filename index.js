@@ -835,6 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.configDefaults = nativeBinding.configDefaults
+module.exports.configDraftSet = nativeBinding.configDraftSet
+module.exports.configEffective = nativeBinding.configEffective
+module.exports.configPath = nativeBinding.configPath
+module.exports.configRead = nativeBinding.configRead
+module.exports.configSave = nativeBinding.configSave
+module.exports.configValidate = nativeBinding.configValidate
 module.exports.discoveryFindTools = nativeBinding.discoveryFindTools
 module.exports.engineVersion = nativeBinding.engineVersion
 module.exports.rulesDiagnosticsChannel = nativeBinding.rulesDiagnosticsChannel
