@@ -112,17 +112,15 @@ test("diagnostics record carries names and flags only", () => {
 test("status text", () => {
 	const text = native.rulesStatusText(snapshot(rule(true, false, false), { configError: { code: "invalid-config", detail: "applyPatch.enabled must be true or false" } }));
 	const lines = text.split("\n");
-	assert.deepEqual(lines.slice(0, 6), [
+	assert.deepEqual(lines.slice(0, 4), [
 		"Pi Codex Toolkit status",
-		"Model: faux-1",
-		"Provider: faux",
-		"API: faux-api",
-		"Config: /agent/extensions/pi-codex-toolkit.json",
+		"model: faux-1  provider: faux  api: faux-api",
+		"config: /agent/extensions/pi-codex-toolkit.json",
 		"Config error: invalid-config (applyPatch.enabled must be true or false)",
 	]);
-	assert.match(text, /\nApply Patch\n {2}configured: on\n {2}effective: active\n {2}reason:\n/);
+	assert.match(text, /\nApply Patch\n {2}configured: on\n {2}effective: active\n {2}reason: \n/);
 	assert.match(text, /\nExecution rules:\n {2}matched rule: r \(match faux-\*\)\n {2}requested: patch\n {2}effective: direct patch\n {2}bash hidden: no\n {2}edit\/write hidden: yes\n {2}notes: none$/);
-	assert.match(native.rulesStatusText(snapshot({}, { model: null })), /\nModel: none \(current-model-missing\)\n/);
+	assert.match(native.rulesStatusText(snapshot({}, { model: null })), /\nmodel: none \(current-model-missing\)\n/);
 });
 
 test("editor helpers and preview", () => {

@@ -5,6 +5,7 @@
 import { registerPctCommand, say } from "./pi/commands.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
+import { resetSessionLoads } from "./pi/rules.ts";
 import { Toolkit } from "./pi/toolkit.ts";
 
 export type { InvocationCall, InvocationHooks, PolicyDecision, ToolkitOptions } from "./pi/host.ts";
@@ -25,11 +26,13 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		tk.reload();
 		pi.on("session_start", async (_event: any, ctx: any) => {
 			const r = tk.reload();
-			tk.sync();
+			// Every session start (new, resumed, forked, startup) hides deferred names again.
+			resetSessionLoads(tk);
+			tk.sync(ctx);
 			// One warning with an interactive UI (TUI or RPC); print and json modes stay quiet.
 			if (!r.ok && ctx.hasUI) say(ctx, r.message, "warning");
 		});
-		pi.on("model_select", async () => tk.sync());
+		pi.on("model_select", async (event: any, ctx: any) => tk.sync(ctx, event?.model));
 		const veto = async () => ((await tk.beforeSwitch()) ? undefined : { cancel: true });
 		pi.on("session_before_switch", veto);
 		pi.on("session_before_fork", veto);

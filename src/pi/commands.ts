@@ -5,6 +5,7 @@
 import type { Toolkit } from "./toolkit.ts";
 import { duplicateRuleId, RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
+import { observe, rulesPreview } from "./rules.ts";
 import { statusText } from "./status.ts";
 
 type Ctx = any;
@@ -26,10 +27,10 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
-			if (sub === "status") return say(ctx, statusText(tk, ctx.model, registered));
+			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
 			if (sub === "reload") {
 				const r = tk.reload();
-				tk.sync();
+				tk.sync(ctx);
 				return r.ok ? say(ctx, RELOADED) : say(ctx, r.message, "warning");
 			}
 			say(ctx, USAGE, "warning");
@@ -85,7 +86,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			tk.lastError = null;
 			tk.hasLastKnownGood = true;
 			tk.adopt(out.raw, out.revision);
-			tk.sync();
+			tk.sync(ctx);
 			draft = structuredClone(out.raw);
 			base = out.revision;
 			return say(ctx, SAVED);
@@ -160,14 +161,10 @@ function legacyPreview(draft: any): any[] {
 	return p || s || c ? [{ id: "rule-1", match: "*", patch: p, shell: s, code: c }] : [];
 }
 
-/** Which rule the current model would match (first match wins). */
+/** What the draft rules would do for the current model (decided by the rules engine). */
 function previewText(tk: Toolkit, ctx: Ctx, rules: any[]): string {
-	const model = ctx.model;
-	if (!model) return "Preview: no current model (current-model-missing).";
-	const hit = (tk.shared.get("rules.match") as ((r: any[], m: any) => number) | undefined)?.(rules, model) ?? -1;
-	if (hit < 0) return `Preview for ${model.provider}/${model.id}: no rule matches (unmatched: nothing requested).`;
-	const r = rules[hit];
-	return `Preview for ${model.provider}/${model.id}: rule ${hit + 1} "${r.id}" requests ${flags(r)}.`;
+	observe(tk, ctx);
+	return rulesPreview(tk, rules);
 }
 
 async function editRule(ctx: Ctx, rules: any[], i: number): Promise<void> {

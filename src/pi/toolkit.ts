@@ -8,6 +8,7 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { FeatureLifecycle, InvocationHooks, ToolkitHost, ToolkitOptions } from "./host.ts";
 import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
+import { findTools, newRulesState, observe, type RulesState, syncRules } from "./rules.ts";
 
 /** Toolkit tool names per legacy feature flag; groups are atomic (both names or neither). */
 export const LEGACY_GROUPS: Record<string, string[]> = {
@@ -38,10 +39,9 @@ export class Toolkit implements ToolkitHost {
 	lastError: ConfigError | null = null;
 	applyError: string | null = null;
 	private effectiveConfig: any;
-	private admitted = new Set<string>();
 	private lifecycles = new Map<string, FeatureLifecycle>();
-	/** Builtins this toolkit hid, so only those are ever restored. */
-	hiddenByUs = new Set<string>();
+	/** Execution-rules / discovery state between syncs (decisions are made in Rust: src/rules, src/discovery). */
+	rules: RulesState = newRulesState();
 
 	constructor(pi: any, options: ToolkitOptions) {
 		this.pi = pi;
@@ -51,6 +51,7 @@ export class Toolkit implements ToolkitHost {
 		const own = fileURLToPath(new URL("../index.ts", import.meta.url));
 		this.identities = new Set([own, ...(options.sourcePath ? [options.sourcePath] : [])]);
 		this.effectiveConfig = native.configDefaults();
+		this.shared.set("rules.findTools", (params: any) => findTools(this, params));
 	}
 
 	config(): any {
@@ -58,7 +59,7 @@ export class Toolkit implements ToolkitHost {
 	}
 
 	isAdmitted(toolName: string): boolean {
-		return this.admitted.has(toolName);
+		return this.rules.admitted.has(toolName);
 	}
 
 	lifecycle(feature: string, callbacks: FeatureLifecycle): void {
@@ -108,30 +109,13 @@ export class Toolkit implements ToolkitHost {
 		return owned;
 	}
 
-	/** Which toolkit names should be active now (legacy flags: they only add, never hide builtins). */
-	projection(): { admitted: Set<string> } {
-		const owned = this.ownedNames();
-		const admitted = new Set<string>();
-		for (const [feature, names] of Object.entries(LEGACY_GROUPS)) {
-			if (!this.effectiveConfig[feature]?.enabled) continue;
-			if (names.every((n) => owned.has(n))) for (const n of names) admitted.add(n);
-		}
-		return { admitted };
-	}
-
-	/** Applies the projection with setActiveTools, touching only toolkit names. */
-	sync(): void {
-		try {
-			const { admitted } = this.projection();
-			const managed = new Set(Object.values(LEGACY_GROUPS).flat());
-			const active: string[] = this.pi.getActiveTools().filter((n: string) => !managed.has(n) || admitted.has(n));
-			for (const n of admitted) if (!active.includes(n)) active.push(n);
-			this.pi.setActiveTools(active);
-			this.admitted = admitted;
-			this.applyError = null;
-		} catch (e: any) {
-			this.applyError = String(e?.message ?? e);
-		}
+	/**
+	 * Applies the projection decided by the rules engine (execution rules or legacy flags, ownership, discovery)
+	 * with setActiveTools and emits the diagnostics record. `ctx`/`model` refresh what is known about the session.
+	 */
+	sync(ctx?: any, model?: any): void {
+		observe(this, ctx, model);
+		syncRules(this);
 	}
 
 	/** Asks every feature to release its work before a session switch/fork; false = incomplete (veto). */

@@ -76,12 +76,14 @@ pub fn status_text(input: &ResolveInput) -> String {
     let mut out: Vec<String> = vec!["Pi Codex Toolkit status".into()];
     let model = input.model.clone().unwrap_or_default();
     match model.id.as_deref() {
-        Some(id) if !id.is_empty() => out.push(format!("Model: {id}")),
-        _ => out.push("Model: none (current-model-missing)".into()),
+        Some(id) if !id.is_empty() => out.push(format!(
+            "model: {id}  provider: {}  api: {}",
+            or_dash(model.provider.as_deref()),
+            or_dash(model.api.as_deref())
+        )),
+        _ => out.push("model: none (current-model-missing)".into()),
     }
-    out.push(format!("Provider: {}", or_dash(model.provider.as_deref())));
-    out.push(format!("API: {}", or_dash(model.api.as_deref())));
-    out.push(format!("Config: {}", or_dash(input.config_path.as_deref())));
+    out.push(format!("config: {}", or_dash(input.config_path.as_deref())));
     if let Some(e) = &input.config_error {
         match e.detail.as_deref() {
             Some(detail) if !detail.is_empty() => out.push(format!("Config error: {} ({})", e.code, detail)),
@@ -96,11 +98,15 @@ pub fn status_text(input: &ResolveInput) -> String {
         out.push(f.label.to_string());
         out.push(format!("  configured: {}", if f.configured { "on" } else { "off" }));
         out.push(format!("  effective: {}", f.effective.as_str()));
-        out.push(if f.reason.is_empty() { "  reason:".to_string() } else { format!("  reason: {}", f.reason) });
+        // `reason: ` keeps its space when empty (the line's shape never changes).
+        out.push(format!("  reason: {}", f.reason));
         for (k, v) in &f.extra {
             out.push(format!("  {k}: {v}"));
         }
     }
+    let debug = input.config.get("debug").and_then(Value::as_bool).unwrap_or(false);
+    out.push(String::new());
+    out.push(format!("Debug: {}", if debug { "on" } else { "off" }));
     if d.source != Source::Legacy {
         out.push(String::new());
         out.push("Execution rules:".into());

@@ -361,10 +361,8 @@ fn status_golden_rules() {
     let input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
     let want = "\
 Pi Codex Toolkit status
-Model: faux-1
-Provider: faux
-API: faux-api
-Config: /agent/extensions/pi-codex-toolkit.json
+model: faux-1  provider: faux  api: faux-api
+config: /agent/extensions/pi-codex-toolkit.json
 
 Web Search
   configured: off
@@ -389,7 +387,7 @@ Image Generation
 Apply Patch
   configured: on
   effective: active
-  reason:
+  reason: 
   route: nested (inside code cells only)
 
 Computer Use
@@ -401,23 +399,25 @@ Computer Use
 Shell Sessions
   configured: off
   effective: off
-  reason:
+  reason: 
   note: pipes only (no TTY); a command starts exactly once and is never replayed
 
 Code Mode
   configured: on
   effective: active
-  reason:
+  reason: 
   nested apply_patch approval: always
   note: nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them
 
 Tool Discovery
   configured: on
   effective: active
-  reason:
+  reason: 
   managed deferred: 7
   loaded this session: 0
   note: only explicitly managed toolkit-owned tools can be loaded
+
+Debug: off
 
 Execution rules:
   matched rule: astra (match faux-*)
@@ -438,15 +438,13 @@ fn status_golden_errors_and_legacy() {
     let text = status_text(&input);
     let head = "\
 Pi Codex Toolkit status
-Model: none (current-model-missing)
-Provider: —
-API: —
-Config: /agent/extensions/pi-codex-toolkit.json
+model: none (current-model-missing)
+config: /agent/extensions/pi-codex-toolkit.json
 Config error: invalid-config (applyPatch.enabled must be true or false)
 Apply error: cleanup-incomplete (Code Mode cleanup is still pending)
 ";
     assert!(text.starts_with(head), "{text}");
-    assert!(text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason:\n"), "{text}");
+    assert!(text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason: \n"), "{text}");
     assert!(text.contains("\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: conflicting-tool-name\n"), "{text}");
     assert!(!text.contains("Execution rules:"), "legacy config has no rules block");
     input.config_error = Some(ConfigError { code: "invalid-json".into(), detail: None });
@@ -467,7 +465,7 @@ Execution rules:
   edit/write hidden: no
   notes: none"
     ), "{text}");
-    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason:\n"));
+    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: \n"));
 }
 
 #[test]

@@ -1,0 +1,143 @@
+/**
+ * Glue between the toolkit core and the Rust decision engine (src/rules, src/discovery): gathers one snapshot
+ * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
+ * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
+ */
+import { native } from "./native.ts";
+
+/** The `pi.events` channel of the diagnostics record (toolkit.md §4). */
+export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
+
+/** What the core keeps between syncs (owned by the Toolkit instance). */
+export interface RulesState {
+	/** The current model as last seen from ctx / model_select. */
+	model: any;
+	/** Whether the last context had a dialog-capable UI (nested approval transport). */
+	hasUI: boolean;
+	/** Builtins this extension hid (only those are ever restored). */
+	hiddenByUs: Set<string>;
+	/** Managed deferred names find_tools loaded in this session. */
+	loadedDeferred: string[];
+	/** Toolkit names the last committed sync admitted. */
+	admitted: Set<string>;
+	/** The last committed diagnostics record (re-emitted with cleanupPending on a rejected apply). */
+	lastRecord: any;
+	/** The last projection (for status / tests). */
+	last: any;
+}
+
+export function newRulesState(): RulesState {
+	return { model: undefined, hasUI: false, hiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), lastRecord: null, last: null };
+}
+
+/** The parts of the Toolkit the snapshot reads. */
+export interface RulesHost {
+	pi: any;
+	identities: Set<string>;
+	config(): any;
+	configPath: string;
+	revision: string | null;
+	lastError: { code: string; detail?: string } | null;
+	applyError: string | null;
+	rules: RulesState;
+	packageVersion?: string;
+}
+
+/** Remembers what a Pi context tells us about the model and the UI. */
+export function observe(host: RulesHost, ctx?: any, model?: any): void {
+	if (model) host.rules.model = model;
+	else if (ctx && "model" in ctx) host.rules.model = ctx.model;
+	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
+}
+
+/** `getAllTools()` reduced to {name, description, source}; our own registrations report the first identity. */
+function toolList(host: RulesHost, identity: string): any[] {
+	const out: any[] = [];
+	for (const t of host.pi.getAllTools() as any[]) {
+		const info = t.sourceInfo ?? {};
+		const source = host.identities.has(info.path) ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
+		out.push({ name: t.name, description: typeof t.description === "string" ? t.description : undefined, source });
+	}
+	return out;
+}
+
+/** The snapshot every addon decision takes (see src/rules/input.rs). */
+export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}): any {
+	const identity = [...host.identities][0] ?? "";
+	const m = host.rules.model;
+	return {
+		config: host.config(),
+		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
+		tools: toolList(host, identity),
+		identity,
+		activeNow: host.pi.getActiveTools(),
+		hiddenByUs: [...host.rules.hiddenByUs],
+		loadedDeferred: host.rules.loadedDeferred,
+		platform: process.platform,
+		hasUi: host.rules.hasUI,
+		cleanupPending: false,
+		configRevision: host.revision,
+		configPath: host.configPath,
+		configError: host.lastError,
+		applyError: host.applyError,
+		toolkit: { name: "pi-codex-toolkit", version: host.packageVersion ?? native.engineVersion() },
+		...overrides,
+	};
+}
+
+function emit(host: RulesHost, record: any): void {
+	try {
+		host.pi.events?.emit?.(DIAGNOSTICS_CHANNEL, record);
+	} catch {
+		// A listener's failure must never break a sync.
+	}
+}
+
+/**
+ * One sync: decide in Rust, apply with setActiveTools, commit the state, emit the record. On a failed apply the
+ * previous projection stays committed; the error goes to `applyError` and the still-committed route is emitted
+ * again with `cleanupPending: true`.
+ */
+export function syncRules(host: RulesHost): void {
+	let out: any;
+	try {
+		out = native.rulesResolve(snapshot(host));
+		if (out.changed) host.pi.setActiveTools(out.active);
+	} catch (e: any) {
+		host.applyError = String(e?.message ?? e);
+		if (host.rules.lastRecord) emit(host, { ...host.rules.lastRecord, cleanupPending: true });
+		return;
+	}
+	host.rules.hiddenByUs = new Set(out.hiddenNatives);
+	host.rules.loadedDeferred = out.loadedDeferred;
+	host.rules.admitted = new Set(out.admittedNames);
+	host.rules.lastRecord = out.diagnostics;
+	host.rules.last = out;
+	host.applyError = null;
+	emit(host, out.diagnostics);
+}
+
+/** A new, resumed or forked session: deferred names hide again (loads are never persisted or replayed). */
+export function resetSessionLoads(host: RulesHost): void {
+	host.rules.loadedDeferred = [];
+}
+
+/** `/pct status` text. */
+export function rulesStatus(host: RulesHost): string {
+	return native.rulesStatusText(snapshot(host));
+}
+
+/** The rules editor's "Preview current model" for a draft rules list. */
+export function rulesPreview(host: RulesHost, draftRules: any[]): string {
+	const cfg = { ...host.config(), execution: { version: 1, rules: draftRules } };
+	return native.rulesPreviewText(snapshot(host, { config: cfg }));
+}
+
+/** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
+export function findTools(host: RulesHost, params: any): { text: string; details: any } {
+	const out = native.discoveryFindTools(snapshot(host), params ?? {});
+	if (out.error) throw new Error(out.error.message);
+	host.rules.loadedDeferred = out.loadedDeferred;
+	if (out.loaded.length > 0) syncRules(host);
+	return { text: out.text, details: { matches: out.matches, loaded: out.loaded, alreadyActive: out.alreadyActive, rejected: out.rejected } };
+}

@@ -1,0 +1,28 @@
+/**
+ * `find_tools` (toolkit.md §8): search the managed deferred set and load names for the next model turn.
+ * The query ranking, states, limits and load rules live in Rust (src/discovery); this file only registers the
+ * tool and hands the call to the core's rules glue (shared as "rules.findTools").
+ */
+import { Type } from "typebox";
+import type { ToolkitHost } from "../host.ts";
+
+export const NOT_ENABLED = "find_tools is not enabled: turn on Tool Discovery with /pct config (and make sure no other extension owns find_tools).";
+
+export function register(host: ToolkitHost): void {
+	host.pi.registerTool({
+		name: "find_tools",
+		label: "Find tools",
+		description:
+			"Find and load deferred toolkit tools. `query` searches the names and descriptions of the managed deferred tools (at most 8 results, each with its state: active, eligible or unavailable: <reason>). `load` takes exact names and makes the eligible ones available from the next turn on; it never runs a tool. Give a query, a non-empty load list, or both.",
+		parameters: Type.Object({
+			query: Type.Optional(Type.String({ description: "Words to search for in tool names and descriptions (case-insensitive)." })),
+			load: Type.Optional(Type.Array(Type.String(), { description: "Exact managed tool names to load for the next turn." })),
+		}),
+		async execute(_id: string, params: any) {
+			if (!host.isAdmitted("find_tools")) throw new Error(NOT_ENABLED);
+			const find = host.shared.get("rules.findTools") as (p: any) => { text: string; details: any };
+			const { text, details } = find(params);
+			return { content: [{ type: "text", text }], details };
+		},
+	});
+}
