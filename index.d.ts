@@ -33,8 +33,11 @@ export declare function configSave(path: string, draft: Record<string, any>, bas
 /** The first validation problem of a raw config, or null when it is valid. */
 export declare function configValidate(raw: unknown): string | null
 
-/** One `find_tools` call: `{error?, text, matches, loaded, alreadyActive, rejected, loadedDeferred}`. */
-export declare function discoveryFindTools(input: any, request: any): any
+/**
+ * One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
+ * rejected, loadedDeferred}`.
+ */
+export declare function discoveryFindTools(inputJson: string, requestJson: string): string
 
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
@@ -42,23 +45,26 @@ export declare function engineVersion(): string
 /** The `pi.events` channel the diagnostics record goes to. */
 export declare function rulesDiagnosticsChannel(): string
 
-/** The editor's rows `N. id  match  P+S+C` for a rules list. */
-export declare function rulesEditorRows(rulesList: any): Array<string>
+/** The editor's rows `N. id  match  P+S+C` for a rules list (JSON text). */
+export declare function rulesEditorRows(rulesJson: string): Array<string>
 
-/** The rules the editor opens with: `execution.rules`, or the catch-all preview of the legacy flags. */
-export declare function rulesEditorRules(config: any): any
+/**
+ * The rules the editor opens with (JSON text of a rules list): `execution.rules`, or the catch-all preview
+ * of the legacy flags.
+ */
+export declare function rulesEditorRules(configJson: string): string
 
 /** Whether a rule pattern selects a model (`/` in the pattern selects `provider/modelId`). */
 export declare function rulesGlobMatch(pattern: string, provider: string | undefined | null, modelId: string): boolean
 
-/** The rules editor's "Preview current model" text (pass the draft config in `input.config`). */
-export declare function rulesPreviewText(input: any): string
+/** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */
+export declare function rulesPreviewText(inputJson: string): string
 
 /**
- * One sync decision: the list for `pi.setActiveTools`, hidden/restored builtins, names, notes, feature
- * statuses and the diagnostics record.
+ * One sync decision (JSON in, JSON out): the list for `pi.setActiveTools`, hidden/restored builtins, names,
+ * notes, feature statuses and the diagnostics record.
  */
-export declare function rulesResolve(input: any): any
+export declare function rulesResolve(inputJson: string): string
 
-/** The complete `/pct status` text for the snapshot. */
-export declare function rulesStatusText(input: any): string
+/** The complete `/pct status` text for the snapshot (JSON text). */
+export declare function rulesStatusText(inputJson: string): string

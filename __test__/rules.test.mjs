@@ -3,7 +3,18 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 
-const native = createRequire(import.meta.url)("../index.js");
+const addon = createRequire(import.meta.url)("../index.js");
+// The addon takes and returns JSON text; these wrappers keep the tests readable.
+const native = {
+	rulesResolve: (i) => JSON.parse(addon.rulesResolve(JSON.stringify(i))),
+	rulesStatusText: (i) => addon.rulesStatusText(JSON.stringify(i)),
+	rulesPreviewText: (i) => addon.rulesPreviewText(JSON.stringify(i)),
+	rulesEditorRules: (c) => JSON.parse(addon.rulesEditorRules(JSON.stringify(c))),
+	rulesEditorRows: (r) => addon.rulesEditorRows(JSON.stringify(r)),
+	discoveryFindTools: (i, r) => JSON.parse(addon.discoveryFindTools(JSON.stringify(i), JSON.stringify(r))),
+	rulesGlobMatch: addon.rulesGlobMatch,
+	rulesDiagnosticsChannel: addon.rulesDiagnosticsChannel,
+};
 const ME = "/pkg/src/index.ts";
 const OURS = ["apply_patch", "exec_command", "write_stdin", "exec", "wait", "find_tools"];
 
@@ -153,4 +164,5 @@ test("find_tools: validation, query, load", () => {
 
 test("a malformed snapshot is refused with a clear message", () => {
 	assert.throws(() => native.rulesResolve({ tools: "nope" }), /invalid-input/);
+	assert.throws(() => addon.rulesResolve("{not json"), /invalid-input/);
 });

@@ -81,34 +81,36 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<Value> {
 }
 
 // ---- rules ----
-// Execution rules, ownership, projection, status and discovery: pure functions over JSON snapshots
-// (see src/rules/input.rs for the snapshot's fields).
+// Execution rules, ownership, projection, status and discovery: pure functions over one snapshot
+// (fields: src/rules/input.rs). Snapshots and results cross as JSON text: napi's object conversion walks
+// every property through N-API calls and cost ~10x more than JSON.stringify + serde_json for a 100-tool
+// snapshot (measured in bench/rules.mjs).
 
-fn rules_input(input: serde_json::Value) -> napi::Result<rules::ResolveInput> {
-    rules::parse_input(input).map_err(napi::Error::from_reason)
+fn rules_input(input_json: &str) -> napi::Result<rules::ResolveInput> {
+    rules::parse_input_str(input_json).map_err(napi::Error::from_reason)
 }
 
-fn rules_to_json<T: serde::Serialize>(v: &T) -> napi::Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| napi::Error::from_reason(e.to_string()))
+fn rules_to_json<T: serde::Serialize>(v: &T) -> napi::Result<String> {
+    serde_json::to_string(v).map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
-/// One sync decision: the list for `pi.setActiveTools`, hidden/restored builtins, names, notes, feature
-/// statuses and the diagnostics record.
+/// One sync decision (JSON in, JSON out): the list for `pi.setActiveTools`, hidden/restored builtins, names,
+/// notes, feature statuses and the diagnostics record.
 #[napi(js_name = "rulesResolve")]
-pub fn rules_resolve(input: serde_json::Value) -> napi::Result<serde_json::Value> {
-    rules_to_json(&rules::resolve(&rules_input(input)?))
+pub fn rules_resolve(input_json: String) -> napi::Result<String> {
+    rules_to_json(&rules::resolve(&rules_input(&input_json)?))
 }
 
-/// The complete `/pct status` text for the snapshot.
+/// The complete `/pct status` text for the snapshot (JSON text).
 #[napi(js_name = "rulesStatusText")]
-pub fn rules_status_text(input: serde_json::Value) -> napi::Result<String> {
-    Ok(rules::status_text(&rules_input(input)?))
+pub fn rules_status_text(input_json: String) -> napi::Result<String> {
+    Ok(rules::status_text(&rules_input(&input_json)?))
 }
 
-/// The rules editor's "Preview current model" text (pass the draft config in `input.config`).
+/// The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`).
 #[napi(js_name = "rulesPreviewText")]
-pub fn rules_preview_text(input: serde_json::Value) -> napi::Result<String> {
-    Ok(rules::preview_text(&rules_input(input)?))
+pub fn rules_preview_text(input_json: String) -> napi::Result<String> {
+    Ok(rules::preview_text(&rules_input(&input_json)?))
 }
 
 /// Whether a rule pattern selects a model (`/` in the pattern selects `provider/modelId`).
@@ -117,16 +119,19 @@ pub fn rules_glob_match(pattern: String, provider: Option<String>, model_id: Str
     rules::glob::model_matches(&pattern, provider.as_deref(), &model_id)
 }
 
-/// The rules the editor opens with: `execution.rules`, or the catch-all preview of the legacy flags.
+/// The rules the editor opens with (JSON text of a rules list): `execution.rules`, or the catch-all preview
+/// of the legacy flags.
 #[napi(js_name = "rulesEditorRules")]
-pub fn rules_editor_rules(config: serde_json::Value) -> serde_json::Value {
-    rules::editor_rules(&config)
+pub fn rules_editor_rules(config_json: String) -> napi::Result<String> {
+    let config: serde_json::Value = serde_json::from_str(&config_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    rules_to_json(&rules::editor_rules(&config))
 }
 
-/// The editor's rows `N. id  match  P+S+C` for a rules list.
+/// The editor's rows `N. id  match  P+S+C` for a rules list (JSON text).
 #[napi(js_name = "rulesEditorRows")]
-pub fn rules_editor_rows(rules_list: serde_json::Value) -> Vec<String> {
-    rules::editor_rows(&rules_list)
+pub fn rules_editor_rows(rules_json: String) -> napi::Result<Vec<String>> {
+    let list: serde_json::Value = serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    Ok(rules::editor_rows(&list))
 }
 
 /// The `pi.events` channel the diagnostics record goes to.
@@ -135,11 +140,12 @@ pub fn rules_diagnostics_channel() -> String {
     rules::diagnostics::CHANNEL.to_string()
 }
 
-/// One `find_tools` call: `{error?, text, matches, loaded, alreadyActive, rejected, loadedDeferred}`.
+/// One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
+/// rejected, loadedDeferred}`.
 #[napi(js_name = "discoveryFindTools")]
-pub fn discovery_find_tools(input: serde_json::Value, request: serde_json::Value) -> napi::Result<serde_json::Value> {
-    let input = rules_input(input)?;
-    let req: discovery::FindRequest = serde_json::from_value(request).unwrap_or_default();
+pub fn discovery_find_tools(input_json: String, request_json: String) -> napi::Result<String> {
+    let input = rules_input(&input_json)?;
+    let req: discovery::FindRequest = serde_json::from_str(&request_json).unwrap_or_default();
     rules_to_json(&discovery::find_tools(&input, &req))
 }
 // ---- end rules ----

@@ -5,6 +5,14 @@
  */
 import { native } from "./native.ts";
 
+/** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
+const call = {
+	resolve: (input: any) => JSON.parse(native.rulesResolve(JSON.stringify(input))),
+	status: (input: any): string => native.rulesStatusText(JSON.stringify(input)),
+	preview: (input: any): string => native.rulesPreviewText(JSON.stringify(input)),
+	find: (input: any, params: any) => JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))),
+};
+
 /** The `pi.events` channel of the diagnostics record (toolkit.md §4). */
 export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
 
@@ -101,7 +109,7 @@ function emit(host: RulesHost, record: any): void {
 export function syncRules(host: RulesHost): void {
 	let out: any;
 	try {
-		out = native.rulesResolve(snapshot(host));
+		out = call.resolve(snapshot(host));
 		if (out.changed) host.pi.setActiveTools(out.active);
 	} catch (e: any) {
 		host.applyError = String(e?.message ?? e);
@@ -124,18 +132,18 @@ export function resetSessionLoads(host: RulesHost): void {
 
 /** `/pct status` text. */
 export function rulesStatus(host: RulesHost): string {
-	return native.rulesStatusText(snapshot(host));
+	return call.status(snapshot(host));
 }
 
 /** The rules editor's "Preview current model" for a draft rules list. */
 export function rulesPreview(host: RulesHost, draftRules: any[]): string {
 	const cfg = { ...host.config(), execution: { version: 1, rules: draftRules } };
-	return native.rulesPreviewText(snapshot(host, { config: cfg }));
+	return call.preview(snapshot(host, { config: cfg }));
 }
 
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
 export function findTools(host: RulesHost, params: any): { text: string; details: any } {
-	const out = native.discoveryFindTools(snapshot(host), params ?? {});
+	const out = call.find(snapshot(host), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;
 	if (out.loaded.length > 0) syncRules(host);

@@ -114,30 +114,22 @@ pub struct Decision {
     pub features: Vec<FeatureStatus>,
 }
 
-/// Reads the ordered rules of `execution` (None when the section is absent or not an object).
-fn rules_of(config: &Value) -> Option<Vec<(String, String, Requested)>> {
-    let exec = config.get("execution")?;
-    if !exec.is_object() {
-        return None;
-    }
-    let mut out = Vec::new();
-    for r in exec.get("rules").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or(&[]) {
-        let id = r.get("id").and_then(Value::as_str).unwrap_or("").to_string();
-        let pattern = r.get("match").and_then(Value::as_str).unwrap_or("").to_string();
-        let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
-        out.push((id, pattern, Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") }));
-    }
-    Some(out)
-}
-
-/// First matching rule for the model (no model = nothing matches).
+/// First matching rule for the model (no model, or no `execution` section, = nothing matches).
 pub fn select_rule(config: &Value, provider: Option<&str>, model_id: Option<&str>) -> Option<(MatchedRule, Requested)> {
-    let rules = rules_of(config)?;
+    let exec = config.get("execution").filter(|e| e.is_object())?;
     let id = model_id?;
-    rules
-        .into_iter()
-        .find(|(_, pattern, _)| !pattern.is_empty() && model_matches(pattern, provider, id))
-        .map(|(rid, pattern, req)| (MatchedRule { id: rid, pattern }, req))
+    let rules = exec.get("rules").and_then(Value::as_array)?;
+    rules.iter().find_map(|r| {
+        let pattern = r.get("match").and_then(Value::as_str).unwrap_or("");
+        if pattern.is_empty() || !model_matches(pattern, provider, id) {
+            return None;
+        }
+        let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
+        Some((
+            MatchedRule { id: r.get("id").and_then(Value::as_str).unwrap_or("").to_string(), pattern: pattern.to_string() },
+            Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") },
+        ))
+    })
 }
 
 fn push_unique(v: &mut Vec<&'static str>, names: &[&'static str]) {

@@ -7,16 +7,26 @@
 
 /// Whether `pattern` matches the whole of `subject` (see the module doc for the dialect).
 pub fn glob_match(pattern: &str, subject: &str) -> bool {
+    // ASCII (the usual model id) matches on bytes without allocating; otherwise on chars so `?` is one
+    // character, not one byte.
+    if pattern.is_ascii() && subject.is_ascii() {
+        return match_units(pattern.as_bytes(), subject.as_bytes(), b'*', b'?');
+    }
     let p: Vec<char> = pattern.chars().collect();
     let s: Vec<char> = subject.chars().collect();
+    match_units(&p, &s, '*', '?')
+}
+
+/// The matcher over any unit type (bytes or chars).
+fn match_units<T: PartialEq + Copy>(p: &[T], s: &[T], star_unit: T, any_unit: T) -> bool {
     let (mut pi, mut si) = (0usize, 0usize);
     // Position in the pattern just after the last `*`, and the subject position that star currently covers up to.
     let mut star: Option<(usize, usize)> = None;
     while si < s.len() {
-        if pi < p.len() && p[pi] == '*' {
+        if pi < p.len() && p[pi] == star_unit {
             star = Some((pi + 1, si));
             pi += 1;
-        } else if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
+        } else if pi < p.len() && (p[pi] == any_unit || p[pi] == s[si]) {
             pi += 1;
             si += 1;
         } else if let Some((after_star, covered)) = star {
@@ -28,7 +38,7 @@ pub fn glob_match(pattern: &str, subject: &str) -> bool {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == star_unit {
         pi += 1;
     }
     pi == p.len()
@@ -39,7 +49,14 @@ pub fn glob_match(pattern: &str, subject: &str) -> bool {
 pub fn model_matches(pattern: &str, provider: Option<&str>, model_id: &str) -> bool {
     if pattern.contains('/') {
         match provider {
-            Some(p) => glob_match(pattern, &format!("{p}/{model_id}")),
+            Some(p) => {
+                // `provider/modelId` without building the string: the pattern's split is not known, so join once.
+                let mut subject = String::with_capacity(p.len() + 1 + model_id.len());
+                subject.push_str(p);
+                subject.push('/');
+                subject.push_str(model_id);
+                glob_match(pattern, &subject)
+            }
             None => false,
         }
     } else {

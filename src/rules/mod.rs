@@ -20,7 +20,7 @@ pub use input::ResolveInput;
 pub use projection::resolve;
 pub use status::{editor_rows, editor_rules, preview_text, status_text};
 
-/// Parses the JSON snapshot TypeScript passes (a clear message when its shape is wrong).
-pub fn parse_input(v: serde_json::Value) -> Result<ResolveInput, String> {
-    serde_json::from_value(v).map_err(|e| format!("invalid-input: {e}"))
+/// Parses the JSON text of a snapshot straight into its struct (a clear message when its shape is wrong).
+pub fn parse_input_str(text: &str) -> Result<ResolveInput, String> {
+    serde_json::from_str(text).map_err(|e| format!("invalid-input: {e}"))
 }

@@ -11,6 +11,7 @@ use super::input::ResolveInput;
 use super::names::*;
 use super::ownership::{Owner, Registry};
 use serde::Serialize;
+use std::collections::HashSet;
 
 /// One feature's status as returned to TypeScript.
 #[derive(Clone, Debug, Serialize)]
@@ -72,8 +73,9 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
     }
     wants_hidden.retain(|n| reg.owner(n) == Owner::Builtin);
 
+    let now: HashSet<&str> = input.active_now.iter().map(String::as_str).collect();
     let was_hidden = |n: &str| input.hidden_by_us.iter().any(|h| h == n);
-    let is_active = |n: &str| input.active_now.iter().any(|a| a == n);
+    let is_active = |n: &str| now.contains(n);
     let hidden_natives: Vec<String> =
         wants_hidden.iter().filter(|n| is_active(n) || was_hidden(n)).map(|n| n.to_string()).collect();
     let restored_natives: Vec<String> = [BASH, EDIT, WRITE]
@@ -83,6 +85,7 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         .collect();
 
     let mut active: Vec<String> = Vec::with_capacity(input.active_now.len() + 8);
+    let mut seen: HashSet<&str> = HashSet::with_capacity(input.active_now.len() + 8);
     for a in &input.active_now {
         let name = a.as_str();
         if managed.contains(&name) && !d.visible.contains(&name) {
@@ -91,16 +94,16 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         if wants_hidden.contains(&name) {
             continue;
         }
-        if !active.iter().any(|x| x == a) {
+        if seen.insert(name) {
             active.push(a.clone());
         }
     }
     for n in restored_natives.iter().map(String::as_str).chain(d.visible.iter().copied()) {
-        if !active.iter().any(|x| x == n) {
+        if seen.insert(n) {
             active.push(n.to_string());
         }
     }
-    let changed = active.len() != input.active_now.len() || active.iter().any(|a| !input.active_now.contains(a));
+    let changed = active.len() != now.len() || active.iter().any(|a| !now.contains(a.as_str()));
 
     let diagnostics = record(input, d, &hidden_natives);
     Projection {
