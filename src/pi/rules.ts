@@ -58,25 +58,31 @@ export function observe(host: RulesHost, ctx?: any, model?: any): void {
 	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
 }
 
-/** `getAllTools()` reduced to {name, description, source}; our own registrations report the first identity. */
-function toolList(host: RulesHost, identity: string): any[] {
+/**
+ * `getAllTools()` reduced to {name, source[, description]}; our own registrations report the first identity.
+ * Descriptions (often kilobytes each) are only sent for find_tools, and only ours: the managed set is ours.
+ */
+function toolList(host: RulesHost, identity: string, withDescriptions: boolean): any[] {
 	const out: any[] = [];
 	for (const t of host.pi.getAllTools() as any[]) {
 		const info = t.sourceInfo ?? {};
-		const source = host.identities.has(info.path) ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
-		out.push({ name: t.name, description: typeof t.description === "string" ? t.description : undefined, source });
+		const ours = host.identities.has(info.path);
+		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
+		const entry: any = { name: t.name, source };
+		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
+		out.push(entry);
 	}
 	return out;
 }
 
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
-export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}): any {
+export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}, withDescriptions = false): any {
 	const identity = [...host.identities][0] ?? "";
 	const m = host.rules.model;
 	return {
 		config: host.config(),
 		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
-		tools: toolList(host, identity),
+		tools: toolList(host, identity, withDescriptions),
 		identity,
 		activeNow: host.pi.getActiveTools(),
 		hiddenByUs: [...host.rules.hiddenByUs],
@@ -143,7 +149,7 @@ export function rulesPreview(host: RulesHost, draftRules: any[]): string {
 
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
 export function findTools(host: RulesHost, params: any): { text: string; details: any } {
-	const out = call.find(snapshot(host), params);
+	const out = call.find(snapshot(host, {}, true), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;
 	if (out.loaded.length > 0) syncRules(host);
