@@ -77,6 +77,34 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] a provider-qualified rule matches only its provider (same model id, two providers)`, async () => {
+		const box = sandbox();
+		writeConfig(box, {
+			execution: {
+				version: 1,
+				rules: [
+					{ id: "other-provider", match: "faux2/*", patch: false, shell: true, code: false },
+					{ id: "by-id", match: "faux-1", patch: true, shell: false, code: false },
+				],
+			},
+		});
+		const pi = new RpcPi({ version, box, extensions: [EMBEDDER, PROBE], env: { PCT_FAUX_PROVIDER2: "faux2" } });
+		try {
+			let p = await probe(pi);
+			assert.equal(p.records.at(-1).ruleId, "by-id");
+			assert.deepEqual(watched(p.active), ["apply_patch", "bash", "read"]);
+			const r = await pi.command("set_model", { provider: "faux2", modelId: "faux-1" });
+			assert.equal(r.success, true, JSON.stringify(r));
+			p = await probe(pi);
+			assert.equal(p.records.at(-1).ruleId, "other-provider");
+			assert.deepEqual(p.records.at(-1).model, { provider: "faux2", id: "faux-1", api: p.records.at(-1).model.api });
+			assert.deepEqual(watched(p.active), ["edit", "exec_command", "read", "write", "write_stdin"], "edit/write restored, bash hidden");
+			assert.deepEqual(p.records.at(-1).hiddenNatives, ["bash"]);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] a third-party apply_patch / exec_command / exec wins: groups go down, theirs untouched`, async () => {
 		const box = sandbox();
 		writeConfig(box, { execution: { version: 1, rules: [{ id: "all", match: "*", patch: true, shell: true, code: true }] } });
