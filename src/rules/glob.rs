@@ -140,3 +140,35 @@ mod tests {
         assert!(!glob_match(&pattern_q, &"y".repeat(4000)));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::glob_match;
+    use proptest::prelude::*;
+
+    /// Reference matcher: the textbook dynamic program over (pattern, subject) prefixes.
+    fn reference(p: &[char], s: &[char]) -> bool {
+        let mut dp = vec![vec![false; s.len() + 1]; p.len() + 1];
+        dp[0][0] = true;
+        for i in 1..=p.len() {
+            dp[i][0] = dp[i - 1][0] && p[i - 1] == '*';
+            for j in 1..=s.len() {
+                dp[i][j] = match p[i - 1] {
+                    '*' => dp[i - 1][j] || dp[i][j - 1],
+                    '?' => dp[i - 1][j - 1],
+                    c => dp[i - 1][j - 1] && c == s[j - 1],
+                };
+            }
+        }
+        dp[p.len()][s.len()]
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_the_reference(p in "[ab*?\\[\\]/é]{0,12}", s in "[ab\\[\\]/é?*]{0,16}") {
+            let pc: Vec<char> = p.chars().collect();
+            let sc: Vec<char> = s.chars().collect();
+            prop_assert_eq!(glob_match(&p, &s), reference(&pc, &sc), "pattern {:?} subject {:?}", p, s);
+        }
+    }
+}

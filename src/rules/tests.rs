@@ -498,3 +498,77 @@ Preview for faux/faux-1:
     let text = preview_text(&legacy);
     assert!(text.starts_with("Preview for no current model (current-model-missing):\n  no execution rules"), "{text}");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_rules() -> impl Strategy<Value = Value> {
+        prop::collection::vec((prop::sample::select(vec!["*", "faux-?", "faux/*", "x*", "faux-1", "other/*"]), any::<bool>(), any::<bool>(), any::<bool>()), 0..4)
+            .prop_map(|rs| {
+                Value::Array(
+                    rs.into_iter()
+                        .enumerate()
+                        .map(|(i, (m, p, s, c))| json!({ "id": format!("r{i}"), "match": m, "patch": p, "shell": s, "code": c }))
+                        .collect(),
+                )
+            })
+    }
+
+    proptest! {
+        /// Whatever the rules, registry and session state: foreign names keep their state, `read` is never
+        /// removed, only builtins are hidden, a second sync over the result changes nothing.
+        #[test]
+        fn projection_invariants(
+            rules in arb_rules(),
+            legacy in any::<bool>(),
+            flags in (any::<bool>(), any::<bool>(), any::<bool>()),
+            discovery in any::<bool>(),
+            deferred in prop::sample::subsequence(vec![APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT], 0..=5),
+            foreign in prop::sample::subsequence(vec![APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT, FIND_TOOLS, "bash"], 0..=3),
+            missing in prop::sample::subsequence(vec![APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT, FIND_TOOLS, "edit"], 0..=3),
+            loaded in prop::sample::subsequence(vec![APPLY_PATCH, EXEC_COMMAND, EXEC], 0..=3),
+            drop_active in prop::sample::subsequence(vec!["bash", "edit", "read", APPLY_PATCH, EXEC], 0..=2),
+            model in prop::sample::select(vec![Some(("faux", "faux-1")), Some(("other", "x1")), None]),
+        ) {
+            let mut cfg = if legacy {
+                json!({ "applyPatch": { "enabled": flags.0 }, "shellSessions": { "enabled": flags.1 }, "codeMode": { "enabled": flags.2 } })
+            } else {
+                rules_cfg(rules)
+            };
+            cfg["toolDiscovery"] = json!({ "enabled": discovery, "deferred": deferred });
+            let mut input = snapshot(cfg, model, registry(&foreign, &missing));
+            input.active_now.retain(|n| !drop_active.contains(&n.as_str()));
+            input.loaded_deferred = loaded.iter().map(|s| s.to_string()).collect();
+            let out = resolve(&input);
+            let reg = super::super::ownership::Registry::new(&input.tools, ME);
+            for t in &input.tools {
+                if t.source != ME && t.source != "builtin" {
+                    prop_assert_eq!(input.active_now.contains(&t.name), out.active.contains(&t.name), "foreign {} changed", t.name);
+                }
+            }
+            if input.active_now.contains(&"read".to_string()) {
+                prop_assert!(out.active.contains(&"read".to_string()));
+            }
+            for h in &out.hidden_natives {
+                prop_assert!(["bash", "edit", "write"].contains(&h.as_str()));
+                prop_assert_eq!(reg.owner(h), super::super::ownership::Owner::Builtin);
+                prop_assert!(!out.active.contains(h));
+            }
+            if legacy {
+                prop_assert!(out.hidden_natives.is_empty());
+            }
+            for v in &out.visible_names {
+                prop_assert!(out.active.contains(v));
+                prop_assert_eq!(reg.owner(v), super::super::ownership::Owner::Ours);
+            }
+            let mut again = input.clone();
+            again.active_now = out.active.clone();
+            again.hidden_by_us = out.hidden_natives.clone();
+            again.loaded_deferred = out.loaded_deferred.clone();
+            let out2 = resolve(&again);
+            prop_assert!(!out2.changed, "second sync changed {:?} -> {:?}", out.active, out2.active);
+            prop_assert_eq!(out2.hidden_natives, out.hidden_natives);
+        }
+    }
+}
