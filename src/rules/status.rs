@@ -132,7 +132,7 @@ pub fn preview_text(input: &ResolveInput) -> String {
     out.join("\n")
 }
 
-/// The flags of a rule as the editor shows them: `P+S+C`, a subset, or `none`.
+/// The flags of a rule as the editor shows them: `P+S+C`, a subset, or `—`.
 pub fn flags_label(r: &Requested) -> String {
     let mut v = Vec::new();
     if r.patch {
@@ -145,7 +145,7 @@ pub fn flags_label(r: &Requested) -> String {
         v.push("C");
     }
     if v.is_empty() {
-        "none".into()
+        "—".into()
     } else {
         v.join("+")
     }

@@ -476,7 +476,7 @@ fn editor_helpers() {
     assert_eq!(legacy, json!([{ "id": "rule-1", "match": "*", "patch": true, "shell": false, "code": true }]));
     assert_eq!(editor_rows(&legacy), vec!["1. rule-1  *  P+C"]);
     let rules = json!([{ "id": "a", "match": "gpt-*", "patch": true, "shell": true, "code": true }, { "id": "b", "match": "x", "patch": false, "shell": false, "code": false }]);
-    assert_eq!(editor_rows(&editor_rules(&rules_cfg(rules))), vec!["1. a  gpt-*  P+S+C", "2. b  x  none"]);
+    assert_eq!(editor_rows(&editor_rules(&rules_cfg(rules))), vec!["1. a  gpt-*  P+S+C", "2. b  x  —"]);
 }
 
 #[test]
