@@ -2,7 +2,9 @@
 // execution rules, beside a named baseline in the same run: a plain JavaScript implementation of the same
 // projection (glob, first match, routes, ownership, hiding) fed from the same fake Pi, and setActiveTools alone.
 // Usage: node bench/rules.mjs [--quick]   (Node >= 22.6 for the .ts glue; build the addon with --release first)
-import { syncRules, newRulesState } from "../src/pi/rules.ts";
+// Node notes that the .ts glue is parsed as an ES module; that notice is noise in a benchmark's output.
+process.removeAllListeners("warning");
+const { syncRules, newRulesState } = await import("../src/pi/rules.ts");
 
 const quick = process.argv.includes("--quick");
 const ME = "/pkg/src/index.ts";
