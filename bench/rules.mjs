@@ -116,3 +116,28 @@ console.table([
 	{ what: "baseline: same projection in plain JS + setActiveTools", "µs/sync": median(js).toFixed(2), "ratio vs JS baseline": "1.00" },
 	{ what: "setActiveTools alone (fake Pi: array copy)", "µs/sync": median(alone).toFixed(3), "ratio vs JS baseline": (median(alone) / median(js)).toFixed(3) },
 ]);
+
+// ---- inside the real Pi: the same sync against Pi's own registry and setActiveTools ----
+const { PI_VERSIONS, RpcPi, sandbox, ROOT } = await import("../__test__/helpers/pi.mjs");
+const inPi = [];
+for (const version of PI_VERSIONS) {
+	const pi = new RpcPi({ version, box: sandbox("pct-bench-rules-"), extensions: [`${ROOT}/bench/rules-pi-ext.ts`] });
+	try {
+		const syncs = [], alones = [], resolves = [], snaps = [];
+		let tools = 0;
+		for (let r = 0; r < (quick ? 2 : 5); r++) {
+			const { notifications } = await pi.prompt(`/bench-sync ${quick ? 200 : 1000}`);
+			const res = JSON.parse(notifications.find((x) => x.startsWith("{")));
+			syncs.push(res.sync);
+			alones.push(res.alone);
+			resolves.push(res.resolve);
+			snaps.push(res.snap);
+			tools = res.tools;
+		}
+		inPi.push({ pi: version.name, "registered tools": tools, "toolkit sync µs": median(syncs).toFixed(1), "pi.setActiveTools alone µs": median(alones).toFixed(1), ratio: (median(syncs) / median(alones)).toFixed(2), "of which: snapshot µs": median(snaps).toFixed(1), "Rust resolve (JSON in/out) µs": median(resolves).toFixed(1) });
+	} finally {
+		await pi.close();
+	}
+}
+console.log("\nInside the real Pi: one toolkit sync (snapshot + Rust projection + Pi's setActiveTools) vs Pi's setActiveTools alone (50 rules; every sync changes the active set)");
+console.table(inPi);
