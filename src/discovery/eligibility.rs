@@ -4,7 +4,7 @@
 //! and the group rules (Computer Use all-or-none, shell/code pairs checked jointly) build on it.
 
 use crate::rules::decide::{Decision, Source};
-use crate::rules::input::{cfg_bool, ResolveInput};
+use crate::rules::input::ResolveInput;
 use crate::rules::names::*;
 use crate::rules::ownership::{Owner, Registry};
 
@@ -37,8 +37,7 @@ fn configured(feature: Feature, input: &ResolveInput, d: &Decision) -> bool {
         Feature::ApplyPatch => d.requested.patch,
         Feature::ShellSessions => d.requested.shell || (d.source != Source::Legacy && d.requested.code),
         Feature::CodeMode => d.requested.code,
-        Feature::ToolDiscovery => cfg_bool(cfg, "toolDiscovery", "enabled"),
-        other => cfg_bool(cfg, other.key(), "enabled"),
+        other => cfg.section(other.key()).enabled,
     }
 }
 

@@ -286,7 +286,7 @@ mod tests {
         let bad = FindRequest { query: None, load: Some(json!([1])) };
         assert_eq!(find_tools(&i, &bad).error.unwrap().code, "invalid-arguments");
         let mut off = i.clone();
-        off.config["toolDiscovery"]["enabled"] = json!(false);
+        off.config.tool_discovery.enabled = false;
         assert_eq!(find_tools(&off, &req(Some("patch"), None)).error.unwrap().code, "disabled");
     }
 

@@ -6,11 +6,10 @@
 //! disagree, so they all read the same [`Decision`].
 
 use super::glob::model_matches;
-use super::input::{cfg_bool, cfg_deferred, cfg_str, ResolveInput};
+use super::input::{cfg_deferred, Config, ResolveInput};
 use super::names::*;
 use super::ownership::{Owner, Registry};
 use serde::Serialize;
-use serde_json::Value;
 
 /// Where the requested capabilities came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -115,20 +114,14 @@ pub struct Decision {
 }
 
 /// First matching rule for the model (no model, or no `execution` section, = nothing matches).
-pub fn select_rule(config: &Value, provider: Option<&str>, model_id: Option<&str>) -> Option<(MatchedRule, Requested)> {
-    let exec = config.get("execution").filter(|e| e.is_object())?;
+pub fn select_rule(config: &Config, provider: Option<&str>, model_id: Option<&str>) -> Option<(MatchedRule, Requested)> {
+    let exec = config.execution.as_ref()?;
     let id = model_id?;
-    let rules = exec.get("rules").and_then(Value::as_array)?;
-    rules.iter().find_map(|r| {
-        let pattern = r.get("match").and_then(Value::as_str).unwrap_or("");
-        if pattern.is_empty() || !model_matches(pattern, provider, id) {
-            return None;
-        }
-        let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
-        Some((
-            MatchedRule { id: r.get("id").and_then(Value::as_str).unwrap_or("").to_string(), pattern: pattern.to_string() },
-            Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") },
-        ))
+    exec.rules.iter().find(|r| !r.pattern.is_empty() && model_matches(&r.pattern, provider, id)).map(|r| {
+        (
+            MatchedRule { id: r.id.clone(), pattern: r.pattern.clone() },
+            Requested { patch: r.patch, shell: r.shell, code: r.code },
+        )
     })
 }
 
@@ -149,7 +142,7 @@ pub fn decide(input: &ResolveInput) -> Decision {
     let cfg = &input.config;
     let reg = Registry::new(&input.tools, &input.identity);
     let model = input.model.clone().unwrap_or_default();
-    let has_rules = cfg.get("execution").map(Value::is_object).unwrap_or(false);
+    let has_rules = cfg.execution.is_some();
 
     let patch_ours = reg.owner(APPLY_PATCH) == Owner::Ours;
     let shell_ours = reg.all_ours(&SHELL_PAIR);
@@ -221,9 +214,9 @@ pub fn decide(input: &ResolveInput) -> Decision {
         source = Source::Legacy;
         rule = None;
         let req = Requested {
-            patch: cfg_bool(cfg, "applyPatch", "enabled"),
-            shell: cfg_bool(cfg, "shellSessions", "enabled"),
-            code: cfg_bool(cfg, "codeMode", "enabled"),
+            patch: cfg.apply_patch.enabled,
+            shell: cfg.shell_sessions.enabled,
+            code: cfg.code_mode.enabled,
         };
         let mut r = Routes::default();
         r.direct_patch = req.patch && patch_ours;
@@ -255,7 +248,7 @@ pub fn decide(input: &ResolveInput) -> Decision {
     }
 
     // Tool Discovery: find_tools itself, then which direct names it holds back.
-    let discovery_on = cfg_bool(cfg, "toolDiscovery", "enabled");
+    let discovery_on = cfg.tool_discovery.enabled;
     let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
     let loader_available = discovery_on && find_ours;
     if loader_available {
@@ -336,32 +329,25 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
     };
     match f {
         Feature::WebSearch => {
-            let on = cfg_bool(cfg, "webSearch", "enabled");
-            unbuilt(&mut st, on, None);
-            let backend = cfg_str(cfg, "webSearch", "backend").unwrap_or("auto");
-            let executor = cfg
-                .get("webSearch")
-                .and_then(|w| w.get("sidecarModel"))
-                .filter(|m| m.is_object())
-                .map(|m| {
-                    let p = m.get("provider").and_then(Value::as_str).unwrap_or("?");
-                    let id = m.get("model").and_then(Value::as_str).unwrap_or("?");
-                    let effort = m.get("thinkingLevel").and_then(Value::as_str).unwrap_or("auto");
-                    (format!("{p}/{id}"), effort.to_string())
-                });
+            let ws = &cfg.web_search;
+            unbuilt(&mut st, ws.enabled, None);
+            let backend = ws.backend.as_deref().unwrap_or("auto");
+            let executor = ws.sidecar_model.as_ref().map(|m| {
+                (format!("{}/{}", m.provider, m.model), m.thinking_level.clone().unwrap_or_else(|| "auto".into()))
+            });
             st.extra.push(("requested backend".into(), backend.into()));
             st.extra.push(("effective backend".into(), st.effective.as_str().into()));
             st.extra.push(("web search executor".into(), executor.as_ref().map(|e| e.0.clone()).unwrap_or_else(|| "—".into())));
             st.extra.push(("web search executor effort".into(), executor.map(|e| e.1).unwrap_or_else(|| "—".into())));
         }
-        Feature::RemoteCompaction => unbuilt(&mut st, cfg_bool(cfg, "remoteCompaction", "enabled"), None),
+        Feature::RemoteCompaction => unbuilt(&mut st, cfg.remote_compaction.enabled, None),
         Feature::ImageGeneration => {
-            unbuilt(&mut st, cfg_bool(cfg, "imageGeneration", "enabled"), None);
+            unbuilt(&mut st, cfg.image_generation.enabled, None);
             st.extra.push(("backend".into(), "—".into()));
         }
         Feature::ComputerUse => {
             let reason = if is_darwin(input) { None } else { Some("unsupported-platform") };
-            unbuilt(&mut st, cfg_bool(cfg, "computerUse", "enabled"), reason);
+            unbuilt(&mut st, cfg.computer_use.enabled, reason);
             st.extra.push(("transport".into(), "—".into()));
         }
         Feature::ApplyPatch => {
@@ -416,7 +402,7 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 }
                 .into();
             }
-            let approval = cfg_str(cfg, "codeMode", "approvalMode").unwrap_or("confirm");
+            let approval = cfg.code_mode.approval_mode.as_deref().unwrap_or("confirm");
             st.extra.push(("nested apply_patch approval".into(), approval.into()));
             st.extra.push((
                 "note".into(),
@@ -425,7 +411,7 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             ));
         }
         Feature::ToolDiscovery => {
-            st.configured = cfg_bool(cfg, "toolDiscovery", "enabled");
+            st.configured = cfg.tool_discovery.enabled;
             if st.configured {
                 if d.loader_available {
                     st.effective = Effective::Active;

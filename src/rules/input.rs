@@ -5,7 +5,7 @@
 //! (`pi.getAllTools()`, `pi.getActiveTools()`, `ctx.model`, the effective config) and applies the result.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
 
 /// The current model as Pi reports it (`ctx.model`); every field may be missing.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -52,14 +52,93 @@ impl Default for ToolkitId {
     }
 }
 
+/// One config section as the decisions read it (the fields of all sections, each optional).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Section {
+    pub enabled: bool,
+    pub backend: Option<String>,
+    pub approval_mode: Option<String>,
+    pub sidecar_model: Option<SidecarModel>,
+    pub deferred: Option<Vec<String>>,
+}
+
+/// `webSearch.sidecarModel`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SidecarModel {
+    pub provider: String,
+    pub model: String,
+    pub thinking_level: Option<String>,
+}
+
+/// One execution rule.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RuleDef {
+    pub id: String,
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub patch: bool,
+    pub shell: bool,
+    pub code: bool,
+}
+
+/// The `execution` section.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Execution {
+    pub rules: Vec<RuleDef>,
+}
+
+/// The effective configuration, typed. Why typed rather than a JSON value: a snapshot crosses the addon
+/// boundary on every sync, and a typed view parses 50 rules without building a map per rule. Missing fields read
+/// as the all-off defaults; unknown fields are ignored (the core passes the validated, effective config).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Config {
+    pub web_search: Section,
+    pub remote_compaction: Section,
+    pub image_generation: Section,
+    pub apply_patch: Section,
+    pub computer_use: Section,
+    pub shell_sessions: Section,
+    pub code_mode: Section,
+    pub tool_discovery: Section,
+    pub execution: Option<Execution>,
+    pub debug: bool,
+}
+
+impl Config {
+    /// The section of a config key (`webSearch`, `applyPatch`, ...).
+    pub fn section(&self, key: &str) -> &Section {
+        match key {
+            "webSearch" => &self.web_search,
+            "remoteCompaction" => &self.remote_compaction,
+            "imageGeneration" => &self.image_generation,
+            "applyPatch" => &self.apply_patch,
+            "computerUse" => &self.computer_use,
+            "shellSessions" => &self.shell_sessions,
+            "codeMode" => &self.code_mode,
+            _ => &self.tool_discovery,
+        }
+    }
+
+    /// Builds the typed view from a JSON value (tests).
+    #[cfg(test)]
+    pub fn from_value(v: serde_json::Value) -> Result<Config, String> {
+        serde_json::from_value(v).map_err(|e| format!("invalid-input: {e}"))
+    }
+}
+
 /// Everything one decision needs. Only `config`, `tools` and `identity` matter for the projection itself; the
 /// rest is session state (what is active now, what we hid, what find_tools loaded) or status decoration.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveInput {
     /// The effective configuration (validated, defaults filled; unknown keys ignored).
     #[serde(default)]
-    pub config: Value,
+    pub config: Config,
     #[serde(default)]
     pub model: Option<ModelRef>,
     /// `pi.getAllTools()`: one entry per name, the winner.
@@ -77,9 +156,6 @@ pub struct ResolveInput {
     /// Managed deferred names `find_tools` loaded in this session.
     #[serde(default)]
     pub loaded_deferred: Vec<String>,
-    /// The host's `--tools` allowlist when known (names outside it are *missing*, never conflicts).
-    #[serde(default)]
-    pub host_allowlist: Option<Vec<String>>,
     /// `process.platform` (Computer Use needs `darwin`).
     #[serde(default)]
     pub platform: Option<String>,
@@ -102,16 +178,6 @@ pub struct ResolveInput {
     pub toolkit: Option<ToolkitId>,
 }
 
-/// Reads `section.key` as a boolean from the effective config (missing or wrong type reads as the default off).
-pub fn cfg_bool(config: &Value, section: &str, key: &str) -> bool {
-    config.get(section).and_then(|s| s.get(key)).and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// Reads `section.key` as a string from the effective config.
-pub fn cfg_str<'a>(config: &'a Value, section: &str, key: &str) -> Option<&'a str> {
-    config.get(section).and_then(|s| s.get(key)).and_then(Value::as_str)
-}
-
 /// The default managed deferred set (toolkit.md §1).
 pub fn default_deferred() -> Vec<String> {
     let mut v = vec![super::names::GENERATE_IMAGE.to_string()];
@@ -120,15 +186,13 @@ pub fn default_deferred() -> Vec<String> {
 }
 
 /// `toolDiscovery.deferred` of the effective config (default set when absent); non-deferrable names dropped.
-pub fn cfg_deferred(config: &Value) -> Vec<String> {
-    match config.get("toolDiscovery").and_then(|s| s.get("deferred")).and_then(Value::as_array) {
+pub fn cfg_deferred(config: &Config) -> Vec<String> {
+    match &config.tool_discovery.deferred {
         Some(list) => {
             let mut out: Vec<String> = Vec::new();
-            for v in list {
-                if let Some(s) = v.as_str() {
-                    if super::names::is_deferrable(s) && !out.iter().any(|o| o == s) {
-                        out.push(s.to_string());
-                    }
+            for s in list {
+                if super::names::is_deferrable(s) && !out.iter().any(|o| o == s) {
+                    out.push(s.clone());
                 }
             }
             out

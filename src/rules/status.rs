@@ -104,7 +104,7 @@ pub fn status_text(input: &ResolveInput) -> String {
             out.push(format!("  {k}: {v}"));
         }
     }
-    let debug = input.config.get("debug").and_then(Value::as_bool).unwrap_or(false);
+    let debug = input.config.debug;
     out.push(String::new());
     out.push(format!("Debug: {}", if debug { "on" } else { "off" }));
     if d.source != Source::Legacy {

@@ -36,7 +36,7 @@ pub fn default_active(tools: &[ToolEntry]) -> Vec<String> {
 pub fn snapshot(config: Value, model: Option<(&str, &str)>, tools: Vec<ToolEntry>) -> ResolveInput {
     let active_now = default_active(&tools);
     ResolveInput {
-        config,
+        config: super::input::Config::from_value(config).expect("test config"),
         model: model.map(|(p, id)| ModelRef { provider: Some(p.into()), id: Some(id.into()), api: Some("faux-api".into()) }),
         tools,
         identity: ME.into(),
@@ -123,7 +123,7 @@ fn only_builtins_we_hid_are_restored() {
     input.active_now.retain(|n| n != "bash");
     let out = resolve(&input);
     assert!(out.hidden_natives.is_empty(), "bash was not active: we did not hide it");
-    input.config = rules_cfg(json!([]));
+    input.config = super::input::Config::from_value(rules_cfg(json!([]))).unwrap();
     input.active_now = out.active.clone();
     input.hidden_by_us = out.hidden_natives.clone();
     let out2 = resolve(&input);
@@ -276,7 +276,7 @@ fn discovery_holds_deferred_names_until_loaded() {
     assert_eq!(out.features["applyPatch"]["effective"], "active");
     assert_eq!(out.loaded_deferred, vec![APPLY_PATCH]);
     // Disabling discovery forgets the loads and shows everything normally.
-    input.config["toolDiscovery"]["enabled"] = json!(false);
+    input.config.tool_discovery.enabled = false;
     let out = resolve(&input);
     assert!(out.loaded_deferred.is_empty());
     assert!(!out.active.contains(&FIND_TOOLS.to_string()));
