@@ -139,5 +139,5 @@ for (const version of PI_VERSIONS) {
 		await pi.close();
 	}
 }
-console.log("\nInside the real Pi: one toolkit sync (snapshot + Rust projection + Pi's setActiveTools) vs Pi's setActiveTools alone (50 rules; every sync changes the active set)");
+console.log("\nInside the real Pi: one toolkit sync (snapshot + Rust projection + Pi's setActiveTools) vs Pi's setActiveTools alone applying the same two lists (50 rules; every sync changes the active set)");
 console.table(inPi);
