@@ -4,6 +4,9 @@
 #[macro_use]
 extern crate napi_derive;
 
+pub mod output;
+pub mod shell;
+
 /// The addon's version, so the TypeScript side can refuse a stale binary.
 #[napi]
 pub fn engine_version() -> String {
