@@ -430,7 +430,7 @@ impl Manager {
         loop {
             {
                 let st = job.state.lock().unwrap();
-                if st.settled() || st.unknown_outcome || st.pending_len() >= budget || tokio::time::Instant::now() >= deadline {
+                if st.settled() || st.unknown_outcome || tokio::time::Instant::now() >= deadline {
                     break;
                 }
             }

@@ -23,3 +23,6 @@ pub use manager::{CallContext, Limits, Manager, ManagerStatus};
 pub use process::ShellConfig;
 pub use render::{ShellResult, Status};
 pub use request::{normalize_exec, normalize_write, ExecRequest, WriteRequest};
+
+#[cfg(test)]
+mod tests;

@@ -76,13 +76,42 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     unsafe { libc::kill(-pgid, sig) == 0 }
 }
 
-/// Whether any process (including zombies not yet reaped) is still in group `pgid`.
+/// Whether a live process remains in group `pgid`. Zombies do not count: a dead descendant orphaned to an init
+/// that reaps lazily (some container inits take seconds) must not keep a job "running" or make a stop
+/// unconfirmable. `kill(-pgid, 0)` answers the common case cheaply; only a positive answer scans `/proc`.
 pub fn group_alive(pgid: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
     let r = unsafe { libc::kill(-pgid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    if !exists {
+        return false;
+    }
+    live_member_in_proc(pgid).unwrap_or(true)
+}
+
+/// Scans `/proc` for a non-zombie process whose process group is `pgid`. `None` when `/proc` is unreadable.
+fn live_member_in_proc(pgid: i32) -> Option<bool> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else { continue };
+        // fields after the command's closing parenthesis: state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let mut it = rest.split_whitespace();
+        let state = it.next().unwrap_or("");
+        let _ppid = it.next();
+        let pgrp: i32 = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        if pgrp == pgid && state != "Z" && state != "X" {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 /// The conventional name of a signal number (`SIGTERM`), or `SIG<n>`.
