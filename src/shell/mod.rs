@@ -12,6 +12,7 @@
 pub mod cancel;
 pub mod error;
 pub mod job;
+pub mod js;
 pub mod manager;
 pub mod process;
 pub mod render;
