@@ -455,9 +455,12 @@ impl Manager {
             } else {
                 Status::Running
             };
+            // A yield needs the file once output exists (a later read cannot show what this one consumed).
             if !settled {
                 st.yielded = true;
-                st.capture.require_file();
+                if st.capture.captured_bytes() > 0 {
+                    st.capture.require_file();
+                }
             }
             if dropped > 0 {
                 st.capture.require_file();

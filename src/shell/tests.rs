@@ -111,6 +111,7 @@ async fn stdin_round_trip_and_close() {
 async fn stdin_refusals() {
     let (_d, m) = manager();
     let r = exec(&m, json!({"cmd": "cat >/dev/null; sleep 5", "yield_time_ms": 0})).await.unwrap();
+    assert!(r.recovery.is_none(), "a yield with no output yet needs no file");
     let id = r.session_id.clone();
     let e = write(&m, json!({"session_id": id, "chars": "x", "terminate": true})).await.unwrap_err();
     assert_eq!(e.code, "stdin-failed");
