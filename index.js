@@ -836,4 +836,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.ShellManager = nativeBinding.ShellManager
+module.exports.configDefaults = nativeBinding.configDefaults
+module.exports.configDraftSet = nativeBinding.configDraftSet
+module.exports.configEffective = nativeBinding.configEffective
+module.exports.configPath = nativeBinding.configPath
+module.exports.configRead = nativeBinding.configRead
+module.exports.configSave = nativeBinding.configSave
+module.exports.configValidate = nativeBinding.configValidate
 module.exports.engineVersion = nativeBinding.engineVersion
