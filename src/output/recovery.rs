@@ -231,7 +231,8 @@ impl Capture {
 
     /// Ensures the file exists (a yield or a lossy preview needs it) and holds everything captured so far.
     pub fn require_file(&mut self) {
-        if self.file.is_some() || self.create_failed || self.failed.is_some() {
+        // `path` (not `file`): after `finish` the handle is closed but the file exists and must not be replaced.
+        if self.path.is_some() || self.create_failed || self.failed.is_some() {
             return;
         }
         if self.store.closed() {
@@ -395,7 +396,11 @@ mod tests {
         c.append(b"56789");
         assert_eq!(s.file_count(), 1);
         c.finish();
-        assert_eq!(c.snapshot().unwrap().bytes, 9);
+        c.require_file(); // a lossy terminal read after the source ended keeps the same file
+        let snap = c.snapshot().unwrap();
+        assert_eq!(snap.bytes, 9);
+        assert_eq!(std::fs::read_to_string(snap.path.unwrap()).unwrap(), "123456789");
+        assert_eq!(s.file_count(), 1);
     }
 
     #[test]

@@ -437,6 +437,8 @@ async fn flood_stays_in_bounded_memory() {
     let rec = last.recovery.unwrap();
     assert_eq!(rec.captured_bytes, 200_000_000);
     assert_eq!(rec.bytes, 200_000_000);
+    assert_eq!(std::fs::metadata(rec.path.unwrap()).unwrap().len(), 200_000_000);
+    assert_eq!(m.recovery_store().file_count(), 1);
     let grown = rss_kb().saturating_sub(before);
     assert!(grown < 64 * 1024, "RSS grew by {grown} KiB for 200 MB of output");
     m.delete_recovery_files();
