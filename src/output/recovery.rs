@@ -88,7 +88,7 @@ impl RecoverySnapshot {
         }
         let mut lines = vec![line];
         if self.path.is_some() && self.state != RecoveryState::Unavailable {
-            lines.push("The full output so far is in that file: read it by line range instead of re-running the command.".into());
+            lines.push("The full output is in that file: read it by line range instead of re-running the command.".into());
         }
         lines
     }

@@ -131,6 +131,7 @@ impl ShellResult {
         }
         if let Some(del) = self.input_delivery {
             lines.push(match del {
+                Delivery::Written if self.input_bytes == 0 => "input: stdin closed (EOF sent)".to_string(),
                 Delivery::Written => format!("input: written ({} bytes; a transport fact, not an acknowledgement)", self.input_bytes),
                 Delivery::Unknown => format!(
                     "input: delivery unknown ({} bytes; the pipe broke or the write had not finished) — do not assume it was read",
@@ -145,7 +146,11 @@ impl ShellResult {
             ));
         }
         if let Some(r) = &self.recovery {
-            lines.extend(r.render_lines());
+            let mut rl = r.render_lines();
+            if !self.truncated() {
+                rl.truncate(1); // the "read the file" hint only when this preview lost output
+            }
+            lines.extend(rl);
         }
         if self.stdout.is_empty() && self.stderr.is_empty() {
             lines.push("(no new output)".into());
