@@ -4,7 +4,7 @@
 //! Settlement = the leader exited, its process group is gone and both stdout and stderr reached EOF. Descendants
 //! left in the group and children holding the inherited pipes keep the job managed after the leader exits.
 
-use super::process::group_alive;
+use super::process::{group_exists, group_has_live_member};
 use crate::output::budget::MAX_OUTPUT_BYTES;
 use crate::output::{Capture, Utf8Decoder};
 use serde::Serialize;
@@ -288,8 +288,17 @@ pub async fn supervise(job: Arc<Job>, mut child: Child) {
     };
     job.state.lock().unwrap().leader = Some(exit);
     job.bump();
+    // kill(-pgid, 0) every few ms (backing off to 50 ms); the /proc scan that tells a zombie-only group from a
+    // live one costs more, so it runs at most every 200 ms.
     let mut delay = Duration::from_millis(1);
-    while group_alive(job.pgid) {
+    let mut last_scan: Option<Instant> = None;
+    while group_exists(job.pgid) {
+        if last_scan.is_none_or(|t| t.elapsed() >= Duration::from_millis(200)) {
+            last_scan = Some(Instant::now());
+            if !group_has_live_member(job.pgid) {
+                break;
+            }
+        }
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_millis(50));
     }

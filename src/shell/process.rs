@@ -76,18 +76,24 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     unsafe { libc::kill(-pgid, sig) == 0 }
 }
 
-/// Whether a live process remains in group `pgid`. Zombies do not count: a dead descendant orphaned to an init
-/// that reaps lazily (some container inits take seconds) must not keep a job "running" or make a stop
-/// unconfirmable. `kill(-pgid, 0)` answers the common case cheaply; only a positive answer scans `/proc`.
-pub fn group_alive(pgid: i32) -> bool {
+/// Whether any process, zombies included, is still in group `pgid` (one cheap syscall).
+pub fn group_exists(pgid: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
     let r = unsafe { libc::kill(-pgid, 0) };
-    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    if !exists {
-        return false;
-    }
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether a live process remains in group `pgid`. Zombies do not count: a dead descendant orphaned to an init
+/// that reaps lazily (some container inits take seconds) must not keep a job "running" or make a stop
+/// unconfirmable. `kill(-pgid, 0)` answers the common case cheaply; only a positive answer scans `/proc`.
+pub fn group_alive(pgid: i32) -> bool {
+    group_exists(pgid) && group_has_live_member(pgid)
+}
+
+/// Scans `/proc` for a non-zombie member of `pgid` (true when `/proc` cannot be read: assume alive).
+pub fn group_has_live_member(pgid: i32) -> bool {
     live_member_in_proc(pgid).unwrap_or(true)
 }
 
