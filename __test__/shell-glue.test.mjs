@@ -32,6 +32,10 @@ test("registers the pair with open schemas, publishes the manager, exposes statu
 	const lines = shellStatusLines(host);
 	assert.ok(lines.some((l) => l === "jobs: 0 running, 0 finished and unread"), lines.join("\n"));
 	assert.ok(lines.includes("cleanup pending: no"));
+	const nested = host.shared.get("shell");
+	return nested.exec({ cmd: "echo nested" }, { cwd: "/tmp", stopOnCancel: false }).then((r) => {
+		assert.equal(r.details.stdout, "nested\n", "the published manager defaults to Pi's shell for calls without one");
+	});
 });
 
 test("runs through Pi's shell with ctx.cwd; the gate refuses when not admitted", async () => {

@@ -224,7 +224,7 @@ pub enum Stream {
 
 /// Drains one pipe: decodes UTF-8 across reads, captures before any preview limit, keeps unread text bounded.
 pub async fn pump(job: Arc<Job>, mut r: impl AsyncRead + Unpin, which: Stream) {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; 256 * 1024];
     let mut dec = Utf8Decoder::new();
     let mut text = String::new();
     let mut failed = false;

@@ -238,6 +238,12 @@ impl Manager {
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
+        if let Some(o) = &stdout {
+            super::process::grow_pipe(o);
+        }
+        if let Some(e) = &stderr {
+            super::process::grow_pipe(e);
+        }
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::unbounded_channel();
         let id = format!("pct-shell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);

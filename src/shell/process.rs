@@ -141,3 +141,14 @@ pub fn signal_name(sig: i32) -> String {
     };
     name.to_string()
 }
+
+/// Asks Linux for a 1 MiB output pipe (the unprivileged maximum by default): fewer reads and wake-ups under
+/// floods. Best effort; the kernel's own limit wins and other systems keep their default.
+pub fn grow_pipe(fd: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}

@@ -83,8 +83,16 @@ export function shellStatusLines(host: ToolkitHost): string[] {
 
 let callSeq = 0;
 
+/** A fresh manager whose default shell (used by Code Mode's nested calls) is the one Pi resolves now. */
+function newManager() {
+	const m = new native.ShellManager();
+	const shell = resolveShell();
+	if (shell) m.setShell(shell);
+	return m;
+}
+
 export function register(host: ToolkitHost): void {
-	let manager = new native.ShellManager();
+	let manager = newManager();
 	host.shared.set("shell", manager);
 
 	async function run(tool: "exec_command" | "write_stdin", params: any, signal: AbortSignal | undefined, ctx: any) {
@@ -157,7 +165,7 @@ export function register(host: ToolkitHost): void {
 		// A real session_shutdown: close this session's manager, delete only its own recovery files, start fresh.
 		shutdown: async () => {
 			const old = manager;
-			manager = new native.ShellManager();
+			manager = newManager();
 			host.shared.set("shell", manager);
 			await old.close();
 			old.deleteRecoveryFiles();
