@@ -1,8 +1,8 @@
 // Shell Sessions through the real Pi (both versions), json mode with a scripted faux model.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
-import { PI_VERSIONS, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { PI_VERSIONS, RpcPi, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
 
 const ON = { shellSessions: { enabled: true } };
 
@@ -100,5 +100,61 @@ for (const version of PI_VERSIONS) {
 		assert.equal(r2.toolEnds.length, 1, r2.stderr);
 		assert.equal(r2.toolEnds[0].isError, true);
 		assert.match(toolText(r2.toolEnds[0]), /exec_command not found|Shell Sessions are not enabled/);
+	});
+}
+
+/** Live (non-zombie) state of a pid from the process table. */
+const alive = (pid) => {
+	try {
+		const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return !/^[ZX]/.test(s.slice(s.lastIndexOf(")") + 2));
+	} catch {
+		return false;
+	}
+};
+const until = async (pred, ms = 15000) => {
+	const end = Date.now() + ms;
+	while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+	return pred();
+};
+
+// Steps decided by the latest user prompt, so the script works whether or not a new session reloads extensions.
+const LIFECYCLE_SCRIPT = `
+const step = (ctx) => {
+	const last = ctx.messages.at(-1);
+	if (last?.role === "toolResult") return { text: "started" };
+	const text = JSON.stringify(last?.content ?? "");
+	if (text.includes("escape")) return { tools: [{ name: "exec_command", args: { cmd: "setsid sleep 120 & echo $!", yield_time_ms: 300 } }] };
+	return { tools: [{ name: "exec_command", args: { cmd: "sleep 120 & echo $!; wait", yield_time_ms: 300 } }] };
+};
+export default Array(8).fill(step);`;
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] new session: jobs are stopped first; an unconfirmable stop vetoes the switch`, { timeout: 120000 }, async () => {
+		const box = sandbox();
+		writeConfig(box, ON);
+		const pi = new RpcPi({ version, box, script: writeScript(box, LIFECYCLE_SCRIPT) });
+		let escaped;
+		try {
+			const r1 = await pi.prompt("start a job");
+			const end1 = r1.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end1.result.details.status, "running", JSON.stringify(end1.result));
+			const child = Number(end1.result.details.stdout.trim());
+			assert.equal(alive(child), true);
+			const sw = await pi.command("new_session");
+			assert.equal(sw.success, true, JSON.stringify(sw));
+			assert.equal(sw.data?.cancelled, false, "clean-up succeeded, so the switch goes ahead");
+			assert.equal(await until(() => !alive(child)), true, "the job's background child was stopped before the switch");
+
+			const r2 = await pi.prompt("escape the group");
+			const end2 = r2.events.find((e) => e.type === "tool_execution_end");
+			escaped = Number(end2.result.details.stdout.trim());
+			assert.equal(alive(escaped), true);
+			const veto = await pi.command("new_session", {}, 60000);
+			assert.equal(veto.data?.cancelled, true, "cleanup-incomplete vetoes the switch");
+		} finally {
+			if (escaped && alive(escaped)) process.kill(escaped, "SIGKILL");
+			await pi.close();
+		}
 	});
 }
