@@ -158,3 +158,31 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] aborting the turn cancels a waiting exec_command and stops its job`, { timeout: 120000 }, async () => {
+		const box = sandbox();
+		writeConfig(box, ON);
+		const pidFile = `${box.cwd}/leader.pid`;
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec_command", args: { cmd: "echo $$ > ${pidFile}; exec sleep 120", yield_time_ms: 60000 } }] },
+			{ text: "after abort" },
+			{ text: "after abort" },
+		];`);
+		const pi = new RpcPi({ version, box, script });
+		try {
+			const ended = pi.waitFor((r) => r.type === "tool_execution_end", 60000);
+			await pi.command("prompt", { message: "run it" });
+			assert.equal(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== ""), true);
+			const leader = Number(readFileSync(pidFile, "utf8").trim());
+			assert.equal(alive(leader), true);
+			await pi.command("abort");
+			const end = await ended;
+			assert.equal(end.isError, true);
+			assert.match(toolText(end), /aborted/);
+			assert.equal(await until(() => !alive(leader)), true, "the cancelled call's job was stopped");
+		} finally {
+			await pi.close();
+		}
+	});
+}
