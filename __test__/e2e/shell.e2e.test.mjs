@@ -186,3 +186,17 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] /pct status: Shell Sessions configured on and effective active`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON);
+		const pi = new RpcPi({ version, box });
+		try {
+			const { notifications } = await pi.prompt("/pct status");
+			assert.match(notifications.join("\n"), /^Shell Sessions\n  configured: on\n  effective: active\n  reason: $/m);
+		} finally {
+			await pi.close();
+		}
+	});
+}
