@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ShellManager = nativeBinding.ShellManager
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet
 module.exports.configEffective = nativeBinding.configEffective

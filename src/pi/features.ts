@@ -3,5 +3,6 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as discovery } from "./tools/discovery.ts";
+import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [discovery];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerShell, discovery];
