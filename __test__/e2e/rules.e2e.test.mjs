@@ -77,6 +77,34 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] the rule decides whether the real exec_command is callable; model switch keeps it consistent`, async () => {
+		const box = sandbox();
+		writeConfig(box, {
+			execution: { version: 1, rules: [{ id: "S", match: "faux-1", patch: false, shell: true, code: false }] },
+		});
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec_command", args: { cmd: "echo from-shell" } }] },
+			{ text: "first done" },
+			{ tools: [{ name: "exec_command", args: { cmd: "echo again" } }] },
+			{ text: "second done" },
+		];`);
+		const pi = new RpcPi({ version, box, script, extensions: [EMBEDDER, PROBE] });
+		try {
+			let run = await pi.prompt("run it");
+			let end = run.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.isError, false, JSON.stringify(end.result));
+			assert.match(end.result.content.map((c) => c.text).join("\n"), /from-shell/);
+			await pi.command("set_model", { provider: "faux", modelId: "faux-2" });
+			assert.deepEqual(watched((await probe(pi)).active), ["bash", "edit", "read", "write"]);
+			run = await pi.prompt("run it again");
+			end = run.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.isError, true);
+			assert.match(end.result.content.map((c) => c.text).join("\n"), /not found/);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] a provider-qualified rule matches only its provider (same model id, two providers)`, async () => {
 		const box = sandbox();
 		writeConfig(box, {
