@@ -4,6 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import { native } from "./native.ts";
+import { shellStatusLines } from "./tools/shell.ts";
 
 /** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
 const call = {
@@ -49,6 +50,18 @@ export interface RulesHost {
 	applyError: string | null;
 	rules: RulesState;
 	packageVersion?: string;
+	/** Shared feature objects (the shell manager under "shell"). */
+	shared?: Map<string, unknown>;
+}
+
+/** Whether Shell's manager still has cleanup to finish (reported in the diagnostics record). */
+function cleanupPending(host: RulesHost): boolean {
+	try {
+		const m: any = host.shared?.get("shell");
+		return !!m?.status?.().cleanupPending;
+	} catch {
+		return false;
+	}
 }
 
 /** Remembers what a Pi context tells us about the model and the UI. */
@@ -89,7 +102,7 @@ export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {
 		loadedDeferred: host.rules.loadedDeferred,
 		platform: process.platform,
 		hasUi: host.rules.hasUI,
-		cleanupPending: false,
+		cleanupPending: cleanupPending(host),
 		configRevision: host.revision,
 		configPath: host.configPath,
 		configError: host.lastError,
@@ -136,9 +149,11 @@ export function resetSessionLoads(host: RulesHost): void {
 	host.rules.loadedDeferred = [];
 }
 
-/** `/pct status` text. */
+/** `/pct status` text (with the features' own status lines). */
 export function rulesStatus(host: RulesHost): string {
-	return call.status(snapshot(host));
+	const extraLines: Record<string, string[]> = {};
+	if (host.shared?.get("shell")) extraLines.shellSessions = shellStatusLines(host as any);
+	return call.status(snapshot(host, { extraLines }));
 }
 
 /** The rules editor's "Preview current model" for a draft rules list. */

@@ -176,6 +176,10 @@ pub struct ResolveInput {
     pub apply_error: Option<String>,
     #[serde(default)]
     pub toolkit: Option<ToolkitId>,
+    /// Status lines a feature's glue adds under its block (feature key -> lines), e.g. the shell manager's job
+    /// counts. They replace the engine's generic `note` line of that feature.
+    #[serde(default)]
+    pub extra_lines: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The default managed deferred set (toolkit.md §1).

@@ -100,8 +100,15 @@ pub fn status_text(input: &ResolveInput) -> String {
         out.push(format!("  effective: {}", f.effective.as_str()));
         // `reason: ` keeps its space when empty (the line's shape never changes).
         out.push(format!("  reason: {}", f.reason));
+        let glue = input.extra_lines.get(f.feature);
         for (k, v) in &f.extra {
+            if glue.is_some() && k == "note" {
+                continue;
+            }
             out.push(format!("  {k}: {v}"));
+        }
+        for line in glue.into_iter().flatten() {
+            out.push(format!("  {line}"));
         }
     }
     let debug = input.config.debug;

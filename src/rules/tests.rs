@@ -572,3 +572,15 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn glue_status_lines_replace_the_generic_note() {
+    let mut input = snapshot(json!({ "shellSessions": { "enabled": true } }), Some(("faux", "faux-1")), registry(&[], &[]));
+    input.extra_lines.insert("shellSessions".into(), vec!["jobs: 1 running, 0 finished and unread".into(), "cleanup pending: no".into()]);
+    let text = status_text(&input);
+    assert!(
+        text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  reason: \n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: \n  nested apply_patch approval: confirm\n  note: nested calls"));
+}
