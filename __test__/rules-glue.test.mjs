@@ -57,6 +57,7 @@ test("a sync applies, commits and emits; an unchanged sync emits without calling
 	assert.deepEqual(pi.sets[0].sort(), ["apply_patch", "bash", "read"]);
 	assert.deepEqual([...h.rules.hiddenByUs], ["edit", "write"]);
 	assert.deepEqual([...h.rules.admitted], ["apply_patch"]);
+	assert.deepEqual([...h.rules.nested], []);
 	assert.equal(pi.emitted.length, 1);
 	assert.equal(pi.emitted[0].channel, "pi-codex-toolkit.execution-diagnostics");
 	assert.equal(DIAGNOSTICS_CHANNEL, "pi-codex-toolkit.execution-diagnostics");
@@ -89,6 +90,13 @@ test("a rejected apply keeps the committed route and re-emits it with cleanupPen
 	syncRules(h);
 	assert.equal(h.applyError, null);
 	assert.equal(pi.emitted.at(-1).data.cleanupPending, false);
+});
+
+test("nested admission follows the code route", () => {
+	const h = host(fakePi(), rulesCfg(true, false, true));
+	syncRules(h);
+	assert.deepEqual([...h.rules.nested], ["apply_patch", "exec_command", "write_stdin"]);
+	assert.ok(!h.pi.getActiveTools().includes("apply_patch"), "apply_patch only inside cells");
 });
 
 test("a pinned sourcePath identity owns the names", () => {

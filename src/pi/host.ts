@@ -59,6 +59,8 @@ export interface ToolkitHost {
 	 * with their feature's "not enabled" message otherwise; nested adapters check it at dispatch time.
 	 */
 	isAdmitted(toolName: string): boolean;
+	/** Whether a code cell may call this adapter now (nested admission; the core's rules engine decides). */
+	isNestedAdmitted?(toolName: string): boolean;
 	/** Registers lifecycle callbacks for one feature key (e.g. "shellSessions"). */
 	lifecycle(feature: string, callbacks: FeatureLifecycle): void;
 	/** Shared objects between features (e.g. "shell" -> the native shell manager the code cells reuse). */

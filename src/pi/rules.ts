@@ -29,6 +29,8 @@ export interface RulesState {
 	loadedDeferred: string[];
 	/** Toolkit names the last committed sync admitted. */
 	admitted: Set<string>;
+	/** Adapters code cells may call under the last committed sync. */
+	nested: Set<string>;
 	/** The last committed diagnostics record (re-emitted with cleanupPending on a rejected apply). */
 	lastRecord: any;
 	/** The last projection (for status / tests). */
@@ -36,7 +38,7 @@ export interface RulesState {
 }
 
 export function newRulesState(): RulesState {
-	return { model: undefined, hasUI: false, hiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), lastRecord: null, last: null };
+	return { model: undefined, hasUI: false, hiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), nested: new Set(), lastRecord: null, last: null };
 }
 
 /** The parts of the Toolkit the snapshot reads. */
@@ -138,6 +140,7 @@ export function syncRules(host: RulesHost): void {
 	host.rules.hiddenByUs = new Set(out.hiddenNatives);
 	host.rules.loadedDeferred = out.loadedDeferred;
 	host.rules.admitted = new Set(out.admittedNames);
+	host.rules.nested = new Set(out.nestedNames);
 	host.rules.lastRecord = out.diagnostics;
 	host.rules.last = out;
 	host.applyError = null;

@@ -62,6 +62,11 @@ export class Toolkit implements ToolkitHost {
 		return this.rules.admitted.has(toolName);
 	}
 
+	/** Whether code cells may call this adapter now (execution rules can admit apply_patch only inside cells). */
+	isNestedAdmitted(toolName: string): boolean {
+		return this.rules.nested.has(toolName);
+	}
+
 	lifecycle(feature: string, callbacks: FeatureLifecycle): void {
 		this.lifecycles.set(feature, { ...this.lifecycles.get(feature), ...callbacks });
 	}
