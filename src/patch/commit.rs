@@ -34,7 +34,14 @@ impl Faults {
     /// Reads `PCT_TEST_PATCH_FAULT=commit:<N>:<ERRNO>[:after]` or `stage:<N>:<ERRNO>` (for tests that drive the
     /// addon or the real Pi: running as root, permissions cannot make a rename fail). Unset = no faults.
     pub fn from_env() -> Faults {
-        let Ok(spec) = std::env::var("PCT_TEST_PATCH_FAULT") else { return Faults::NONE };
+        match std::env::var("PCT_TEST_PATCH_FAULT") {
+            Ok(spec) => Faults::parse(&spec),
+            Err(_) => Faults::NONE,
+        }
+    }
+
+    /// Parses `commit:<N>:<ERRNO>[:after]` / `stage:<N>:<ERRNO>[:after]`; anything else is no fault.
+    pub fn parse(spec: &str) -> Faults {
         let parts: Vec<&str> = spec.split(':').collect();
         let (Some(kind), Some(n), Some(errno)) = (
             parts.first(),
