@@ -835,4 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.PatchAbort = nativeBinding.PatchAbort
+module.exports.applyPatch = nativeBinding.applyPatch
 module.exports.engineVersion = nativeBinding.engineVersion
+module.exports.patchPaths = nativeBinding.patchPaths

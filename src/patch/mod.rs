@@ -14,6 +14,7 @@ mod preflight;
 mod text;
 
 pub use commit::Faults;
+#[allow(unused_imports)] // Outcome is part of the API code cells use
 pub use error::{Outcome, PatchError};
 
 use std::path::{Path, PathBuf};

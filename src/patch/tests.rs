@@ -589,16 +589,85 @@ const FRAGMENTS: &[&str] = &[
     "\u{2014}", "\u{201C}", "\u{00A0}", "é", "\r", "\0", "fn main() {", "}", "x", "@@ fn main() {", "\\", ".", "//",
 ];
 
+const TEXTS_F: &[&str] = &["fn main() {", "x", "}", "", "  x  ", "\u{201C}x\u{201D}", "a\u{2014}b", "*** nope", "@@"];
+const PATHS_F: &[&str] = &["a.txt", "dir/b.rs", "../x", "/abs", "C:/w", "", " ", "./c", "d/", "\u{e9}"];
+
+fn pick<'a>(rng: &mut XorShift, from: &[&'a str]) -> &'a str {
+    from[rng.below(from.len())]
+}
+
+/// A mostly well-formed patch (every hunk kind, leniencies), optionally mutated line-wise afterwards.
+fn structured_patch(rng: &mut XorShift) -> String {
+    let pad = |rng: &mut XorShift| if rng.below(6) == 0 { "  " } else { "" };
+    let mut lines: Vec<String> = vec!["*** Begin Patch".into()];
+    for _ in 0..1 + rng.below(4) {
+        let (a, b) = (pad(rng), pad(rng));
+        let path = pick(rng, PATHS_F);
+        match rng.below(3) {
+            0 => {
+                lines.push(format!("{a}*** Add File: {path}{b}"));
+                for _ in 0..1 + rng.below(3) {
+                    lines.push(format!("+{}", pick(rng, TEXTS_F)));
+                }
+            }
+            1 => lines.push(format!("{a}*** Delete File: {path}{b}")),
+            _ => {
+                lines.push(format!("{a}*** Update File: {path}{b}"));
+                if rng.below(3) == 0 {
+                    lines.push(format!("*** Move to: {}", pick(rng, PATHS_F)));
+                }
+                for c in 0..1 + rng.below(3) {
+                    match rng.below(3) {
+                        0 if c == 0 => {}
+                        1 => lines.push("@@".into()),
+                        _ => lines.push(format!("@@ {}", pick(rng, TEXTS_F))),
+                    }
+                    for _ in 0..1 + rng.below(4) {
+                        let prefix = pick(rng, &[" ", "+", "-", ""]);
+                        lines.push(format!("{prefix}{}", if prefix.is_empty() { "" } else { pick(rng, TEXTS_F) }));
+                    }
+                    if rng.below(5) == 0 {
+                        lines.push("*** End of File".into());
+                    }
+                }
+            }
+        }
+    }
+    lines.push("*** End Patch".into());
+    let mutations = if rng.below(2) == 0 { 0 } else { 1 + rng.below(2) };
+    for _ in 0..mutations {
+        let i = rng.below(lines.len());
+        match rng.below(3) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            _ => lines.insert(i, pick(rng, FRAGMENTS).to_string()),
+        }
+        if lines.is_empty() {
+            break;
+        }
+    }
+    let mut s = lines.join("\n");
+    if rng.below(2) == 0 {
+        s.push('\n');
+    }
+    s
+}
+
 fn fuzz_input(rng: &mut XorShift) -> String {
-    match rng.below(4) {
+    match rng.below(5) {
         // Random bytes, lossily decoded.
         0 => {
             let n = rng.below(200);
             let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
             String::from_utf8_lossy(&bytes).into_owned()
         }
-        // A valid envelope around random lines built from fragments.
-        _ => {
+        // Random lines built from fragments, usually inside a valid envelope.
+        1 => {
             let mut s = String::new();
             if rng.below(10) != 0 {
                 s.push_str("*** Begin Patch\n");
@@ -617,6 +686,8 @@ fn fuzz_input(rng: &mut XorShift) -> String {
             }
             s
         }
+        // Well-formed patches with line mutations: reach the deep parser states.
+        _ => structured_patch(rng),
     }
 }
 
@@ -648,5 +719,6 @@ fn parser_fuzz_never_panics() {
         "parser fuzz: {iters} inputs, {parsed_ok} parsed, {planned} updates planned, {:.1}s",
         started.elapsed().as_secs_f64()
     );
-    assert!(iters < 1000 || parsed_ok > 0, "the generator never produced a valid patch");
+    // The generator must keep reaching the deep states (a quarter of the inputs parse at least).
+    assert!(iters < 1000 || parsed_ok * 4 > iters, "only {parsed_ok} of {iters} inputs parsed");
 }
