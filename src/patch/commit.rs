@@ -26,18 +26,25 @@ pub struct Faults {
     pub commit_at: Option<usize>,
     pub errno: i32,
     pub after: bool,
+    /// Sleep this long between preflight and staging (to prove serialization in end-to-end tests).
+    pub delay_ms: u64,
 }
 
 impl Faults {
-    pub const NONE: Faults = Faults { stage_at: None, commit_at: None, errno: 0, after: false };
+    pub const NONE: Faults = Faults { stage_at: None, commit_at: None, errno: 0, after: false, delay_ms: 0 };
 
     /// Reads `PCT_TEST_PATCH_FAULT=commit:<N>:<ERRNO>[:after]` or `stage:<N>:<ERRNO>` (for tests that drive the
     /// addon or the real Pi: running as root, permissions cannot make a rename fail). Unset = no faults.
+    /// `PCT_TEST_PATCH_DELAY_MS=<ms>` adds a pause between preflight and staging.
     pub fn from_env() -> Faults {
-        match std::env::var("PCT_TEST_PATCH_FAULT") {
+        let mut f = match std::env::var("PCT_TEST_PATCH_FAULT") {
             Ok(spec) => Faults::parse(&spec),
             Err(_) => Faults::NONE,
+        };
+        if let Some(ms) = std::env::var("PCT_TEST_PATCH_DELAY_MS").ok().and_then(|s| s.parse().ok()) {
+            f.delay_ms = ms;
         }
+        f
     }
 
     /// Parses `commit:<N>:<ERRNO>[:after]` / `stage:<N>:<ERRNO>[:after]`; anything else is no fault.
@@ -286,6 +293,9 @@ fn list_or_none(items: &[String]) -> String {
 
 /// Stages then commits the plan. `abort` is checked after staging, right before the first commit step.
 pub fn stage_and_commit(plan: &Plan, abort: &AtomicBool, faults: Faults) -> Result<(), PatchError> {
+    if faults.delay_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(faults.delay_ms));
+    }
     let mut steps = Steps { faults, staged: 0, committed: 0 };
     let staged = stage(plan, &mut steps)?;
     if abort.load(Ordering::SeqCst) {
