@@ -235,11 +235,42 @@ impl<'f> Matcher<'f> {
                 }
             }
         }
-        let (start, _) = votes
+        let best = votes
             .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.abs_diff(cursor).cmp(&a.0.abs_diff(cursor))))?;
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.abs_diff(cursor).cmp(&a.0.abs_diff(cursor))));
+        let start = match best {
+            Some((start, _)) => start,
+            None => self.similar_line(pattern)?,
+        };
+        let start = start.min(n - 1);
         let end = (start + pattern.len().max(1)).min(n);
         Some((start, end))
+    }
+
+    /// No line is equal: the region around the file line sharing the most words with a pattern line
+    /// (Jaccard over word tokens, at least 0.4), scanning at most 200,000 lines.
+    fn similar_line(&self, pattern: &[&str]) -> Option<usize> {
+        fn words(s: &str) -> Vec<&str> {
+            let mut w: Vec<&str> = s.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|t| !t.is_empty()).collect();
+            w.sort_unstable();
+            w.dedup();
+            w
+        }
+        let (j, pat) = pattern.iter().enumerate().find(|(_, p)| !words(p).is_empty())?;
+        let want = words(pat);
+        let mut best: Option<(f64, usize)> = None;
+        for (i, line) in self.lines.iter().enumerate().take(200_000) {
+            let have = words(line);
+            if have.is_empty() {
+                continue;
+            }
+            let common = want.iter().filter(|w| have.binary_search(w).is_ok()).count();
+            let score = common as f64 / (want.len() + have.len() - common) as f64;
+            if score >= 0.4 && best.map_or(true, |(b, _)| score > b) {
+                best = Some((score, i));
+            }
+        }
+        best.map(|(_, i)| i.saturating_sub(j))
     }
 }
 
@@ -508,6 +539,9 @@ mod tests {
         );
         let err = run("alpha", "@@\n-zzz\n").unwrap_err();
         assert!(err.contains("No similar lines were found in the file."), "{err}");
+        // no equal line: the most similar one by words
+        let err = run("a\nfn greet(name) {\n  return name;\n}", "@@\n-fn greet(person) {\n+x\n").unwrap_err();
+        assert!(err.contains("Nearest candidate region (lines 2-2):\n  | fn greet(name) {"), "{err}");
         let err = run("fn a\nx", "@@ fn a\n fn a\n-x\n+y\n").unwrap_err();
         assert!(err.contains("do not repeat it as the first context line"), "{err}");
     }
