@@ -4,16 +4,16 @@
 //! in the deepest folder that already exists so nothing else is created before the commit. The commit then walks
 //! the operations in patch order: rename (Add/Update), rename-then-unlink (Move), unlink (Delete), creating missing
 //! parent folders. A multi-file patch is not a transaction: after a failure the failing operation's paths are
-//! re-read to tell what is committed and what is unknown; nothing is retried or rolled back.
+//! re-checked (by file identity) to tell what is committed and what is unknown; nothing is retried or rolled back.
 
 use super::error::{errno_name, Outcome, PatchError};
 use super::paths::{shown, PatchPath};
-use super::preflight::{Plan, Step};
+use super::preflight::{FileId, Plan, Step};
 use std::ffi::CString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -132,7 +132,7 @@ fn existing_parent(target: &Path) -> PathBuf {
     dir
 }
 
-fn stage_one(dir: &Path, content: &[u8], mode: Option<u32>) -> io::Result<PathBuf> {
+fn stage_one(dir: &Path, content: &[u8], mode: Option<u32>) -> io::Result<(PathBuf, FileId)> {
     loop {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let tmp = dir.join(format!(".pct-patch-{}.tmp", &id[..16]));
@@ -146,23 +146,26 @@ fn stage_one(dir: &Path, content: &[u8], mode: Option<u32>) -> io::Result<PathBu
             if let Some(mode) = mode {
                 file.set_permissions(fs::Permissions::from_mode(mode & 0o7777))?;
             }
-            Ok(())
+            let md = file.metadata()?;
+            Ok((md.dev(), md.ino()))
         })();
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
+        match written {
+            Ok(id) => return Ok((tmp, id)),
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
         }
-        return Ok(tmp);
     }
 }
 
-/// Staged temp files by step index (None for Delete).
-pub struct Staged(Vec<Option<PathBuf>>);
+/// Staged temp files (path and identity) by step index (None for Delete).
+pub struct Staged(Vec<Option<(PathBuf, FileId)>>);
 
 impl Staged {
     /// Removes every temp file still present (best effort).
     pub fn discard(&self) {
-        for p in self.0.iter().flatten() {
+        for (p, _) in self.0.iter().flatten() {
             let _ = fs::remove_file(p);
         }
     }
@@ -211,7 +214,7 @@ fn ensure_parent(target: &Path, steps: &mut Steps) -> io::Result<()> {
     }
 }
 
-fn commit_one(step: &Step, tmp: Option<&PathBuf>, steps: &mut Steps) -> io::Result<()> {
+fn commit_one(step: &Step, tmp: Option<&Path>, steps: &mut Steps) -> io::Result<()> {
     match step {
         Step::Add { path, .. } => {
             ensure_parent(&path.abs, steps)?;
@@ -227,23 +230,20 @@ fn commit_one(step: &Step, tmp: Option<&PathBuf>, steps: &mut Steps) -> io::Resu
     }
 }
 
+/// What is at a path now: nothing, or a file with this identity (or something we could not inspect).
 #[derive(PartialEq, Eq)]
 enum Seen {
     Absent,
-    Bytes(Vec<u8>),
-    Unreadable,
+    Id(FileId),
+    Unknown,
 }
 
-fn reread_path(p: &Path) -> Seen {
-    match fs::read(p) {
-        Ok(b) => Seen::Bytes(b),
+fn look(p: &Path) -> Seen {
+    match fs::symlink_metadata(p) {
+        Ok(md) => Seen::Id((md.dev(), md.ino())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Seen::Absent,
-        Err(_) => Seen::Unreadable,
+        Err(_) => Seen::Unknown,
     }
-}
-
-fn is(seen: &Seen, bytes: &[u8]) -> bool {
-    matches!(seen, Seen::Bytes(b) if b == bytes)
 }
 
 /// After a failed step: was the operation committed, untouched, or left in a state to re-read?
@@ -253,28 +253,31 @@ enum After {
     Reread(Vec<String>),
 }
 
-fn reread(step: &Step) -> After {
+/// Re-checks the failing operation's paths by identity: the staged temp file's inode at the target means the
+/// rename happened; the source's inode still in place means it did not.
+fn recheck(step: &Step, staged: Option<FileId>) -> After {
+    let new = staged.map(Seen::Id);
     match step {
-        Step::Add { path, content } => match reread_path(&path.abs) {
-            s if is(&s, content) => After::Committed,
+        Step::Add { path, .. } => match look(&path.abs) {
+            s if Some(&s) == new.as_ref() => After::Committed,
             Seen::Absent => After::Unchanged,
             _ => After::Reread(vec![path.rel.clone()]),
         },
-        Step::Update { path, content, original, .. } => match reread_path(&path.abs) {
-            s if is(&s, content) => After::Committed,
-            s if is(&s, original) => After::Unchanged,
+        Step::Update { path, source, .. } => match look(&path.abs) {
+            s if Some(&s) == new.as_ref() => After::Committed,
+            s if s == Seen::Id(*source) => After::Unchanged,
             _ => After::Reread(vec![path.rel.clone()]),
         },
-        Step::Delete { path, original } => match reread_path(&path.abs) {
+        Step::Delete { path, source } => match look(&path.abs) {
             Seen::Absent => After::Committed,
-            s if is(&s, original) => After::Unchanged,
+            s if s == Seen::Id(*source) => After::Unchanged,
             _ => After::Reread(vec![path.rel.clone()]),
         },
-        Step::Move { from, to, content, original, .. } => {
-            let (src, dst) = (reread_path(&from.abs), reread_path(&to.abs));
-            if src == Seen::Absent && is(&dst, content) {
+        Step::Move { from, to, source, .. } => {
+            let (src, dst) = (look(&from.abs), look(&to.abs));
+            if src == Seen::Absent && Some(&dst) == new.as_ref() {
                 After::Committed
-            } else if is(&src, original) && dst == Seen::Absent {
+            } else if src == Seen::Id(*source) && dst == Seen::Absent {
                 After::Unchanged
             } else {
                 After::Reread(vec![from.rel.clone(), to.rel.clone()])
@@ -304,10 +307,12 @@ pub fn stage_and_commit(plan: &Plan, abort: &AtomicBool, faults: Faults) -> Resu
     }
     let mut done: Vec<String> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
-        if let Err(e) = commit_one(step, staged.0[i].as_ref(), &mut steps) {
+        let tmp = staged.0[i].as_ref();
+        if let Err(e) = commit_one(step, tmp.map(|(p, _)| p.as_path()), &mut steps) {
+            let outcome_of_step = recheck(step, tmp.map(|(_, id)| *id));
             staged.discard();
             let mut unknown = Vec::new();
-            match reread(step) {
+            match outcome_of_step {
                 After::Committed => done.push(step.describe()),
                 After::Unchanged => {}
                 After::Reread(paths) => unknown = paths,

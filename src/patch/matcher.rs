@@ -266,7 +266,7 @@ impl<'f> Matcher<'f> {
             }
             let common = want.iter().filter(|w| have.binary_search(w).is_ok()).count();
             let score = common as f64 / (want.len() + have.len() - common) as f64;
-            if score >= 0.4 && best.map_or(true, |(b, _)| score > b) {
+            if score >= 0.4 && best.is_none_or(|(b, _)| score > b) {
                 best = Some((score, i));
             }
         }
@@ -302,8 +302,8 @@ fn show_lines(out: &mut String, lines: &[&str]) {
 
 /// Drops the last old-side line (an empty one) and, if the new side also ends with an empty line, that one too.
 fn without_trailing_empty<'p>(lines: &[ChunkLine<'p>]) -> Vec<ChunkLine<'p>> {
-    let last_old = lines.iter().rposition(|l| l.old().is_some());
-    let last_new = lines.iter().rposition(|l| l.new().is_some()).filter(|&i| lines[i].new() == Some(""));
+    let last_old = lines.iter().rposition(|l| l.old_side().is_some());
+    let last_new = lines.iter().rposition(|l| l.new_side().is_some()).filter(|&i| lines[i].new_side() == Some(""));
     lines
         .iter()
         .enumerate()
@@ -336,17 +336,17 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
             }
         }
         let mut lines: Vec<ChunkLine<'p>> = chunk.lines.clone();
-        let mut old: Vec<&str> = lines.iter().filter_map(|l| l.old()).collect();
+        let mut old: Vec<&str> = lines.iter().filter_map(|l| l.old_side()).collect();
         if old.is_empty() {
             let at = if chunk.locator.is_some() && !chunk.end_of_file { cursor } else { file.len() };
-            let new = lines.iter().filter_map(|l| l.new()).map(NewLine::Patch).collect();
+            let new = lines.iter().filter_map(|l| l.new_side()).map(NewLine::Patch).collect();
             edits.push(Edit { start: at, old_len: 0, new });
             continue;
         }
         let mut found = m.seek(&old, cursor, chunk.end_of_file);
         if found == Found::None && old.len() > 1 && old.last() == Some(&"") {
             let retry = without_trailing_empty(&lines);
-            let retry_old: Vec<&str> = retry.iter().filter_map(|l| l.old()).collect();
+            let retry_old: Vec<&str> = retry.iter().filter_map(|l| l.old_side()).collect();
             let f = m.seek(&retry_old, cursor, chunk.end_of_file);
             if f != Found::None {
                 found = f;

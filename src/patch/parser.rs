@@ -52,14 +52,14 @@ pub enum ChunkLine<'a> {
 
 impl<'a> ChunkLine<'a> {
     /// The line as it must appear in the file before the change (None for an added line).
-    pub fn old(&self) -> Option<&'a str> {
+    pub fn old_side(&self) -> Option<&'a str> {
         match *self {
             ChunkLine::Context(s) | ChunkLine::Remove(s) => Some(s),
             ChunkLine::Add(_) => None,
         }
     }
     /// The line as it appears after the change (None for a removed line).
-    pub fn new(&self) -> Option<&'a str> {
+    pub fn new_side(&self) -> Option<&'a str> {
         match *self {
             ChunkLine::Context(s) | ChunkLine::Add(s) => Some(s),
             ChunkLine::Remove(_) => None,

@@ -47,7 +47,7 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     if segments.iter().any(|s| is_drive_like(s)) {
         return Err(not_relative());
     }
-    if segments.iter().any(|s| *s == "..") {
+    if segments.contains(&"..") {
         return Err(PatchError::no_change(
             "path-traversal",
             format!("path traversal is not allowed: '{}'", shown(raw)),

@@ -8,13 +8,16 @@ use super::paths::{self, Found, PatchPath};
 use super::text::{self, Style};
 use std::path::Path;
 
-/// One operation ready to commit, with what it expects on disk (for re-reading after a failure).
+/// The identity (device, inode) of an existing source, to tell after a failure whether it was replaced.
+pub type FileId = (u64, u64);
+
+/// One operation ready to commit, with the source identity it expects on disk (for re-checking after a failure).
 #[derive(Debug)]
 pub enum Step {
     Add { path: PatchPath, content: Vec<u8> },
-    Update { path: PatchPath, content: Vec<u8>, original: Vec<u8>, mode: u32 },
-    Move { from: PatchPath, to: PatchPath, content: Vec<u8>, original: Vec<u8>, mode: u32 },
-    Delete { path: PatchPath, original: Vec<u8> },
+    Update { path: PatchPath, content: Vec<u8>, source: FileId, mode: u32 },
+    Move { from: PatchPath, to: PatchPath, content: Vec<u8>, source: FileId, mode: u32 },
+    Delete { path: PatchPath, source: FileId },
 }
 
 impl Step {
@@ -105,6 +108,7 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
 
     let mut identities = Vec::new();
     let mut modes = vec![0u32; all.len()];
+    let mut ids = vec![(0u64, 0u64); all.len()];
     for (i, (hunk, ps)) in patch.hunks.iter().zip(&all).enumerate() {
         let found: Vec<Found> = ps.iter().map(|p| paths::inspect(cwd, p)).collect::<Result<_, _>>()?;
         match hunk {
@@ -113,6 +117,7 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
                 let (dev, ino, mode) = must_be_source(&ps[0], found[0])?;
                 identities.push((i, ps[0].rel.as_str(), dev, ino));
                 modes[i] = mode;
+                ids[i] = (dev, ino);
                 if ps.len() == 2 {
                     must_be_absent(&ps[1], found[1])?;
                 }
@@ -122,7 +127,7 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     paths::check_identities(&identities)?;
 
     let mut steps = Vec::with_capacity(patch.hunks.len());
-    for ((hunk, ps), mode) in patch.hunks.iter().zip(all).zip(modes) {
+    for (((hunk, ps), mode), source) in patch.hunks.iter().zip(all).zip(modes).zip(ids) {
         let mut ps = ps.into_iter();
         let first = ps.next().expect("every hunk has a path");
         steps.push(match hunk {
@@ -133,14 +138,14 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
             Hunk::Delete { .. } => {
                 let original = read_source(&first)?;
                 text::decode(&original, &paths::shown(&first.rel))?;
-                Step::Delete { path: first, original }
+                Step::Delete { path: first, source }
             }
             Hunk::Update { chunks, .. } => {
                 let original = read_source(&first)?;
                 let content = updated(&first, &original, chunks)?;
                 match ps.next() {
-                    Some(to) => Step::Move { from: first, to, content, original, mode },
-                    None => Step::Update { path: first, content, original, mode },
+                    Some(to) => Step::Move { from: first, to, content, source, mode },
+                    None => Step::Update { path: first, content, source, mode },
                 }
             }
         });
