@@ -20,7 +20,7 @@ export default async function ({ version, helpers, log }) {
 		"*** Delete File: old.txt",
 		"*** End Patch",
 	].join("\n");
-	const refused = "*** Begin Patch\n*** Update File: src/greet.js\n@@\n-  return nothing;\n+  return 42;\n*** End Patch";
+	const refused = "*** Begin Patch\n*** Update File: src/greet.js\n@@\n-  return \"Hi \" + name;\n+  return \"Hey \" + name;\n*** End Patch";
 	const script = helpers.writeScript(
 		box,
 		`export default [${JSON.stringify({ tools: [{ name: "apply_patch", args: { patch } }] })}, ${JSON.stringify({ tools: [{ name: "apply_patch", args: { patch: refused } }] })}, { text: "done" }];`,
