@@ -9,9 +9,11 @@
 use super::error::{errno_name, Outcome, PatchError};
 use super::paths::{shown, PatchPath};
 use super::preflight::{FileId, Plan, Step};
+#[cfg(target_os = "linux")]
 use std::ffi::CString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
+#[cfg(target_os = "linux")]
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -93,12 +95,14 @@ impl Steps {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn cstr(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
 /// rename(2) that refuses to replace an existing target (renameat2 RENAME_NOREPLACE; plain rename after an
 /// existence check where the filesystem lacks it).
+#[cfg(target_os = "linux")]
 fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     let (a, b) = (cstr(from)?, cstr(to)?);
     // SAFETY: both are valid NUL-terminated paths; AT_FDCWD with absolute paths.
@@ -110,14 +114,22 @@ fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     }
     let err = io::Error::last_os_error();
     match err.raw_os_error() {
-        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
-            if fs::symlink_metadata(to).is_ok() {
-                return Err(io::Error::from_raw_os_error(libc::EEXIST));
-            }
-            fs::rename(from, to)
-        }
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => rename_checked(from, to),
         _ => Err(err),
     }
+}
+
+/// Other platforms (untested): check, then rename.
+#[cfg(not(target_os = "linux"))]
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    rename_checked(from, to)
+}
+
+fn rename_checked(from: &Path, to: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from_raw_os_error(libc::EEXIST));
+    }
+    fs::rename(from, to)
 }
 
 /// The deepest existing folder on the way to `target` (the workspace always exists).

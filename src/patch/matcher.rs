@@ -296,7 +296,8 @@ fn show_lines(out: &mut String, lines: &[&str]) {
         out.push_str(&clip(l));
     }
     if lines.len() > MAX {
-        out.push_str(&format!("\n  … ({} more lines)", lines.len() - MAX));
+        let more = lines.len() - MAX;
+        out.push_str(&format!("\n  … ({more} more line{})", if more == 1 { "" } else { "s" }));
     }
 }
 
@@ -544,6 +545,25 @@ mod tests {
         assert!(err.contains("Nearest candidate region (lines 2-2):\n  | fn greet(name) {"), "{err}");
         let err = run("fn a\nx", "@@ fn a\n fn a\n-x\n+y\n").unwrap_err();
         assert!(err.contains("do not repeat it as the first context line"), "{err}");
+    }
+
+    #[test]
+    fn expected_lines_are_listed_up_to_twelve() {
+        let old: String = (0..13).map(|i| format!("-gone {i}\n")).collect();
+        let err = run("x", &format!("@@\n{old}")).unwrap_err();
+        assert!(err.contains("  | gone 11\n  … (1 more line)"), "{err}");
+        assert!(!err.contains("| gone 12"));
+        let old: String = (0..12).map(|i| format!("-gone {i}\n")).collect();
+        let err = run("x", &format!("@@\n{old}")).unwrap_err();
+        assert!(err.contains("  | gone 11\nNo similar lines"), "{err}");
+    }
+
+    #[test]
+    fn long_lines_are_clipped_at_200_characters() {
+        let exact = "é".repeat(200);
+        assert_eq!(clip(&exact), exact);
+        let long = "é".repeat(201);
+        assert_eq!(clip(&long), format!("{}…", "é".repeat(200)));
     }
 
     #[test]
