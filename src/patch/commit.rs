@@ -144,13 +144,34 @@ fn existing_parent(target: &Path) -> PathBuf {
     dir
 }
 
-fn stage_one(dir: &Path, content: &[u8], mode: Option<u32>) -> io::Result<(PathBuf, FileId)> {
+/// Temp file names: one random prefix per patch, then a counter (a fresh prefix after a collision).
+struct TempNames {
+    prefix: String,
+    n: u64,
+}
+
+impl TempNames {
+    fn new() -> Self {
+        TempNames { prefix: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(), n: 0 }
+    }
+    fn next(&mut self) -> String {
+        self.n += 1;
+        format!(".pct-patch-{}-{}.tmp", self.prefix, self.n)
+    }
+    fn collided(&mut self) {
+        *self = TempNames::new();
+    }
+}
+
+fn stage_one(dir: &Path, content: &[u8], mode: Option<u32>, names: &mut TempNames) -> io::Result<(PathBuf, FileId)> {
     loop {
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let tmp = dir.join(format!(".pct-patch-{}.tmp", &id[..16]));
+        let tmp = dir.join(names.next());
         let mut file = match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                names.collided();
+                continue;
+            }
             Err(e) => return Err(e),
         };
         let written = (|| {
@@ -195,13 +216,18 @@ fn target_of(step: &Step) -> Option<(&PatchPath, &[u8], Option<u32>)> {
 /// Writes every new content to a temp file. A failure removes what was staged and changes nothing else.
 fn stage(plan: &Plan, steps: &mut Steps) -> Result<Staged, PatchError> {
     let mut staged = Staged(Vec::with_capacity(plan.steps.len()));
+    let mut names = TempNames::new();
     for step in &plan.steps {
         let Some((target, content, mode)) = target_of(step) else {
             staged.0.push(None);
             continue;
         };
-        let dir = existing_parent(&target.abs);
-        match steps.stage(|| stage_one(&dir, content, mode)) {
+        // An Update's folder exists (its source is there); Add and Move may need the deepest existing one.
+        let dir = match step {
+            Step::Update { path, .. } => path.abs.parent().map(Path::to_path_buf).unwrap_or_default(),
+            _ => existing_parent(&target.abs),
+        };
+        match steps.stage(|| stage_one(&dir, content, mode, &mut names)) {
             Ok(tmp) => staged.0.push(Some(tmp)),
             Err(e) => {
                 staged.discard();

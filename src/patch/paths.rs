@@ -77,13 +77,19 @@ pub enum Found {
     Other,
 }
 
-/// Checks every existing component of the path with lstat: no symlinks, no non-directory parent.
-pub fn inspect(cwd: &Path, p: &PatchPath) -> Result<Found, PatchError> {
+/// Checks every existing component of the path with lstat: no symlinks, no non-directory parent. `dirs` caches
+/// the folders (relative) already found to be real directories during this preflight.
+pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<String>) -> Result<Found, PatchError> {
     let segs: Vec<&str> = p.rel.split('/').collect();
     let mut cur = cwd.to_path_buf();
+    let mut prefix_len = 0usize;
     for (i, seg) in segs.iter().enumerate() {
         cur.push(seg);
+        prefix_len += seg.len() + usize::from(i > 0);
         let last = i + 1 == segs.len();
+        if !last && dirs.contains(&p.rel[..prefix_len]) {
+            continue;
+        }
         let md = match std::fs::symlink_metadata(&cur) {
             Ok(md) => md,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
@@ -118,6 +124,9 @@ pub fn inspect(cwd: &Path, p: &PatchPath) -> Result<Found, PatchError> {
                     shown(&component)
                 ),
             ));
+        }
+        if !last {
+            dirs.insert(p.rel[..prefix_len].to_string());
         }
         if last {
             return Ok(if md.is_file() {

@@ -109,8 +109,9 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     let mut identities = Vec::new();
     let mut modes = vec![0u32; all.len()];
     let mut ids = vec![(0u64, 0u64); all.len()];
+    let mut dirs = std::collections::HashSet::new();
     for (i, (hunk, ps)) in patch.hunks.iter().zip(&all).enumerate() {
-        let found: Vec<Found> = ps.iter().map(|p| paths::inspect(cwd, p)).collect::<Result<_, _>>()?;
+        let found: Vec<Found> = ps.iter().map(|p| paths::inspect(cwd, p, &mut dirs)).collect::<Result<_, _>>()?;
         match hunk {
             Hunk::Add { .. } => must_be_absent(&ps[0], found[0])?,
             Hunk::Delete { .. } | Hunk::Update { .. } => {
