@@ -21,6 +21,34 @@ export declare class PatchAbort {
   get aborted(): boolean
 }
 
+/** The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`. */
+export declare class ShellManager {
+  /** `options` (tests only): `{terminalTtlMs?, stopGraceMs?, stopConfirmMs?}`. */
+  constructor(options?: any | undefined | null)
+  /** Sets the default shell (Pi's `getShellConfig()` result) used when a call brings none; null clears it. */
+  setShell(config?: any | undefined | null): any
+  /** Validates exec_command arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
+  normalizeExec(args: any): any
+  /** Validates write_stdin arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
+  normalizeWrite(args: any): any
+  /** Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`. */
+  exec(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  /** Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`. */
+  writeStdin(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  /** Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped. */
+  cancel(callId: string): void
+  /** Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
+  cleanup(): Promise<any>
+  /** Closes the manager for good (session_shutdown): stops every job; new calls get manager-closed. */
+  close(): Promise<any>
+  /** Deletes the recovery files this manager created (only those); returns how many. */
+  deleteRecoveryFiles(): number
+  /** Paths of recovery files this manager owns. */
+  recoveryFiles(): Array<string>
+  /** Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`. */
+  status(): any
+}
+
 /** Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult. */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
 

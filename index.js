@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.PatchAbort = nativeBinding.PatchAbort
+module.exports.ShellManager = nativeBinding.ShellManager
 module.exports.applyPatch = nativeBinding.applyPatch
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet

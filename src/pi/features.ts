@@ -3,5 +3,6 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as registerPatch } from "./tools/patch.ts";
+import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell];
