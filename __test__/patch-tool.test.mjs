@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { register, APPLY_PATCH_LARK, NOT_ENABLED } from "../src/pi/tools/patch.ts";
 
-function fakeHost({ admitted = true, policy } = {}) {
+function fakeHost({ admitted = true, policy, context } = {}) {
 	const tools = [];
 	const host = {
 		pi: { registerTool: (def) => tools.push(def) },
-		hooks: policy ? { policy } : {},
+		hooks: { ...(policy ? { policy } : {}), ...(context ? { context } : {}) },
 		agentDir: "/nonexistent",
 		admitted,
 		config: () => ({}),
@@ -59,12 +59,18 @@ test("not admitted: 'Apply Patch is not enabled.' and nothing happens", async ()
 	assert.equal(existsSync(join(cwd, "a")), false);
 });
 
-test("policy hook: called with identity only; a denial fails with its reason and starts nothing", async () => {
+test("hooks: context then policy, with identity only; a denial fails with its reason and starts nothing", async () => {
 	const calls = [];
-	const { tool } = fakeHost({ policy: async (call) => (calls.push(call), { allow: false, reason: "patches are reviewed elsewhere" }) });
+	const { tool } = fakeHost({
+		context: async (call) => (calls.push(["context", call]), { env: { X: "1" } }),
+		policy: async (call) => (calls.push(["policy", call]), { allow: false, reason: "patches are reviewed elsewhere" }),
+	});
 	const cwd = ws();
-	await assert.rejects(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"), { message: "patches are reviewed elsewhere" });
-	assert.deepEqual(calls, [{ tool: "apply_patch", path: "direct", cwd }]);
+	await assert.rejects(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"), {
+		message: "policy-denied: patches are reviewed elsewhere Nothing was changed.",
+	});
+	const identity = { tool: "apply_patch", path: "direct", cwd };
+	assert.deepEqual(calls, [["context", identity], ["policy", identity]]);
 	assert.equal(existsSync(join(cwd, "a")), false);
 });
 
@@ -75,11 +81,13 @@ test("admission is re-checked after the policy hook returns", async () => {
 	assert.equal(existsSync(join(cwd, "a")), false);
 });
 
-test("parse errors come back as the exact text", async () => {
-	const { tool } = fakeHost();
+test("parse errors come back as the exact text, before the hooks are asked", async () => {
+	let asked = 0;
+	const { tool } = fakeHost({ policy: async () => (asked++, { allow: true }) });
 	await assert.rejects(exec(tool, ws(), "*** Begin Patch\n*** Add File: a\n+x\n"), {
 		message: "apply_patch failed (no-change): invalid patch: The last line of the patch must be '*** End Patch'",
 	});
+	assert.equal(asked, 0);
 });
 
 test("an aborted signal refuses with the exact text", async () => {

@@ -72,14 +72,21 @@ export function register(host: ToolkitHost): void {
 		async execute(_toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: any) {
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
-			if (host.hooks.policy) {
-				const decision = await host.hooks.policy({ tool: TOOL_NAME, path: "direct", cwd });
-				if (!decision?.allow) throw new Error(decision?.reason || "apply_patch was denied by the invocation policy.");
-				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
-			}
 			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");
+			// Normalization first (parse + path syntax, no filesystem access): a malformed patch never reaches the hooks.
 			const touched = native.patchPaths(cwd, params.patch);
 			if (!touched.ok) throw new Error(touched.error);
+			// Invocation hooks (identity only, never the patch text), as for every toolkit tool; a patch spawns
+			// nothing, so the context hook's env is not used.
+			const call = { tool: TOOL_NAME, path: "direct", cwd } as const;
+			if (host.hooks.context || host.hooks.policy) {
+				if (host.hooks.context) await host.hooks.context({ ...call });
+				if (host.hooks.policy) {
+					const d = await host.hooks.policy({ ...call });
+					if (!d?.allow) throw new Error(`policy-denied: ${d?.reason ?? "The invocation policy denied this call."} Nothing was changed.`);
+				}
+				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
+			}
 			const result = await underQueues(touched.paths, async () => {
 				// The queue may have waited: the live config decides, and an abort meanwhile changes nothing.
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
