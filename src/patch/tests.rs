@@ -492,6 +492,9 @@ mod property {
         "crlf.txt", "bin.dat", "./b.txt", "caf\u{e9}", "cafe\u{301}", "hard.txt",
     ];
     const TEXTS: &[&str] = &["one", "two", "three", "", "  two", "tw\u{2014}o", "x", "four"];
+    /// Mostly-valid choices so refusals also happen deep in preflight (matching, contents), after valid operations.
+    const EXISTING: &[&str] = &["a.txt", "b.txt", "dir/c.txt", "crlf.txt", "mixed.txt", "caf\u{e9}"];
+    const FRESH: &[&str] = &["n1.txt", "new/deep/f.txt", "dir/n2.txt", "n3/x.txt"];
 
     fn tree() -> tempfile::TempDir {
         let d = ws();
@@ -502,6 +505,7 @@ mod property {
         put(r, "crlf.txt", b"one\r\ntwo\r\n");
         put(r, "bin.dat", b"\xff\xfe");
         put(r, "caf\u{e9}", b"x\n");
+        put(r, "mixed.txt", b"one\r\ntwo\n");
         symlink(r.join("dir"), r.join("link")).unwrap();
         symlink(r.join("a.txt"), r.join("flink")).unwrap();
         fs::hard_link(r.join("b.txt"), r.join("hard.txt")).unwrap();
@@ -512,10 +516,16 @@ mod property {
         (0..3usize, 0..TEXTS.len()).prop_map(|(k, t)| format!("{}{}", [" ", "+", "-"][k], TEXTS[t]))
     }
 
+    fn pick(from: &'static [&'static str]) -> impl Strategy<Value = &'static str> + Clone {
+        (0..from.len()).prop_map(move |i| from[i])
+    }
+
     fn hunk() -> impl Strategy<Value = String> {
-        let path = (0..PATHS.len()).prop_map(|i| PATHS[i]);
+        let any_path = pick(PATHS);
+        let path = prop_oneof![1 => any_path.clone(), 2 => pick(EXISTING)];
+        let fresh = prop_oneof![1 => any_path, 2 => pick(FRESH)];
         prop_oneof![
-            (path.clone(), prop::collection::vec(0..TEXTS.len(), 1..3)).prop_map(|(p, ls)| {
+            (fresh.clone(), prop::collection::vec(0..TEXTS.len(), 1..3)).prop_map(|(p, ls)| {
                 let mut s = format!("*** Add File: {p}\n");
                 for l in ls {
                     s.push_str(&format!("+{}\n", TEXTS[l]));
@@ -523,7 +533,7 @@ mod property {
                 s
             }),
             path.clone().prop_map(|p| format!("*** Delete File: {p}\n")),
-            (path.clone(), prop::option::of(path), prop::collection::vec(prop::collection::vec(line(), 1..4), 1..3), any::<bool>())
+            (path, prop::option::of(fresh), prop::collection::vec(prop::collection::vec(line(), 1..4), 1..3), any::<bool>())
                 .prop_map(|(p, mv, chunks, eof)| {
                     let mut s = format!("*** Update File: {p}\n");
                     if let Some(m) = mv {
