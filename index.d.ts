@@ -9,6 +9,18 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * Cancels one `applyPatch` call: Pi's AbortSignal calls `abort()`; the executor checks it before preflight,
+ * before staging and before the first commit step.
+ */
+export declare class PatchAbort {
+  constructor()
+  /** Requests cancellation (takes effect at the next checkpoint; a started commit finishes). */
+  abort(): void
+  /** Whether abort() was called. */
+  get aborted(): boolean
+}
+
 /** The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`. */
 export declare class ShellManager {
   /** `options` (tests only): `{terminalTtlMs?, stopGraceMs?, stopConfirmMs?}`. */
@@ -36,6 +48,9 @@ export declare class ShellManager {
   /** Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`. */
   status(): any
 }
+
+/** Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult. */
+export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
 
 /** The all-off defaults. */
 export declare function configDefaults(): Record<string, any>
@@ -69,6 +84,39 @@ export declare function discoveryFindTools(inputJson: string, requestJson: strin
 
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
+
+/** One applied operation: `operation` is add, update, delete or move; `from` is the Move source. */
+export interface PatchOperation {
+  operation: string
+  path: string
+  from?: string
+}
+
+/**
+ * Which files a patch touches (Move source and destination included), sorted, so the Pi tool can take
+ * `withFileMutationQueue` for each before applying. Parse only; no filesystem access.
+ */
+export declare function patchPaths(cwd: string, patch: string): PatchPathsResult
+
+/** Result of patchPaths: the sorted absolute paths a patch touches, or the parse/path error it would fail with. */
+export interface PatchPathsResult {
+  ok: boolean
+  paths: Array<string>
+  error?: string
+  code?: string
+}
+
+/**
+ * Result of applyPatch: ok with the model text (`Applied patch:` ...) and operations, or the exact error text
+ * (`apply_patch failed (...)...`) with its stable code and outcome (no-change, partial, unknown, partial; unknown).
+ */
+export interface PatchResult {
+  ok: boolean
+  text: string
+  operations: Array<PatchOperation>
+  code?: string
+  outcome?: string
+}
 
 /** The `pi.events` channel the diagnostics record goes to. */
 export declare function rulesDiagnosticsChannel(): string

@@ -835,7 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.PatchAbort = nativeBinding.PatchAbort
 module.exports.ShellManager = nativeBinding.ShellManager
+module.exports.applyPatch = nativeBinding.applyPatch
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet
 module.exports.configEffective = nativeBinding.configEffective
@@ -845,6 +847,7 @@ module.exports.configSave = nativeBinding.configSave
 module.exports.configValidate = nativeBinding.configValidate
 module.exports.discoveryFindTools = nativeBinding.discoveryFindTools
 module.exports.engineVersion = nativeBinding.engineVersion
+module.exports.patchPaths = nativeBinding.patchPaths
 module.exports.rulesDiagnosticsChannel = nativeBinding.rulesDiagnosticsChannel
 module.exports.rulesEditorRows = nativeBinding.rulesEditorRows
 module.exports.rulesEditorRules = nativeBinding.rulesEditorRules

@@ -2,6 +2,8 @@
 // models with RPC `set_model`; a probe extension reports the active tools and the diagnostics records it heard
 // on `pi-codex-toolkit.execution-diagnostics`.
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import assert from "node:assert/strict";
 import { PI_VERSIONS, RpcPi, runJson, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
 import { EMBEDDER, PROBE, THIRD_PARTY, featureOf, probe, probeFile, status, watched } from "../helpers/rules.mjs";
@@ -203,7 +205,7 @@ for (const version of PI_VERSIONS) {
 			{ tools: [{ name: "find_tools", args: {} }] },
 			{ tools: [{ name: "find_tools", args: { query: "PATCH" } }] },
 			{ tools: [{ name: "find_tools", args: { load: ["apply_patch", "bash"] } }] },
-			{ tools: [{ name: "apply_patch", args: {} }, { name: "find_tools", args: { load: ["apply_patch"] } }] },
+			{ tools: [{ name: "apply_patch", args: { patch: "*** Begin Patch\\n*** Add File: loaded.txt\\n+hello\\n*** End Patch" } }, { name: "find_tools", args: { load: ["apply_patch"] } }] },
 			{ text: "done" },
 		];`);
 		const probeFilePath = box.base + "/probe.jsonl";
@@ -213,10 +215,17 @@ for (const version of PI_VERSIONS) {
 		assert.deepEqual(ends[0].slice(0, 2), ["apply_patch", true]);
 		assert.match(ends[0][2], /not found/, "deferred: not callable before the load");
 		assert.deepEqual(ends[1], ["find_tools", true, "find_tools requires a query or a non-empty load list."]);
-		assert.deepEqual(ends[2], ["find_tools", false, 'Managed tools matching "PATCH":\n- apply_patch [eligible]: Toolkit stub of apply_patch (test build).']);
+		assert.deepEqual(ends[2].slice(0, 2), ["find_tools", false]);
+		const m = ends[2][2].match(/^Managed tools matching "PATCH":\n- apply_patch \[eligible\]: (.+)$/);
+		assert.ok(m, ends[2][2]);
+		assert.ok([...m[1]].length <= 140, "one-line summary of at most 140 characters");
 		assert.deepEqual(ends[3], ["find_tools", false, "Loaded for the next turn: apply_patch\nRejected bash: not-managed"]);
-		assert.deepEqual(ends[4].slice(0, 2), ["apply_patch", false], "callable on the next turn");
-		assert.deepEqual(ends[5], ["find_tools", false, "Already loaded: apply_patch"], "idempotent");
+		// The last turn's two calls may finish in either order.
+		const last = Object.fromEntries(ends.slice(4).map((e) => [e[0], e]));
+		assert.deepEqual(last.apply_patch.slice(0, 2), ["apply_patch", false], "callable on the next turn: " + last.apply_patch[2]);
+		assert.equal(readFileSync(join(box.cwd, "loaded.txt"), "utf8"), "hello\n");
+		assert.deepEqual(last.find_tools, ["find_tools", false, "Already loaded: apply_patch"], "idempotent");
+		assert.equal(ends.length, 6);
 		const turns = probeFile(probeFilePath).filter((x) => x.kind === "turn").map((x) => watched(x.active));
 		assert.deepEqual(turns[0], ["bash", "edit", "find_tools", "read", "write"], "natives stay while the route is held back");
 		assert.deepEqual(turns.at(-1), ["apply_patch", "bash", "find_tools", "read"]);

@@ -3,6 +3,7 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as discovery } from "./tools/discovery.ts";
+import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerShell, discovery];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, discovery];
