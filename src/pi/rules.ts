@@ -4,7 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import { native } from "./native.ts";
-import { shellStatusLines } from "./tools/shell.ts";
+import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 
 /** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
 const call = {
@@ -103,6 +103,7 @@ export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {
 		hiddenByUs: [...host.rules.hiddenByUs],
 		loadedDeferred: host.rules.loadedDeferred,
 		platform: process.platform,
+		shellAvailable: resolveShell() !== null,
 		hasUi: host.rules.hasUI,
 		cleanupPending: cleanupPending(host),
 		configRevision: host.revision,

@@ -145,7 +145,7 @@ pub fn decide(input: &ResolveInput) -> Decision {
     let has_rules = cfg.execution.is_some();
 
     let patch_ours = reg.owner(APPLY_PATCH) == Owner::Ours;
-    let shell_ours = reg.all_ours(&SHELL_PAIR);
+    let shell_ours = reg.all_ours(&SHELL_PAIR) && input.shell_available != Some(false);
     let code_ours = reg.all_ours(&CODE_PAIR);
 
     let mut notes: Vec<&'static str> = Vec::new();
@@ -379,7 +379,16 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 st.effective = if held_any(&SHELL_PAIR) { Effective::Deferred } else { Effective::Active };
             } else {
                 st.effective = Effective::Unavailable;
-                st.reason = if !rules || reg.any_foreign(&SHELL_PAIR) { "conflicting-tool-name" } else { "shell-pair-unavailable" }.into();
+                st.reason = if reg.any_foreign(&SHELL_PAIR) {
+                    "conflicting-tool-name"
+                } else if input.shell_available == Some(false) {
+                    "shell-unavailable"
+                } else if !rules {
+                    "conflicting-tool-name"
+                } else {
+                    "shell-pair-unavailable"
+                }
+                .into();
             }
             st.extra.push((
                 "note".into(),

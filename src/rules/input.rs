@@ -159,6 +159,10 @@ pub struct ResolveInput {
     /// `process.platform` (Computer Use needs `darwin`).
     #[serde(default)]
     pub platform: Option<String>,
+    /// Whether Pi resolves a usable shell (`getShellConfig()`); `false` takes the shell pair down with
+    /// `shell-unavailable`. Missing = available.
+    #[serde(default)]
+    pub shell_available: Option<bool>,
     /// Whether a dialog-capable UI exists (TUI or RPC): the nested apply_patch approval transport.
     #[serde(default)]
     pub has_ui: bool,

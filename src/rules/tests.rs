@@ -584,3 +584,19 @@ fn glue_status_lines_replace_the_generic_note() {
     );
     assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: \n  nested apply_patch approval: confirm\n  note: nested calls"));
 }
+
+#[test]
+fn no_usable_shell_takes_the_pair_down() {
+    let mut input = snapshot(json!({ "shellSessions": { "enabled": true }, "codeMode": { "enabled": true } }), Some(("faux", "faux-1")), registry(&[], &[]));
+    input.shell_available = Some(false);
+    let out = resolve(&input);
+    assert_eq!(out.features["shellSessions"], json!({ "configured": true, "effective": "unavailable", "reason": "shell-unavailable" }));
+    assert!(!out.active.contains(&EXEC_COMMAND.to_string()));
+    assert!(out.nested_names.is_empty());
+    let mut rules = snapshot(rules_cfg(rule(false, true, true)), Some(("faux", "faux-1")), registry(&[], &[]));
+    rules.shell_available = Some(false);
+    let out = resolve(&rules);
+    assert_eq!(out.features["shellSessions"]["reason"], "shell-unavailable");
+    assert_eq!(out.features["codeMode"]["reason"], "code-shell-pair-unavailable");
+    assert!(out.hidden_natives.is_empty(), "bash stays when no route is admitted");
+}
