@@ -4,6 +4,8 @@
 #[macro_use]
 extern crate napi_derive;
 
+mod code;
+
 /// The addon's version, so the TypeScript side can refuse a stale binary.
 #[napi]
 pub fn engine_version() -> String {
