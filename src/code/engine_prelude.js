@@ -81,7 +81,7 @@
 		return new PromiseCtor((resolve, reject) => { pending.set(answer.id, { resolve, reject }); });
 	}
 	const declaredList = Object.freeze(declared.slice());
-	hidden("tools", new Proxy(Object.freeze({}), {
+	hidden("tools", new Proxy({}, {
 		get(_t, key) {
 			if (typeof key !== "string" || key === "then") return undefined;
 			return function (args) { return invoke(key, args); };

@@ -1,7 +1,19 @@
 //! Code cells (`exec` / `wait`, toolkit.md §7): JavaScript programs run once on their own thread with a fresh
 //! engine, calling the shell and patch executors Rust-to-Rust through declared adapters.
 //!
-//! Module map: `engine` (the only file that knows QuickJS), `pragma` (input normalisation), `adapters` (the
-//! nested-call seam to shell/patch), `manager` (cells, limits, nested-call bridge), `render` (model-facing text).
+//! Module map: `engine` (the only file that knows QuickJS), `input` (arguments and the pragma line),
+//! `adapters` (the nested-call seams to shell/patch and to the TypeScript host), `manager` (cells, limits,
+//! nested-call bridge), `render` (model-facing text), `recovery` (§6 files), `limits`, `errors`.
 
+pub mod adapters;
 pub mod engine;
+pub mod errors;
+pub mod input;
+pub mod limits;
+pub mod manager;
+pub mod recovery;
+pub mod render;
+
+pub use adapters::{Adapters, AllowAll, GateAnswer, GateRequest, HostGate, NestedContext};
+pub use errors::CodeError;
+pub use manager::{CellRead, CodeManager, OuterCall, ProgressFn, ProgressRecord};
