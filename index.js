@@ -835,4 +835,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CodeManager = nativeBinding.CodeManager
+module.exports.JsCodeManager = nativeBinding.JsCodeManager
 module.exports.engineVersion = nativeBinding.engineVersion

@@ -16,6 +16,7 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// What a dispatched nested call knows about its origin.
 #[derive(Debug, Clone, Default)]
+#[allow(dead_code)] // read by the shell/patch wiring
 pub struct NestedContext {
     /// Pi's working directory of the outer exec call (workdir of nested shells is relative to it).
     pub cwd: String,
@@ -75,8 +76,10 @@ pub trait HostGate: Send + Sync + 'static {
     fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer>;
 }
 
-/// A gate that allows everything without approval (embedders without hooks; tests).
+/// A gate that allows everything without approval (tests).
+#[cfg(test)]
 pub struct AllowAll;
+#[cfg(test)]
 impl HostGate for AllowAll {
     fn ask(&self, _req: GateRequest) -> BoxFuture<GateAnswer> {
         Box::pin(async { GateAnswer { allow: true, ..Default::default() } })

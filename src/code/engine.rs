@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use rquickjs::promise::PromiseState;
+use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Object, Promise, Runtime, Value};
 
 /// Resource limits of one cell's engine, fixed when the cell starts.
@@ -88,10 +89,6 @@ impl EngineHandle {
         let _ = self.inbox.send(Inbox::Cancel);
     }
 
-    /// Whether the thread has finished (its sink's `done` was called before this turns true).
-    pub fn is_finished(&self) -> bool {
-        self.thread.as_ref().map(|t| t.is_finished()).unwrap_or(true)
-    }
 }
 
 impl Drop for EngineHandle {
@@ -162,6 +159,15 @@ fn run_cell(
     outcome
 }
 
+fn eval_options(filename: &str) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.global = true;
+    o.strict = false;
+    o.backtrace_barrier = true;
+    o.filename = Some(filename.to_string());
+    o
+}
+
 fn exception_text(ctx: &Ctx<'_>) -> String {
     let v = ctx.catch();
     if let Some(obj) = v.as_object() {
@@ -211,7 +217,7 @@ fn drive<'js>(
         Ok(f) => f,
         Err(_) => return Outcome::Threw(exception_text(ctx)),
     };
-    let factory: Function = match ctx.eval(PRELUDE) {
+    let factory: Function = match ctx.eval_with_options(PRELUDE, eval_options("cell-prelude")) {
         Ok(f) => f,
         Err(_) => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
     };
@@ -222,7 +228,7 @@ fn drive<'js>(
     let settle: Function = harness.get("settle").expect("prelude defines settle");
     let deliver: Function = harness.get("deliver").expect("prelude defines deliver");
 
-    let body: Value = match ctx.eval::<Value, _>(source) {
+    let body: Value = match ctx.eval_with_options::<Value, _>(source, eval_options("cell")) {
         Ok(v) => v,
         Err(_) => {
             if cancelled() {
@@ -355,6 +361,11 @@ mod tests {
                 assert!(s.starts_with("TypeError: bad thing"), "{s}");
                 assert!(s.contains(":3"), "line 3 expected in stack: {s}");
             }
+            o => panic!("{o:?}"),
+        }
+        let (_, o) = run_with("await tools.x()", true);
+        match o {
+            Outcome::Threw(s) => assert!(s.starts_with("Error: no x [unknown-adapter]") && !s.contains("prelude"), "{s}"),
             o => panic!("{o:?}"),
         }
         let (_, o) = run("throw 'str'");

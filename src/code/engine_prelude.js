@@ -17,7 +17,11 @@
 			try {
 				s = StringCtor(e.name === undefined ? "Error" : e.name) + ": " + StringCtor(e.message);
 				if (typeof e.code === "string") s += " [" + e.code + "]";
-				if (typeof e.stack === "string" && e.stack.length > 0) s += "\n" + e.stack.replace(/\n+$/, "");
+				if (typeof e.stack === "string" && e.stack.length > 0) {
+					// Frames of this prelude are noise for the model.
+					const frames = e.stack.split("\n").filter((l) => l.length > 0 && l.indexOf("cell-prelude") < 0);
+					if (frames.length > 0) s += "\n" + frames.join("\n");
+				}
 			} catch (_) {
 				s = "Error: (the thrown error could not be formatted)";
 			}

@@ -23,6 +23,7 @@ impl std::fmt::Display for CodeError {
 }
 
 /// Every code this module may return (documented in docs/code.md).
+#[cfg(test)]
 pub const CODES: &[&str] = &[
     "invalid-code", "invalid-uses", "invalid-limit", "invalid-input", "cell-limit", "stale-cell", "closed",
     "unavailable", "cell-start-failed", "unknown-adapter", "adapter-disabled", "invalid-arguments",

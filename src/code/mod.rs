@@ -9,11 +9,10 @@ pub mod adapters;
 pub mod engine;
 pub mod errors;
 pub mod input;
+pub mod js_bridge;
 pub mod limits;
 pub mod manager;
 pub mod recovery;
 pub mod render;
 
-pub use adapters::{Adapters, AllowAll, GateAnswer, GateRequest, HostGate, NestedContext};
-pub use errors::CodeError;
-pub use manager::{CellRead, CodeManager, OuterCall, ProgressFn, ProgressRecord};
+pub use manager::{CodeManager, OuterCall};
