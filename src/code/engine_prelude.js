@@ -19,7 +19,7 @@
 				if (typeof e.code === "string") s += " [" + e.code + "]";
 				if (typeof e.stack === "string" && e.stack.length > 0) {
 					// Frames of this prelude are noise for the model.
-					const frames = e.stack.split("\n").filter((l) => l.length > 0 && l.indexOf("cell-prelude") < 0);
+					const frames = e.stack.split("\n").filter((l) => l.length > 0 && l.indexOf("cell-prelude") < 0 && l.indexOf("at <eval> (cell:") < 0);
 					if (frames.length > 0) s += "\n" + frames.join("\n");
 				}
 			} catch (_) {
