@@ -43,5 +43,29 @@ export interface CodeCallOptions {
   callId?: string
 }
 
+/** The all-off defaults. */
+export declare function configDefaults(): Record<string, any>
+
+/** Sets one dotted setting on a draft, keeping unknown fields; null at a top-level key removes it. */
+export declare function configDraftSet(raw: Record<string, any> | null, path: string, value: unknown): Record<string, any>
+
+/** The effective view of a valid raw config (defaults filled, unknown fields dropped). */
+export declare function configEffective(raw: Record<string, any> | null): Record<string, any>
+
+/** `<agentDir>/extensions/pi-codex-toolkit.json`. */
+export declare function configPath(agentDir: string): string
+
+/** Reads and classifies the config file: `{status, code?, detail?, revision, raw}`. */
+export declare function configRead(path: string): { status: 'ok' | 'missing' | 'error'; code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'; detail?: string; revision: string | null; raw: Record<string, any> | null }
+
+/**
+ * Saves a draft under the lock if the file still has `baseRevision` (null = still missing). Resolves
+ * `{ok: true, revision, raw}` or `{ok: false, code, message}`; nothing is written on refusal.
+ */
+export declare function configSave(path: string, draft: Record<string, any>, baseRevision?: string | undefined | null): Promise<{ ok: true; revision: string; raw: Record<string, any> } | { ok: false; code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed'; message: string }>
+
+/** The first validation problem of a raw config, or null when it is valid. */
+export declare function configValidate(raw: unknown): string | null
+
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string

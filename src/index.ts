@@ -1,4 +1,40 @@
-import { native } from "./pi/native.ts";
-export default function (pi: any) {
-	pi.registerCommand("pct", { description: "x", handler: async (_args: string, ctx: any) => { ctx.ui.notify("engine " + native.engineVersion()); } });
+/**
+ * pi-codex-toolkit: the Pi extension entry (default export) and the embedder factory.
+ * Embedders import this file (`pi-codex-toolkit/src/index.ts`) and call createPiCodexToolkit({...}).
+ */
+import { registerPctCommand, say } from "./pi/commands.ts";
+import { FEATURES } from "./pi/features.ts";
+import type { ToolkitOptions } from "./pi/host.ts";
+import { Toolkit } from "./pi/toolkit.ts";
+
+export type { InvocationCall, InvocationHooks, PolicyDecision, ToolkitOptions } from "./pi/host.ts";
+
+/** Builds the extension factory Pi calls once per load. */
+export function createPiCodexToolkit(options: ToolkitOptions = {}) {
+	return function piCodexToolkit(pi: any): void {
+		const tk = new Toolkit(pi, options);
+		const registered = new Set<string>();
+		// Feature modules register through a view of `pi` that records their tool names (for status).
+		const recordingPi = Object.create(pi, {
+			registerTool: { value: (def: any) => (registered.add(def.name), pi.registerTool(def)) },
+		});
+		const host = Object.create(tk, { pi: { value: recordingPi } });
+		for (const register of FEATURES) register(host);
+		registerPctCommand(tk, registered);
+
+		tk.reload();
+		pi.on("session_start", async (_event: any, ctx: any) => {
+			const r = tk.reload();
+			tk.sync();
+			// One warning with an interactive UI (TUI or RPC); print and json modes stay quiet.
+			if (!r.ok && ctx.hasUI) say(ctx, r.message, "warning");
+		});
+		pi.on("model_select", async () => tk.sync());
+		const veto = async () => ((await tk.beforeSwitch()) ? undefined : { cancel: true });
+		pi.on("session_before_switch", veto);
+		pi.on("session_before_fork", veto);
+		pi.on("session_shutdown", async () => tk.shutdown());
+	};
 }
+
+export default createPiCodexToolkit();

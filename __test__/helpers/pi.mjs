@@ -140,7 +140,13 @@ export class RpcPi {
 		this.child.stdout.on("data", lineSplitter((line) => this.#onRecord(line)));
 		this.child.stderr.setEncoding("utf8");
 		this.child.stderr.on("data", (d) => (this.stderr += d));
-		this.exited = new Promise((r) => this.child.on("close", (code) => r(code)));
+		this.exitCode = undefined;
+		this.exited = new Promise((r) => this.child.on("close", (code) => {
+			this.exitCode = code;
+			for (const [, fail] of this.pending) fail({ type: "response", success: false, error: `pi exited (${code}): ${this.stderr.slice(-2000)}` });
+			this.pending.clear();
+			r(code);
+		}));
 	}
 
 	async #onRecord(line) {

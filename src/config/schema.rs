@@ -1,0 +1,327 @@
+//! Validation and defaults. Messages name the first offending field and never repeat the invalid value, because the
+//! status line and reload message show them to the user and the model.
+
+use serde_json::{json, Map, Value};
+
+/// Names find_tools may manage: toolkit-owned and deferrable (never find_tools itself).
+pub const DEFERRABLE: [&str; 13] = [
+    "openai_web_search",
+    "openai_generate_image",
+    "apply_patch",
+    "exec_command",
+    "write_stdin",
+    "exec",
+    "wait",
+    "computer_use_list_apps",
+    "computer_use_get_app_state",
+    "computer_use_click",
+    "computer_use_type_text",
+    "computer_use_press_key",
+    "computer_use_scroll",
+];
+
+/// The six Computer Use names: an atomic group, listed all or none.
+pub const COMPUTER_USE: [&str; 6] = [
+    "computer_use_list_apps",
+    "computer_use_get_app_state",
+    "computer_use_click",
+    "computer_use_type_text",
+    "computer_use_press_key",
+    "computer_use_scroll",
+];
+
+const THINKING: [&str; 8] = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// The all-off defaults a missing file means. A new file never contains `execution`.
+pub fn defaults() -> Value {
+    let mut deferred = vec![json!("openai_generate_image")];
+    deferred.extend(COMPUTER_USE.iter().map(|n| json!(n)));
+    json!({
+        "webSearch": {"enabled": false, "backend": "auto", "mode": "live", "contextSize": "medium", "sidecarModel": null},
+        "remoteCompaction": {"enabled": false},
+        "imageGeneration": {"enabled": false},
+        "applyPatch": {"enabled": false},
+        "computerUse": {"enabled": false, "approvalMode": "confirm"},
+        "shellSessions": {"enabled": false},
+        "codeMode": {"enabled": false, "approvalMode": "confirm"},
+        "toolDiscovery": {"enabled": false, "deferred": deferred},
+        "debug": false
+    })
+}
+
+fn section<'a>(root: &'a Map<String, Value>, name: &str) -> Result<Option<&'a Map<String, Value>>, String> {
+    match root.get(name) {
+        None => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(_) => Err(format!("{name} must be an object")),
+    }
+}
+
+fn boolean(obj: &Map<String, Value>, path: &str, key: &str) -> Result<(), String> {
+    match obj.get(key) {
+        None | Some(Value::Bool(_)) => Ok(()),
+        Some(_) => Err(format!("{path}.{key} must be true or false")),
+    }
+}
+
+fn one_of(obj: &Map<String, Value>, path: &str, key: &str, allowed: &[&str]) -> Result<(), String> {
+    match obj.get(key) {
+        None => Ok(()),
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+        Some(_) => Err(format!("{path}.{key} must be one of {}", allowed.join(", "))),
+    }
+}
+
+/// Checks a raw config object; `Err` carries the first offending field with its requirement.
+pub fn validate(root: &Value) -> Result<(), String> {
+    let root = root.as_object().ok_or_else(|| "configuration must be a JSON object".to_string())?;
+    if let Some(ws) = section(root, "webSearch")? {
+        boolean(ws, "webSearch", "enabled")?;
+        one_of(ws, "webSearch", "backend", &["auto", "native", "sidecar"])?;
+        one_of(ws, "webSearch", "mode", &["live", "cached"])?;
+        one_of(ws, "webSearch", "contextSize", &["low", "medium", "high"])?;
+        validate_sidecar(ws.get("sidecarModel"))?;
+    }
+    for name in ["remoteCompaction", "imageGeneration", "applyPatch", "shellSessions"] {
+        if let Some(s) = section(root, name)? {
+            boolean(s, name, "enabled")?;
+        }
+    }
+    for name in ["computerUse", "codeMode"] {
+        if let Some(s) = section(root, name)? {
+            boolean(s, name, "enabled")?;
+            one_of(s, name, "approvalMode", &["confirm", "always"])?;
+        }
+    }
+    if let Some(v) = root.get("execution") {
+        validate_execution(v)?;
+    }
+    if let Some(td) = section(root, "toolDiscovery")? {
+        boolean(td, "toolDiscovery", "enabled")?;
+        validate_deferred(td.get("deferred"))?;
+    }
+    if !matches!(root.get("debug"), None | Some(Value::Bool(_))) {
+        return Err("debug must be true or false".into());
+    }
+    Ok(())
+}
+
+fn validate_sidecar(v: Option<&Value>) -> Result<(), String> {
+    let m = match v {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err("webSearch.sidecarModel must be null or an object".into()),
+    };
+    let p = "webSearch.sidecarModel";
+    let provider = match m.get("provider") {
+        Some(Value::String(s)) if s == "openai" || s == "openai-codex" => s.as_str(),
+        _ => return Err(format!("{p}.provider must be one of openai, openai-codex")),
+    };
+    match m.get("model") {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        _ => return Err(format!("{p}.model must be a non-empty string")),
+    }
+    one_of(m, p, "thinkingLevel", &THINKING)?;
+    if provider == "openai" {
+        if let Some(Value::String(t)) = m.get("thinkingLevel") {
+            if t != "auto" {
+                return Err(format!("{p}.thinkingLevel must be auto for provider openai"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_execution(v: &Value) -> Result<(), String> {
+    let m = v.as_object().ok_or_else(|| "execution must be an object".to_string())?;
+    if m.get("version") != Some(&json!(1)) {
+        return Err("execution.version must be 1".into());
+    }
+    let rules = match m.get("rules") {
+        Some(Value::Array(a)) => a,
+        _ => return Err("execution.rules must be an array".into()),
+    };
+    let mut ids = std::collections::HashSet::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let p = format!("execution.rules[{i}]");
+        let r = rule.as_object().ok_or_else(|| format!("{p} must be an object"))?;
+        if let Some(k) = r.keys().find(|k| !["id", "match", "patch", "shell", "code"].contains(&k.as_str())) {
+            return Err(format!("{p}.{k} is not a rule field (allowed: id, match, patch, shell, code)"));
+        }
+        let id = match r.get("id") {
+            Some(Value::String(s)) if !s.is_empty() => s,
+            _ => return Err(format!("{p}.id must be a non-empty string")),
+        };
+        if !ids.insert(id.clone()) {
+            return Err(format!("{p}.id must be unique"));
+        }
+        match r.get("match") {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            _ => return Err(format!("{p}.match must be a non-empty string")),
+        }
+        for flag in ["patch", "shell", "code"] {
+            if !matches!(r.get(flag), Some(Value::Bool(_))) {
+                return Err(format!("{p}.{flag} must be true or false"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_deferred(v: Option<&Value>) -> Result<(), String> {
+    let list = match v {
+        None => return Ok(()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err("toolDiscovery.deferred must be an array of tool names".into()),
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, item) in list.iter().enumerate() {
+        let name = item.as_str().unwrap_or("");
+        if !DEFERRABLE.contains(&name) {
+            return Err(format!(
+                "toolDiscovery.deferred[{i}] must be a deferrable toolkit tool name ({})",
+                DEFERRABLE.join(", ")
+            ));
+        }
+        if !seen.insert(name) {
+            return Err(format!("toolDiscovery.deferred[{i}] repeats a name"));
+        }
+    }
+    let cu = COMPUTER_USE.iter().filter(|n| seen.contains(**n)).count();
+    if cu != 0 && cu != COMPUTER_USE.len() {
+        return Err("toolDiscovery.deferred must list all six computer_use_* names or none".into());
+    }
+    Ok(())
+}
+
+/// The effective view: defaults overlaid with the known fields of a valid raw config (unknown fields dropped).
+/// `execution` appears only when the raw config has it.
+pub fn effective(raw: &Value) -> Value {
+    let mut eff = defaults();
+    let Some(root) = raw.as_object() else { return eff };
+    let out = eff.as_object_mut().expect("defaults are an object");
+    for (name, def) in out.iter_mut() {
+        match (def, root.get(name)) {
+            (Value::Object(d), Some(Value::Object(r))) => {
+                for (k, v) in d.iter_mut() {
+                    if let Some(rv) = r.get(k) {
+                        *v = if k == "sidecarModel" { normalize_sidecar(rv) } else { rv.clone() };
+                    }
+                }
+            }
+            (d @ Value::Bool(_), Some(v @ Value::Bool(_))) => *d = v.clone(),
+            _ => {}
+        }
+    }
+    if let Some(exec) = root.get("execution").and_then(Value::as_object) {
+        let rules = exec.get("rules").cloned().unwrap_or_else(|| json!([]));
+        out.insert("execution".into(), json!({"version": 1, "rules": rules}));
+    }
+    eff
+}
+
+/// A sidecar model without thinkingLevel reads as `auto`.
+fn normalize_sidecar(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.entry("thinkingLevel").or_insert_with(|| json!("auto"));
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Applied before every save: once `execution` exists the rules are the only authority for Patch, direct Shell and
+/// Code, so the three legacy `enabled` flags are removed (codeMode.approvalMode stays).
+pub fn normalize_for_save(raw: &mut Value) {
+    let Some(root) = raw.as_object_mut() else { return };
+    if !root.contains_key("execution") {
+        return;
+    }
+    for name in ["applyPatch", "shellSessions", "codeMode"] {
+        if let Some(Value::Object(s)) = root.get_mut(name) {
+            s.remove("enabled");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(v: Value) -> String {
+        validate(&v).unwrap_err()
+    }
+
+    #[test]
+    fn root_and_sections() {
+        assert_eq!(err(json!([])), "configuration must be a JSON object");
+        assert_eq!(err(json!(null)), "configuration must be a JSON object");
+        for s in ["webSearch", "remoteCompaction", "imageGeneration", "applyPatch", "computerUse", "shellSessions", "codeMode", "toolDiscovery"] {
+            assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
+        }
+        assert_eq!(err(json!({"execution": []})), "execution must be an object");
+        assert!(validate(&json!({})).is_ok());
+        assert!(validate(&defaults()).is_ok());
+    }
+
+    #[test]
+    fn booleans_and_enums() {
+        assert_eq!(err(json!({"applyPatch": {"enabled": "yes"}})), "applyPatch.enabled must be true or false");
+        assert_eq!(err(json!({"debug": 1})), "debug must be true or false");
+        assert_eq!(err(json!({"webSearch": {"backend": "x"}})), "webSearch.backend must be one of auto, native, sidecar");
+        assert_eq!(err(json!({"webSearch": {"mode": 1}})), "webSearch.mode must be one of live, cached");
+        assert_eq!(err(json!({"webSearch": {"contextSize": "huge"}})), "webSearch.contextSize must be one of low, medium, high");
+        assert_eq!(err(json!({"codeMode": {"approvalMode": "never"}})), "codeMode.approvalMode must be one of confirm, always");
+    }
+
+    #[test]
+    fn sidecar() {
+        let ok = json!({"webSearch": {"sidecarModel": {"provider": "openai-codex", "model": "gpt-5", "thinkingLevel": "high"}}});
+        assert!(validate(&ok).is_ok());
+        assert_eq!(err(json!({"webSearch": {"sidecarModel": {"provider": "openai", "model": "m", "thinkingLevel": "high"}}})),
+            "webSearch.sidecarModel.thinkingLevel must be auto for provider openai");
+        assert_eq!(err(json!({"webSearch": {"sidecarModel": 3}})), "webSearch.sidecarModel must be null or an object");
+        let eff = effective(&json!({"webSearch": {"sidecarModel": {"provider": "openai", "model": "m"}}}));
+        assert_eq!(eff["webSearch"]["sidecarModel"]["thinkingLevel"], "auto");
+    }
+
+    #[test]
+    fn execution_rules() {
+        let rule = |extra: Value| {
+            let mut r = json!({"id": "a", "match": "*", "patch": true, "shell": false, "code": false});
+            for (k, v) in extra.as_object().unwrap() {
+                r[k] = v.clone();
+            }
+            json!({"execution": {"version": 1, "rules": [r]}})
+        };
+        assert!(validate(&rule(json!({}))).is_ok());
+        assert_eq!(err(rule(json!({"id": ""}))), "execution.rules[0].id must be a non-empty string");
+        assert_eq!(err(rule(json!({"match": ""}))), "execution.rules[0].match must be a non-empty string");
+        assert_eq!(err(rule(json!({"code": 1}))), "execution.rules[0].code must be true or false");
+        assert_eq!(err(rule(json!({"extra": 1}))), "execution.rules[0].extra is not a rule field (allowed: id, match, patch, shell, code)");
+        let dup = json!({"execution": {"version": 1, "rules": [
+            {"id": "a", "match": "*", "patch": true, "shell": false, "code": false},
+            {"id": "a", "match": "x", "patch": true, "shell": false, "code": false}]}});
+        assert_eq!(err(dup), "execution.rules[1].id must be unique");
+        assert_eq!(err(json!({"execution": {"version": 2, "rules": []}})), "execution.version must be 1");
+    }
+
+    #[test]
+    fn deferred() {
+        assert!(validate(&json!({"toolDiscovery": {"deferred": ["apply_patch"]}})).is_ok());
+        assert!(err(json!({"toolDiscovery": {"deferred": ["find_tools"]}})).starts_with("toolDiscovery.deferred[0] must be a deferrable"));
+        assert_eq!(err(json!({"toolDiscovery": {"deferred": ["computer_use_click"]}})),
+            "toolDiscovery.deferred must list all six computer_use_* names or none");
+        assert_eq!(err(json!({"toolDiscovery": {"deferred": ["exec", "exec"]}})), "toolDiscovery.deferred[1] repeats a name");
+    }
+
+    #[test]
+    fn legacy_flags_removed_with_execution() {
+        let mut raw = json!({"applyPatch": {"enabled": true, "x": 1}, "codeMode": {"enabled": true, "approvalMode": "always"},
+            "execution": {"version": 1, "rules": []}});
+        normalize_for_save(&mut raw);
+        assert_eq!(raw, json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}}));
+    }
+}

@@ -1,0 +1,191 @@
+/**
+ * The `/pct` command: config menu (a ctx.ui.select loop over a draft, saved under the lock), status and reload.
+ * Without an interactive UI, output goes to stderr and the config menu only prints the file path.
+ */
+import type { Toolkit } from "./toolkit.ts";
+import { duplicateRuleId, RELOADED, SAVED, USAGE } from "./messages.ts";
+import { native } from "./native.ts";
+import { statusText } from "./status.ts";
+
+type Ctx = any;
+
+/** notify with a UI, else stderr. */
+export function say(ctx: Ctx, message: string, type: "info" | "warning" | "error" = "info"): void {
+	if (ctx?.hasUI) ctx.ui.notify(message, type);
+	else process.stderr.write(message + "\n");
+}
+
+const onOff = (v: unknown) => (v ? "on" : "off");
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const THINKING = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
+export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
+	tk.pi.registerCommand("pct", {
+		description: "Pi Codex Toolkit: /pct [config|status|reload]",
+		handler: async (args: string, ctx: Ctx) => {
+			const sub = (args ?? "").trim();
+			if (sub === "" || sub === "config") return configMenu(tk, ctx);
+			if (sub === "status") return say(ctx, statusText(tk, ctx.model, registered));
+			if (sub === "reload") {
+				const r = tk.reload();
+				tk.sync();
+				return r.ok ? say(ctx, RELOADED) : say(ctx, r.message, "warning");
+			}
+			say(ctx, USAGE, "warning");
+		},
+	});
+}
+
+/** The settings menu. Edits a draft; Save writes it under the lock; a refused save keeps the draft open. */
+async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
+	if (!ctx.hasUI) return say(ctx, `Pi Codex Toolkit config: ${tk.configPath}`);
+	let draft: Record<string, any> = structuredClone(tk.raw ?? {});
+	let base = tk.revision;
+	const eff = () => native.configEffective(native.configValidate(draft) ? {} : draft);
+	const set = (path: string, value: unknown) => (draft = native.configDraftSet(draft, path, value));
+	for (;;) {
+		const e = eff();
+		const ws = e.webSearch;
+		const rows: [string, () => Promise<void> | void][] = [
+			[`Web Search: ${onOff(ws.enabled)}`, () => set("webSearch.enabled", !ws.enabled)],
+			[`Web Search backend: ${ws.backend}`, () => pick(ctx, "Web Search backend", ["auto", "native", "sidecar"], (v) => set("webSearch.backend", v))],
+			[`Web Search mode: ${ws.mode}`, () => pick(ctx, "Web Search mode", ["live", "cached"], (v) => set("webSearch.mode", v))],
+			[`Search context size: ${ws.contextSize}`, () => pick(ctx, "Search context size", ["low", "medium", "high"], (v) => set("webSearch.contextSize", v))],
+			[`Web Search executor: ${ws.sidecarModel ? `${ws.sidecarModel.provider}/${ws.sidecarModel.model}` : "—"}`, () => pickExecutor(ctx, draft, set)],
+			[`Web Search executor effort: ${ws.sidecarModel ? ws.sidecarModel.thinkingLevel : "—"}`, () => pickEffort(ctx, ws.sidecarModel, set)],
+			[`Remote Compaction: ${onOff(e.remoteCompaction.enabled)}`, () => set("remoteCompaction.enabled", !e.remoteCompaction.enabled)],
+			[`Image Generation: ${onOff(e.imageGeneration.enabled)}`, () => set("imageGeneration.enabled", !e.imageGeneration.enabled)],
+			[`Computer Use: ${onOff(e.computerUse.enabled)}`, () => set("computerUse.enabled", !e.computerUse.enabled)],
+			[`Computer Use approval: ${cap(e.computerUse.approvalMode)}`, () => set("computerUse.approvalMode", e.computerUse.approvalMode === "confirm" ? "always" : "confirm")],
+		];
+		if (!draft.execution) {
+			rows.push(
+				[`Apply Patch (legacy flag): ${onOff(e.applyPatch.enabled)}`, () => set("applyPatch.enabled", !e.applyPatch.enabled)],
+				[`Shell Sessions (legacy flag): ${onOff(e.shellSessions.enabled)}`, () => set("shellSessions.enabled", !e.shellSessions.enabled)],
+				[`Code Mode (legacy flag): ${onOff(e.codeMode.enabled)}`, () => set("codeMode.enabled", !e.codeMode.enabled)],
+			);
+		}
+		rows.push(
+			[`Execution rules: ${draft.execution ? `${draft.execution.rules.length} rule(s)` : "not set (legacy flags)"}`, async () => {
+				draft = await rulesEditor(tk, ctx, draft);
+			}],
+			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
+			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
+			[`Debug metadata: ${onOff(e.debug)}`, () => set("debug", !e.debug)],
+		);
+		const choice = await ctx.ui.select("Pi Codex Toolkit settings", [...rows.map((r) => r[0]), "Save", "Cancel"]);
+		if (choice === undefined || choice === "Cancel") return;
+		if (choice === "Save") {
+			const out = await native.configSave(tk.configPath, draft, base);
+			if (!out.ok) {
+				say(ctx, out.message, "error");
+				continue; // the draft stays open
+			}
+			tk.lastError = null;
+			tk.hasLastKnownGood = true;
+			tk.adopt(out.raw, out.revision);
+			tk.sync();
+			draft = structuredClone(out.raw);
+			base = out.revision;
+			return say(ctx, SAVED);
+		}
+		const row = rows.find((r) => r[0] === choice);
+		if (row) await row[1]();
+	}
+}
+
+async function pick(ctx: Ctx, title: string, options: string[], apply: (v: string) => void): Promise<void> {
+	const v = await ctx.ui.select(title, options);
+	if (v !== undefined && options.includes(v)) apply(v);
+}
+
+/** Executor candidates: OpenAI / OpenAI Codex models from Pi's model registry. */
+async function pickExecutor(ctx: Ctx, _draft: any, set: (p: string, v: unknown) => void): Promise<void> {
+	const all: any[] = ctx.modelRegistry?.getAll?.() ?? [];
+	const candidates = all.filter((m) => m.provider === "openai" || m.provider === "openai-codex");
+	const labels = ["none", ...candidates.map((m) => `${m.provider}/${m.id}`)];
+	const v = await ctx.ui.select("Web Search executor", labels);
+	if (v === undefined) return;
+	if (v === "none") return set("webSearch.sidecarModel", null);
+	const m = candidates[labels.indexOf(v) - 1];
+	set("webSearch.sidecarModel", { provider: m.provider, model: m.id, thinkingLevel: "auto" });
+}
+
+async function pickEffort(ctx: Ctx, sm: any, set: (p: string, v: unknown) => void): Promise<void> {
+	if (!sm) return say(ctx, "Choose a Web Search executor first.", "warning");
+	const options = sm.provider === "openai" ? ["auto"] : THINKING;
+	await pick(ctx, "Web Search executor effort", options, (v) => set("webSearch.sidecarModel", { ...sm, thinkingLevel: v }));
+}
+
+const flags = (r: any) => ["patch", "shell", "code"].filter((f) => r[f]).map((f) => f[0].toUpperCase()).join("+") || "—";
+
+/** The execution-rules editor. A legacy config previews one catch-all rule; opening writes nothing. */
+async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, any>): Promise<Record<string, any>> {
+	let rules: any[] = draft.execution?.rules ? structuredClone(draft.execution.rules) : legacyPreview(draft);
+	const commit = () => native.configDraftSet(draft, "execution", { ...(draft.execution ?? {}), version: 1, rules });
+	for (;;) {
+		const ruleRows = rules.map((r, i) => `${i + 1}. ${r.id}  ${r.match}  ${flags(r)}`);
+		const choice = await ctx.ui.select("Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
+		if (choice === undefined || choice === "Back") return rulesChanged(draft, rules) ? commit() : draft;
+		if (choice === "Add rule") {
+			let n = rules.length + 1;
+			while (rules.some((r) => r.id === `rule-${n}`)) n++;
+			rules.push({ id: `rule-${n}`, match: "*", patch: false, shell: false, code: false });
+		} else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
+			const which = await ctx.ui.select(choice, ruleRows);
+			const i = ruleRows.indexOf(which);
+			if (i < 0) continue;
+			if (choice === "Delete rule") rules.splice(i, 1);
+			else {
+				const j = choice === "Move rule up" ? i - 1 : i + 1;
+				if (j >= 0 && j < rules.length) [rules[i], rules[j]] = [rules[j], rules[i]];
+			}
+		} else if (choice === "Preview current model") {
+			say(ctx, previewText(tk, ctx, rules));
+		} else {
+			const i = ruleRows.indexOf(choice);
+			if (i >= 0) await editRule(ctx, rules, i);
+		}
+	}
+}
+
+function rulesChanged(draft: any, rules: any[]): boolean {
+	return !draft.execution || JSON.stringify(draft.execution.rules) !== JSON.stringify(rules);
+}
+
+/** One catch-all rule from the legacy flags, or none when all three are off. */
+function legacyPreview(draft: any): any[] {
+	const p = !!draft.applyPatch?.enabled, s = !!draft.shellSessions?.enabled, c = !!draft.codeMode?.enabled;
+	return p || s || c ? [{ id: "rule-1", match: "*", patch: p, shell: s, code: c }] : [];
+}
+
+/** Which rule the current model would match (first match wins). */
+function previewText(tk: Toolkit, ctx: Ctx, rules: any[]): string {
+	const model = ctx.model;
+	if (!model) return "Preview: no current model (current-model-missing).";
+	const hit = (tk.shared.get("rules.match") as ((r: any[], m: any) => number) | undefined)?.(rules, model) ?? -1;
+	if (hit < 0) return `Preview for ${model.provider}/${model.id}: no rule matches (unmatched: nothing requested).`;
+	const r = rules[hit];
+	return `Preview for ${model.provider}/${model.id}: rule ${hit + 1} "${r.id}" requests ${flags(r)}.`;
+}
+
+async function editRule(ctx: Ctx, rules: any[], i: number): Promise<void> {
+	for (;;) {
+		const r = rules[i];
+		const choice = await ctx.ui.select(`Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);
+		if (choice === undefined || choice === "Back") return;
+		if (choice.startsWith("Id:")) {
+			const v = (await ctx.ui.input("Rule id", r.id))?.trim();
+			if (!v) continue;
+			if (rules.some((o, j) => j !== i && o.id === v)) say(ctx, duplicateRuleId(v), "error");
+			else r.id = v;
+		} else if (choice.startsWith("Match:")) {
+			const v = (await ctx.ui.input("Model glob (* and ?; a / matches provider/modelId)", r.match))?.trim();
+			if (v) r.match = v;
+		} else {
+			const flag = choice.split(":")[0].toLowerCase();
+			r[flag] = !r[flag];
+		}
+	}
+}

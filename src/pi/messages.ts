@@ -1,0 +1,20 @@
+/** The exact user-facing strings of the toolkit core (toolkit.md §1–§2), in one place so tests can import them. */
+
+export const USAGE = "Usage: /pct [config|status|reload]";
+export const RELOADED = "Pi Codex Toolkit configuration reloaded.";
+export const SAVED = "Pi Codex Toolkit configuration saved.";
+
+/** `<code> (<detail>)`, or just the code when there is no detail. */
+export function describeConfigError(code: string, detail?: string): string {
+	return detail ? `${code} (${detail})` : code;
+}
+
+/** The reload/start-up message for a failed read. */
+export function configErrorMessage(code: string, detail: string | undefined, hasLastKnownGood: boolean): string {
+	const ending = hasLastKnownGood ? "using last known good settings." : "using all-off defaults.";
+	return `Pi Codex Toolkit config error: ${describeConfigError(code, detail)}; ${ending}`;
+}
+
+export function duplicateRuleId(id: string): string {
+	return `Rule id "${id}" is already used by another rule.`;
+}
