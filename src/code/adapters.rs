@@ -24,6 +24,8 @@ pub struct NestedContext {
     pub cell_id: String,
     /// Environment overlay from the embedder's context hook, for that one spawn only.
     pub env: HashMap<String, String>,
+    /// Pi's shell (`getShellConfig()`), resolved by the host at dispatch for exec_command.
+    pub shell: Option<Value>,
 }
 
 /// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions
@@ -69,6 +71,9 @@ pub struct GateAnswer {
     /// Policy phase: whether an approval phase must follow (apply_patch in confirm mode).
     #[serde(default)]
     pub needs_approval: bool,
+    /// Policy phase, exec_command: Pi's shell config `{shell, args, commandTransport?}`.
+    #[serde(default)]
+    pub shell: Option<Value>,
 }
 
 /// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).

@@ -368,7 +368,7 @@ impl NestedTask {
                     st.queued -= 1;
                     st.dispatched += 1;
                 }
-                let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env };
+                let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env: env.0, shell: env.1 };
                 let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
                 let r = tokio::select! {
                     _ = sealed(&mut seal) => Ended::Abandoned,
@@ -403,43 +403,47 @@ impl NestedTask {
             }
             other => other,
         };
-        let mut reply_session = session_id.clone();
-        let (ok, code) = {
+        let (ok, code) = match &ended {
+            Ended::Reply(Ok(_)) => (true, None),
+            Ended::Reply(Err(e)) => (false, Some(e.code.clone())),
+            Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some("aborted".to_string())),
+        };
+        let reply_session = match &ended {
+            Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id.clone()),
+            _ => session_id.clone(),
+        };
+        // Progress first: once the call settles the cell may become terminal and its observer leave.
+        cell.progress(ProgressRecord {
+            event: "end".into(),
+            tool: self.tool.clone(),
+            cell_id: cell.id.clone(),
+            session_id: reply_session,
+            ok: Some(ok),
+            code,
+        });
+        {
             let mut st = cell.st.lock().unwrap();
             st.queued -= 1;
             st.outstanding_bytes -= self.size;
-            let r = match &ended {
+            match &ended {
                 Ended::Reply(Ok(v)) => {
                     st.completed += 1;
                     if self.tool != "apply_patch" {
                         if let Some(sid) = session_id_of(v) {
-                            let running = v.get("status").and_then(|s| s.as_str()) == Some("running");
-                            if running {
-                                st.shells.insert(sid.clone());
+                            if v.get("status").and_then(|s| s.as_str()) == Some("running") {
+                                st.shells.insert(sid);
                             } else {
                                 st.shells.remove(&sid);
                             }
-                            reply_session = Some(sid);
                         }
                     }
-                    (true, None)
                 }
-                Ended::Reply(Err(e)) => {
-                    st.failed += 1;
-                    (false, Some(e.code.clone()))
-                }
-                Ended::CancelledBeforeDispatch => {
-                    st.cancelled += 1;
-                    (false, Some("aborted".to_string()))
-                }
-                Ended::Abandoned => {
-                    st.abandoned += 1;
-                    (false, Some("aborted".to_string()))
-                }
-            };
+                Ended::Reply(Err(_)) => st.failed += 1,
+                Ended::CancelledBeforeDispatch => st.cancelled += 1,
+                Ended::Abandoned => st.abandoned += 1,
+            }
             cell.settle_check(&mut st);
-            r
-        };
+        }
         if let Ended::Reply(r) = &ended {
             let engine = cell.engine.lock().unwrap();
             if let Some(h) = engine.as_ref() {
@@ -449,14 +453,6 @@ impl NestedTask {
                 }
             }
         }
-        cell.progress(ProgressRecord {
-            event: "end".into(),
-            tool: self.tool.clone(),
-            cell_id: cell.id.clone(),
-            session_id: reply_session,
-            ok: Some(ok),
-            code,
-        });
         cell.bump();
     }
 
@@ -464,7 +460,7 @@ impl NestedTask {
     async fn before_dispatch(
         &self,
         session_id: Option<String>,
-    ) -> Result<(HashMap<String, String>, (tokio::sync::OwnedSemaphorePermit, Option<tokio::sync::OwnedMutexGuard<()>>)), CodeError> {
+    ) -> Result<((HashMap<String, String>, Option<Value>), (tokio::sync::OwnedSemaphorePermit, Option<tokio::sync::OwnedMutexGuard<()>>)), CodeError> {
         let cell = &self.cell;
         let ans = self
             .mgr
@@ -518,7 +514,7 @@ impl NestedTask {
             None
         };
         let slot = self.mgr.slots.clone().acquire_owned().await.expect("slots never close");
-        Ok((ans.env.unwrap_or_default(), (slot, patch_guard)))
+        Ok(((ans.env.unwrap_or_default(), ans.shell), (slot, patch_guard)))
     }
 }
 
