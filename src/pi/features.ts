@@ -2,5 +2,6 @@
  * Every feature module's `register(host)`, called once at load. Adding a capability = one import and one entry.
  */
 import type { ToolkitHost } from "./host.ts";
+import { register as registerCode } from "./tools/code.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerCode];
