@@ -782,8 +782,9 @@ impl CodeManager {
         } else {
             "running"
         };
-        // A yield, a lossy preview or dropped text needs the recovery file.
-        if !terminal || truncated > 0 || dropped > 0 {
+        // A yield (once there is output), a lossy preview or dropped text needs the recovery file.
+        let yield_needs = !terminal && !st.transcript.is_empty();
+        if yield_needs || truncated > 0 || dropped > 0 {
             Cell::ensure_recovery(&mut st);
         }
         if terminal {
