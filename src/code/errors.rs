@@ -29,3 +29,14 @@ pub const CODES: &[&str] = &[
     "unavailable", "cell-start-failed", "unknown-adapter", "adapter-disabled", "invalid-arguments",
     "approval-unavailable", "approval-denied", "policy-denied", "aborted", "bridge-overload", "cleanup-incomplete",
 ];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../../docs/code.md");
+        for c in super::CODES {
+            assert!(doc.contains(c), "{c} missing from docs/code.md");
+        }
+    }
+}

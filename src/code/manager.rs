@@ -185,6 +185,8 @@ struct Inner {
     slots: Arc<Semaphore>,
     patch_lock: Arc<tokio::sync::Mutex<()>>,
     state: Mutex<MState>,
+    /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
+    unread_ttl: Mutex<Duration>,
 }
 
 /// The code-cell manager (one per toolkit instance). Cheap to clone.
@@ -532,6 +534,7 @@ impl CodeManager {
                 gate,
                 rt,
                 limits,
+                unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
                 slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
                 patch_lock: Arc::new(tokio::sync::Mutex::new(())),
                 state: Mutex::new(MState {
@@ -548,6 +551,12 @@ impl CodeManager {
     /// The adapters currently admitted (the host calls this on every exec/wait and whenever admission changes).
     pub fn set_admitted(&self, names: Vec<String>) {
         self.inner.state.lock().unwrap().admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
+    }
+
+    /// Test hook: how long unread terminal results are kept.
+    #[cfg(test)]
+    pub fn set_unread_ttl(&self, ttl: Duration) {
+        *self.inner.unread_ttl.lock().unwrap() = ttl;
     }
 
     /// Cells not yet terminal.
@@ -569,10 +578,10 @@ impl CodeManager {
 
     fn prune(&self, st: &mut MState) {
         let now = Instant::now();
-        let ttl = Duration::from_millis(UNREAD_TTL_MS);
+        let ttl = *self.inner.unread_ttl.lock().unwrap();
         st.cells.retain(|_, c| {
             let s = c.st.lock().unwrap();
-            !(s.terminal && s.terminal_at.map(|t| now.duration_since(t) > ttl).unwrap_or(false))
+            !(s.terminal && s.terminal_at.map(|t| now.duration_since(t) >= ttl).unwrap_or(false))
         });
         let mut terminal: Vec<(Instant, String)> = st
             .cells

@@ -33,6 +33,17 @@ async fn run(m: &CodeManager, code: &str) -> CellRead {
     m.exec(json!({ "code": code, "yield_time_ms": 30000 }), outer()).await.unwrap()
 }
 
+/// Starts cells with a zero yield until one is returned still running, lets it finish unread, returns its id.
+async fn unread_terminal(m: &CodeManager) -> String {
+    loop {
+        let r = m.exec(json!({"code": "const t = Date.now(); while (Date.now() - t < 5) {} return 1", "yield_time_ms": 0}), outer()).await.unwrap();
+        if r.status == "running" {
+            idle(m).await;
+            return r.cell_id;
+        }
+    }
+}
+
 async fn idle(m: &CodeManager) {
     for _ in 0..5000 {
         if m.running_cells() == 0 {
@@ -446,4 +457,14 @@ async fn many_sequential_cells() {
         assert_eq!(r.result, Some(i.to_string()));
     }
     assert_eq!(m.held_cells(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_terminal_results_expire_after_their_ttl() {
+    let (m, _) = manager();
+    let id = unread_terminal(&m).await;
+    assert_eq!(m.wait(json!({"cell_id": id}), outer()).await.unwrap().status, "completed", "kept within the TTL");
+    m.set_unread_ttl(Duration::ZERO);
+    let id = unread_terminal(&m).await;
+    assert_eq!(m.wait(json!({"cell_id": id}), outer()).await.unwrap_err().code, "stale-cell", "pruned once the TTL elapsed");
 }
