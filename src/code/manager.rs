@@ -314,7 +314,11 @@ impl EngineSink for Sink {
         let Some(cell) = self.cell.upgrade() else { return };
         let mut st = cell.st.lock().unwrap();
         if st.outcome.is_some() {
-            return; // already forced (stop not confirmed in time)
+            // The stop was reported unconfirmed earlier; the thread has now really ended.
+            st.unknown_outcome = false;
+            drop(st);
+            cell.bump();
+            return;
         }
         let seal = !matches!(outcome, Outcome::Returned(_));
         st.outcome = Some(outcome);
@@ -602,6 +606,28 @@ impl CodeManager {
 
     /// `exec`: validates, starts a cell and observes it for up to yield_time_ms.
     pub async fn exec(&self, args: Value, outer: OuterCall) -> Result<CellRead, CodeError> {
+        let abort = self.begin_call(&outer);
+        let r = self.exec_inner(args, outer.clone(), abort).await;
+        self.end_call(&outer);
+        r
+    }
+
+    /// Registers the outer call's abort channel before anything else, so an early abort is not lost.
+    fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
+        outer.call_id.as_ref().map(|id| {
+            let (tx, rx) = watch::channel(false);
+            self.inner.state.lock().unwrap().aborts.insert(id.clone(), tx);
+            rx
+        })
+    }
+
+    fn end_call(&self, outer: &OuterCall) {
+        if let Some(id) = &outer.call_id {
+            self.inner.state.lock().unwrap().aborts.remove(id);
+        }
+    }
+
+    async fn exec_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
         let input = parse_exec(&args)?;
         let cell = {
             let mut st = self.inner.state.lock().unwrap();
@@ -648,11 +674,18 @@ impl CodeManager {
                 }
             }
         }
-        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer).await
+        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort).await
     }
 
     /// `wait`: continues observing a cell, or terminates it.
     pub async fn wait(&self, args: Value, outer: OuterCall) -> Result<CellRead, CodeError> {
+        let abort = self.begin_call(&outer);
+        let r = self.wait_inner(args, outer.clone(), abort).await;
+        self.end_call(&outer);
+        r
+    }
+
+    async fn wait_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
         let input = parse_wait(&args)?;
         let cell = {
             let mut st = self.inner.state.lock().unwrap();
@@ -660,7 +693,7 @@ impl CodeManager {
             st.cells.get(&input.cell_id).cloned()
         };
         let Some(cell) = cell else { return Err(stale(&input.cell_id)) };
-        self.observe(cell, input.terminate, input.yield_time_ms, input.max_output_bytes, outer).await
+        self.observe(cell, input.terminate, input.yield_time_ms, input.max_output_bytes, outer, abort).await
     }
 
     async fn observe(
@@ -670,6 +703,7 @@ impl CodeManager {
         yield_ms: u64,
         budget: usize,
         outer: OuterCall,
+        mut abort_rx: Option<watch::Receiver<bool>>,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
         if !self.inner.state.lock().unwrap().cells.contains_key(&cell.id) {
@@ -677,11 +711,6 @@ impl CodeManager {
         }
         let fwd = outer.progress.clone().map(|sink| Arc::new(Forwarder { sink, sent: AtomicUsize::new(0), dropped: AtomicUsize::new(0) }));
         *cell.observer.lock().unwrap() = fwd.clone();
-        let mut abort_rx = outer.call_id.as_ref().map(|id| {
-            let (tx, rx) = watch::channel(false);
-            self.inner.state.lock().unwrap().aborts.insert(id.clone(), tx);
-            rx
-        });
         let mut aborted = false;
         if terminate {
             self.stop(&cell).await;
@@ -709,9 +738,6 @@ impl CodeManager {
             if aborted {
                 self.stop(&cell).await;
             }
-        }
-        if let Some(id) = &outer.call_id {
-            self.inner.state.lock().unwrap().aborts.remove(id);
         }
         *cell.observer.lock().unwrap() = None;
         let read = self.read(&cell, budget, fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0));
@@ -836,8 +862,9 @@ impl CodeManager {
         };
         drop(st);
         read.text = render(&read);
-        if terminal {
-            // Terminal delivery releases the handle; later reads get stale-cell.
+        if terminal && !read.unknown_outcome {
+            // Terminal delivery releases the handle; later reads get stale-cell. An unconfirmed stop keeps it
+            // so the model can retry wait {terminate: true}.
             self.inner.state.lock().unwrap().cells.remove(&cell.id);
         }
         read
@@ -856,7 +883,9 @@ impl CodeManager {
         }
         let mut st = self.inner.state.lock().unwrap();
         for c in &cells {
-            st.cells.remove(&c.id);
+            if !incomplete.contains(&c.id) {
+                st.cells.remove(&c.id);
+            }
         }
         if incomplete.is_empty() {
             Ok(())
