@@ -110,7 +110,10 @@ export function register(host: ToolkitHost): void {
 	/** The ctx of the latest exec/wait: its UI answers approvals of nested apply_patch (dispatch time). */
 	let lastCtx: any = null;
 
-	const nestedAdmitted = (tool: string) => host.isAdmitted(tool);
+	// Nested adapters are admitted like the direct tools; a host that distinguishes nested-only routes (execution
+	// rules: patch only inside cells) may offer isNestedAdmitted.
+	const nestedAdmitted = (tool: string) =>
+		typeof (host as any).isNestedAdmitted === "function" ? (host as any).isNestedAdmitted(tool) : host.isAdmitted(tool);
 
 	async function gate(req: any): Promise<any> {
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
