@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PI_VERSIONS, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
 
 const CONFIG = { codeMode: { enabled: true, approvalMode: "confirm" }, shellSessions: { enabled: true }, applyPatch: { enabled: true } };
 
@@ -83,6 +83,31 @@ for (const version of PI_VERSIONS) {
 		assert.match(String(res.patched), /add made\.txt/);
 		assert.equal(readFileSync(join(box.cwd, "made.txt"), "utf8"), "from the cell\n");
 		assert.match(toolText(end), /nested calls: 3 completed, 0 failed, 0 cancelled before dispatch, 0 unsettled/);
+		// Progress went through onUpdate: names and ids only.
+		const progress = r.events.filter((e) => e.type === "tool_execution_update").map((e) => e.partialResult?.details?.progress).filter(Boolean);
+		assert.deepEqual(progress.map((p) => `${p.event}:${p.tool}`), ["start:exec_command", "end:exec_command", "start:write_stdin", "end:write_stdin", "start:apply_patch", "end:apply_patch"]);
+		assert.ok(progress.every((p) => p.cellId === end.result.details.cellId));
+		assert.ok(!JSON.stringify(progress).includes("ping"), "never arguments");
+	});
+
+	test(`${version.name}: embedder hooks see nested calls (identity only) and may deny them`, async () => {
+		const box = sandbox("pct-code-e2e-");
+		writeConfig(box, CONFIG);
+		const hookLog = join(box.base, "hooks.jsonl");
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec", args: { code: ${JSON.stringify(`
+				const denied = await tools.exec_command({cmd: "echo hi"}).then(() => "ran", (e) => e.code + ": " + e.message);
+				return denied;
+			`)} } }] },
+			{ text: "done" },
+		];`);
+		const r = await runJson({ version, box, script, extensions: [join(ROOT, "__test__/fixtures/code-hooks-ext.ts")], env: { PCT_HOOK_LOG: hookLog, PCT_DENY_NESTED_SHELL: "1" } });
+		assert.equal(r.code, 0, r.stderr);
+		const end = r.toolEnds[0];
+		assert.equal(end.result.details.result, "policy-denied: nested shells are off in this embedder Nothing was started.", toolText(end));
+		const calls = readFileSync(hookLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+		assert.deepEqual(calls.map((c) => c.kind), ["context", "policy"]);
+		assert.deepEqual(calls[1].call, { tool: "exec_command", path: "nested", cwd: box.cwd, cellId: end.result.details.cellId });
 	});
 
 	test(`${version.name}: nested apply_patch without a UI is approval-unavailable and changes nothing`, async () => {
