@@ -16,6 +16,8 @@ export declare class CodeManager {
    * admission re-check and approval of nested calls (see docs/code.md).
    */
   constructor(gate: (request: any) => Promise<any>)
+  /** Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`). */
+  attachShell(shell: ShellManager): void
   /** The nested adapters currently admitted (exec_command, write_stdin, apply_patch). */
   setAdmitted(names: Array<string>): void
   /** `exec`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
@@ -34,6 +36,34 @@ export declare class CodeManager {
   shutdown(): Promise<any>
 }
 export type JsCodeManager = CodeManager
+
+/** The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`. */
+export declare class ShellManager {
+  /** `options` (tests only): `{terminalTtlMs?, stopGraceMs?, stopConfirmMs?}`. */
+  constructor(options?: any | undefined | null)
+  /** Sets the default shell (Pi's `getShellConfig()` result) used when a call brings none; null clears it. */
+  setShell(config?: any | undefined | null): any
+  /** Validates exec_command arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
+  normalizeExec(args: any): any
+  /** Validates write_stdin arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
+  normalizeWrite(args: any): any
+  /** Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`. */
+  exec(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  /** Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`. */
+  writeStdin(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  /** Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped. */
+  cancel(callId: string): void
+  /** Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
+  cleanup(): Promise<any>
+  /** Closes the manager for good (session_shutdown): stops every job; new calls get manager-closed. */
+  close(): Promise<any>
+  /** Deletes the recovery files this manager created (only those); returns how many. */
+  deleteRecoveryFiles(): number
+  /** Paths of recovery files this manager owns. */
+  recoveryFiles(): Array<string>
+  /** Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`. */
+  status(): any
+}
 
 /** Per-call options of exec/wait. */
 export interface CodeCallOptions {

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.CodeManager = nativeBinding.CodeManager
 module.exports.JsCodeManager = nativeBinding.JsCodeManager
+module.exports.ShellManager = nativeBinding.ShellManager
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet
 module.exports.configEffective = nativeBinding.configEffective

@@ -2,7 +2,7 @@
 // terminate, heap bomb, abort, progress, the host gate (policy + approval) and 1,000 sequential cells.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newManager, allowGate, runCell, busyUntil } from "./helpers/code.mjs";
+import { newManager, allowGate, runCell, busyUntil, native } from "./helpers/code.mjs";
 
 test("each available global exists and each excluded global is absent", async () => {
 	const m = newManager();
@@ -308,4 +308,45 @@ test("1,000 sequential cells: RSS grows less than 32 MB", async () => {
 	const growth = process.memoryUsage.rss() - before;
 	assert.ok(growth < 32 * 1024 * 1024, `RSS grew by ${(growth / 1048576).toFixed(1)} MB`);
 	assert.equal(m.heldCells(), 0);
+});
+
+const SH = { shell: "/bin/sh", args: ["-c"] };
+
+test("nested exec_command + write_stdin from one cell use the direct tools' shell manager", async () => {
+	const { mkdtempSync } = await import("node:fs");
+	const { tmpdir } = await import("node:os");
+	const { join } = await import("node:path");
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-nested-"));
+	const shell = new native.ShellManager();
+	const m = newManager({ gate: async (req) => ({ allow: true, shell: req.tool === "exec_command" ? SH : undefined }), shell });
+	m.setAdmitted(["exec_command", "write_stdin"]);
+	const r = await runCell(m, `
+		const a = await tools.exec_command({command: "read l; echo got:$l; pwd", yieldTimeMs: 50});
+		const b = await tools.write_stdin({sessionId: a.sessionId, input: "ping\\n", yield_time_ms: 5000});
+		return {a: a.status, b: b.status, out: b.stdout, sid: a.sessionId};`, {}, { cwd: dir });
+	assert.equal(r.status, "completed", r.text);
+	const v = JSON.parse(r.result);
+	assert.deepEqual([v.a, v.b, v.out], ["running", "completed", `got:ping\n${dir}\n`]);
+	assert.match(v.sid, /^pct-shell-/);
+	assert.match(r.text, /nested calls: 2 completed, 0 failed, 0 cancelled before dispatch, 0 unsettled/);
+	// The same sessions as the direct tools: the direct write_stdin sees the handle as released (already delivered).
+	const direct = await shell.writeStdin({ session_id: v.sid }, { cwd: dir });
+	assert.equal(direct.ok, false);
+	await shell.close();
+});
+
+test("a yielded nested shell belongs to Shell: terminating the cell leaves it running and reported", async () => {
+	const shell = new native.ShellManager();
+	const m = newManager({ gate: async (req) => ({ allow: true, shell: req.tool === "exec_command" ? SH : undefined }), shell });
+	m.setAdmitted(["exec_command", "write_stdin"]);
+	const r = await m.exec({ code: "const a = await tools.exec_command({cmd: 'sleep 30', yield_time_ms: 0}); print(a.sessionId); while (true) {}", yield_time_ms: 500 }, { cwd: process.cwd() });
+	assert.equal(r.status, "running");
+	const sid = r.output.trim();
+	assert.ok(r.text.includes(`shell session ${sid} is still running (it belongs to Shell): continue it with write_stdin {"session_id": "${sid}"}`), r.text);
+	const w = await m.wait({ cell_id: r.cellId, terminate: true });
+	assert.equal(w.status, "terminated");
+	assert.equal(shell.status().running, 1, "the shell outlives the cell");
+	const direct = await shell.writeStdin({ session_id: sid, terminate: true }, { cwd: process.cwd() });
+	assert.equal(direct.ok, true, JSON.stringify(direct));
+	await shell.close();
 });

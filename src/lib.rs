@@ -6,6 +6,8 @@ extern crate napi_derive;
 
 mod code;
 mod config;
+pub mod output;
+pub mod shell;
 
 use napi::bindgen_prelude::*;
 use serde_json::Value;
@@ -23,6 +25,7 @@ use std::sync::Arc as CodeArc;
 #[napi(js_name = "CodeManager")]
 pub struct JsCodeManager {
     inner: code::CodeManager,
+    adapters: CodeArc<code::wiring::ToolkitAdapters>,
 }
 
 /// Per-call options of exec/wait.
@@ -44,7 +47,14 @@ impl JsCodeManager {
     ) -> napi::Result<Self> {
         let rt = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
         let gate = CodeArc::new(code::js_bridge::JsGate(CodeArc::new(gate)));
-        Ok(JsCodeManager { inner: code::CodeManager::new(CodeArc::new(code::js_bridge::Unwired), gate, rt) })
+        let adapters = CodeArc::new(code::wiring::ToolkitAdapters::default());
+        Ok(JsCodeManager { inner: code::CodeManager::new(CodeArc::new(adapters.clone()), gate, rt), adapters })
+    }
+
+    /// Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`).
+    #[napi]
+    pub fn attach_shell(&self, shell: &ShellManager) {
+        self.adapters.attach_shell(shell.manager())
     }
 
     /// The nested adapters currently admitted (exec_command, write_stdin, apply_patch).
@@ -177,4 +187,123 @@ pub async fn config_save(
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::from_reason(e.to_string()))
+}
+
+// ---- shell ----
+// Shell Sessions (exec_command / write_stdin). Logic lives in src/shell and src/output; this section only binds.
+// Code Mode reuses the same manager Rust-to-Rust: take `&ShellManager` in a napi constructor and call `.manager()`.
+
+/// The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`.
+#[napi]
+pub struct ShellManager {
+    inner: std::sync::Arc<shell::Manager>,
+    calls: std::sync::Arc<shell::js::CallRegistry>,
+}
+
+impl ShellManager {
+    /// The Rust manager behind this JS object (for Code Mode's nested calls).
+    pub fn manager(&self) -> std::sync::Arc<shell::Manager> {
+        self.inner.clone()
+    }
+}
+
+#[napi]
+impl ShellManager {
+    /// `options` (tests only): `{terminalTtlMs?, stopGraceMs?, stopConfirmMs?}`.
+    #[napi(constructor)]
+    pub fn new(options: Option<serde_json::Value>) -> Self {
+        let limits = shell::js::limits_from_json(options.as_ref());
+        Self {
+            inner: std::sync::Arc::new(shell::Manager::new(limits, output::RecoveryStore::new("shell"))),
+            calls: Default::default(),
+        }
+    }
+
+    /// Sets the default shell (Pi's `getShellConfig()` result) used when a call brings none; null clears it.
+    #[napi]
+    pub fn set_shell(&self, config: Option<serde_json::Value>) -> serde_json::Value {
+        match config.filter(|c| !c.is_null()).map(|c| shell::ShellConfig::from_value(&c)).transpose() {
+            Ok(c) => {
+                self.inner.set_shell(c);
+                serde_json::json!({"ok": true})
+            }
+            Err(e) => shell::js::error_json(&e),
+        }
+    }
+
+    /// Validates exec_command arguments: `{ok, request}` or `{ok:false, code, message, text}`.
+    #[napi]
+    pub fn normalize_exec(&self, args: serde_json::Value) -> serde_json::Value {
+        shell::js::normalize_exec_json(&args)
+    }
+
+    /// Validates write_stdin arguments: `{ok, request}` or `{ok:false, code, message, text}`.
+    #[napi]
+    pub fn normalize_write(&self, args: serde_json::Value) -> serde_json::Value {
+        shell::js::normalize_write_json(&args)
+    }
+
+    /// Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`.
+    #[napi]
+    pub async fn exec(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
+        let r = match shell::js::context_from_json(&context, cancel) {
+            Ok(ctx) => self.inner.exec(&args, ctx).await,
+            Err(e) => Err(e),
+        };
+        if let Some(id) = &call_id {
+            self.calls.end(id);
+        }
+        shell::js::result_json(r)
+    }
+
+    /// Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`.
+    #[napi]
+    pub async fn write_stdin(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
+        let r = match shell::js::context_from_json(&context, cancel) {
+            Ok(ctx) => self.inner.write_stdin(&args, ctx).await,
+            Err(e) => Err(e),
+        };
+        if let Some(id) = &call_id {
+            self.calls.end(id);
+        }
+        shell::js::result_json(r)
+    }
+
+    /// Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped.
+    #[napi]
+    pub fn cancel(&self, call_id: String) {
+        self.calls.cancel(&call_id);
+    }
+
+    /// Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`.
+    #[napi]
+    pub async fn cleanup(&self) -> serde_json::Value {
+        shell::js::unit_json(self.inner.cleanup().await)
+    }
+
+    /// Closes the manager for good (session_shutdown): stops every job; new calls get manager-closed.
+    #[napi]
+    pub async fn close(&self) -> serde_json::Value {
+        shell::js::unit_json(self.inner.close().await)
+    }
+
+    /// Deletes the recovery files this manager created (only those); returns how many.
+    #[napi]
+    pub fn delete_recovery_files(&self) -> u32 {
+        self.inner.delete_recovery_files() as u32
+    }
+
+    /// Paths of recovery files this manager owns.
+    #[napi]
+    pub fn recovery_files(&self) -> Vec<String> {
+        self.inner.recovery_store().file_paths()
+    }
+
+    /// Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`.
+    #[napi]
+    pub fn status(&self) -> serde_json::Value {
+        self.inner.status_json()
+    }
 }

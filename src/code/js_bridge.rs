@@ -1,5 +1,5 @@
 //! The napi side of the host seams: a [`HostGate`] over a JavaScript callback (ThreadsafeFunction), a progress
-//! sink over a per-call callback, and the adapter set used until the shell/patch executors are wired in.
+//! sink over a per-call callback, and the JS shape of exec/wait results.
 //! Kept here (not in lib.rs) so lib.rs only binds.
 
 use napi::bindgen_prelude::Promise;
@@ -8,7 +8,7 @@ use napi::Status;
 use serde_json::Value;
 use std::sync::Arc;
 
-use super::adapters::{Adapters, BoxFuture, GateAnswer, GateRequest, HostGate, NestedContext};
+use super::adapters::{BoxFuture, GateAnswer, GateRequest, HostGate};
 use super::errors::CodeError;
 use super::manager::{CellRead, ProgressFn, ProgressRecord};
 
@@ -66,24 +66,5 @@ pub fn to_js(r: Result<CellRead, CodeError>) -> Value {
             v
         }
         Err(e) => serde_json::json!({ "ok": false, "code": e.code, "message": e.message }),
-    }
-}
-
-/// Adapters when no shell/patch executor is attached: every nested call fails `unavailable`-style with
-/// `adapter-disabled` at dispatch (validation still applies so argument errors are reported first).
-pub struct Unwired;
-
-impl Adapters for Unwired {
-    fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
-        if !args.is_object() {
-            return Err(CodeError::new("invalid-arguments", format!("tools.{tool} takes an object of arguments.")));
-        }
-        Ok(args.clone())
-    }
-    fn dispatch(&self, tool: &str, _args: Value, _ctx: NestedContext) -> BoxFuture<Result<Value, CodeError>> {
-        let tool = tool.to_string();
-        Box::pin(async move {
-            Err(CodeError::new("adapter-disabled", format!("tools.{tool} has no executor attached in this process.")))
-        })
     }
 }

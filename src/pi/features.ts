@@ -3,5 +3,6 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as registerCode } from "./tools/code.ts";
+import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerCode];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerShell, registerCode];

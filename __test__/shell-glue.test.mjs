@@ -1,0 +1,120 @@
+// The Pi glue of Shell Sessions (src/pi/tools/shell.ts) with a recording host: registration, the gate, hook
+// order and re-checks after async hooks, AbortSignal, and the lifecycle callbacks.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { register, SHELL_NOT_ENABLED, shellStatusLines } from "../src/pi/tools/shell.ts";
+import "./helpers/shell.mjs"; // private TMPDIR for recovery files
+
+function fakeHost({ hooks = {}, admitted = true } = {}) {
+	const tools = new Map();
+	const life = {};
+	const host = {
+		admitted,
+		pi: { registerTool: (def) => tools.set(def.name, def) },
+		hooks,
+		shared: new Map(),
+		isAdmitted: () => host.admitted,
+		lifecycle: (feature, cb) => (life[feature] = cb),
+		config: () => ({}),
+	};
+	register(host);
+	const call = (name, params, signal) => tools.get(name).execute("id", params, signal, undefined, { cwd: "/tmp" });
+	return { host, tools, life, call };
+}
+
+test("registers the pair with open schemas, publishes the manager, exposes status lines", () => {
+	const { host, tools, life } = fakeHost();
+	assert.deepEqual([...tools.keys()], ["exec_command", "write_stdin"]);
+	for (const t of tools.values()) assert.notEqual(t.parameters.additionalProperties, false);
+	assert.ok(host.shared.get("shell"));
+	assert.equal(typeof life.shellSessions.beforeSwitch, "function");
+	const lines = shellStatusLines(host);
+	assert.ok(lines.some((l) => l === "jobs: 0 running, 0 finished and unread"), lines.join("\n"));
+	assert.ok(lines.includes("cleanup pending: no"));
+	const nested = host.shared.get("shell");
+	return nested.exec({ cmd: "echo nested" }, { cwd: "/tmp", stopOnCancel: false }).then((r) => {
+		assert.equal(r.details.stdout, "nested\n", "the published manager defaults to Pi's shell for calls without one");
+	});
+});
+
+test("runs through Pi's shell with ctx.cwd; the gate refuses when not admitted", async () => {
+	const { host, call } = fakeHost();
+	const r = await call("exec_command", { cmd: "pwd; echo $0" });
+	assert.equal(r.details.status, "completed");
+	assert.equal(r.details.stdout, "/tmp\n/bin/bash\n");
+	assert.match(r.content[0].text, /^session_id pct-shell-/);
+	host.admitted = false;
+	await assert.rejects(call("exec_command", { cmd: "true" }), { message: SHELL_NOT_ENABLED });
+	await assert.rejects(call("write_stdin", { session_id: "x" }), { message: SHELL_NOT_ENABLED });
+	host.admitted = true;
+	await assert.rejects(call("exec_command", { cmd: "true", tty: true }), /^Error: invalid-command: exec_command does not support the field "tty"/);
+	await assert.rejects(call("write_stdin", { session_id: 7 }), /^Error: invalid-session: /);
+});
+
+test("hooks: identity-only call after normalization, env overlay, policy denial, re-checks after async hooks", async () => {
+	const seen = [];
+	let deny = false;
+	let onContext = () => {};
+	const hooks = {
+		context: async (c) => (seen.push(["context", c]), await onContext(), { env: { PCT_HOOK_ENV: "from-hook" } }),
+		policy: async (c) => (seen.push(["policy", c]), deny ? { allow: false, reason: "not today" } : { allow: true }),
+	};
+	const { host, call, life } = fakeHost({ hooks });
+	const r = await call("exec_command", { cmd: "sleep 0.3; echo $PCT_HOOK_ENV", yield_time_ms: 0 });
+	assert.deepEqual(seen[0], ["context", { tool: "exec_command", path: "direct", cwd: "/tmp" }]);
+	assert.deepEqual(seen[1], ["policy", { tool: "exec_command", path: "direct", cwd: "/tmp" }]);
+	const id = r.details.sessionId;
+	const polled = await call("write_stdin", { sessionId: id, yield_time_ms: 5000 });
+	assert.equal(polled.details.stdout, "from-hook\n", "the context hook's env reached that one spawn");
+	assert.deepEqual(seen[2], ["context", { tool: "write_stdin", path: "direct", cwd: "/tmp", sessionId: id }]);
+	// invalid requests never reach the hooks
+	seen.length = 0;
+	await assert.rejects(call("exec_command", { cmd: "a", command: "b" }), /invalid-command/);
+	assert.deepEqual(seen, []);
+	deny = true;
+	await assert.rejects(call("exec_command", { cmd: "touch /tmp/should-not-exist-pct" }), /^Error: policy-denied: not today/);
+	assert.equal(existsSync("/tmp/should-not-exist-pct"), false);
+	deny = false;
+	// the capability is disabled while the hook runs
+	onContext = async () => (host.admitted = false);
+	await assert.rejects(call("exec_command", { cmd: "true" }), { message: SHELL_NOT_ENABLED });
+	host.admitted = true;
+	// the session is replaced (shutdown) while the hook runs
+	onContext = async () => life.shellSessions.shutdown();
+	await assert.rejects(call("exec_command", { cmd: "true" }), /^Error: manager-closed: /);
+});
+
+test("AbortSignal: an aborted call stops its job; an already aborted signal runs nothing", async () => {
+	const { host, call } = fakeHost();
+	const ac = new AbortController();
+	const p = call("exec_command", { cmd: "sleep 60" }, ac.signal);
+	setTimeout(() => ac.abort(), 200);
+	await assert.rejects(p, /^Error: aborted: /);
+	const m = host.shared.get("shell");
+	const end = Date.now() + 15000;
+	while (m.status().running > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+	assert.equal(m.status().running, 0);
+	const pre = new AbortController();
+	pre.abort();
+	await assert.rejects(call("exec_command", { cmd: "true" }, pre.signal), /^Error: aborted: .*nothing ran/);
+});
+
+test("lifecycle: beforeSwitch stops jobs; shutdown closes, deletes only its files and starts a fresh manager", async () => {
+	const { host, call, life } = fakeHost();
+	const r = await call("exec_command", { cmd: "echo out; sleep 60", yield_time_ms: 300 });
+	const path = r.details.recovery.path;
+	assert.equal(existsSync(path), true);
+	assert.equal(await life.shellSessions.beforeSwitch(), true);
+	const old = host.shared.get("shell");
+	assert.equal(old.status().running, 0);
+	assert.equal(existsSync(path), true, "files survive cleanup and feature disable");
+	await life.shellSessions.disabled();
+	assert.equal(existsSync(path), true);
+	await life.shellSessions.shutdown();
+	assert.equal(existsSync(path), false);
+	assert.notEqual(host.shared.get("shell"), old);
+	assert.equal(old.status().closed, true);
+	const again = await call("exec_command", { cmd: "echo fresh" });
+	assert.equal(again.details.stdout, "fresh\n");
+});

@@ -1,0 +1,178 @@
+/**
+ * Shell Sessions glue (toolkit.md §5, §9, §10): the atomic pair `exec_command` / `write_stdin`.
+ * Everything that decides (validation, limits, processes, output, recovery files) is in Rust (src/shell,
+ * src/output); this file only adapts Pi: schemas, getShellConfig(), ctx.cwd, the embedder's hooks, AbortSignal
+ * and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
+ */
+import { getShellConfig } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { InvocationCall, ToolkitHost } from "../host.ts";
+import { native } from "../native.ts";
+
+/** The gate message when the pair is not admitted. */
+export const SHELL_NOT_ENABLED =
+	"Shell Sessions are not enabled. Enable shellSessions in /pct config (or an execution rule with shell), then retry.";
+
+const MANAGER_REPLACED =
+	"manager-closed: The Pi session this call belonged to ended or was replaced while the invocation hooks ran; nothing was started.";
+
+const ABORTED_BEFORE = "aborted: The call was cancelled before it started; nothing ran.";
+
+const LIMITS_TEXT =
+	"Output per call: maxOutputBytes 1024..262144 (default 51200) or max_output_tokens 256..65536 (4 bytes per token); " +
+	"the smaller wins; stdout first, then stderr, cut on a UTF-8 boundary. When output is cut or the command keeps " +
+	"running, the result names a private recovery file holding the full output.";
+
+const yieldField = () =>
+	Type.Optional(
+		Type.Number({
+			description: "Milliseconds (0..60000, default 10000) to wait for the command to finish before returning; not a timeout: the command keeps running.",
+		}),
+	);
+const sameAs = (name: string) => `Same field as ${name} (either spelling; not both with different values).`;
+
+/** exec_command parameters: both spellings accepted; unsupported Codex fields stay open so Rust refuses them by name. */
+export const execCommandSchema = Type.Object({
+	cmd: Type.Optional(Type.String({ description: "The shell command line, run once through Pi's shell (e.g. bash -c)." })),
+	command: Type.Optional(Type.String({ description: sameAs("cmd") })),
+	workdir: Type.Optional(Type.String({ description: "Working directory, relative to the current directory; must exist." })),
+	cwd: Type.Optional(Type.String({ description: sameAs("workdir") })),
+	yield_time_ms: yieldField(),
+	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
+	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens (256..65536, 4 bytes each)." })),
+	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget in bytes (1024..262144, default 51200)." })),
+});
+
+/** write_stdin parameters. The handle is typed loosely on purpose: a numeric handle must reach Rust and be refused, not coerced. */
+export const writeStdinSchema = Type.Object({
+	session_id: Type.Optional(Type.Unknown({ description: "The string session_id an exec_command result returned (e.g. \"pct-shell-…\")." })),
+	sessionId: Type.Optional(Type.Unknown({ description: sameAs("session_id") })),
+	chars: Type.Optional(Type.String({ description: "Text written to stdin verbatim (no newline added; include \\n yourself). Empty or omitted = just poll." })),
+	input: Type.Optional(Type.String({ description: sameAs("chars") })),
+	closeStdin: Type.Optional(Type.Boolean({ description: "Close stdin (EOF) after writing, for programs that read until end of input." })),
+	terminate: Type.Optional(Type.Boolean({ description: "Stop the command: SIGTERM to its process group, SIGKILL after 5 s." })),
+	yield_time_ms: yieldField(),
+	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
+	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens (256..65536, 4 bytes each)." })),
+	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget in bytes (1024..262144, default 51200)." })),
+});
+
+/** The shell Pi resolves, or null when none is usable (status reason shell-unavailable). */
+export function resolveShell(): { shell: string; args: string[]; commandTransport?: "argv" | "stdin" } | null {
+	try {
+		const c = getShellConfig();
+		return c && typeof c.shell === "string" && c.shell ? c : null;
+	} catch {
+		return null;
+	}
+}
+
+/** Extra `/pct status` lines for Shell Sessions (composed into the status block by the core). */
+export function shellStatusLines(host: ToolkitHost): string[] {
+	const m = host.shared.get("shell") as InstanceType<typeof native.ShellManager> | undefined;
+	const s = m?.status();
+	const lines = ["transport: pipes only, no TTY; a command starts once and is never replayed"];
+	if (!resolveShell()) lines.push("shell: unavailable (shell-unavailable)");
+	if (s) {
+		lines.push(`jobs: ${s.running} running, ${s.unreadTerminal} finished and unread`);
+		lines.push(`cleanup pending: ${s.cleanupPending ? "yes" : "no"}`);
+		lines.push(`recovery files: ${s.recoveryFiles}`);
+	}
+	return lines;
+}
+
+let callSeq = 0;
+
+/** A fresh manager whose default shell (used by Code Mode's nested calls) is the one Pi resolves now. */
+function newManager() {
+	const m = new native.ShellManager();
+	const shell = resolveShell();
+	if (shell) m.setShell(shell);
+	return m;
+}
+
+export function register(host: ToolkitHost): void {
+	let manager = newManager();
+	host.shared.set("shell", manager);
+
+	async function run(tool: "exec_command" | "write_stdin", params: any, signal: AbortSignal | undefined, ctx: any) {
+		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
+		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		const mgr = manager;
+		const norm = tool === "exec_command" ? mgr.normalizeExec(params) : mgr.normalizeWrite(params);
+		if (!norm.ok) throw new Error(norm.text);
+		const cwd: string = ctx?.cwd ?? process.cwd();
+		const call: InvocationCall = { tool, path: "direct", cwd };
+		if (tool === "write_stdin") call.sessionId = norm.request.sessionId;
+		let env: Record<string, string> | undefined;
+		if (host.hooks.context) env = (await host.hooks.context({ ...call }))?.env;
+		if (host.hooks.policy) {
+			const d = await host.hooks.policy({ ...call });
+			if (!d?.allow) throw new Error(`policy-denied: ${d?.reason ?? "The invocation policy denied this call."} Nothing was started.`);
+		}
+		// Hooks may be async: the capability or the session may have changed meanwhile.
+		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
+		if (mgr !== manager) throw new Error(MANAGER_REPLACED);
+		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		const context: any = { cwd, env, stopOnCancel: true };
+		if (tool === "exec_command") {
+			const shell = resolveShell();
+			if (!shell) throw new Error("shell-unavailable: Pi could not resolve a usable local shell (getShellConfig failed); nothing was started.");
+			context.shell = shell;
+		}
+		const callId = `${tool}-${process.pid}-${++callSeq}`;
+		const onAbort = () => mgr.cancel(callId);
+		signal?.addEventListener("abort", onAbort, { once: true });
+		try {
+			const res = tool === "exec_command" ? await mgr.exec(params, context, callId) : await mgr.writeStdin(params, context, callId);
+			if (!res.ok) throw new Error(res.text);
+			return { content: [{ type: "text", text: res.text }], details: res.details };
+		} finally {
+			signal?.removeEventListener("abort", onAbort);
+		}
+	}
+
+	host.pi.registerTool({
+		name: "exec_command",
+		label: "exec_command",
+		description:
+			"Run a shell command once through Pi's shell, with stdin/stdout/stderr as pipes (no TTY). Returns when the " +
+			"command finishes or after yield_time_ms (default 10000); a result with status `running` carries a " +
+			"session_id: continue with write_stdin to poll, send input, close stdin or terminate (running with output " +
+			"is not completion). " +
+			LIMITS_TEXT,
+		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
+		parameters: execCommandSchema,
+		execute: (_id: string, params: any, signal: AbortSignal | undefined, _onUpdate: any, ctx: any) => run("exec_command", params, signal, ctx),
+	});
+
+	host.pi.registerTool({
+		name: "write_stdin",
+		label: "write_stdin",
+		description:
+			"Continue a command started by exec_command: poll for new output (empty chars), write chars to its stdin " +
+			"verbatim, close stdin (closeStdin), or stop it (terminate). Waits up to yield_time_ms (default 10000) " +
+			"for the command to finish. " +
+			LIMITS_TEXT,
+		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
+		parameters: writeStdinSchema,
+		execute: (_id: string, params: any, signal: AbortSignal | undefined, _onUpdate: any, ctx: any) => run("write_stdin", params, signal, ctx),
+	});
+
+	host.lifecycle("shellSessions", {
+		// Switch/fork preflight: stop every job; incomplete cleanup vetoes and keeps the handles for a retry.
+		beforeSwitch: async () => (await manager.cleanup()).ok === true,
+		// A real session_shutdown: close this session's manager, delete only its own recovery files, start fresh.
+		shutdown: async () => {
+			const old = manager;
+			manager = newManager();
+			host.shared.set("shell", manager);
+			await old.close();
+			old.deleteRecoveryFiles();
+		},
+		// Feature disabled: clean up Shell only; files stay until session_shutdown.
+		disabled: async () => {
+			await manager.cleanup();
+		},
+	});
+}

@@ -1,0 +1,669 @@
+//! The shell session manager: the one executor behind `exec_command` / `write_stdin`, shared by the direct Pi tools
+//! and Code Mode's nested calls (Rust to Rust). Owns the jobs, their limits and their recovery files.
+
+use super::cancel::{cancelled, Cancel};
+use super::error::{invalid_session, ShellError};
+use super::job::{self, Delivery, Job, JobState, Pending, StdinOp, StdinState, StopPhase, Ticket};
+use super::process::{parse_env_overlay, signal_group, ShellConfig};
+use super::render::{ShellResult, Status, StdinSnapshot};
+use super::request::{normalize_exec, normalize_write, ExecRequest, WriteRequest};
+use crate::output::{split_preview, RecoveryStore};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Every limit of §5 in one place (tests shorten the timers; the tools use [`Limits::default`]).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Unsettled jobs at once (`session-limit`).
+    pub max_running: usize,
+    /// Unread terminal handles kept before the oldest is pruned.
+    pub max_terminal: usize,
+    /// Age after which an unread terminal handle is pruned.
+    pub terminal_ttl: Duration,
+    /// SIGTERM to SIGKILL escalation.
+    pub stop_grace: Duration,
+    /// Window to confirm the group and pipes are gone after SIGKILL.
+    pub stop_confirm: Duration,
+    /// stdin bytes admitted and not yet settled per session.
+    pub stdin_bytes: usize,
+    /// Input calls admitted and not yet settled per session.
+    pub stdin_calls: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_running: 16,
+            max_terminal: 32,
+            terminal_ttl: Duration::from_secs(300),
+            stop_grace: Duration::from_secs(5),
+            stop_confirm: Duration::from_secs(5),
+            stdin_bytes: 262_144,
+            stdin_calls: 16,
+        }
+    }
+}
+
+/// Per-call context: where and how to run, and how the call can be cancelled.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The caller's working directory (Pi's `ctx.cwd`); `workdir` is resolved against it.
+    pub cwd: PathBuf,
+    /// The shell to use; `None` = the manager's default set by [`Manager::set_shell`].
+    pub shell: Option<ShellConfig>,
+    /// The invocation hook's `context().env` overlay for this one spawn (validated before spawning).
+    pub env: Option<Value>,
+    /// Cancellation of this call.
+    pub cancel: Option<Cancel>,
+    /// Whether cancelling this call stops its job (direct calls: yes; Code Mode nested calls: no).
+    pub stop_on_cancel: bool,
+}
+
+struct Registry {
+    jobs: HashMap<String, Arc<Job>>,
+    released: HashSet<String>,
+    released_order: VecDeque<String>,
+    closed: bool,
+    cleanup_pending: bool,
+}
+
+const RELEASED_MEMORY: usize = 4096;
+
+/// Facts for `/pct status` and diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManagerStatus {
+    /// Jobs not yet settled (counted against the 16-job limit).
+    pub running: usize,
+    /// Settled jobs whose final result was not read yet.
+    pub unread_terminal: usize,
+    /// Jobs whose stop could not be confirmed.
+    pub stop_unconfirmed: usize,
+    /// The last cleanup was incomplete and work may remain.
+    pub cleanup_pending: bool,
+    /// The manager refuses new work.
+    pub closed: bool,
+    /// Recovery files this manager created and still owns.
+    pub recovery_files: usize,
+}
+
+/// The shell session manager. Share it behind an `Arc`.
+pub struct Manager {
+    reg: Mutex<Registry>,
+    limits: Limits,
+    store: RecoveryStore,
+    default_shell: Mutex<Option<ShellConfig>>,
+}
+
+impl Default for Manager {
+    fn default() -> Self {
+        Self::new(Limits::default(), RecoveryStore::new("shell"))
+    }
+}
+
+fn aborted(id: Option<&str>, stopped: bool) -> ShellError {
+    let what = match (id, stopped) {
+        (Some(id), true) => format!(" Session {id} is being stopped."),
+        (Some(id), false) => format!(" Session {id} keeps running; poll it with write_stdin."),
+        _ => String::new(),
+    };
+    ShellError::new("aborted", format!("The call was cancelled.{what}"))
+}
+
+fn manager_closed() -> ShellError {
+    ShellError::new("manager-closed", "Shell Sessions for this Pi session were closed (session ended or replaced); start a new command in the current session.")
+}
+
+impl Manager {
+    /// A manager with explicit limits and recovery store.
+    pub fn new(limits: Limits, store: RecoveryStore) -> Self {
+        Self {
+            reg: Mutex::new(Registry {
+                jobs: HashMap::new(),
+                released: HashSet::new(),
+                released_order: VecDeque::new(),
+                closed: false,
+                cleanup_pending: false,
+            }),
+            limits,
+            store,
+            default_shell: Mutex::new(None),
+        }
+    }
+
+    /// Sets the shell used when a call brings none (the TS glue passes Pi's `getShellConfig()`).
+    pub fn set_shell(&self, shell: Option<ShellConfig>) {
+        *self.default_shell.lock().unwrap() = shell;
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The recovery store (paths of owned files for diagnostics and tests).
+    pub fn recovery_store(&self) -> &RecoveryStore {
+        &self.store
+    }
+
+    /// `exec_command` with raw arguments (both spellings accepted; validated exactly like the direct tool).
+    pub async fn exec(&self, args: &Value, ctx: CallContext) -> Result<ShellResult, ShellError> {
+        let req = normalize_exec(args)?;
+        self.exec_request(req, ctx).await
+    }
+
+    /// `write_stdin` with raw arguments.
+    pub async fn write_stdin(&self, args: &Value, ctx: CallContext) -> Result<ShellResult, ShellError> {
+        let req = normalize_write(args)?;
+        self.write_request(req, ctx).await
+    }
+
+    /// Starts a validated command once and observes it for up to `yield_time_ms`.
+    pub async fn exec_request(&self, req: ExecRequest, ctx: CallContext) -> Result<ShellResult, ShellError> {
+        if ctx.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+            return Err(aborted(None, false));
+        }
+        if self.reg.lock().unwrap().closed {
+            return Err(manager_closed());
+        }
+        let env = parse_env_overlay(ctx.env.as_ref())?;
+        let dir = match &req.workdir {
+            None => ctx.cwd.clone(),
+            Some(w) => ctx.cwd.join(w),
+        };
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(ShellError::new("invalid-cwd", format!("workdir {} is not a directory.", dir.display()))),
+            Err(_) => {
+                return Err(ShellError::new(
+                    "invalid-cwd",
+                    format!("workdir {} does not exist (workdir is relative to the current directory {}).", dir.display(), ctx.cwd.display()),
+                ))
+            }
+        }
+        let shell = match ctx.shell.clone().or_else(|| self.default_shell.lock().unwrap().clone()) {
+            Some(s) => s,
+            None => return Err(ShellError::new("shell-unavailable", "No usable local shell was resolved; Shell Sessions cannot run commands.")),
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(req.yield_time_ms);
+        let job = {
+            let mut reg = self.reg.lock().unwrap();
+            if reg.closed {
+                return Err(manager_closed());
+            }
+            self.prune(&mut reg);
+            let running = reg.jobs.values().filter(|j| !j.state.lock().unwrap().settled()).count();
+            if running >= self.limits.max_running {
+                return Err(ShellError::new(
+                    "session-limit",
+                    format!(
+                        "{running} commands are already running (limit {}). Wait for one with write_stdin or stop one with \
+                         write_stdin {{\"terminate\": true}} before starting another.",
+                        self.limits.max_running
+                    ),
+                ));
+            }
+            let job = self.spawn(&req.cmd, &dir, &shell, &env)?;
+            reg.jobs.insert(job.id.clone(), job.clone());
+            job
+        };
+        self.observe(&job, deadline, req.max_output_bytes, &ctx, None, 0).await
+    }
+
+    fn spawn(&self, cmd: &str, dir: &std::path::Path, shell: &ShellConfig, env: &[(String, String)]) -> Result<Arc<Job>, ShellError> {
+        let mut c = tokio::process::Command::new(&shell.shell);
+        c.args(&shell.args);
+        if !shell.stdin_transport {
+            c.arg(cmd);
+        }
+        c.current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(false);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ShellError::new("shell-unavailable", format!("The shell {} could not be found; Shell Sessions cannot run commands.", shell.shell))
+            } else {
+                ShellError::new("spawn-failed", format!("Could not start the command with {}: {e}. Nothing ran.", shell.shell))
+            }
+        })?;
+        let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        if let Some(o) = &stdout {
+            super::process::grow_pipe(o);
+        }
+        if let Some(e) = &stderr {
+            super::process::grow_pipe(e);
+        }
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = format!("pct-shell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let job = Arc::new(Job {
+            id,
+            pgid,
+            stdin_transport: shell.stdin_transport,
+            state: Mutex::new(JobState {
+                stdout: Pending::default(),
+                stderr: Pending::default(),
+                capture: self.store.capture(),
+                leader: None,
+                out_eof: stdout.is_none(),
+                err_eof: stderr.is_none(),
+                group_gone: false,
+                settled_at: None,
+                released: false,
+                stdin: if shell.stdin_transport { StdinState::Closed } else { StdinState::Open },
+                stdin_pending_bytes: 0,
+                stdin_pending_calls: 0,
+                stop: StopPhase::None,
+                unknown_outcome: false,
+                yielded: false,
+            }),
+            version: watch::channel(0u64).0,
+            observe_lock: tokio::sync::Mutex::new(()),
+            stdin_tx: tx,
+        });
+        if shell.stdin_transport {
+            let (done, _) = oneshot::channel();
+            let _ = job.stdin_tx.send(StdinOp { bytes: cmd.as_bytes().to_vec(), close: true, done, ticket: None });
+        }
+        tokio::spawn(job::stdin_writer(Arc::downgrade(&job), stdin, rx));
+        if let Some(o) = stdout {
+            tokio::spawn(job::pump(job.clone(), o, job::Stream::Out));
+        }
+        if let Some(e) = stderr {
+            tokio::spawn(job::pump(job.clone(), e, job::Stream::Err));
+        }
+        tokio::spawn(job::supervise(job.clone(), child));
+        Ok(job)
+    }
+
+    fn lookup(&self, id: &str) -> Result<Arc<Job>, ShellError> {
+        let mut reg = self.reg.lock().unwrap();
+        if reg.closed {
+            return Err(manager_closed());
+        }
+        self.prune(&mut reg);
+        if let Some(j) = reg.jobs.get(id) {
+            return Ok(j.clone());
+        }
+        if reg.released.contains(id) {
+            return Err(ShellError::new(
+                "stale-session",
+                format!("Session {id} already ended and its final result was delivered (or its unread handle expired). Its recovery file, if any, is still on disk."),
+            ));
+        }
+        Err(invalid_session(format!("Unknown session_id {id:?}: use the exact handle an exec_command result returned.")))
+    }
+
+    /// Polls, writes to stdin, closes stdin or stops a job, then observes it.
+    pub async fn write_request(&self, req: WriteRequest, ctx: CallContext) -> Result<ShellResult, ShellError> {
+        if ctx.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+            return Err(aborted(None, false));
+        }
+        let job = self.lookup(&req.session_id)?;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(req.yield_time_ms);
+        if req.terminate {
+            if !req.input.is_empty() {
+                return Err(ShellError::new(
+                    "stdin-failed",
+                    "write_stdin cannot send input and terminate in the same call; nothing was sent. Send the input first, or terminate without input.",
+                ));
+            }
+            let stopper = {
+                let job = job.clone();
+                let limits = self.limits.clone();
+                tokio::spawn(async move { stop_job(&job, &limits).await })
+            };
+            tokio::select! {
+                _ = stopper => {}
+                _ = cancelled(&ctx.cancel) => return Err(aborted(Some(&job.id), true)),
+            }
+            return self.observe(&job, tokio::time::Instant::now(), req.max_output_bytes, &ctx, None, 0).await;
+        }
+        let sends = !req.input.is_empty() || req.close_stdin;
+        let mut pending: Option<(oneshot::Receiver<Delivery>, Arc<Ticket>)> = None;
+        if sends {
+            let mut st = job.state.lock().unwrap();
+            if !req.input.is_empty() {
+                if job.stdin_transport {
+                    return Err(ShellError::new(
+                        "stdin-transport",
+                        format!("Session {} received its command through stdin, which is closed; it cannot take input. Poll it with empty input.", job.id),
+                    ));
+                }
+                if st.stdin != StdinState::Open || st.settled() {
+                    let why = match st.stdin {
+                        StdinState::Broken => "its stdin pipe broke",
+                        StdinState::Closed => "its stdin was closed",
+                        StdinState::Open => "the process has exited",
+                    };
+                    return Err(ShellError::new("stdin-closed", format!("Session {} cannot take input: {why}. Nothing was sent.", job.id)));
+                }
+                let n = req.input.len();
+                if st.stdin_pending_calls >= self.limits.stdin_calls || st.stdin_pending_bytes + n > self.limits.stdin_bytes {
+                    return Err(ShellError::new(
+                        "stdin-overload",
+                        format!(
+                            "Session {} has {} input calls / {} bytes not yet delivered (limits {} calls, {} bytes); this input of {n} bytes was not sent. Poll until the program reads its input, then retry.",
+                            job.id, st.stdin_pending_calls, st.stdin_pending_bytes, self.limits.stdin_calls, self.limits.stdin_bytes
+                        ),
+                    ));
+                }
+            }
+            if st.stdin == StdinState::Open && !(req.input.is_empty() && st.settled()) {
+                if st.stdin_pending_calls >= self.limits.stdin_calls {
+                    return Err(ShellError::new(
+                        "stdin-overload",
+                        format!("Session {} has {} input calls not yet delivered (limit {}); nothing was sent. Poll, then retry.", job.id, st.stdin_pending_calls, self.limits.stdin_calls),
+                    ));
+                }
+                let ticket = Ticket::new(&job, &mut st, req.input.len());
+                if req.close_stdin {
+                    st.stdin = StdinState::Closed;
+                }
+                let (done, rx) = oneshot::channel();
+                let op = StdinOp { bytes: req.input.clone().into_bytes(), close: req.close_stdin, done, ticket: Some(ticket.clone()) };
+                drop(st);
+                if job.stdin_tx.send(op).is_err() {
+                    drop(ticket);
+                    return Err(ShellError::new("stdin-failed", format!("Session {}'s stdin writer is gone; nothing was sent.", job.id)));
+                }
+                pending = Some((rx, ticket));
+            }
+            // else: closeStdin on an already closed/broken stdin is harmless; fall through to a poll.
+        }
+        let mut delivery = None;
+        let mut ticket_hold = None;
+        if let Some((rx, ticket)) = pending {
+            ticket_hold = Some(ticket);
+            tokio::select! {
+                r = rx => delivery = Some(r.unwrap_or(Delivery::Unknown)),
+                _ = tokio::time::sleep_until(deadline) => delivery = Some(Delivery::Unknown),
+                _ = cancelled(&ctx.cancel) => {
+                    drop(ticket_hold);
+                    if ctx.stop_on_cancel { self.spawn_stop(&job); }
+                    return Err(aborted(Some(&job.id), ctx.stop_on_cancel));
+                }
+            }
+        }
+        let r = self.observe(&job, deadline, req.max_output_bytes, &ctx, delivery, req.input.len()).await;
+        drop(ticket_hold);
+        r
+    }
+
+    fn spawn_stop(&self, job: &Arc<Job>) {
+        let job = job.clone();
+        let limits = self.limits.clone();
+        tokio::spawn(async move { stop_job(&job, &limits).await });
+    }
+
+    async fn observe(
+        &self,
+        job: &Arc<Job>,
+        deadline: tokio::time::Instant,
+        budget: usize,
+        ctx: &CallContext,
+        delivery: Option<Delivery>,
+        input_bytes: usize,
+    ) -> Result<ShellResult, ShellError> {
+        let on_cancel = |this: &Self| {
+            if ctx.stop_on_cancel {
+                this.spawn_stop(job);
+            }
+            aborted(Some(&job.id), ctx.stop_on_cancel)
+        };
+        let _guard = tokio::select! {
+            g = job.observe_lock.lock() => g,
+            _ = cancelled(&ctx.cancel) => return Err(on_cancel(self)),
+        };
+        if job.state.lock().unwrap().released {
+            return Err(ShellError::new(
+                "stale-session",
+                format!("Session {} already ended and another call received its final result. Its recovery file, if any, is still on disk.", job.id),
+            ));
+        }
+        let mut rx = job.version.subscribe();
+        loop {
+            {
+                let st = job.state.lock().unwrap();
+                if st.settled() || st.unknown_outcome || tokio::time::Instant::now() >= deadline {
+                    break;
+                }
+            }
+            tokio::select! {
+                _ = rx.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = cancelled(&ctx.cancel) => return Err(on_cancel(self)),
+            }
+        }
+        let result = {
+            let mut st = job.state.lock().unwrap();
+            let out = std::mem::take(&mut st.stdout);
+            let err = std::mem::take(&mut st.stderr);
+            let p = split_preview(&out.text, &err.text, budget);
+            let dropped = (p.dropped + out.overflow + err.overflow) as u64;
+            let settled = st.settled();
+            let stopped = st.stop != StopPhase::None;
+            let status = if settled {
+                if stopped { Status::Terminated } else { Status::Completed }
+            } else if st.unknown_outcome {
+                Status::Terminated
+            } else {
+                Status::Running
+            };
+            // A yield needs the file once output exists (a later read cannot show what this one consumed).
+            if !settled {
+                st.yielded = true;
+                if st.capture.captured_bytes() > 0 {
+                    st.capture.require_file();
+                }
+            }
+            if dropped > 0 {
+                st.capture.require_file();
+            }
+            if settled {
+                if !st.capture.has_file() {
+                    st.capture.discard_buffer();
+                }
+                st.released = true;
+            }
+            let (exit_code, signal) = match st.leader {
+                Some(job::LeaderExit::Code(c)) => (Some(c), None),
+                Some(job::LeaderExit::Signal(s)) => (None, Some(super::process::signal_name(s))),
+                _ => (None, None),
+            };
+            let (exit_code, signal) = if status == Status::Running || st.unknown_outcome { (None, None) } else { (exit_code, signal) };
+            ShellResult {
+                session_id: job.id.clone(),
+                status,
+                exit_code,
+                signal,
+                stdout: out.text[..p.stdout_len].to_string(),
+                stderr: err.text[..p.stderr_len].to_string(),
+                dropped,
+                budget,
+                unknown_outcome: st.unknown_outcome && !settled,
+                recovery: st.capture.snapshot(),
+                input_delivery: delivery,
+                input_bytes,
+                stdin: StdinSnapshot {
+                    state: st.stdin,
+                    pending_bytes: st.stdin_pending_bytes,
+                    pending_calls: st.stdin_pending_calls,
+                },
+            }
+        };
+        if result.status != Status::Running && !result.unknown_outcome {
+            let mut reg = self.reg.lock().unwrap();
+            reg.jobs.remove(&job.id);
+            remember_released(&mut reg, &job.id);
+        }
+        Ok(result)
+    }
+
+    fn prune(&self, reg: &mut Registry) {
+        let now = Instant::now();
+        let mut terminal: Vec<(Instant, String)> = reg
+            .jobs
+            .values()
+            .filter_map(|j| j.state.lock().unwrap().settled_at.map(|t| (t, j.id.clone())))
+            .collect();
+        terminal.sort();
+        let excess = terminal.len().saturating_sub(self.limits.max_terminal);
+        for (i, (t, id)) in terminal.into_iter().enumerate() {
+            if i < excess || now.duration_since(t) >= self.limits.terminal_ttl {
+                if let Some(j) = reg.jobs.remove(&id) {
+                    j.state.lock().unwrap().released = true;
+                    j.bump();
+                }
+                remember_released(reg, &id);
+            }
+        }
+    }
+
+    /// Stops one job by handle (SIGTERM, SIGKILL after the grace period, confirmation window). Returns whether the
+    /// stop was confirmed.
+    pub async fn terminate(&self, session_id: &str) -> Result<bool, ShellError> {
+        let job = self.lookup(session_id)?;
+        Ok(stop_job(&job, &self.limits).await)
+    }
+
+    /// Stops every unsettled job (switch/fork preflight, feature disabled). `cleanup-incomplete` when any stop
+    /// could not be confirmed; the manager stays usable and keeps the handles for a retry.
+    pub async fn cleanup(&self) -> Result<(), ShellError> {
+        let jobs: Vec<Arc<Job>> = {
+            let mut reg = self.reg.lock().unwrap();
+            self.prune(&mut reg);
+            reg.jobs.values().filter(|j| !j.state.lock().unwrap().settled()).cloned().collect()
+        };
+        let limits = self.limits.clone();
+        let tasks: Vec<_> = jobs.into_iter().map(|j| {
+            let limits = limits.clone();
+            tokio::spawn(async move { stop_job(&j, &limits).await })
+        }).collect();
+        let mut all = true;
+        for t in tasks {
+            all &= t.await.unwrap_or(false);
+        }
+        self.reg.lock().unwrap().cleanup_pending = !all;
+        if all {
+            Ok(())
+        } else {
+            Err(ShellError::new(
+                "cleanup-incomplete",
+                "Some shell jobs could not be confirmed stopped (a process escaped its group or still holds the output pipes). Their handles are kept; retry the cleanup.",
+            ))
+        }
+    }
+
+    /// Closes the manager (new calls get `manager-closed`) after stopping every job. Files are not deleted here:
+    /// see [`Manager::delete_recovery_files`] (a real `session_shutdown` does both).
+    pub async fn close(&self) -> Result<(), ShellError> {
+        self.reg.lock().unwrap().closed = true;
+        let r = self.cleanup().await;
+        self.store.close();
+        r
+    }
+
+    /// Deletes the recovery files this manager created (only those). Returns how many were deleted.
+    pub fn delete_recovery_files(&self) -> usize {
+        self.store.delete_files()
+    }
+
+    /// Facts for `/pct status`.
+    pub fn status(&self) -> ManagerStatus {
+        let reg = self.reg.lock().unwrap();
+        let mut s = ManagerStatus {
+            running: 0,
+            unread_terminal: 0,
+            stop_unconfirmed: 0,
+            cleanup_pending: reg.cleanup_pending,
+            closed: reg.closed,
+            recovery_files: self.store.file_count(),
+        };
+        for j in reg.jobs.values() {
+            let st = j.state.lock().unwrap();
+            if st.settled() {
+                s.unread_terminal += 1;
+            } else {
+                s.running += 1;
+                if st.unknown_outcome {
+                    s.stop_unconfirmed += 1;
+                }
+            }
+        }
+        s
+    }
+
+    /// [`Manager::status`] as a JSON object (camelCase).
+    pub fn status_json(&self) -> Value {
+        let s = self.status();
+        json!({
+            "running": s.running,
+            "unreadTerminal": s.unread_terminal,
+            "stopUnconfirmed": s.stop_unconfirmed,
+            "cleanupPending": s.cleanup_pending || s.stop_unconfirmed > 0,
+            "closed": s.closed,
+            "recoveryFiles": s.recovery_files,
+        })
+    }
+}
+
+fn remember_released(reg: &mut Registry, id: &str) {
+    if reg.released.insert(id.to_string()) {
+        reg.released_order.push_back(id.to_string());
+        if reg.released_order.len() > RELEASED_MEMORY {
+            if let Some(old) = reg.released_order.pop_front() {
+                reg.released.remove(&old);
+            }
+        }
+    }
+}
+
+/// SIGTERM to the group, SIGKILL after the grace period, then a confirmation window. A stop while another is in
+/// progress sends SIGKILL at once. Returns whether settlement was confirmed; otherwise marks `unknownOutcome`.
+async fn stop_job(job: &Arc<Job>, limits: &Limits) -> bool {
+    let first = {
+        let mut st = job.state.lock().unwrap();
+        if st.settled() {
+            return true;
+        }
+        let first = st.stop == StopPhase::None;
+        if !st.group_gone {
+            if first {
+                st.stop = StopPhase::Term;
+                signal_group(job.pgid, libc::SIGTERM);
+            } else {
+                st.stop = StopPhase::Kill;
+                signal_group(job.pgid, libc::SIGKILL);
+            }
+        } else if first {
+            st.stop = StopPhase::Term;
+        }
+        first
+    };
+    job.bump();
+    if first && !job.wait_settled(limits.stop_grace).await {
+        let mut st = job.state.lock().unwrap();
+        st.stop = StopPhase::Kill;
+        if !st.group_gone {
+            signal_group(job.pgid, libc::SIGKILL);
+        }
+    }
+    let ok = job.wait_settled(limits.stop_confirm).await;
+    if !ok {
+        job.state.lock().unwrap().unknown_outcome = true;
+    }
+    job.bump();
+    ok
+}

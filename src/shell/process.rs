@@ -1,0 +1,154 @@
+//! Process-level helpers: the shell Pi resolves, the env overlay, and POSIX process-group signalling.
+
+use super::error::ShellError;
+use serde_json::Value;
+
+/// The shell Pi resolves with `getShellConfig()`: `{shell, args, commandTransport?: "argv" | "stdin"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellConfig {
+    /// Executable path of the shell.
+    pub shell: String,
+    /// Arguments before the command (e.g. `["-c"]`).
+    pub args: Vec<String>,
+    /// `true` when the command is written to stdin (which is then closed) instead of appended to argv.
+    pub stdin_transport: bool,
+}
+
+impl ShellConfig {
+    /// Parses the object `getShellConfig()` returns.
+    pub fn from_value(v: &Value) -> Result<Self, ShellError> {
+        let bad = || ShellError::new("shell-unavailable", "No usable local shell was resolved (Pi's getShellConfig() gave no shell); Shell Sessions cannot run commands.");
+        let shell = v.get("shell").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(bad)?.to_string();
+        let args = match v.get("args") {
+            None | Some(Value::Null) => vec![],
+            Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(String::from).ok_or_else(bad)).collect::<Result<_, _>>()?,
+            Some(_) => return Err(bad()),
+        };
+        let stdin_transport = match v.get("commandTransport").and_then(Value::as_str) {
+            None | Some("argv") => false,
+            Some("stdin") => true,
+            Some(_) => return Err(bad()),
+        };
+        Ok(Self { shell, args, stdin_transport })
+    }
+
+    /// `/bin/bash -c` when present, else `sh -c` (what Pi resolves on Unix; used by tests and as a fallback).
+    pub fn default_posix() -> Self {
+        let shell = if std::path::Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
+        Self { shell: shell.into(), args: vec!["-c".into()], stdin_transport: false }
+    }
+}
+
+/// Validates the invocation hook's `context().env` overlay: an object of string values with sane names.
+/// Refused before anything is spawned.
+pub fn parse_env_overlay(v: Option<&Value>) -> Result<Vec<(String, String)>, ShellError> {
+    let bad = |why: &str| {
+        ShellError::new(
+            "spawn-failed",
+            format!("The invocation context env overlay is invalid ({why}); nothing was started. This comes from the embedder's context hook, not from the command."),
+        )
+    };
+    match v {
+        None | Some(Value::Null) => Ok(vec![]),
+        Some(Value::Object(m)) => {
+            let mut out = Vec::with_capacity(m.len());
+            for (k, val) in m {
+                if k.is_empty() || k.contains('=') || k.contains('\0') {
+                    return Err(bad("a variable name is empty or contains '=' or NUL"));
+                }
+                let Some(s) = val.as_str() else { return Err(bad("every value must be a string")) };
+                if s.contains('\0') {
+                    return Err(bad("a value contains NUL"));
+                }
+                out.push((k.clone(), s.to_string()));
+            }
+            Ok(out)
+        }
+        Some(_) => Err(bad("env must be an object of strings")),
+    }
+}
+
+/// Sends `sig` to the whole process group `pgid`. Returns whether the group existed.
+pub fn signal_group(pgid: i32, sig: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    unsafe { libc::kill(-pgid, sig) == 0 }
+}
+
+/// Whether any process, zombies included, is still in group `pgid` (one cheap syscall).
+pub fn group_exists(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    let r = unsafe { libc::kill(-pgid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether a live process remains in group `pgid`. Zombies do not count: a dead descendant orphaned to an init
+/// that reaps lazily (some container inits take seconds) must not keep a job "running" or make a stop
+/// unconfirmable. `kill(-pgid, 0)` answers the common case cheaply; only a positive answer scans `/proc`.
+pub fn group_alive(pgid: i32) -> bool {
+    group_exists(pgid) && group_has_live_member(pgid)
+}
+
+/// Scans `/proc` for a non-zombie member of `pgid` (true when `/proc` cannot be read: assume alive).
+pub fn group_has_live_member(pgid: i32) -> bool {
+    live_member_in_proc(pgid).unwrap_or(true)
+}
+
+/// Scans `/proc` for a non-zombie process whose process group is `pgid`. `None` when `/proc` is unreadable.
+fn live_member_in_proc(pgid: i32) -> Option<bool> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else { continue };
+        // fields after the command's closing parenthesis: state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let mut it = rest.split_whitespace();
+        let state = it.next().unwrap_or("");
+        let _ppid = it.next();
+        let pgrp: i32 = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        if pgrp == pgid && state != "Z" && state != "X" {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// The conventional name of a signal number (`SIGTERM`), or `SIG<n>`.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_string()
+}
+
+/// Asks Linux for a 1 MiB output pipe (the unprivileged maximum by default): fewer reads and wake-ups under
+/// floods. Best effort; the kernel's own limit wins and other systems keep their default.
+pub fn grow_pipe(fd: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
