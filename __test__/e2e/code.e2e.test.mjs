@@ -60,6 +60,27 @@ for (const version of PI_VERSIONS) {
 		assert.match(toolText(w), /^cell_id cell-[0-9a-f]+: terminated/);
 	});
 
+	test(`${version.name}: aborting the turn (Pi's signal) terminates a busy cell`, { timeout: 120000 }, async () => {
+		const { box, script } = setup(`export default [
+			{ tools: [{ name: "exec", args: { code: "print('spinning'); while (true) {}", yield_time_ms: 60000 } }] },
+			{ text: "after abort" },
+			{ text: "after abort" },
+		];`);
+		const pi = new RpcPi({ version, box, script });
+		try {
+			const started = pi.waitFor((r) => r.type === "tool_execution_start", 60000);
+			const ended = pi.waitFor((r) => r.type === "tool_execution_end", 60000);
+			await pi.command("prompt", { message: "run it" });
+			await started;
+			await pi.command("abort");
+			const end = await ended;
+			assert.equal(end.isError, true);
+			assert.match(toolText(end), /^aborted: The call was cancelled; cell cell-[0-9a-f]+ was terminated/);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`${version.name}: nested exec_command + write_stdin + apply_patch from one cell (approval always)`, async () => {
 		const box = sandbox("pct-code-e2e-");
 		writeConfig(box, { ...CONFIG, codeMode: { enabled: true, approvalMode: "always" } });

@@ -174,6 +174,8 @@ struct MState {
     admitted: Vec<String>,
     closed: bool,
     aborts: HashMap<String, watch::Sender<bool>>,
+    /// Aborts that arrived before their call registered (bounded).
+    early_aborts: Vec<String>,
     files: Vec<PathBuf>,
 }
 
@@ -546,6 +548,7 @@ impl CodeManager {
                     admitted: Vec::new(),
                     closed: false,
                     aborts: HashMap::new(),
+                    early_aborts: Vec::new(),
                     files: Vec::new(),
                 }),
             }),
@@ -575,8 +578,15 @@ impl CodeManager {
 
     /// Pi's AbortSignal fired for the outer call `call_id`: the cell it observes is terminated.
     pub fn abort(&self, call_id: &str) {
-        if let Some(tx) = self.inner.state.lock().unwrap().aborts.get(call_id) {
+        let mut st = self.inner.state.lock().unwrap();
+        if let Some(tx) = st.aborts.get(call_id) {
             tx.send_replace(true);
+        } else {
+            // The call has not registered yet (napi starts it asynchronously): remember the abort.
+            if st.early_aborts.len() >= 64 {
+                st.early_aborts.remove(0);
+            }
+            st.early_aborts.push(call_id.to_string());
         }
     }
 
@@ -615,8 +625,10 @@ impl CodeManager {
     /// Registers the outer call's abort channel before anything else, so an early abort is not lost.
     fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
         outer.call_id.as_ref().map(|id| {
-            let (tx, rx) = watch::channel(false);
-            self.inner.state.lock().unwrap().aborts.insert(id.clone(), tx);
+            let mut st = self.inner.state.lock().unwrap();
+            let early = st.early_aborts.iter().position(|x| x == id).map(|i| st.early_aborts.remove(i)).is_some();
+            let (tx, rx) = watch::channel(early);
+            st.aborts.insert(id.clone(), tx);
             rx
         })
     }
@@ -629,6 +641,9 @@ impl CodeManager {
 
     async fn exec_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
         let input = parse_exec(&args)?;
+        if abort.as_ref().map(|r| *r.borrow()).unwrap_or(false) {
+            return Err(CodeError::new("aborted", "The call was cancelled before it started; no cell ran."));
+        }
         let cell = {
             let mut st = self.inner.state.lock().unwrap();
             if st.closed {

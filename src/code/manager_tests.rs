@@ -122,7 +122,7 @@ async fn abort_of_the_outer_call_terminates_the_cell() {
     m.abort("c1");
     let e = h.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
-    idle(&m).await;
+    assert_eq!(m.held_cells(), 0, "no cell was started");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,4 +467,13 @@ async fn unread_terminal_results_expire_after_their_ttl() {
     m.set_unread_ttl(Duration::ZERO);
     let id = unread_terminal(&m).await;
     assert_eq!(m.wait(json!({"cell_id": id}), outer()).await.unwrap_err().code, "stale-cell", "pruned once the TTL elapsed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_before_the_call_registers_is_not_lost() {
+    let (m, _) = manager();
+    m.abort("early");
+    let e = m.exec(json!({"code": "while(true){}", "yield_time_ms": 60000}), OuterCall { call_id: Some("early".into()), ..outer() }).await.unwrap_err();
+    assert_eq!(e.code, "aborted");
+    assert_eq!(m.held_cells(), 0, "no cell was started");
 }
