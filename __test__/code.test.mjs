@@ -125,16 +125,25 @@ test("yieldTimeMs and output budget boundaries", async () => {
 });
 
 test("a yielded cell continues with wait; handles are opaque strings", async () => {
-	const m = newManager({ gate: allowGate({ delayMs: 300 }) });
+	let release;
+	const held = new Promise((r) => (release = r));
+	const m = newManager({ gate: async () => (await held, { allow: true }) });
 	m.setAdmitted(["exec_command"]);
-	const r = await m.exec({ code: "print('one'); await tools.exec_command({cmd: 'x'}).catch(() => {}); print('two'); return 2", yield_time_ms: 50 });
+	const r = await m.exec({ code: "print('one'); await tools.exec_command({cmd: 'x'}).catch(() => {}); print('two'); return 2", yield_time_ms: 0 });
 	assert.equal(r.status, "running");
-	assert.ok(r.text.startsWith(`Script running with cell ID ${r.cellId}.\ncell_id ${r.cellId}: running\n`), r.text);
-	assert.equal(r.output, "one\n");
 	assert.match(r.cellId, /^cell-[0-9a-f]{12}$/);
+	let read = r;
+	let output = r.output;
+	while (read.nested.unsettled === 0) {
+		read = await m.wait({ cell_id: r.cellId, yield_time_ms: 20 });
+		output += read.output;
+	}
+	assert.equal(output, "one\n");
+	assert.ok(read.text.startsWith(`Script running with cell ID ${r.cellId}.\ncell_id ${r.cellId}: running\n`), read.text);
 	for (const bad of [{ cell_id: 1234 }, { cell_id: "1234" }, { cell_id: "pct-shell-3" }, { cellId: r.cellId, cell_id: "other" }]) {
 		assert.equal((await m.wait(bad)).code, "invalid-input", JSON.stringify(bad));
 	}
+	release();
 	const w = await m.wait({ cellId: r.cellId, yield_time_ms: 30000 });
 	assert.equal(w.status, "completed");
 	assert.equal(w.output, "two\n");
@@ -197,7 +206,7 @@ test("16 unread terminal results are kept; the 17th pushes out the oldest", asyn
 });
 
 test("per cell: 16 outstanding nested requests pass, the 17th is bridge-overload", async () => {
-	const m = newManager({ gate: allowGate({ delayMs: 200 }) });
+	const m = newManager({ gate: allowGate({ delayMs: 1000 }) });
 	m.setAdmitted(["exec_command"]);
 	const prog = (n) => `const ps = []; for (let i = 0; i < ${n}; i++) ps.push(tools.exec_command({cmd: 'x'}).then(() => 'ok', (e) => e.code)); return (await Promise.all(ps)).filter((c) => c === 'bridge-overload').length`;
 	assert.equal((await runCell(m, prog(16))).result, "0");
@@ -284,7 +293,9 @@ test("the host gate: policy identity, denial reason, approval preview; a throwin
 test("terminate seals a nested call waiting for approval (cancelled before dispatch)", async () => {
 	const m = newManager({ gate: (req) => (req.phase === "policy" ? Promise.resolve({ allow: true, needsApproval: true }) : new Promise(() => {})) });
 	m.setAdmitted(["apply_patch"]);
-	const r = await m.exec({ code: "await tools.apply_patch('p')", yield_time_ms: 50 });
+	const r = await m.exec({ code: "await tools.apply_patch('p')", yield_time_ms: 0 });
+	let read = r;
+	while (read.nested.unsettled === 0) read = await m.wait({ cell_id: r.cellId, yield_time_ms: 20 });
 	const w = await m.wait({ cell_id: r.cellId, terminate: true });
 	assert.equal(w.status, "terminated");
 	assert.match(w.text, /nested calls: 0 completed, 0 failed, 1 cancelled before dispatch, 0 unsettled/);

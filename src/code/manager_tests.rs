@@ -76,17 +76,33 @@ async fn failed_cell_renders_error_block() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yielded_cell_continues_with_wait() {
-    let (m, _) = manager();
+    // The host check holds the nested call until the test releases it, so the cell is running for sure.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let r2 = release.clone();
+    let (m, _) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let r = r2.clone();
+        Box::pin(async move {
+            r.notified().await;
+            GateAnswer { allow: true, ..Default::default() }
+        }) as BoxFuture<GateAnswer>
+    })));
     let r = m
-        .exec(json!({"code": "print('one'); await tools.exec_command({cmd: 'x', sleep_ms: 400}); print('two'); return 2", "yield_time_ms": 50}), outer())
+        .exec(json!({"code": "print('one'); await tools.exec_command({cmd: 'x'}); print('two'); return 2", "yield_time_ms": 0}), outer())
         .await
         .unwrap();
     assert_eq!(r.status, "running");
-    assert!(r.text.starts_with(&format!("Script running with cell ID {}.\ncell_id {}: running\nnested calls: 0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled\n", r.cell_id, r.cell_id)), "{}", r.text);
-    assert_eq!(r.output, "one\n");
-    let rec = r.recovery.clone().expect("a yield creates the recovery file");
+    let mut output = r.output.clone();
+    let mut read = r.clone();
+    while read.nested.unsettled == 0 {
+        read = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        output.push_str(&read.output);
+    }
+    assert_eq!(output, "one\n");
+    assert!(read.text.starts_with(&format!("Script running with cell ID {}.\ncell_id {}: running\nnested calls: 0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled\n", r.cell_id, r.cell_id)), "{}", read.text);
+    let rec = read.recovery.clone().expect("a yield with output creates the recovery file");
     assert_eq!(rec.state, "capturing");
-    let w = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap();
+    release.notify_one();
+    let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!(w.status, "completed");
     assert_eq!(w.output, "two\n");
     assert_eq!(w.result.as_deref(), Some("2"));
@@ -285,8 +301,12 @@ async fn terminate_cancels_a_call_waiting_for_approval() {
             }
         }) as BoxFuture<GateAnswer>
     })));
-    let r = m.exec(json!({"code": "await tools.apply_patch('p')", "yield_time_ms": 50}), outer()).await.unwrap();
+    let r = m.exec(json!({"code": "await tools.apply_patch('p')", "yield_time_ms": 0}), outer()).await.unwrap();
     assert_eq!(r.status, "running");
+    let mut read = r.clone();
+    while read.nested.unsettled == 0 {
+        read = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+    }
     let w = m.wait(json!({"cell_id": r.cell_id, "terminate": true}), outer()).await.unwrap();
     assert_eq!(w.status, "terminated");
     assert!(w.text.contains("nested calls: 0 completed, 0 failed, 1 cancelled before dispatch, 0 unsettled"), "{}", w.text);
@@ -307,8 +327,14 @@ async fn completion_waits_for_tracked_nested_calls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_outstanding_nested_requests_then_overload() {
-    let (m, _) = manager();
-    let prog = |n: usize| format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x', sleep_ms: 300}}).then(() => 'ok', e => e.code)); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
+    // The host check holds every call for a while (before the 4 adapter slots), so all of them are outstanding.
+    let (m, _) = manager_with(Arc::new(FnGate(|_req: GateRequest| {
+        Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            GateAnswer { allow: true, ..Default::default() }
+        }) as BoxFuture<GateAnswer>
+    })));
+    let prog = |n: usize| format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
     assert_eq!(run(&m, &prog(16)).await.result.as_deref(), Some("[]"));
     assert_eq!(run(&m, &prog(17)).await.result.as_deref(), Some("[\"bridge-overload\"]"));
 }
@@ -339,9 +365,9 @@ async fn reply_bytes_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_adapter_slots_and_sequential_patches() {
     let (m, fake) = manager();
-    run(&m, "await Promise.all([...Array(8)].map(() => tools.exec_command({cmd: 'x', sleep_ms: 60})))").await;
+    run(&m, "await Promise.all([...Array(8)].map(() => tools.exec_command({cmd: 'x', sleep_ms: 250})))").await;
     assert_eq!(fake.max_concurrent.load(Ordering::SeqCst), ADAPTER_SLOTS);
-    run(&m, "await Promise.all([...Array(3)].map(() => tools.apply_patch({patch: 'p', sleep_ms: 40})))").await;
+    run(&m, "await Promise.all([...Array(3)].map(() => tools.apply_patch({patch: 'p', sleep_ms: 100})))").await;
     assert_eq!(fake.patch_overlap.load(Ordering::SeqCst), 0);
 }
 
