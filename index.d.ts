@@ -9,33 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust. */
-export declare class CodeManager {
-  /**
-   * `gate(request) => Promise<{allow, code?, reason?, env?, needsApproval?}>` answers the policy hook,
-   * admission re-check and approval of nested calls (see docs/code.md).
-   */
-  constructor(gate: (request: any) => Promise<any>)
-  /** Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`). */
-  attachShell(shell: ShellManager): void
-  /** The nested adapters currently admitted (exec_command, write_stdin, apply_patch). */
-  setAdmitted(names: Array<string>): void
-  /** `exec`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
-  exec(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
-  /** `wait`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
-  wait(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
-  /** Pi's AbortSignal fired for the exec/wait call with this callId: its cell is terminated. */
-  abort(callId: string): void
-  /** Cells not yet terminal. */
-  runningCells(): number
-  /** Cells held (running, or terminal and not yet delivered). */
-  heldCells(): number
-  /** Terminates every cell (session switch/fork, feature disabled); `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
-  cleanup(): Promise<any>
-  /** A real session shutdown: terminate, refuse new cells, delete this process's recovery files. */
-  shutdown(): Promise<any>
+/**
+ * Cancels one `applyPatch` call: Pi's AbortSignal calls `abort()`; the executor checks it before preflight,
+ * before staging and before the first commit step.
+ */
+export declare class PatchAbort {
+  constructor()
+  /** Requests cancellation (takes effect at the next checkpoint; a started commit finishes). */
+  abort(): void
+  /** Whether abort() was called. */
+  get aborted(): boolean
 }
-export type JsCodeManager = CodeManager
 
 /** The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`. */
 export declare class ShellManager {
@@ -65,13 +49,8 @@ export declare class ShellManager {
   status(): any
 }
 
-/** Per-call options of exec/wait. */
-export interface CodeCallOptions {
-  /** Pi's cwd (exec: nested shells resolve workdir against it). */
-  cwd?: string
-  /** Id to pass to `abort(callId)` when Pi's AbortSignal fires. */
-  callId?: string
-}
+/** Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult. */
+export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
 
 /** The all-off defaults. */
 export declare function configDefaults(): Record<string, any>
@@ -99,3 +78,36 @@ export declare function configValidate(raw: unknown): string | null
 
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
+
+/** One applied operation: `operation` is add, update, delete or move; `from` is the Move source. */
+export interface PatchOperation {
+  operation: string
+  path: string
+  from?: string
+}
+
+/**
+ * Which files a patch touches (Move source and destination included), sorted, so the Pi tool can take
+ * `withFileMutationQueue` for each before applying. Parse only; no filesystem access.
+ */
+export declare function patchPaths(cwd: string, patch: string): PatchPathsResult
+
+/** Result of patchPaths: the sorted absolute paths a patch touches, or the parse/path error it would fail with. */
+export interface PatchPathsResult {
+  ok: boolean
+  paths: Array<string>
+  error?: string
+  code?: string
+}
+
+/**
+ * Result of applyPatch: ok with the model text (`Applied patch:` ...) and operations, or the exact error text
+ * (`apply_patch failed (...)...`) with its stable code and outcome (no-change, partial, unknown, partial; unknown).
+ */
+export interface PatchResult {
+  ok: boolean
+  text: string
+  operations: Array<PatchOperation>
+  code?: string
+  outcome?: string
+}

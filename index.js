@@ -835,9 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.CodeManager = nativeBinding.CodeManager
-module.exports.JsCodeManager = nativeBinding.JsCodeManager
+module.exports.PatchAbort = nativeBinding.PatchAbort
 module.exports.ShellManager = nativeBinding.ShellManager
+module.exports.applyPatch = nativeBinding.applyPatch
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet
 module.exports.configEffective = nativeBinding.configEffective
@@ -846,3 +846,4 @@ module.exports.configRead = nativeBinding.configRead
 module.exports.configSave = nativeBinding.configSave
 module.exports.configValidate = nativeBinding.configValidate
 module.exports.engineVersion = nativeBinding.engineVersion
+module.exports.patchPaths = nativeBinding.patchPaths

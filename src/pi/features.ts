@@ -3,6 +3,7 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as registerCode } from "./tools/code.ts";
+import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerShell, registerCode];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode];

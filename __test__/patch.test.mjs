@@ -1,0 +1,142 @@
+// Addon tests for the apply_patch executor (src/patch via src/lib.rs): the JS-facing shapes, abort, paths,
+// and the partial-commit report through the PCT_TEST_PATCH_FAULT hook (run in a child process: it is read per call).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync, readdirSync, statSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const native = require("../index.js");
+
+function ws(files = {}) {
+	const dir = mkdtempSync(join(tmpdir(), "pct-patch-"));
+	for (const [rel, content] of Object.entries(files)) {
+		mkdirSync(join(dir, rel, ".."), { recursive: true });
+		writeFileSync(join(dir, rel), content);
+	}
+	return dir;
+}
+
+/** Every file under a folder with its bytes (hex), for "nothing changed" checks. */
+function tree(dir, base = dir, out = {}) {
+	for (const name of readdirSync(dir).sort()) {
+		const p = join(dir, name);
+		if (statSync(p).isDirectory()) tree(p, base, out);
+		else out[p.slice(base.length + 1)] = readFileSync(p).toString("hex");
+	}
+	return out;
+}
+
+const env = (body) => `*** Begin Patch\n${body}*** End Patch\n`;
+
+test("applies a multi-file patch and reports text and operations", async () => {
+	const dir = ws({ "a.txt": "one\ntwo\n", "old.txt": "x\n", "m/src.txt": "s\n" });
+	const r = await native.applyPatch(
+		dir,
+		env("*** Add File: notes/todo.md\n+first line\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Delete File: old.txt\n*** Update File: m/src.txt\n*** Move to: n/dst.txt\n-s\n+t\n"),
+	);
+	assert.equal(r.ok, true);
+	assert.equal(r.text, "Applied patch:\n- add notes/todo.md\n- update a.txt\n- delete old.txt\n- move m/src.txt -> n/dst.txt");
+	assert.deepEqual(r.operations, [
+		{ operation: "add", path: "notes/todo.md" },
+		{ operation: "update", path: "a.txt" },
+		{ operation: "delete", path: "old.txt" },
+		{ operation: "move", path: "n/dst.txt", from: "m/src.txt" },
+	]);
+	assert.equal(readFileSync(join(dir, "notes/todo.md"), "utf8"), "first line\n");
+	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "one\nTWO\n");
+	assert.equal(existsSync(join(dir, "old.txt")), false);
+	assert.equal(readFileSync(join(dir, "n/dst.txt"), "utf8"), "t\n");
+	assert.equal(r.code, undefined);
+});
+
+test("a refused patch resolves with the exact text, code and outcome and changes nothing", async () => {
+	const dir = ws({ "a.txt": "one\n", "b.txt": "two\n" });
+	const before = tree(dir);
+	const r = await native.applyPatch(dir, env("*** Update File: a.txt\n-one\n+1\n*** Update File: b.txt\n-zwei\n+2\n"));
+	assert.equal(r.ok, false);
+	assert.equal(r.code, "context-mismatch");
+	assert.equal(r.outcome, "no-change");
+	assert.match(r.text, /^apply_patch failed \(no-change\): context mismatch in 'b\.txt': chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| zwei\n/);
+	assert.deepEqual(r.operations, []);
+	assert.deepEqual(tree(dir), before);
+});
+
+test("the minimal envelope from the tool description works, and the envelope is strict", async () => {
+	const dir = ws();
+	const ok = await native.applyPatch(dir, "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch\n");
+	assert.equal(ok.text, "Applied patch:\n- add notes/todo.md");
+	const crlf = await native.applyPatch(dir, "*** Begin Patch\r\n*** Add File: x\r\n+y\r\n*** End Patch\r\n");
+	assert.equal(crlf.code, "invalid-patch");
+	assert.equal(crlf.text, "apply_patch failed (no-change): invalid patch: the patch contains a carriage return (\\r); send it with LF line endings only");
+	const trailing = await native.applyPatch(dir, "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch trailing\n");
+	assert.equal(trailing.text, "apply_patch failed (no-change): invalid patch: The last line of the patch must be '*** End Patch'");
+	assert.equal(existsSync(join(dir, "x")), false);
+});
+
+test("an aborted handle refuses before anything changes", async () => {
+	const dir = ws({ "a.txt": "one\n" });
+	const abort = new native.PatchAbort();
+	assert.equal(abort.aborted, false);
+	abort.abort();
+	assert.equal(abort.aborted, true);
+	const r = await native.applyPatch(dir, env("*** Update File: a.txt\n-one\n+1\n"), abort);
+	assert.deepEqual([r.ok, r.code, r.text], [false, "aborted", "apply_patch failed (no-change): aborted"]);
+	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "one\n");
+	// a fresh handle applies
+	const r2 = await native.applyPatch(dir, env("*** Update File: a.txt\n-one\n+1\n"), new native.PatchAbort());
+	assert.equal(r2.ok, true);
+});
+
+test("patchPaths lists sorted absolute paths (move source and destination) or the parse error", () => {
+	const dir = ws();
+	const r = native.patchPaths(dir, env("*** Update File: z.txt\n*** Move to: a/b.txt\n-x\n+y\n*** Add File: m.txt\n+x\n"));
+	assert.deepEqual(r, { ok: true, paths: [join(dir, "a/b.txt"), join(dir, "m.txt"), join(dir, "z.txt")] });
+	const bad = native.patchPaths(dir, env("*** Add File: ../escape\n+x\n"));
+	assert.deepEqual(bad, {
+		ok: false,
+		paths: [],
+		error: "apply_patch failed (no-change): path traversal is not allowed: '../escape'",
+		code: "path-traversal",
+	});
+	assert.equal(native.patchPaths(dir, "nope").code, "invalid-patch");
+});
+
+test("CRLF, missing final newline, BOM and mode bits survive an update", async () => {
+	const dir = ws({ "w.txt": "\ufeffa\r\nb\r\nc" });
+	chmodSync(join(dir, "w.txt"), 0o750);
+	const r = await native.applyPatch(dir, env("*** Update File: w.txt\n@@\n a\n-b\n+B\n"));
+	assert.equal(r.ok, true, r.text);
+	assert.equal(readFileSync(join(dir, "w.txt")).toString("hex"), Buffer.from("\ufeffa\r\nB\r\nc").toString("hex"));
+	assert.equal(statSync(join(dir, "w.txt")).mode & 0o7777, 0o750);
+});
+
+test("a failed second commit step is reported as partial (injected fault, child process)", () => {
+	const dir = ws({ "b.txt": "b\n" });
+	const script = `
+		const native = require(${JSON.stringify(require.resolve("../index.js"))});
+		native.applyPatch(${JSON.stringify(dir)}, ${JSON.stringify(env("*** Add File: a.txt\n+new\n*** Update File: b.txt\n-b\n+B\n"))})
+			.then((r) => process.stdout.write(JSON.stringify(r)));`;
+	const out = spawnSync(process.execPath, ["-e", script], { env: { ...process.env, PCT_TEST_PATCH_FAULT: "commit:2:28" }, encoding: "utf8" });
+	assert.equal(out.status, 0, out.stderr);
+	const r = JSON.parse(out.stdout);
+	assert.deepEqual(
+		[r.ok, r.outcome, r.code, r.text],
+		[false, "partial", "commit-failed", "apply_patch failed (partial); committed: add a.txt; reread: none; filesystem commit failed (ENOSPC)"],
+	);
+	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "new\n");
+	assert.equal(readFileSync(join(dir, "b.txt"), "utf8"), "b\n");
+	assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".pct-patch-")), []);
+});
+
+test("many concurrent applyPatch calls on one file lose no update (process-wide lock)", async () => {
+	const lines = Array.from({ length: 24 }, (_, i) => `line${i}`);
+	const dir = ws({ "f.txt": lines.join("\n") + "\n" });
+	const results = await Promise.all(lines.map((l, i) => native.applyPatch(dir, env(`*** Update File: f.txt\n@@ ${l}\n+added${i}\n`))));
+	for (const r of results) assert.equal(r.ok, true, r.text);
+	const text = readFileSync(join(dir, "f.txt"), "utf8");
+	lines.forEach((l, i) => assert.ok(text.includes(`${l}\nadded${i}\n`), `lost update ${i}`));
+});

@@ -1,0 +1,618 @@
+//! Finds where each chunk of an Update applies, Codex-style but refusing ambiguity.
+//!
+//! Lines are compared in four tiers (exact, trailing whitespace ignored, surrounding whitespace ignored, Unicode
+//! punctuation folded); the first tier with a hit wins and more than one hit in that tier is refused. To keep a
+//! whole patch linear in the file size, each tier has a lazily built hash index of the file's lines
+//! (hash -> ascending chain of line numbers); a pattern is looked up through its rarest line and verified.
+
+use super::error::PatchError;
+use super::parser::{clip, Chunk, ChunkLine};
+use rustc_hash::{FxHashMap, FxHasher};
+use std::cell::OnceCell;
+use std::hash::Hasher;
+
+/// The comparison tiers, strictest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    Exact = 0,
+    TrimEnd = 1,
+    Trim = 2,
+    Punctuation = 3,
+}
+
+const TIERS: [Tier; 4] = [Tier::Exact, Tier::TrimEnd, Tier::Trim, Tier::Punctuation];
+
+/// Folds the Unicode punctuation Codex folds (dashes, quotes, odd spaces) to ASCII.
+pub fn fold_char(c: char) -> char {
+    match c {
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{2018}'..='\u{201B}' => '\'',
+        '\u{201C}'..='\u{201F}' => '"',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+fn view(s: &str, tier: Tier) -> &str {
+    match tier {
+        Tier::Exact => s,
+        Tier::TrimEnd => s.trim_end(),
+        Tier::Trim | Tier::Punctuation => s.trim(),
+    }
+}
+
+/// Whether two lines are equal in a tier.
+pub fn line_eq(a: &str, b: &str, tier: Tier) -> bool {
+    let (a, b) = (view(a, tier), view(b, tier));
+    if tier != Tier::Punctuation || (a.is_ascii() && b.is_ascii()) {
+        return a == b;
+    }
+    a.chars().map(fold_char).eq(b.chars().map(fold_char))
+}
+
+fn line_hash(s: &str, tier: Tier) -> u64 {
+    let v = view(s, tier);
+    let mut h = FxHasher::default();
+    if tier == Tier::Punctuation && !v.is_ascii() {
+        let folded: String = v.chars().map(fold_char).collect();
+        h.write(folded.as_bytes());
+    } else {
+        h.write(v.as_bytes());
+    }
+    h.write_u8(0xff);
+    h.finish()
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Posting {
+    first: u32,
+    last: u32,
+    count: u32,
+}
+
+/// Line numbers of the file by line hash for one tier: `head` gives the first/last/count, `next` chains them.
+struct Index {
+    head: FxHashMap<u64, Posting>,
+    next: Vec<u32>,
+}
+
+impl Index {
+    fn build(lines: &[&str], tier: Tier) -> Index {
+        let mut head: FxHashMap<u64, Posting> = FxHashMap::default();
+        head.reserve(lines.len());
+        let mut next = vec![NONE; lines.len()];
+        for (i, line) in lines.iter().enumerate() {
+            let i = i as u32;
+            head.entry(line_hash(line, tier))
+                .and_modify(|p| {
+                    next[p.last as usize] = i;
+                    p.last = i;
+                    p.count += 1;
+                })
+                .or_insert(Posting { first: i, last: i, count: 1 });
+        }
+        Index { head, next }
+    }
+
+    fn chain(&self, hash: u64) -> (u32, u32) {
+        match self.head.get(&hash) {
+            Some(p) => (p.first, p.count),
+            None => (NONE, 0),
+        }
+    }
+}
+
+/// Where a pattern was found in one tier.
+#[derive(Debug, PartialEq, Eq)]
+enum Found {
+    None,
+    One(usize),
+    Two(usize, usize),
+}
+
+/// A file's lines with its lazily built per-tier indexes.
+pub struct Matcher<'f> {
+    lines: &'f [&'f str],
+    indexes: [OnceCell<Index>; 4],
+}
+
+impl<'f> Matcher<'f> {
+    pub fn new(lines: &'f [&'f str]) -> Self {
+        Matcher { lines, indexes: Default::default() }
+    }
+
+    fn index(&self, tier: Tier) -> &Index {
+        self.indexes[tier as usize].get_or_init(|| Index::build(self.lines, tier))
+    }
+
+    fn matches_at(&self, pattern: &[&str], p: usize, tier: Tier) -> bool {
+        pattern.iter().enumerate().all(|(j, pat)| line_eq(self.lines[p + j], pat, tier))
+    }
+
+    /// Up to two start positions `>= start` where `pattern` matches in `tier`.
+    fn find(&self, pattern: &[&str], start: usize, tier: Tier) -> Found {
+        let (n, m) = (self.lines.len(), pattern.len());
+        if m == 0 || m > n || start > n - m {
+            return Found::None;
+        }
+        let index = self.index(tier);
+        // Look the pattern up through its rarest line.
+        let mut best = (0usize, NONE, u32::MAX);
+        for (j, pat) in pattern.iter().enumerate() {
+            let (first, count) = index.chain(line_hash(pat, tier));
+            if count == 0 {
+                return Found::None;
+            }
+            if count < best.2 {
+                best = (j, first, count);
+            }
+        }
+        let (j, mut q, _) = best;
+        let mut hits = Vec::with_capacity(2);
+        while q != NONE {
+            let qu = q as usize;
+            q = index.next[qu];
+            if qu < start + j {
+                continue;
+            }
+            let p = qu - j;
+            if p > n - m {
+                break;
+            }
+            if self.matches_at(pattern, p, tier) {
+                hits.push(p);
+                if hits.len() == 2 {
+                    break;
+                }
+            }
+        }
+        match hits[..] {
+            [] => Found::None,
+            [a] => Found::One(a),
+            [a, b, ..] => Found::Two(a, b),
+        }
+    }
+
+    /// First tier with a hit wins; `end_of_file` tries only the last possible position.
+    fn seek(&self, pattern: &[&str], start: usize, end_of_file: bool) -> Found {
+        let (n, m) = (self.lines.len(), pattern.len());
+        for tier in TIERS {
+            let found = if end_of_file {
+                if m <= n && n - m >= start && self.matches_at(pattern, n - m, tier) {
+                    Found::One(n - m)
+                } else {
+                    Found::None
+                }
+            } else {
+                self.find(pattern, start, tier)
+            };
+            if found != Found::None {
+                return found;
+            }
+        }
+        Found::None
+    }
+
+    /// The first line at or after `start` equal to `locator` in the first tier that has one.
+    fn seek_locator(&self, locator: &str, start: usize) -> Option<usize> {
+        for tier in TIERS {
+            let index = self.index(tier);
+            let (mut q, _) = index.chain(line_hash(locator, tier));
+            while q != NONE {
+                let qu = q as usize;
+                q = index.next[qu];
+                if qu >= start && line_eq(self.lines[qu], locator, tier) {
+                    return Some(qu);
+                }
+            }
+        }
+        None
+    }
+
+    /// The region most similar to `pattern` (most lines equal ignoring surrounding whitespace), for error messages.
+    fn nearest(&self, pattern: &[&str], cursor: usize) -> Option<(usize, usize)> {
+        const PER_LINE_CAP: usize = 2000;
+        let n = self.lines.len();
+        if n == 0 {
+            return None;
+        }
+        let index = self.index(Tier::Trim);
+        let mut votes: FxHashMap<usize, u32> = FxHashMap::default();
+        for (j, pat) in pattern.iter().enumerate() {
+            if pat.trim().is_empty() {
+                continue;
+            }
+            let (mut q, _) = index.chain(line_hash(pat, Tier::Trim));
+            let mut seen = 0;
+            while q != NONE && seen < PER_LINE_CAP {
+                let qu = q as usize;
+                q = index.next[qu];
+                seen += 1;
+                if qu >= j && line_eq(self.lines[qu], pat, Tier::Trim) {
+                    *votes.entry(qu - j).or_default() += 1;
+                }
+            }
+        }
+        let best = votes
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.abs_diff(cursor).cmp(&a.0.abs_diff(cursor))));
+        let start = match best {
+            Some((start, _)) => start,
+            None => self.similar_line(pattern)?,
+        };
+        let start = start.min(n - 1);
+        let end = (start + pattern.len().max(1)).min(n);
+        Some((start, end))
+    }
+
+    /// No line is equal: the region around the file line sharing the most words with a pattern line
+    /// (Jaccard over word tokens, at least 0.4), scanning at most 200,000 lines.
+    fn similar_line(&self, pattern: &[&str]) -> Option<usize> {
+        fn words(s: &str) -> Vec<&str> {
+            let mut w: Vec<&str> = s.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|t| !t.is_empty()).collect();
+            w.sort_unstable();
+            w.dedup();
+            w
+        }
+        let (j, pat) = pattern.iter().enumerate().find(|(_, p)| !words(p).is_empty())?;
+        let want = words(pat);
+        let mut best: Option<(f64, usize)> = None;
+        for (i, line) in self.lines.iter().enumerate().take(200_000) {
+            let have = words(line);
+            if have.is_empty() {
+                continue;
+            }
+            let common = want.iter().filter(|w| have.binary_search(w).is_ok()).count();
+            let score = common as f64 / (want.len() + have.len() - common) as f64;
+            if score >= 0.4 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, i));
+            }
+        }
+        best.map(|(_, i)| i.saturating_sub(j))
+    }
+}
+
+/// Where a new line's text comes from: the file's own bytes (context lines) or the patch (`+` lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewLine<'p> {
+    File(usize),
+    Patch(&'p str),
+}
+
+/// One replacement in the file: `old_len` lines at `start` become `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit<'p> {
+    pub start: usize,
+    pub old_len: usize,
+    pub new: Vec<NewLine<'p>>,
+}
+
+fn show_lines(out: &mut String, lines: &[&str]) {
+    const MAX: usize = 12;
+    for l in lines.iter().take(MAX) {
+        out.push_str("\n  | ");
+        out.push_str(&clip(l));
+    }
+    if lines.len() > MAX {
+        let more = lines.len() - MAX;
+        out.push_str(&format!("\n  … ({more} more line{})", if more == 1 { "" } else { "s" }));
+    }
+}
+
+/// Drops the last old-side line (an empty one) and, if the new side also ends with an empty line, that one too.
+fn without_trailing_empty<'p>(lines: &[ChunkLine<'p>]) -> Vec<ChunkLine<'p>> {
+    let last_old = lines.iter().rposition(|l| l.old_side().is_some());
+    let last_new = lines.iter().rposition(|l| l.new_side().is_some()).filter(|&i| lines[i].new_side() == Some(""));
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != last_old && Some(*i) != last_new)
+        .map(|(_, l)| *l)
+        .collect()
+}
+
+/// Computes every edit of an Update (in file order), or the first mismatch/ambiguity as an error.
+pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, PatchError> {
+    let m = Matcher::new(file);
+    let total = chunks.len();
+    let mut cursor = 0usize;
+    let mut edits = Vec::with_capacity(chunks.len());
+    for (ci, chunk) in chunks.iter().enumerate() {
+        let which = format!("chunk {} of {}", ci + 1, total);
+        if let Some(loc) = chunk.locator {
+            match m.seek_locator(loc, cursor) {
+                Some(i) => cursor = i + 1,
+                None => {
+                    return Err(PatchError::no_change(
+                        "context-mismatch",
+                        format!(
+                            "context mismatch in '{shown}': {which}: the '@@ {}' line was not found at or after line {}. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)",
+                            clip(loc),
+                            cursor + 1
+                        ),
+                    ))
+                }
+            }
+        }
+        let mut lines: Vec<ChunkLine<'p>> = chunk.lines.clone();
+        let mut old: Vec<&str> = lines.iter().filter_map(|l| l.old_side()).collect();
+        if old.is_empty() {
+            let at = if chunk.locator.is_some() && !chunk.end_of_file { cursor } else { file.len() };
+            let new = lines.iter().filter_map(|l| l.new_side()).map(NewLine::Patch).collect();
+            edits.push(Edit { start: at, old_len: 0, new });
+            continue;
+        }
+        let mut found = m.seek(&old, cursor, chunk.end_of_file);
+        if found == Found::None && old.len() > 1 && old.last() == Some(&"") {
+            let retry = without_trailing_empty(&lines);
+            let retry_old: Vec<&str> = retry.iter().filter_map(|l| l.old_side()).collect();
+            let f = m.seek(&retry_old, cursor, chunk.end_of_file);
+            if f != Found::None {
+                found = f;
+                lines = retry;
+                old = retry_old;
+            }
+        }
+        match found {
+            Found::One(p) => {
+                let mut oi = 0;
+                let mut new = Vec::with_capacity(lines.len());
+                for l in &lines {
+                    match l {
+                        ChunkLine::Context(_) => {
+                            new.push(NewLine::File(p + oi));
+                            oi += 1;
+                        }
+                        ChunkLine::Remove(_) => oi += 1,
+                        ChunkLine::Add(s) => new.push(NewLine::Patch(s)),
+                    }
+                }
+                edits.push(Edit { start: p, old_len: old.len(), new });
+                cursor = p + old.len();
+            }
+            Found::Two(a, b) => {
+                return Err(PatchError::no_change(
+                    "ambiguous-context",
+                    format!(
+                        "ambiguous context in '{shown}': {which} matches at line {} and at line {} (searching from line {}). Add more unchanged context lines so the chunk matches exactly once",
+                        a + 1,
+                        b + 1,
+                        cursor + 1
+                    ),
+                ))
+            }
+            Found::None => {
+                let mut msg = format!(
+                    "context mismatch in '{shown}': {which} did not match {}. Expected lines:",
+                    if chunk.end_of_file {
+                        "at the end of the file".to_string()
+                    } else {
+                        format!("at or after line {}", cursor + 1)
+                    }
+                );
+                show_lines(&mut msg, &old);
+                match m.nearest(&old, cursor) {
+                    Some((s, e)) => {
+                        msg.push_str(&format!("\nNearest candidate region (lines {}-{}):", s + 1, e));
+                        show_lines(&mut msg, &file[s..e]);
+                    }
+                    None => msg.push_str("\nNo similar lines were found in the file."),
+                }
+                if let (Some(loc), Some(first)) = (chunk.locator, old.first()) {
+                    if line_eq(loc, first, Tier::Trim) {
+                        msg.push_str("\nNote: the '@@' line is consumed before the search; do not repeat it as the first context line.");
+                    }
+                }
+                msg.push_str("\nRe-read the file and retry with context lines copied exactly from it.");
+                return Err(PatchError::no_change("context-mismatch", msg));
+            }
+        }
+    }
+    edits.sort_by_key(|e| e.start);
+    Ok(edits)
+}
+
+/// The new lines of a file after its edits (edits in file order, non-overlapping).
+pub fn apply_edits<'a>(file: &[&'a str], edits: &[Edit<'a>]) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(file.len() + edits.iter().map(|e| e.new.len()).sum::<usize>());
+    let mut pos = 0;
+    for e in edits {
+        debug_assert!(e.start >= pos, "edits overlap");
+        out.extend_from_slice(&file[pos..e.start.max(pos)]);
+        for nl in &e.new {
+            out.push(match *nl {
+                NewLine::File(i) => file[i],
+                NewLine::Patch(s) => s,
+            });
+        }
+        pos = pos.max(e.start + e.old_len);
+    }
+    out.extend_from_slice(&file[pos.min(file.len())..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::parser::parse;
+
+    /// Applies the single Update hunk of `patch_body` to `file` (lines joined with \n).
+    fn run(file: &str, body: &str) -> Result<String, String> {
+        let patch = format!("*** Begin Patch\n*** Update File: f\n{body}*** End Patch\n");
+        let parsed = parse(&patch).map_err(|e| e.to_string())?;
+        let chunks = match &parsed.hunks[0] {
+            crate::patch::parser::Hunk::Update { chunks, .. } => chunks.clone(),
+            _ => unreachable!(),
+        };
+        let lines: Vec<&str> = if file.is_empty() { vec![] } else { file.split('\n').collect() };
+        let edits = plan("f", &lines, &chunks).map_err(|e| e.to_string())?;
+        Ok(apply_edits(&lines, &edits).join("\n"))
+    }
+
+    #[test]
+    fn tier1_exact() {
+        assert_eq!(run("a\nb\nc", "@@\n a\n-b\n+B\n").unwrap(), "a\nB\nc");
+    }
+
+    #[test]
+    fn tier2_trailing_whitespace_keeps_file_bytes_for_context() {
+        assert_eq!(run("a  \nb\nc", "@@\n a\n-b\n+B\n").unwrap(), "a  \nB\nc");
+    }
+
+    #[test]
+    fn tier3_surrounding_whitespace() {
+        assert_eq!(run("  a\n\tb\nc", "@@\n a\n-b\n+B\n").unwrap(), "  a\nB\nc");
+    }
+
+    #[test]
+    fn tier4_unicode_punctuation() {
+        let file = "let s = \u{201C}hi\u{201D}; // a \u{2014} b\u{00A0}c\nnext";
+        assert_eq!(
+            run(file, "@@\n-let s = \"hi\"; // a - b c\n+let s = \"bye\";\n").unwrap(),
+            "let s = \"bye\";\nnext"
+        );
+        for c in ['\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2015}', '\u{2212}'] {
+            assert_eq!(run(&format!("x{c}y"), "-x-y\n+z\n").unwrap(), "z");
+        }
+        for c in ['\u{2018}', '\u{2019}', '\u{201A}', '\u{201B}'] {
+            assert_eq!(run(&format!("{c}q"), "-'q\n+z\n").unwrap(), "z");
+        }
+        for c in ['\u{201E}', '\u{201F}'] {
+            assert_eq!(run(&format!("{c}q"), "-\"q\n+z\n").unwrap(), "z");
+        }
+        for c in ['\u{2002}', '\u{2009}', '\u{200A}', '\u{202F}', '\u{205F}', '\u{3000}'] {
+            assert_eq!(run(&format!("a{c}b"), "-a b\n+z\n").unwrap(), "z");
+        }
+        // U+2001 is not folded by the contract
+        assert!(run("a\u{2001}b", "-a b\n+z\n").unwrap_err().contains("context mismatch"));
+    }
+
+    #[test]
+    fn stricter_tier_wins_over_a_looser_duplicate() {
+        // exact hit on line 3, trimmed hit on line 1: exact tier wins, no ambiguity
+        assert_eq!(run(" x\ny\nx\nz", "-x\n+X\n").unwrap(), " x\ny\nX\nz");
+    }
+
+    #[test]
+    fn ambiguity_is_refused() {
+        assert_eq!(
+            run("x\na\nx\nb", "@@\n-x\n+X\n").unwrap_err(),
+            "apply_patch failed (no-change): ambiguous context in 'f': chunk 1 of 1 matches at line 1 and at line 3 (searching from line 1). Add more unchanged context lines so the chunk matches exactly once"
+        );
+        // more context disambiguates
+        assert_eq!(run("x\na\nx\nb", "@@\n-x\n+X\n b\n").unwrap(), "x\na\nX\nb");
+        // ambiguity within the looser tier too
+        assert!(run(" x\n\tx\ny", "-x\n+X\n").unwrap_err().contains("ambiguous context"));
+    }
+
+    #[test]
+    fn locator_moves_cursor() {
+        let file = "fn a() {\n    return 1;\n}\nfn b() {\n    return 1;\n}";
+        // without locator: ambiguous
+        assert!(run(file, "-    return 1;\n+    return 2;\n").unwrap_err().contains("ambiguous"));
+        // the locator narrows the search to after fn b
+        assert_eq!(
+            run(file, "@@ fn b() {\n-    return 1;\n+    return 2;\n").unwrap(),
+            "fn a() {\n    return 1;\n}\nfn b() {\n    return 2;\n}"
+        );
+        assert_eq!(
+            run(file, "@@ fn zzz\n-x\n").unwrap_err(),
+            "apply_patch failed (no-change): context mismatch in 'f': chunk 1 of 1: the '@@ fn zzz' line was not found at or after line 1. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)"
+        );
+    }
+
+    #[test]
+    fn chunks_apply_in_order() {
+        let file = "a\nb\nc\nd\ne";
+        assert_eq!(run(file, "@@\n-b\n+B\n@@\n-d\n+D\n").unwrap(), "a\nB\nc\nD\ne");
+        // a chunk before the cursor does not match
+        assert!(run(file, "@@\n-d\n+D\n@@\n-b\n+B\n").unwrap_err().contains("chunk 2 of 2 did not match at or after line 5"));
+    }
+
+    #[test]
+    fn mismatch_shows_expected_and_nearest() {
+        let err = run("alpha\nbeta\ngamma\ndelta", "@@\n beta\n-gamma2\n+x\n").unwrap_err();
+        assert_eq!(
+            err,
+            "apply_patch failed (no-change): context mismatch in 'f': chunk 1 of 1 did not match at or after line 1. Expected lines:\n  | beta\n  | gamma2\nNearest candidate region (lines 2-3):\n  | beta\n  | gamma\nRe-read the file and retry with context lines copied exactly from it."
+        );
+        let err = run("alpha", "@@\n-zzz\n").unwrap_err();
+        assert!(err.contains("No similar lines were found in the file."), "{err}");
+        // no equal line: the most similar one by words
+        let err = run("a\nfn greet(name) {\n  return name;\n}", "@@\n-fn greet(person) {\n+x\n").unwrap_err();
+        assert!(err.contains("Nearest candidate region (lines 2-2):\n  | fn greet(name) {"), "{err}");
+        let err = run("fn a\nx", "@@ fn a\n fn a\n-x\n+y\n").unwrap_err();
+        assert!(err.contains("do not repeat it as the first context line"), "{err}");
+    }
+
+    #[test]
+    fn expected_lines_are_listed_up_to_twelve() {
+        let old: String = (0..13).map(|i| format!("-gone {i}\n")).collect();
+        let err = run("x", &format!("@@\n{old}")).unwrap_err();
+        assert!(err.contains("  | gone 11\n  … (1 more line)"), "{err}");
+        assert!(!err.contains("| gone 12"));
+        let old: String = (0..12).map(|i| format!("-gone {i}\n")).collect();
+        let err = run("x", &format!("@@\n{old}")).unwrap_err();
+        assert!(err.contains("  | gone 11\nNo similar lines"), "{err}");
+    }
+
+    #[test]
+    fn long_lines_are_clipped_at_200_characters() {
+        let exact = "é".repeat(200);
+        assert_eq!(clip(&exact), exact);
+        let long = "é".repeat(201);
+        assert_eq!(clip(&long), format!("{}…", "é".repeat(200)));
+    }
+
+    #[test]
+    fn trailing_empty_line_retry() {
+        // old side ends with an empty context line that the file lacks (file ends at 'c')
+        assert_eq!(run("a\nb\nc", "@@\n b\n-c\n+C\n\n").unwrap(), "a\nb\nC");
+        // new side's trailing empty line is dropped too
+        assert_eq!(run("a\nb", "@@\n-b\n+B\n+\n-\n").unwrap(), "a\nB");
+        // never shrinks to an empty pattern
+        assert!(run("a", "@@\n-\n").unwrap_err().contains("context mismatch"));
+    }
+
+    #[test]
+    fn end_of_file_only_tries_the_end() {
+        let file = "x\ny\nx";
+        assert_eq!(run(file, "@@\n-x\n+Z\n*** End of File\n").unwrap(), "x\ny\nZ");
+        assert!(run("x\ny", "@@\n-x\n+Z\n*** End of File\n")
+            .unwrap_err()
+            .contains("did not match at the end of the file"));
+    }
+
+    #[test]
+    fn pure_additions() {
+        // no locator: end of file (Codex)
+        assert_eq!(run("a\nb", "+c\n").unwrap(), "a\nb\nc");
+        assert_eq!(run("a\nb", "@@\n+c\n").unwrap(), "a\nb\nc");
+        // with a locator: at the cursor, right after the locator line
+        assert_eq!(run("a\nb\nc", "@@ a\n+x\n").unwrap(), "a\nx\nb\nc");
+        // into an empty file
+        assert_eq!(run("", "+x\n+y\n").unwrap(), "x\ny");
+        // EOF pure addition after an edit at the end
+        assert_eq!(run("a\nb", "@@\n-b\n+B\n@@\n+c\n").unwrap(), "a\nB\nc");
+    }
+
+    #[test]
+    fn linear_lookup_on_a_big_file() {
+        let lines: Vec<String> = (0..50_000).map(|i| format!("line {i}")).collect();
+        let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+        let mut body = String::new();
+        for i in (100..50_000).step_by(100) {
+            body.push_str(&format!("@@\n line {}\n-line {}\n+LINE {}\n", i - 1, i, i));
+        }
+        let patch = format!("*** Begin Patch\n*** Update File: f\n{body}*** End Patch\n");
+        let parsed = parse(&patch).unwrap();
+        let crate::patch::parser::Hunk::Update { chunks, .. } = &parsed.hunks[0] else { unreachable!() };
+        let edits = plan("f", &refs, chunks).unwrap();
+        assert_eq!(edits.len(), 499);
+        let out = apply_edits(&refs, &edits);
+        assert_eq!(out[200], "LINE 200");
+        assert_eq!(out.len(), 50_000);
+    }
+}

@@ -1,0 +1,146 @@
+//! The `apply_patch` executor: parses a Codex patch, preflights all of it (paths, containment, aliases, sources,
+//! every match) before any write, then stages and commits per path with exact partial/unknown reporting.
+//!
+//! Plain Rust API (no napi types) so the direct Pi tool (through `src/lib.rs`) and code cells (Rust-to-Rust) share
+//! one executor: [`apply`] does the work, [`touched_paths`] tells a caller which files to serialize on first.
+//! All applies in the process are serialized by one lock, nested calls included.
+
+mod commit;
+mod error;
+mod matcher;
+mod parser;
+mod paths;
+mod preflight;
+mod text;
+
+pub use commit::Faults;
+#[allow(unused_imports)] // Outcome is part of the API code cells use
+pub use error::{Outcome, PatchError};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Serializes every patch in the process (preflight through commit), so two patches never interleave.
+static PATCH_LOCK: Mutex<()> = Mutex::new(());
+
+/// Kind of one applied operation, as reported to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationKind {
+    Add,
+    Update,
+    Delete,
+    Move,
+}
+
+impl OperationKind {
+    /// `add`, `update`, `delete` or `move` (the `operation` field of the tool details).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationKind::Add => "add",
+            OperationKind::Update => "update",
+            OperationKind::Delete => "delete",
+            OperationKind::Move => "move",
+        }
+    }
+}
+
+/// One applied operation: `path` is workspace-relative (normalised); `from` is the Move source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    pub kind: OperationKind,
+    pub path: String,
+    pub from: Option<String>,
+}
+
+/// A successfully applied patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub operations: Vec<Operation>,
+}
+
+impl Applied {
+    /// The tool result text: `Applied patch:` then `- add p` / `- update p` / `- delete p` / `- move a -> b`.
+    pub fn text(&self) -> String {
+        let mut s = String::from("Applied patch:");
+        for op in &self.operations {
+            s.push_str("\n- ");
+            match &op.from {
+                Some(from) => s.push_str(&format!("move {from} -> {}", op.path)),
+                None => s.push_str(&format!("{} {}", op.kind.as_str(), op.path)),
+            }
+        }
+        s
+    }
+}
+
+fn operations(plan: &preflight::Plan) -> Vec<Operation> {
+    use preflight::Step;
+    plan.steps
+        .iter()
+        .map(|s| match s {
+            Step::Add { path, .. } => Operation { kind: OperationKind::Add, path: path.rel.clone(), from: None },
+            Step::Update { path, .. } => Operation { kind: OperationKind::Update, path: path.rel.clone(), from: None },
+            Step::Delete { path, .. } => Operation { kind: OperationKind::Delete, path: path.rel.clone(), from: None },
+            Step::Move { from, to, .. } => {
+                Operation { kind: OperationKind::Move, path: to.rel.clone(), from: Some(from.rel.clone()) }
+            }
+        })
+        .collect()
+}
+
+fn aborted() -> PatchError {
+    PatchError::no_change("aborted", "aborted")
+}
+
+fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
+    match std::fs::metadata(cwd) {
+        Ok(md) if md.is_dir() => Ok(()),
+        Ok(_) => Err(PatchError::no_change(
+            "workspace-unavailable",
+            format!("workspace folder is not a directory: '{}'", cwd.display()),
+        )),
+        Err(e) => Err(PatchError::no_change(
+            "workspace-unavailable",
+            format!("workspace folder is not accessible ({}): '{}'", error::errno_name(&e), cwd.display()),
+        )),
+    }
+}
+
+/// Applies a patch relative to the workspace `cwd`. `abort` is honoured before preflight, before staging and
+/// before the first commit step (`apply_patch failed (no-change): aborted`). Uses the `PCT_TEST_PATCH_FAULT`
+/// test hook when that variable is set.
+pub fn apply(cwd: &Path, patch: &str, abort: &AtomicBool) -> Result<Applied, PatchError> {
+    apply_with(cwd, patch, abort, Faults::from_env())
+}
+
+/// [`apply`] with an explicit fault plan (tests).
+pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -> Result<Applied, PatchError> {
+    if abort.load(Ordering::SeqCst) {
+        return Err(aborted());
+    }
+    let parsed = parser::parse(patch)?;
+    let _guard = PATCH_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    check_workspace(cwd)?;
+    let plan = preflight::preflight(cwd, &parsed)?;
+    if abort.load(Ordering::SeqCst) {
+        return Err(aborted());
+    }
+    commit::stage_and_commit(&plan, abort, faults)?;
+    Ok(Applied { operations: operations(&plan) })
+}
+
+/// Every absolute path the patch would touch (Move source and destination included), sorted and deduplicated,
+/// so a caller can take per-file locks (Pi's `withFileMutationQueue`) in one global order before [`apply`].
+/// Fails with the same parse/path-syntax error `apply` would report.
+pub fn touched_paths(cwd: &Path, patch: &str) -> Result<Vec<PathBuf>, PatchError> {
+    let parsed = parser::parse(patch)?;
+    let all = preflight::validate_paths(cwd, &parsed)?;
+    let mut out: Vec<PathBuf> = all.into_iter().flatten().map(|p| p.abs).collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,110 @@
+/**
+ * The `apply_patch` Pi tool: adapts Pi's tool API to the Rust executor (src/patch). The executor does all the
+ * work (parse, preflight, staging, commit, reporting); this file only gates on admission and the invocation
+ * policy hook, serializes every touched path through Pi's file mutation queue (sorted, so two patches never
+ * deadlock and Pi's own edit/write never race us), and forwards Pi's abort signal.
+ */
+import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { ToolkitHost } from "../host.ts";
+import { native } from "../native.ts";
+
+export const TOOL_NAME = "apply_patch";
+export const NOT_ENABLED = "Apply Patch is not enabled.";
+
+/** Codex-compatible Lark grammar, sent to models that support grammar tools (constrained sampling). */
+export const APPLY_PATCH_LARK = `start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+
+hunk: add_hunk | delete_hunk | update_hunk
+add_hunk: "*** Add File: " filename LF add_line+
+delete_hunk: "*** Delete File: " filename LF
+update_hunk: "*** Update File: " filename LF change_move? change?
+
+filename: /(.+)/
+add_line: "+" /(.*)/ LF -> line
+
+change_move: "*** Move to: " filename LF
+change: (change_context | change_line)+ eof_line?
+change_context: ("@@" | "@@ " /(.+)/) LF
+change_line: ("+" | "-" | " ") /(.*)/ LF
+eof_line: "*** End of File" LF
+
+%import common.LF
+`;
+
+/** The JSON-function description; it contains the literal minimal envelope for models without the grammar. */
+export const APPLY_PATCH_DESCRIPTION = `Add, update, delete or move files with one patch in the Codex apply_patch format. The whole patch is checked before anything is written: a patch that fails changes nothing.
+
+Minimal envelope:
+*** Begin Patch
+*** Add File: notes/todo.md
++first line
+*** End Patch
+
+Format: the first line is exactly "*** Begin Patch" and the last exactly "*** End Patch"; use LF line endings. Each file section starts with one header:
+- "*** Add File: <path>" then every line of the new file prefixed with "+".
+- "*** Delete File: <path>".
+- "*** Update File: <path>", optionally followed by "*** Move to: <new path>", then chunks. A chunk starts with "@@" (optionally "@@ <a line just above the change>", e.g. a function signature) and lists lines prefixed with " " (unchanged context), "-" (removed) or "+" (added). Give about 3 unchanged lines around each change, copied exactly from the file; the old lines must match exactly once. Add "*** End of File" after a chunk that ends at the end of the file.
+Paths are relative to the workspace. A file may appear in only one section per patch.`;
+
+/** TypeBox schema: exactly one required string property (what Pi's grammar transport needs). */
+const PARAMETERS = Type.Object({
+	patch: Type.String({ description: "The whole patch, from '*** Begin Patch' to '*** End Patch'." }),
+});
+
+/** Runs `fn` while holding Pi's file mutation queue for every path, taken in sorted order. */
+function underQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
+	const sorted = [...paths].sort();
+	const take = (i: number): Promise<T> => (i === sorted.length ? fn() : withFileMutationQueue(sorted[i], () => take(i + 1)));
+	return take(0);
+}
+
+export function register(host: ToolkitHost): void {
+	host.pi.registerTool({
+		name: TOOL_NAME,
+		label: "Apply Patch",
+		description: APPLY_PATCH_DESCRIPTION,
+		promptSnippet: "Add, update, delete or move files with one Codex-style patch (*** Begin Patch ... *** End Patch)",
+		parameters: PARAMETERS,
+		constrainedSampling: { type: "grammar", variants: { openai_lark: APPLY_PATCH_LARK } },
+		async execute(_toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: any) {
+			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
+			const cwd: string = ctx?.cwd ?? process.cwd();
+			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");
+			// Normalization first (parse + path syntax, no filesystem access): a malformed patch never reaches the hooks.
+			const touched = native.patchPaths(cwd, params.patch);
+			if (!touched.ok) throw new Error(touched.error);
+			// Invocation hooks (identity only, never the patch text), as for every toolkit tool; a patch spawns
+			// nothing, so the context hook's env is not used.
+			const call = { tool: TOOL_NAME, path: "direct", cwd } as const;
+			if (host.hooks.context || host.hooks.policy) {
+				if (host.hooks.context) await host.hooks.context({ ...call });
+				if (host.hooks.policy) {
+					const d = await host.hooks.policy({ ...call });
+					if (!d?.allow) throw new Error(`policy-denied: ${d?.reason ?? "The invocation policy denied this call."} Nothing was changed.`);
+				}
+				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
+			}
+			const result = await underQueues(touched.paths, async () => {
+				// The queue may have waited: the live config decides, and an abort meanwhile changes nothing.
+				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
+				const abort = new native.PatchAbort();
+				const onAbort = () => abort.abort();
+				signal?.addEventListener("abort", onAbort, { once: true });
+				if (signal?.aborted) abort.abort();
+				try {
+					return await native.applyPatch(cwd, params.patch, abort);
+				} finally {
+					signal?.removeEventListener("abort", onAbort);
+				}
+			});
+			if (!result.ok) throw new Error(result.text);
+			return {
+				content: [{ type: "text" as const, text: result.text }],
+				details: { operations: result.operations },
+			};
+		},
+	});
+}
