@@ -361,3 +361,25 @@ test("a yielded nested shell belongs to Shell: terminating the cell leaves it ru
 	assert.equal(direct.ok, true, JSON.stringify(direct));
 	await shell.close();
 });
+
+test("nested apply_patch uses the patch executor (containment, exact failure text); with approval always no dialog is asked", async () => {
+	const { mkdtempSync, readFileSync, existsSync } = await import("node:fs");
+	const { tmpdir } = await import("node:os");
+	const { join } = await import("node:path");
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-patch-"));
+	const asked = [];
+	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false }) });
+	m.setAdmitted(["apply_patch"]);
+	const r = await runCell(m, `
+		const ok = await tools.apply_patch("*** Begin Patch\\n*** Add File: sub/made.txt\\n+from a cell\\n*** End Patch");
+		const out = await tools.apply_patch({patch: "*** Begin Patch\\n*** Add File: ../escape.txt\\n+x\\n*** End Patch"}).catch((e) => e.message);
+		return [ok.text, ok.operations, out];`, {}, { cwd: dir });
+	const [text, ops, escape] = JSON.parse(r.result);
+	assert.equal(text, "Applied patch:\n- add sub/made.txt");
+	assert.deepEqual(ops, [{ operation: "add", path: "sub/made.txt", from: null }]);
+	assert.match(escape, /^apply_patch failed \(no-change\)/);
+	assert.equal(readFileSync(join(dir, "sub/made.txt"), "utf8"), "from a cell\n");
+	assert.equal(existsSync(join(dir, "../escape.txt")), false);
+	assert.deepEqual(asked, ["policy", "policy"]);
+	assert.match(r.text, /nested calls: 1 completed, 1 failed/);
+});
