@@ -170,6 +170,20 @@ for (const version of PI_VERSIONS) {
 	});
 }
 
+for (const version of PI_VERSIONS) {
+	test(`${version.name}: /pct status shows Code Mode configured on and effective active`, async () => {
+		const box = sandbox("pct-code-e2e-");
+		writeConfig(box, CONFIG);
+		const pi = new RpcPi({ version, box });
+		try {
+			const { notifications } = await pi.prompt("/pct status");
+			assert.match(notifications.join("\n"), /^Code Mode\n  configured: on\n  effective: active\n  reason: $/m);
+		} finally {
+			await pi.close();
+		}
+	});
+}
+
 test("exec is refused while Code Mode is off (the tools stay inactive)", async () => {
 	const version = PI_VERSIONS[PI_VERSIONS.length - 1];
 	const box = sandbox("pct-code-e2e-");

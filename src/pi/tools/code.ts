@@ -97,11 +97,6 @@ function progressLine(rec: any): string {
 	return `${who} ${rec.ok ? "ok" : `failed (${rec.code})`}`;
 }
 
-/** Extra `/pct status` lines for Code Mode. */
-export function codeStatusLines(): string[] {
-	return ["nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them"];
-}
-
 let callSeq = 0;
 
 export function register(host: ToolkitHost): void {
