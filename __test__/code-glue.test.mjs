@@ -3,6 +3,11 @@
 // (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { register as registerShell } from "../src/pi/tools/shell.ts";
 import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools/code.ts";
 
 function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm" } = {}) {
@@ -135,4 +140,43 @@ test("lifecycle: switch preflight terminates cells; shutdown closes and a fresh 
 	const again = await call("exec", { code: "return 'fresh'" });
 	assert.equal(again.details.result, "fresh");
 	await life.codeMode.shutdown();
+});
+
+test("a nested patch waits for Pi's file mutation queue of the paths it touches (same ordering as edit/write)", async () => {
+	const { call, host } = fakeHost({ approvalMode: "always" });
+	host.approvalMode = "always";
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-"));
+	const target = join(dir, "queued.txt");
+	let releaseHold;
+	const holding = new Promise((r) => (releaseHold = r));
+	const hold = withFileMutationQueue(target, () => holding);
+	const run = call("exec", { code: 'return (await tools.apply_patch("*** Begin Patch\\n*** Add File: queued.txt\\n+late\\n*** End Patch")).text' }, { ctx: { cwd: dir, hasUI: false } });
+	await new Promise((r) => setTimeout(r, 300));
+	assert.equal(existsSync(target), false, "the patch must not run while Pi holds the file");
+	releaseHold();
+	await hold;
+	const r = await run;
+	assert.equal(r.details.result, "Applied patch:\n- add queued.txt");
+	assert.equal(readFileSync(target, "utf8"), "late\n");
+});
+
+test("nested shell calls go to the shell manager the Shell glue published", async () => {
+	const tools = new Map();
+	const host = {
+		pi: { registerTool: (def) => tools.set(def.name, def) },
+		hooks: {},
+		shared: new Map(),
+		isAdmitted: () => true,
+		lifecycle: () => {},
+		config: () => ({ codeMode: { enabled: true, approvalMode: "confirm" } }),
+	};
+	registerShell(host);
+	register(host);
+	const ctx = { cwd: process.cwd(), hasUI: false };
+	const r = await tools.get("exec").execute("id", { code: "const a = await tools.exec_command({cmd: 'sleep 30', yield_time_ms: 0}); return a.sessionId" }, undefined, undefined, ctx);
+	const sid = r.details.result;
+	assert.match(sid, /^pct-shell-/);
+	// The direct write_stdin reaches the same session.
+	const w = await tools.get("write_stdin").execute("id", { session_id: sid, terminate: true }, undefined, undefined, ctx);
+	assert.match(w.content[0].text, new RegExp(`^session_id ${sid}: terminated`));
 });

@@ -36,6 +36,11 @@ pub trait Adapters: Send + Sync + 'static {
     fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError>;
     /// Runs one call. Dropping the future ends the call's wait (a yielded shell keeps running in Shell).
     fn dispatch(&self, tool: &str, args: Value, ctx: NestedContext) -> BoxFuture<Result<Value, CodeError>>;
+    /// Absolute paths a call will mutate (apply_patch), so the host can serialize it with Pi's own file
+    /// mutations (withFileMutationQueue) in one global order. None = no host lock needed.
+    fn mutated_paths(&self, _tool: &str, _args: &Value, _cwd: &str) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// One question to the TypeScript side about a nested call (identity only, never arguments except the
@@ -53,6 +58,12 @@ pub struct GateRequest {
     /// First 800 bytes of the arguments (approval phase only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// "lock" phase: the sorted absolute paths to hold in Pi's file mutation queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    /// "unlock" phase: the lease the "lock" phase returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
 }
 
 /// The TypeScript side's answer.
@@ -74,6 +85,9 @@ pub struct GateAnswer {
     /// Policy phase, exec_command: Pi's shell config `{shell, args, commandTransport?}`.
     #[serde(default)]
     pub shell: Option<Value>,
+    /// Lock phase: the lease to release with an "unlock" request once the mutation finished.
+    #[serde(default)]
+    pub lease: Option<String>,
 }
 
 /// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).
@@ -131,6 +145,9 @@ pub mod fake {
     }
 
     impl Adapters for Arc<FakeAdapters> {
+        fn mutated_paths(&self, tool: &str, _args: &Value, cwd: &str) -> Option<Vec<String>> {
+            (tool == "apply_patch").then(|| vec![format!("{cwd}/patched.txt")])
+        }
         fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
             let o = args.as_object().ok_or_else(|| CodeError::new("invalid-arguments", format!("{tool} needs an object")))?;
             let need = match tool {

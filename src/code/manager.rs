@@ -377,11 +377,25 @@ impl NestedTask {
                     st.dispatched += 1;
                 }
                 let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env: env.0, shell: env.1 };
-                let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
-                let r = tokio::select! {
-                    _ = sealed(&mut seal) => Ended::Abandoned,
-                    r = fut => Ended::Reply(r),
+                // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
+                // its end (a started commit finishes); other calls end their wait when the cell is sealed.
+                let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
+                let lease = match paths {
+                    Some(p) if !p.is_empty() => self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await.lease,
+                    _ => None,
                 };
+                let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
+                let r = if self.tool == "apply_patch" {
+                    Ended::Reply(fut.await)
+                } else {
+                    tokio::select! {
+                        _ = sealed(&mut seal) => Ended::Abandoned,
+                        r = fut => Ended::Reply(r),
+                    }
+                };
+                if let Some(lease) = lease {
+                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
+                }
                 drop(permits);
                 // Back to the "queued" column so the common settlement below is uniform.
                 let mut st = cell.st.lock().unwrap();
@@ -464,6 +478,19 @@ impl NestedTask {
         cell.bump();
     }
 
+    fn gate_req(&self, phase: &str, paths: Option<Vec<String>>, lease: Option<String>) -> GateRequest {
+        GateRequest {
+            phase: phase.into(),
+            tool: self.tool.clone(),
+            cell_id: self.cell.id.clone(),
+            cwd: self.cell.cwd.clone(),
+            session_id: None,
+            preview: None,
+            paths,
+            lease,
+        }
+    }
+
     /// Policy hook, approval, then an adapter slot (apply_patch also takes the sequential patch lock).
     async fn before_dispatch(
         &self,
@@ -480,6 +507,8 @@ impl NestedTask {
                 cwd: cell.cwd.clone(),
                 session_id: session_id.clone(),
                 preview: None,
+                paths: None,
+                lease: None,
             })
             .await;
         if !ans.allow {
@@ -507,6 +536,8 @@ impl NestedTask {
                     cwd: cell.cwd.clone(),
                     session_id: None,
                     preview: Some(self.preview.clone()),
+                    paths: None,
+                    lease: None,
                 })
                 .await;
             if !a.allow {

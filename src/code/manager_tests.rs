@@ -503,3 +503,28 @@ async fn an_abort_before_the_call_registers_is_not_lost() {
     assert_eq!(e.code, "aborted");
     assert_eq!(m.held_cells(), 0, "no cell was started");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let fake_slot: Arc<Mutex<Option<Arc<FakeAdapters>>>> = Arc::new(Mutex::new(None));
+    let (l2, f2) = (log.clone(), fake_slot.clone());
+    let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
+        let executed = f2.lock().unwrap().as_ref().map(|f| f.calls.lock().unwrap().len()).unwrap_or(0);
+        l2.lock().unwrap().push(format!("{}:{:?}:{:?}:ran={executed}", req.phase, req.paths, req.lease));
+        Box::pin(async move {
+            GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L1".to_string()), ..Default::default() }
+        }) as BoxFuture<GateAnswer>
+    })));
+    *fake_slot.lock().unwrap() = Some(fake.clone());
+    let r = run(&m, "return (await tools.apply_patch('*** Begin Patch')).tool").await;
+    assert_eq!(r.result.as_deref(), Some("apply_patch"));
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "policy:None:None:ran=0".to_string(),
+            "lock:Some([\"/tmp/work/patched.txt\"]):None:ran=0".to_string(),
+            "unlock:None:Some(\"L1\"):ran=1".to_string(),
+        ]
+    );
+}

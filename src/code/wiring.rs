@@ -59,6 +59,16 @@ impl Adapters for Arc<ToolkitAdapters> {
         }
     }
 
+    fn mutated_paths(&self, tool: &str, args: &Value, cwd: &str) -> Option<Vec<String>> {
+        if tool != "apply_patch" {
+            return None;
+        }
+        let text = patch_text(args).ok()?;
+        // A patch that does not parse takes no lock; the executor then reports the same error.
+        let paths = crate::patch::touched_paths(std::path::Path::new(cwd), &text).ok()?;
+        Some(paths.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+    }
+
     fn dispatch(&self, tool: &str, args: Value, ctx: NestedContext) -> BoxFuture<Result<Value, CodeError>> {
         let me = self.clone();
         let tool = tool.to_string();

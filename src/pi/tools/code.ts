@@ -5,7 +5,7 @@
  * the embedder's hooks and the approval dialog (answered through the native gate callback), progress through
  * onUpdate, Pi's AbortSignal, and the session lifecycle.
  */
-import { getShellConfig } from "@earendil-works/pi-coding-agent";
+import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -110,7 +110,33 @@ export function register(host: ToolkitHost): void {
 	const nestedAdmitted = (tool: string) =>
 		typeof (host as any).isNestedAdmitted === "function" ? (host as any).isNestedAdmitted(tool) : host.isAdmitted(tool);
 
+	/** Held Pi file-mutation-queue leases of nested patches: lease id -> release. */
+	const leases = new Map<string, () => void>();
+	let leaseSeq = 0;
+
+	/** Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock. */
+	async function lock(paths: string[]): Promise<any> {
+		const sorted = [...new Set(paths)].sort();
+		let release!: () => void;
+		const released = new Promise<void>((r) => (release = r));
+		let acquired!: () => void;
+		const held = new Promise<void>((r) => (acquired = r));
+		const take = (i: number): Promise<void> =>
+			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
+		take(0).catch(() => acquired());
+		await held;
+		const lease = `lease-${++leaseSeq}`;
+		leases.set(lease, release);
+		return { allow: true, lease };
+	}
+
 	async function gate(req: any): Promise<any> {
+		if (req.phase === "lock") return lock(req.paths ?? []);
+		if (req.phase === "unlock") {
+			leases.get(req.lease)?.();
+			leases.delete(req.lease);
+			return { allow: true };
+		}
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
 		if (req.sessionId) call.sessionId = req.sessionId;
 		const disabled = () => ({
