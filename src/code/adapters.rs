@@ -167,10 +167,8 @@ pub mod fake {
                 me.calls.lock().unwrap().push((tool.clone(), args.clone()));
                 let now = me.running_now.fetch_add(1, Ordering::SeqCst) + 1;
                 me.max_concurrent.fetch_max(now, Ordering::SeqCst);
-                if tool == "apply_patch" {
-                    if me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {
-                        me.patch_overlap.fetch_add(1, Ordering::SeqCst);
-                    }
+                if tool == "apply_patch" && me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {
+                    me.patch_overlap.fetch_add(1, Ordering::SeqCst);
                 }
                 let sleep = args.get("sleep_ms").and_then(|v| v.as_u64()).unwrap_or(0);
                 if sleep > 0 {
