@@ -9,6 +9,34 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust. */
+export declare class CodeManager {
+  /**
+   * `gate(request) => Promise<{allow, code?, reason?, env?, needsApproval?}>` answers the policy hook,
+   * admission re-check and approval of nested calls (see docs/code.md).
+   */
+  constructor(gate: (request: any) => Promise<any>)
+  /** Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`). */
+  attachShell(shell: ShellManager): void
+  /** The nested adapters currently admitted (exec_command, write_stdin, apply_patch). */
+  setAdmitted(names: Array<string>): void
+  /** `exec`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
+  exec(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
+  /** `wait`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
+  wait(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
+  /** Pi's AbortSignal fired for the exec/wait call with this callId: its cell is terminated. */
+  abort(callId: string): void
+  /** Cells not yet terminal. */
+  runningCells(): number
+  /** Cells held (running, or terminal and not yet delivered). */
+  heldCells(): number
+  /** Terminates every cell (session switch/fork, feature disabled); `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
+  cleanup(): Promise<any>
+  /** A real session shutdown: terminate, refuse new cells, delete this process's recovery files. */
+  shutdown(): Promise<any>
+}
+export type JsCodeManager = CodeManager
+
 /**
  * Cancels one `applyPatch` call: Pi's AbortSignal calls `abort()`; the executor checks it before preflight,
  * before staging and before the first commit step.
@@ -51,6 +79,14 @@ export declare class ShellManager {
 
 /** Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult. */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
+
+/** Per-call options of exec/wait. */
+export interface CodeCallOptions {
+  /** Pi's cwd (exec: nested shells resolve workdir against it). */
+  cwd?: string
+  /** Id to pass to `abort(callId)` when Pi's AbortSignal fires. */
+  callId?: string
+}
 
 /** The all-off defaults. */
 export declare function configDefaults(): Record<string, any>

@@ -835,6 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CodeManager = nativeBinding.CodeManager
+module.exports.JsCodeManager = nativeBinding.JsCodeManager
 module.exports.PatchAbort = nativeBinding.PatchAbort
 module.exports.ShellManager = nativeBinding.ShellManager
 module.exports.applyPatch = nativeBinding.applyPatch

@@ -4,6 +4,7 @@
 #[macro_use]
 extern crate napi_derive;
 
+mod code;
 mod config;
 mod discovery;
 mod rules;
@@ -18,6 +19,114 @@ use serde_json::Value;
 #[napi]
 pub fn engine_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
+}
+
+// ---- code ----
+use std::sync::Arc as CodeArc;
+
+/// Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust.
+#[napi(js_name = "CodeManager")]
+pub struct JsCodeManager {
+    inner: code::CodeManager,
+    adapters: CodeArc<code::wiring::ToolkitAdapters>,
+}
+
+/// Per-call options of exec/wait.
+#[napi(object)]
+pub struct CodeCallOptions {
+    /// Pi's cwd (exec: nested shells resolve workdir against it).
+    pub cwd: Option<String>,
+    /// Id to pass to `abort(callId)` when Pi's AbortSignal fires.
+    pub call_id: Option<String>,
+}
+
+#[napi]
+impl JsCodeManager {
+    /// `gate(request) => Promise<{allow, code?, reason?, env?, needsApproval?}>` answers the policy hook,
+    /// admission re-check and approval of nested calls (see docs/code.md).
+    #[napi(constructor)]
+    pub fn new(
+        #[napi(ts_arg_type = "(request: any) => Promise<any>")] gate: code::js_bridge::GateFn,
+    ) -> napi::Result<Self> {
+        let rt = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
+        let gate = CodeArc::new(code::js_bridge::JsGate(CodeArc::new(gate)));
+        let adapters = CodeArc::new(code::wiring::ToolkitAdapters::default());
+        Ok(JsCodeManager { inner: code::CodeManager::new(CodeArc::new(adapters.clone()), gate, rt), adapters })
+    }
+
+    /// Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`).
+    #[napi]
+    pub fn attach_shell(&self, shell: &ShellManager) {
+        self.adapters.attach_shell(shell.manager())
+    }
+
+    /// The nested adapters currently admitted (exec_command, write_stdin, apply_patch).
+    #[napi]
+    pub fn set_admitted(&self, names: Vec<String>) {
+        self.inner.set_admitted(names)
+    }
+
+    /// `exec`: resolves with the read (`ok: true`) or `{ok: false, code, message}`.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub async fn exec(
+        &self,
+        args: serde_json::Value,
+        options: Option<CodeCallOptions>,
+        #[napi(ts_arg_type = "(record: any) => void")] progress: Option<code::js_bridge::ProgressJsFn>,
+    ) -> serde_json::Value {
+        let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
+        let outer = code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) };
+        code::js_bridge::to_js(self.inner.exec(args, outer).await)
+    }
+
+    /// `wait`: resolves with the read (`ok: true`) or `{ok: false, code, message}`.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub async fn wait(
+        &self,
+        args: serde_json::Value,
+        options: Option<CodeCallOptions>,
+        #[napi(ts_arg_type = "(record: any) => void")] progress: Option<code::js_bridge::ProgressJsFn>,
+    ) -> serde_json::Value {
+        let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
+        let outer = code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) };
+        code::js_bridge::to_js(self.inner.wait(args, outer).await)
+    }
+
+    /// Pi's AbortSignal fired for the exec/wait call with this callId: its cell is terminated.
+    #[napi]
+    pub fn abort(&self, call_id: String) {
+        self.inner.abort(&call_id)
+    }
+
+    /// Cells not yet terminal.
+    #[napi]
+    pub fn running_cells(&self) -> u32 {
+        self.inner.running_cells() as u32
+    }
+
+    /// Cells held (running, or terminal and not yet delivered).
+    #[napi]
+    pub fn held_cells(&self) -> u32 {
+        self.inner.held_cells() as u32
+    }
+
+    /// Terminates every cell (session switch/fork, feature disabled); `{ok}` or `{ok:false, code:"cleanup-incomplete"}`.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub async fn cleanup(&self) -> serde_json::Value {
+        match self.inner.cleanup().await {
+            Ok(()) => serde_json::json!({"ok": true}),
+            Err(e) => serde_json::json!({"ok": false, "code": e.code, "message": e.message}),
+        }
+    }
+
+    /// A real session shutdown: terminate, refuse new cells, delete this process's recovery files.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub async fn shutdown(&self) -> serde_json::Value {
+        match self.inner.shutdown().await {
+            Ok(()) => serde_json::json!({"ok": true}),
+            Err(e) => serde_json::json!({"ok": false, "code": e.code, "message": e.message}),
+        }
+    }
 }
 
 // ---- config ----

@@ -2,8 +2,9 @@
  * Every feature module's `register(host)`, called once at load. Adding a capability = one import and one entry.
  */
 import type { ToolkitHost } from "./host.ts";
+import { register as registerCode } from "./tools/code.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, discovery];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery];

@@ -1,0 +1,182 @@
+// The Pi glue of Code Mode (src/pi/tools/code.ts) with a recording host: registration and the freeform grammar,
+// the gate, hooks for nested calls (identity, denial, re-check after async hooks), the approval dialog
+// (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { register as registerShell } from "../src/pi/tools/shell.ts";
+import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools/code.ts";
+
+function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm" } = {}) {
+	const tools = new Map();
+	const life = {};
+	const host = {
+		admitted: new Set(admitted),
+		approvalMode,
+		pi: { registerTool: (def) => tools.set(def.name, def) },
+		hooks,
+		shared: new Map(),
+		isAdmitted: (n) => host.admitted.has(n),
+		lifecycle: (feature, cb) => (life[feature] = cb),
+		config: () => ({ codeMode: { enabled: true, approvalMode: host.approvalMode } }),
+	};
+	register(host);
+	const call = (name, params, { signal, onUpdate, ctx } = {}) =>
+		tools.get(name).execute("id", params, signal, onUpdate, ctx ?? { cwd: "/tmp", hasUI: false });
+	return { host, tools, life, call };
+}
+
+test("registers exec/wait; exec's only required field is code and it carries the freeform grammar", () => {
+	const { tools, life } = fakeHost();
+	assert.deepEqual([...tools.keys()], ["exec", "wait"]);
+	const exec = tools.get("exec");
+	assert.deepEqual(exec.parameters.required, ["code"]);
+	assert.equal(exec.parameters.properties.code.type, "string");
+	assert.deepEqual(exec.constrainedSampling, { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } });
+	assert.equal(tools.get("wait").constrainedSampling, undefined);
+	assert.equal(typeof life.codeMode.beforeSwitch, "function");
+});
+
+test("gate: not admitted -> the feature's message; refusals come back as errors with the code", async () => {
+	const { host, call } = fakeHost();
+	host.admitted.delete("exec");
+	host.admitted.delete("wait");
+	await assert.rejects(call("exec", { code: "return 1" }), { message: CODE_NOT_ENABLED });
+	host.admitted.add("exec");
+	await assert.rejects(call("wait", { cell_id: 12 }), { message: CODE_NOT_ENABLED });
+	host.admitted.add("wait");
+	await assert.rejects(call("wait", { cell_id: 12 }), /^Error: invalid-input: /);
+	await assert.rejects(call("exec", { code: "1", uses: ["bash"] }), /^Error: invalid-uses: /);
+	const r = await call("exec", { code: "print('hi'); return 2" });
+	assert.equal(r.content[0].text, `cell_id ${r.details.cellId}: completed\n[output]\nhi\n[result]\n2`);
+	assert.equal(r.details.cell_id, r.details.cellId);
+	assert.equal(r.details.text, undefined, "the text is the content, not repeated in details");
+});
+
+test("nested hooks: identity-only call, policy denial reason, re-check after an async hook", async () => {
+	const seen = [];
+	let deny = false;
+	let beforeReturn = () => {};
+	const hooks = {
+		context: async (c) => (seen.push(["context", c]), { env: { X: "1" } }),
+		policy: async (c) => {
+			seen.push(["policy", c]);
+			await beforeReturn();
+			return deny ? { allow: false, reason: "not today" } : { allow: true };
+		},
+	};
+	const { host, call } = fakeHost({ hooks });
+	deny = true;
+	let r = await call("exec", { code: "return await tools.write_stdin({session_id: 'pct-shell-9'}).catch((e) => e.code + ': ' + e.message)" }, { ctx: { cwd: "/work/here" } });
+	assert.equal(r.details.result, "policy-denied: not today Nothing was started.");
+	assert.deepEqual(seen[0], ["context", { tool: "write_stdin", path: "nested", cwd: "/work/here", cellId: r.details.cellId, sessionId: "pct-shell-9" }]);
+	assert.deepEqual(seen[1][0], "policy");
+	// The capability is disabled while the hook runs: the call is refused after it returns.
+	deny = false;
+	beforeReturn = () => host.admitted.delete("exec_command");
+	r = await call("exec", { code: "return await tools.exec_command({cmd: 'true'}).catch((e) => e.code)" });
+	assert.equal(r.details.result, "adapter-disabled");
+	// A throwing hook denies instead of crashing.
+	hooks.policy = async () => {
+		throw new Error("boom");
+	};
+	host.admitted.add("exec_command");
+	r = await call("exec", { code: "return await tools.exec_command({cmd: 'true'}).catch((e) => e.code + ': ' + e.message)" });
+	assert.match(r.details.result, /^policy-denied: The invocation hook failed \(boom\)/);
+});
+
+test("approval: confirm shows the exact dialog; no UI is approval-unavailable; always skips the dialog", async () => {
+	const { host, call } = fakeHost();
+	const asked = [];
+	const ui = { confirm: async (title, message) => (asked.push([title, message]), false) };
+	const patch = "*** Begin Patch\n*** Add File: a.txt\n+" + "y".repeat(1000) + "\n*** End Patch";
+	let r = await call("exec", { code: `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
+	assert.equal(r.details.result, "approval-denied");
+	assert.equal(asked.length, 1);
+	assert.equal(asked[0][0], "Code Mode nested tool");
+	assert.equal(asked[0][1], `Code Mode cell ${r.details.cellId} will run apply_patch.\n\n${patch.slice(0, 800)}`);
+	r = await call("exec", { code: `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/tmp", hasUI: false } });
+	assert.equal(r.details.result, "approval-unavailable");
+	host.approvalMode = "always";
+	r = await call("exec", { code: `return await tools.apply_patch('*** Begin Patch\\n*** End Patch').then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/nonexistent-dir", hasUI: true, ui } });
+	assert.equal(asked.length, 1, "always: no dialog");
+	assert.notEqual(r.details.result, "approval-denied");
+	assert.notEqual(r.details.result, "approval-unavailable");
+});
+
+test("progress goes through onUpdate with names and ids only", async () => {
+	const { call } = fakeHost({ hooks: { policy: async () => ({ allow: false, reason: "no" }) } });
+	const updates = [];
+	const r = await call("exec", { code: "await tools.exec_command({cmd: 'secret'}).catch(() => {})" }, { onUpdate: (u) => updates.push(u) });
+	await new Promise((res) => setTimeout(res, 50));
+	assert.deepEqual(updates.map((u) => u.content[0].text), [
+		`cell ${r.details.cellId}: exec_command started`,
+		`cell ${r.details.cellId}: exec_command failed (policy-denied)`,
+	]);
+	assert.ok(!JSON.stringify(updates).includes("secret"));
+});
+
+test("Pi's AbortSignal terminates the cell; an already aborted signal starts nothing", async () => {
+	const { call, life } = fakeHost();
+	const ac = new AbortController();
+	const p = call("exec", { code: "while (true) {}", yield_time_ms: 60000 }, { signal: ac.signal });
+	setTimeout(() => ac.abort(), 50);
+	await assert.rejects(p, /^Error: aborted: /);
+	await assert.rejects(call("exec", { code: "return 1" }, { signal: AbortSignal.abort() }), /^Error: aborted: The call was cancelled before it started/);
+	assert.equal(await life.codeMode.beforeSwitch(), true);
+});
+
+test("lifecycle: switch preflight terminates cells; shutdown closes and a fresh manager serves the next call", async () => {
+	const { call, life } = fakeHost();
+	const r = await call("exec", { code: "while (true) {}", yield_time_ms: 0 });
+	assert.equal(r.details.status, "running");
+	assert.equal(await life.codeMode.beforeSwitch(), true);
+	await assert.rejects(call("wait", { cell_id: r.details.cellId }), /^Error: stale-cell: /);
+	await life.codeMode.disabled();
+	await life.codeMode.shutdown();
+	const again = await call("exec", { code: "return 'fresh'" });
+	assert.equal(again.details.result, "fresh");
+	await life.codeMode.shutdown();
+});
+
+test("a nested patch waits for Pi's file mutation queue of the paths it touches (same ordering as edit/write)", async () => {
+	const { call, host } = fakeHost({ approvalMode: "always" });
+	host.approvalMode = "always";
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-"));
+	const target = join(dir, "queued.txt");
+	let releaseHold;
+	const holding = new Promise((r) => (releaseHold = r));
+	const hold = withFileMutationQueue(target, () => holding);
+	const run = call("exec", { code: 'return (await tools.apply_patch("*** Begin Patch\\n*** Add File: queued.txt\\n+late\\n*** End Patch")).text' }, { ctx: { cwd: dir, hasUI: false } });
+	await new Promise((r) => setTimeout(r, 300));
+	assert.equal(existsSync(target), false, "the patch must not run while Pi holds the file");
+	releaseHold();
+	await hold;
+	const r = await run;
+	assert.equal(r.details.result, "Applied patch:\n- add queued.txt");
+	assert.equal(readFileSync(target, "utf8"), "late\n");
+});
+
+test("nested shell calls go to the shell manager the Shell glue published", async () => {
+	const tools = new Map();
+	const host = {
+		pi: { registerTool: (def) => tools.set(def.name, def) },
+		hooks: {},
+		shared: new Map(),
+		isAdmitted: () => true,
+		lifecycle: () => {},
+		config: () => ({ codeMode: { enabled: true, approvalMode: "confirm" } }),
+	};
+	registerShell(host);
+	register(host);
+	const ctx = { cwd: process.cwd(), hasUI: false };
+	const r = await tools.get("exec").execute("id", { code: "const a = await tools.exec_command({cmd: 'sleep 30', yield_time_ms: 0}); return a.sessionId" }, undefined, undefined, ctx);
+	const sid = r.details.result;
+	assert.match(sid, /^pct-shell-/);
+	// The direct write_stdin reaches the same session.
+	const w = await tools.get("write_stdin").execute("id", { session_id: sid, terminate: true }, undefined, undefined, ctx);
+	assert.match(w.content[0].text, new RegExp(`^session_id ${sid}: terminated`));
+});

@@ -1,0 +1,196 @@
+//! The seams of nested calls: [`Adapters`] reaches the shell and patch executors Rust-to-Rust, [`HostGate`]
+//! reaches the TypeScript side for the embedder's policy hook and the user's approval. Both are traits so the
+//! manager can be tested with fakes and wired to the real executors in `lib.rs`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::errors::CodeError;
+
+/// A boxed future, so the traits stay object-safe.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a dispatched nested call knows about its origin.
+#[derive(Debug, Clone, Default)]
+#[allow(dead_code)] // read by the shell/patch wiring
+pub struct NestedContext {
+    /// Pi's working directory of the outer exec call (workdir of nested shells is relative to it).
+    pub cwd: String,
+    /// The cell making the call.
+    pub cell_id: String,
+    /// Environment overlay from the embedder's context hook, for that one spawn only.
+    pub env: HashMap<String, String>,
+    /// Pi's shell (`getShellConfig()`), resolved by the host at dispatch for exec_command.
+    pub shell: Option<Value>,
+}
+
+/// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions
+/// as the direct tools; `apply_patch` the same patch executor.
+pub trait Adapters: Send + Sync + 'static {
+    /// Schema check of one call's arguments (both field spellings accepted); `invalid-arguments` on refusal.
+    /// Returns the normalised arguments passed to [`Adapters::dispatch`].
+    fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError>;
+    /// Runs one call. Dropping the future ends the call's wait (a yielded shell keeps running in Shell).
+    fn dispatch(&self, tool: &str, args: Value, ctx: NestedContext) -> BoxFuture<Result<Value, CodeError>>;
+    /// Absolute paths a call will mutate (apply_patch), so the host can serialize it with Pi's own file
+    /// mutations (withFileMutationQueue) in one global order. None = no host lock needed.
+    fn mutated_paths(&self, _tool: &str, _args: &Value, _cwd: &str) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// One question to the TypeScript side about a nested call (identity only, never arguments except the
+/// approval preview).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GateRequest {
+    /// "policy": admission re-check + invocation hooks; "approval": the confirm dialog for apply_patch.
+    pub phase: String,
+    pub tool: String,
+    pub cell_id: String,
+    pub cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// First 800 bytes of the arguments (approval phase only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// "lock" phase: the sorted absolute paths to hold in Pi's file mutation queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    /// "unlock" phase: the lease the "lock" phase returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+}
+
+/// The TypeScript side's answer.
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GateAnswer {
+    pub allow: bool,
+    /// Error code when refused (policy-denied, adapter-disabled, approval-unavailable, approval-denied).
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Policy phase: the context hook's env overlay.
+    #[serde(default)]
+    pub env: Option<HashMap<String, String>>,
+    /// Policy phase: whether an approval phase must follow (apply_patch in confirm mode).
+    #[serde(default)]
+    pub needs_approval: bool,
+    /// Policy phase, exec_command: Pi's shell config `{shell, args, commandTransport?}`.
+    #[serde(default)]
+    pub shell: Option<Value>,
+    /// Lock phase: the lease to release with an "unlock" request once the mutation finished.
+    #[serde(default)]
+    pub lease: Option<String>,
+}
+
+/// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).
+pub trait HostGate: Send + Sync + 'static {
+    fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer>;
+}
+
+/// A gate that allows everything without approval (tests).
+#[cfg(test)]
+pub struct AllowAll;
+#[cfg(test)]
+impl HostGate for AllowAll {
+    fn ask(&self, _req: GateRequest) -> BoxFuture<GateAnswer> {
+        Box::pin(async { GateAnswer { allow: true, ..Default::default() } })
+    }
+}
+
+/// Normalises the nested argument forms every adapter shares: `tools.apply_patch("*** Begin Patch ...")`
+/// takes the envelope string as `{patch}`.
+pub fn normalize_nested_args(tool: &str, args: Value) -> Value {
+    match (tool, args) {
+        ("apply_patch", Value::String(s)) => serde_json::json!({ "patch": s }),
+        (_, a) => a,
+    }
+}
+
+/// The session id a nested shell call names or reports (progress records and continuation lines only).
+pub fn session_id_of(v: &Value) -> Option<String> {
+    let o = v.as_object()?;
+    for k in ["session_id", "sessionId"] {
+        match o.get(k) {
+            Some(Value::String(s)) => return Some(s.clone()),
+            Some(Value::Number(n)) => return Some(n.to_string()),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+pub mod fake {
+    //! Fake adapters for tests: exec_command echoes, write_stdin echoes, apply_patch records patches.
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    #[derive(Default)]
+    pub struct FakeAdapters {
+        pub calls: Mutex<Vec<(String, Value)>>,
+        pub running_now: AtomicUsize,
+        pub max_concurrent: AtomicUsize,
+        pub patch_running: AtomicUsize,
+        pub patch_overlap: AtomicUsize,
+    }
+
+    impl Adapters for Arc<FakeAdapters> {
+        fn mutated_paths(&self, tool: &str, _args: &Value, cwd: &str) -> Option<Vec<String>> {
+            (tool == "apply_patch").then(|| vec![format!("{cwd}/patched.txt")])
+        }
+        fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
+            let o = args.as_object().ok_or_else(|| CodeError::new("invalid-arguments", format!("{tool} needs an object")))?;
+            let need = match tool {
+                "exec_command" => ["cmd", "command"],
+                "write_stdin" => ["session_id", "sessionId"],
+                _ => ["patch", "input"],
+            };
+            if !need.iter().any(|k| o.contains_key(*k)) {
+                return Err(CodeError::new("invalid-arguments", format!("{tool} needs {}", need[0])));
+            }
+            Ok(args.clone())
+        }
+        fn dispatch(&self, tool: &str, args: Value, ctx: NestedContext) -> BoxFuture<Result<Value, CodeError>> {
+            let me = self.clone();
+            let tool = tool.to_string();
+            Box::pin(async move {
+                me.calls.lock().unwrap().push((tool.clone(), args.clone()));
+                let now = me.running_now.fetch_add(1, Ordering::SeqCst) + 1;
+                me.max_concurrent.fetch_max(now, Ordering::SeqCst);
+                if tool == "apply_patch" && me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {
+                    me.patch_overlap.fetch_add(1, Ordering::SeqCst);
+                }
+                let sleep = args.get("sleep_ms").and_then(|v| v.as_u64()).unwrap_or(0);
+                if sleep > 0 {
+                    tokio::time::sleep(Duration::from_millis(sleep)).await;
+                }
+                if tool == "apply_patch" {
+                    me.patch_running.fetch_sub(1, Ordering::SeqCst);
+                }
+                me.running_now.fetch_sub(1, Ordering::SeqCst);
+                if let Some(code) = args.get("fail").and_then(|v| v.as_str()) {
+                    return Err(CodeError::new(code, "fake failure"));
+                }
+                if let Some(n) = args.get("reply_bytes").and_then(|v| v.as_u64()) {
+                    return Ok(serde_json::json!({ "blob": "x".repeat(n as usize) }));
+                }
+                let echo = if args.to_string().len() < 4096 { args.clone() } else { Value::from("(large)") };
+                Ok(serde_json::json!({
+                    "tool": tool, "args": echo, "cwd": ctx.cwd, "env": ctx.env,
+                    "sessionId": if tool == "exec_command" { Some("pct-shell-1") } else { None },
+                    "status": args.get("status").cloned().unwrap_or(Value::from("completed")),
+                }))
+            })
+        }
+    }
+}

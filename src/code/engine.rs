@@ -1,0 +1,448 @@
+//! The JavaScript engine boundary of code cells (QuickJS-NG through `rquickjs`).
+//!
+//! This is the only file that knows the engine: the rest of `src/code/` sees a cell as a thread that emits text,
+//! asks for nested calls and finishes with an [`Outcome`]. Replacing the engine is a change to this file only.
+//!
+//! Each cell runs on its own OS thread (8 MB stack) with a fresh runtime and context, a QuickJS stack limit
+//! below the thread stack, a heap limit (an allocation bomb becomes a contained "out of memory" error) and an
+//! interrupt handler that stops CPU-bound code as soon as the cancel flag is raised (the interrupt is not
+//! catchable by `try/catch`). A cell parked on a host call is cancelled by a message on its inbox; the thread
+//! then drops the context and runtime without waiting for the runtime to go idle.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use rquickjs::promise::PromiseState;
+use rquickjs::context::EvalOptions;
+use rquickjs::{Context, Ctx, Function, Object, Promise, Runtime, Value};
+
+/// Resource limits of one cell's engine, fixed when the cell starts.
+#[derive(Clone, Debug)]
+pub struct EngineLimits {
+    /// OS thread stack of the cell thread.
+    pub thread_stack_bytes: usize,
+    /// QuickJS's own stack limit; must stay well below the thread stack.
+    pub js_stack_bytes: usize,
+    /// Heap limit of the runtime; exceeding it throws "out of memory" inside the cell.
+    pub memory_bytes: usize,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        EngineLimits { thread_stack_bytes: 8 << 20, js_stack_bytes: 2 << 20, memory_bytes: 256 << 20 }
+    }
+}
+
+/// Why a nested call was refused synchronously (the promise in the cell rejects with this code and message).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRefusal {
+    pub code: String,
+    pub message: String,
+}
+
+/// What the cell reports to its owner. Implemented by the cell manager; called on the cell thread.
+pub trait EngineSink: Send + Sync + 'static {
+    /// Text the program emitted through print/console/text (already formatted, newlines included).
+    fn text(&self, text: &str);
+    /// The program called `tools.<name>(args)`; `args_json` is the JSON text of the argument. Returning an
+    /// error rejects the call's promise at once; `Ok` means a reply will arrive later through [`EngineHandle::reply`].
+    fn call(&self, id: u64, name: &str, args_json: String) -> Result<(), CallRefusal>;
+    /// The program finished (or could not start, or was stopped). Called exactly once, last.
+    fn done(&self, outcome: Outcome);
+}
+
+/// How a cell's program ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The async body resolved; the returned value formatted as text (None for `undefined`).
+    Returned(Option<String>),
+    /// The async body rejected or threw; the formatted error text (name, message, code, stack).
+    Threw(String),
+    /// Stopped by [`EngineHandle::cancel`] (busy loop interrupted or parked cell dropped).
+    Terminated,
+}
+
+enum Inbox {
+    Reply { id: u64, ok: bool, payload: String },
+    Cancel,
+}
+
+/// The owner's side of a running cell thread.
+pub struct EngineHandle {
+    inbox: Sender<Inbox>,
+    interrupt: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EngineHandle {
+    /// Delivers the settlement of nested call `id`: `ok` with the reply's JSON text, or an error JSON
+    /// `{"code","message"}`. Ignored when the cell already ended.
+    pub fn reply(&self, id: u64, ok: bool, payload: String) {
+        let _ = self.inbox.send(Inbox::Reply { id, ok, payload });
+    }
+
+    /// Stops the cell: interrupts running JavaScript and wakes a cell parked on a host call. Idempotent.
+    pub fn cancel(&self) {
+        self.interrupt.store(true, Ordering::SeqCst);
+        let _ = self.inbox.send(Inbox::Cancel);
+    }
+
+}
+
+impl Drop for EngineHandle {
+    fn drop(&mut self) {
+        // Never block the owner on a cell: raise the flag and let the thread unwind on its own.
+        self.interrupt.store(true, Ordering::SeqCst);
+        let _ = self.inbox.send(Inbox::Cancel);
+        self.thread.take();
+    }
+}
+
+const PRELUDE: &str = include_str!("engine_prelude.js");
+
+/// Globals that QuickJS-NG may provide but that cells must not see (timers, host objects, module loading).
+const REMOVED_GLOBALS: &[&str] = &[
+    "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "performance", "navigator",
+    "gc", "os", "std", "bjson", "scriptArgs", "process", "require", "fetch", "store", "load", "notify",
+    "yield_control", "ALL_TOOLS", "image", "audio", "exit", "WebAssembly", "__loadScript", "Worker",
+];
+
+/// Starts `program` (the body of an async function) on a new cell thread. `declared` is the list of tool
+/// names the cell declared (used only for `Object.keys(tools)`; admission is the sink's decision).
+pub fn start(
+    program: &str,
+    declared: Vec<String>,
+    limits: EngineLimits,
+    sink: Arc<dyn EngineSink>,
+) -> std::io::Result<EngineHandle> {
+    let (tx, rx) = channel::<Inbox>();
+    let interrupt = Arc::new(AtomicBool::new(false));
+    // Same line numbers as the program: the wrapper's first line is the program's first line.
+    let source = format!("(async function () {{{}\n}})()", program);
+    let flag = interrupt.clone();
+    let thread = std::thread::Builder::new()
+        .name("pct-code-cell".into())
+        .stack_size(limits.thread_stack_bytes)
+        .spawn(move || {
+            let outcome = run_cell(&source, declared, &limits, flag, rx, sink.clone());
+            sink.done(outcome);
+        })?;
+    Ok(EngineHandle { inbox: tx, interrupt, thread: Some(thread) })
+}
+
+fn run_cell(
+    source: &str,
+    declared: Vec<String>,
+    limits: &EngineLimits,
+    interrupt: Arc<AtomicBool>,
+    inbox: Receiver<Inbox>,
+    sink: Arc<dyn EngineSink>,
+) -> Outcome {
+    let rt = match Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return Outcome::Threw(format!("InternalError: the engine could not start: {e}")),
+    };
+    rt.set_memory_limit(limits.memory_bytes);
+    rt.set_max_stack_size(limits.js_stack_bytes);
+    let flag = interrupt.clone();
+    rt.set_interrupt_handler(Some(Box::new(move || flag.load(Ordering::Relaxed))));
+    let ctx = match Context::full(&rt) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Threw(format!("InternalError: the engine could not start: {e}")),
+    };
+    let outcome = ctx.with(|ctx| drive(&ctx, source, declared, &interrupt, &inbox, sink));
+    // Dropped here without waiting for the runtime to go idle (pending jobs are simply freed).
+    drop(ctx);
+    drop(rt);
+    outcome
+}
+
+fn eval_options(filename: &str) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.global = true;
+    o.strict = false;
+    o.backtrace_barrier = true;
+    o.filename = Some(filename.to_string());
+    o
+}
+
+fn exception_text(ctx: &Ctx<'_>) -> String {
+    let v = ctx.catch();
+    if let Some(obj) = v.as_object() {
+        let name: Option<String> = obj.get("name").ok();
+        let message: Option<String> = obj.get("message").ok();
+        let stack: Option<String> = obj.get("stack").ok();
+        let mut s = format!("{}: {}", name.unwrap_or_else(|| "Error".into()), message.unwrap_or_default());
+        if let Some(st) = stack.filter(|s| !s.is_empty()) {
+            s.push('\n');
+            s.push_str(st.trim_end_matches('\n'));
+        }
+        return s;
+    }
+    if let Some(s) = v.as_string().and_then(|s| s.to_string().ok()) {
+        return format!("Uncaught {s}");
+    }
+    "Error: the program failed before it could report an error".into()
+}
+
+fn drive<'js>(
+    ctx: &Ctx<'js>,
+    source: &str,
+    declared: Vec<String>,
+    interrupt: &AtomicBool,
+    inbox: &Receiver<Inbox>,
+    sink: Arc<dyn EngineSink>,
+) -> Outcome {
+    let cancelled = || interrupt.load(Ordering::SeqCst);
+    let globals = ctx.globals();
+    for name in REMOVED_GLOBALS {
+        let _ = globals.remove(*name);
+    }
+    let emit_sink = sink.clone();
+    let emit = match Function::new(ctx.clone(), move |text: String| emit_sink.text(&text)) {
+        Ok(f) => f,
+        Err(_) => return Outcome::Threw(exception_text(ctx)),
+    };
+    let next_id = AtomicU64::new(1);
+    let call_sink = sink.clone();
+    let call = match Function::new(ctx.clone(), move |name: String, args: String| -> String {
+        let id = next_id.fetch_add(1, Ordering::Relaxed);
+        match call_sink.call(id, &name, args) {
+            Ok(()) => format!("{{\"id\":{id}}}"),
+            Err(r) => serde_json::json!({"error": {"code": r.code, "message": r.message}}).to_string(),
+        }
+    }) {
+        Ok(f) => f,
+        Err(_) => return Outcome::Threw(exception_text(ctx)),
+    };
+    let factory: Function = match ctx.eval_with_options(PRELUDE, eval_options("cell-prelude")) {
+        Ok(f) => f,
+        Err(_) => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
+    };
+    let harness: Object = match factory.call((emit, call, declared)) {
+        Ok(h) => h,
+        Err(_) => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
+    };
+    let settle: Function = harness.get("settle").expect("prelude defines settle");
+    let deliver: Function = harness.get("deliver").expect("prelude defines deliver");
+
+    let body: Value = match ctx.eval_with_options::<Value, _>(source, eval_options("cell")) {
+        Ok(v) => v,
+        Err(_) => {
+            if cancelled() {
+                return Outcome::Terminated;
+            }
+            return Outcome::Threw(exception_text(ctx));
+        }
+    };
+    let settled: Promise = match settle.call((body,)) {
+        Ok(p) => p,
+        Err(_) => {
+            if cancelled() {
+                return Outcome::Terminated;
+            }
+            return Outcome::Threw(exception_text(ctx));
+        }
+    };
+    loop {
+        while ctx.execute_pending_job() {
+            if cancelled() {
+                return Outcome::Terminated;
+            }
+        }
+        if cancelled() {
+            return Outcome::Terminated;
+        }
+        match settled.state() {
+            PromiseState::Pending => {}
+            PromiseState::Resolved => {
+                let rec: Object = match settled.result::<Object>() {
+                    Some(Ok(o)) => o,
+                    _ => return Outcome::Threw(exception_text(ctx)),
+                };
+                let ok: bool = rec.get("ok").unwrap_or(false);
+                return if ok {
+                    Outcome::Returned(rec.get::<_, Option<String>>("result").ok().flatten())
+                } else {
+                    Outcome::Threw(rec.get::<_, String>("error").unwrap_or_else(|_| "Error".into()))
+                };
+            }
+            PromiseState::Rejected => {
+                let _ = settled.result::<Value>();
+                return Outcome::Threw(exception_text(ctx));
+            }
+        }
+        // Parked: nothing runnable until a nested call settles or the owner cancels.
+        match inbox.recv() {
+            Ok(Inbox::Reply { id, ok, payload }) => {
+                if deliver.call::<_, ()>((id as f64, ok, payload)).is_err() {
+                    if cancelled() {
+                        return Outcome::Terminated;
+                    }
+                    // The delivery itself failed (e.g. out of memory parsing the reply): fail the cell.
+                    return Outcome::Threw(exception_text(ctx));
+                }
+            }
+            Ok(Inbox::Cancel) | Err(_) => return Outcome::Terminated,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    #[derive(Default)]
+    struct Rec {
+        text: Mutex<String>,
+        calls: Mutex<Vec<(u64, String, String)>>,
+        done: Mutex<Option<Outcome>>,
+        refuse: bool,
+    }
+    impl EngineSink for Rec {
+        fn text(&self, t: &str) {
+            self.text.lock().unwrap().push_str(t);
+        }
+        fn call(&self, id: u64, name: &str, args: String) -> Result<(), CallRefusal> {
+            if self.refuse {
+                return Err(CallRefusal { code: "unknown-adapter".into(), message: format!("no {name}") });
+            }
+            self.calls.lock().unwrap().push((id, name.into(), args));
+            Ok(())
+        }
+        fn done(&self, o: Outcome) {
+            *self.done.lock().unwrap() = Some(o);
+        }
+    }
+
+    fn run_with(program: &str, refuse: bool) -> (String, Outcome) {
+        let rec = Arc::new(Rec { refuse, ..Default::default() });
+        let h = start(program, vec![], EngineLimits::default(), rec.clone()).unwrap();
+        let t = Instant::now();
+        while rec.done.lock().unwrap().is_none() {
+            assert!(t.elapsed() < Duration::from_secs(60), "cell did not finish");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        drop(h);
+        let text = rec.text.lock().unwrap().clone();
+        let o = rec.done.lock().unwrap().clone().unwrap();
+        (text, o)
+    }
+    fn run(program: &str) -> (String, Outcome) {
+        run_with(program, false)
+    }
+
+    #[test]
+    fn text_print_console_formatting() {
+        let (t, o) = run(r#"text("a"); text("b"); text(7); text({n:1}); text(undefined); print("p")"#);
+        assert_eq!(t, "ab7{\"n\":1}undefined\np\n");
+        assert_eq!(o, Outcome::Returned(None));
+        let (t, _) = run(r#"console.log("x", 1, [2], null); console.warn("w"); console.error("e"); print()"#);
+        assert_eq!(t, "x 1 [2] null\nw\ne\n\n");
+    }
+
+    #[test]
+    fn return_and_top_level_await() {
+        let (_, o) = run("const x = await Promise.resolve(20); return {v: x + 1};");
+        assert_eq!(o, Outcome::Returned(Some("{\"v\":21}".into())));
+        let (_, o) = run("return 'plain';");
+        assert_eq!(o, Outcome::Returned(Some("plain".into())));
+    }
+
+    #[test]
+    fn thrown_error_is_formatted_with_stack_and_line() {
+        let (_, o) = run("\n\nthrow new TypeError('bad thing');");
+        match o {
+            Outcome::Threw(s) => {
+                assert!(s.starts_with("TypeError: bad thing"), "{s}");
+                assert!(s.contains(":3"), "line 3 expected in stack: {s}");
+            }
+            o => panic!("{o:?}"),
+        }
+        let (_, o) = run_with("await tools.x()", true);
+        match o {
+            Outcome::Threw(s) => assert!(s.starts_with("Error: no x [unknown-adapter]") && !s.contains("prelude"), "{s}"),
+            o => panic!("{o:?}"),
+        }
+        let (_, o) = run("throw 'str'");
+        assert_eq!(o, Outcome::Threw("Uncaught str".into()));
+    }
+
+    #[test]
+    fn syntax_error_fails_the_cell() {
+        let (_, o) = run("let = = 1");
+        assert!(matches!(o, Outcome::Threw(ref s) if s.starts_with("SyntaxError")), "{o:?}");
+    }
+
+    #[test]
+    fn refused_call_rejects_inside_the_cell() {
+        let (t, o) = run_with("try { await tools.nope({}) } catch (e) { print(e.code, e.message) }", true);
+        assert_eq!(t, "unknown-adapter no nope\n");
+        assert_eq!(o, Outcome::Returned(None));
+    }
+
+    #[test]
+    fn excluded_globals_are_absent() {
+        let (t, _) = run(
+            "for (const n of ['process','require','fetch','setTimeout','setInterval','clearTimeout','queueMicrotask','store','load','notify','yield_control','ALL_TOOLS','image','audio','exit','performance','os','std','WebAssembly']) if (typeof globalThis[n] !== 'undefined') print('present', n);\ntry { await import('fs'); print('import worked') } catch (e) { print('import refused') }",
+        );
+        assert_eq!(t, "import refused\n");
+    }
+
+    #[test]
+    fn busy_loop_is_interrupted_and_not_catchable() {
+        let rec = Arc::new(Rec::default());
+        let h = start("while (true) { try { while(true){} } catch (e) { print('caught') } }", vec![], EngineLimits::default(), rec.clone()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        h.cancel();
+        let t = Instant::now();
+        while rec.done.lock().unwrap().is_none() {
+            assert!(t.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
+        assert_eq!(*rec.text.lock().unwrap(), "");
+    }
+
+    #[test]
+    fn heap_bomb_is_contained() {
+        let (_, o) = run("const a = []; while (true) a.push(new Array(100000).fill(1));");
+        assert!(matches!(o, Outcome::Threw(ref s) if s.contains("out of memory")), "{o:?}");
+    }
+
+    #[test]
+    fn deep_recursion_is_a_range_error() {
+        let (_, o) = run("function f(n) { return f(n + 1) + 1 } f(0)");
+        assert!(matches!(o, Outcome::Threw(ref s) if s.contains("stack")), "{o:?}");
+    }
+
+    #[test]
+    fn nested_call_resolves_from_another_thread_and_cancel_drops_a_parked_cell() {
+        let rec = Arc::new(Rec::default());
+        let h = start("const r = await tools.echo({a: 1}); print(r.got); const s = await tools.echo('x'); print('never')", vec!["echo".into()], EngineLimits::default(), rec.clone()).unwrap();
+        let t = Instant::now();
+        while rec.calls.lock().unwrap().is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (id, name, args) = rec.calls.lock().unwrap()[0].clone();
+        assert_eq!((name.as_str(), args.as_str()), ("echo", "{\"a\":1}"));
+        h.reply(id, true, "{\"got\":42}".into());
+        while rec.calls.lock().unwrap().len() < 2 {
+            assert!(t.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(rec.calls.lock().unwrap()[1].2, "\"x\"");
+        h.cancel();
+        while rec.done.lock().unwrap().is_none() {
+            assert!(t.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(*rec.text.lock().unwrap(), "42\n");
+        assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
+    }
+}

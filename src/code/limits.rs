@@ -1,0 +1,66 @@
+//! Every documented limit of code cells in one place (toolkit.md §7); each is enforced and tested at its boundary.
+
+/// Nested adapters a cell may declare in `uses`.
+pub const ADAPTERS: &[&str] = &["exec_command", "write_stdin", "apply_patch"];
+
+/// Cells running at once (`cell-limit` beyond).
+pub const MAX_RUNNING_CELLS: usize = 4;
+/// Terminal results kept while unread; the oldest beyond this is released.
+pub const MAX_UNREAD_TERMINAL: usize = 16;
+/// How long an unread terminal result is kept.
+pub const UNREAD_TTL_MS: u64 = 5 * 60 * 1000;
+/// Outstanding nested requests per cell (`bridge-overload` beyond).
+pub const MAX_OUTSTANDING_NESTED: usize = 16;
+/// Bytes of arguments of a cell's outstanding nested requests (`bridge-overload` beyond).
+pub const MAX_OUTSTANDING_ARG_BYTES: usize = 256 * 1024;
+/// Any single nested argument, reply or error (JSON bytes).
+pub const MAX_NESTED_PAYLOAD_BYTES: usize = 256 * 1024;
+/// Adapter calls executing at once across all cells; apply_patch calls additionally run one at a time.
+pub const ADAPTER_SLOTS: usize = 4;
+/// Emitted text kept unread per cell; beyond it text is dropped (and counted).
+pub const OUTPUT_BUFFER_BYTES: usize = 256 * 1024;
+/// The returned value's text.
+pub const RESULT_BYTES: usize = 32 * 1024;
+/// The error text.
+pub const ERROR_BYTES: usize = 4 * 1024;
+/// Progress records forwarded per outer exec/wait call.
+pub const MAX_PROGRESS_RECORDS: usize = 32;
+/// The whole model-facing rendering of one read.
+pub const RENDER_BYTES: usize = 331_776;
+/// Bytes of nested apply_patch arguments shown in the approval dialog.
+pub const APPROVAL_PREVIEW_BYTES: usize = 800;
+
+/// yield_time_ms range and default.
+pub const MAX_YIELD_MS: u64 = 60_000;
+pub const DEFAULT_YIELD_MS: u64 = 10_000;
+/// Output budget of one read, as for shell sessions.
+pub const MIN_OUTPUT_BYTES: usize = 1024;
+pub const MAX_OUTPUT_BYTES: usize = 262_144;
+pub const DEFAULT_OUTPUT_BYTES: usize = 51_200;
+pub const MIN_OUTPUT_TOKENS: u64 = 256;
+pub const MAX_OUTPUT_TOKENS: u64 = 65_536;
+
+/// How long terminate/close wait for a cell thread to confirm it stopped before reporting an unknown outcome.
+pub const STOP_CONFIRM_MS: u64 = 5_000;
+
+/// Cuts `s` to at most `max` bytes on a UTF-8 code point boundary.
+pub fn cut_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cut_on_code_point_boundary() {
+        assert_eq!(super::cut_utf8("héllo", 2), "h");
+        assert_eq!(super::cut_utf8("héllo", 3), "hé");
+        assert_eq!(super::cut_utf8("abc", 10), "abc");
+    }
+}

@@ -1,0 +1,972 @@
+//! The cell manager: starts cells, observes them for `exec`/`wait`, bridges their nested calls to the
+//! adapters (check order, limits, approval, slots) and enforces every §7 limit. Plain Rust (no napi): lib.rs
+//! binds it, tests drive it with fake adapters.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tokio::sync::{watch, Semaphore};
+
+use super::adapters::{normalize_nested_args, session_id_of, Adapters, GateRequest, HostGate, NestedContext};
+use super::engine::{self, CallRefusal, EngineHandle, EngineLimits, EngineSink, Outcome};
+use super::errors::CodeError;
+use super::input::{parse_exec, parse_wait};
+use super::limits::*;
+use super::recovery::{Recovery, RecoverySnapshot};
+use super::render::render;
+
+/// One progress record forwarded through Pi's onUpdate: names and ids only, never arguments.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressRecord {
+    /// "start" | "waiting-approval" | "end"
+    pub event: String,
+    pub tool: String,
+    pub cell_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// Receives progress records of the outer call currently observing a cell.
+pub type ProgressFn = Arc<dyn Fn(ProgressRecord) + Send + Sync>;
+
+/// What an outer `exec`/`wait` call brings besides its arguments.
+#[derive(Clone, Default)]
+pub struct OuterCall {
+    /// Pi's cwd (exec only: nested shells resolve workdir against it).
+    pub cwd: String,
+    /// Progress sink for this outer call (at most 32 records are forwarded).
+    pub progress: Option<ProgressFn>,
+    /// An id the host may pass to [`CodeManager::abort`] (Pi's AbortSignal).
+    pub call_id: Option<String>,
+}
+
+/// Counts of a cell's nested calls, as rendered in `nested calls: ...`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NestedCounts {
+    pub completed: u64,
+    pub failed: u64,
+    pub cancelled_before_dispatch: u64,
+    pub unsettled: u64,
+}
+
+/// The result of one read of a cell (what exec/wait return), with the model-facing `text`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CellRead {
+    pub cell_id: String,
+    #[serde(rename = "cell_id")]
+    pub cell_id_snake: String,
+    /// running | completed | failed | terminated
+    pub status: String,
+    pub output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Bytes of unread output not shown because of this read's budget (kept in the recovery file).
+    pub truncated: u64,
+    /// Bytes of output dropped because the unread buffer (256 KiB) was full.
+    pub dropped: u64,
+    pub result_truncated: bool,
+    pub error_truncated: bool,
+    pub nested: NestedCounts,
+    /// Nested shell sessions last seen running (they belong to Shell; continue them with write_stdin).
+    pub shell_sessions: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unknown_outcome: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoverySnapshot>,
+    /// Progress records not forwarded because this outer call reached its 32-record limit.
+    pub progress_dropped: u64,
+    pub text: String,
+}
+
+#[derive(Default)]
+struct CellState {
+    outcome: Option<Outcome>,
+    terminal: bool,
+    terminal_at: Option<Instant>,
+    unknown_outcome: bool,
+    output: String,
+    dropped: u64,
+    /// All text emitted so far while no recovery file exists (bounded by the output buffer size).
+    transcript: String,
+    transcript_complete: bool,
+    recovery: Option<Recovery>,
+    queued: u64,
+    dispatched: u64,
+    abandoned: u64,
+    completed: u64,
+    failed: u64,
+    cancelled: u64,
+    outstanding_bytes: usize,
+    shells: BTreeSet<String>,
+    result_delivered: bool,
+}
+
+struct Forwarder {
+    sink: ProgressFn,
+    sent: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+struct Cell {
+    id: String,
+    cwd: String,
+    declared: Vec<String>,
+    engine: Mutex<Option<EngineHandle>>,
+    st: Mutex<CellState>,
+    changed: watch::Sender<u64>,
+    seal: watch::Sender<bool>,
+    observe: tokio::sync::Mutex<()>,
+    observer: Mutex<Option<Arc<Forwarder>>>,
+}
+
+impl Cell {
+    fn bump(&self) {
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    fn progress(&self, rec: ProgressRecord) {
+        let f = self.observer.lock().unwrap().clone();
+        if let Some(f) = f {
+            if f.sent.fetch_add(1, Ordering::SeqCst) < MAX_PROGRESS_RECORDS {
+                (f.sink)(rec);
+            } else {
+                f.dropped.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    fn ensure_recovery(st: &mut CellState) {
+        if st.recovery.is_none() {
+            let r = Recovery::create(&st.transcript, st.transcript_complete);
+            st.transcript = String::new();
+            st.recovery = Some(r);
+        }
+    }
+
+    /// Terminal when the program ended and no tracked nested call is queued or dispatched.
+    fn settle_check(&self, st: &mut CellState) -> bool {
+        if st.terminal || st.outcome.is_none() || st.queued > 0 || st.dispatched > 0 {
+            return false;
+        }
+        st.terminal = true;
+        st.terminal_at = Some(Instant::now());
+        true
+    }
+}
+
+struct MState {
+    cells: HashMap<String, Arc<Cell>>,
+    admitted: Vec<String>,
+    closed: bool,
+    aborts: HashMap<String, watch::Sender<bool>>,
+    /// Aborts that arrived before their call registered (bounded).
+    early_aborts: Vec<String>,
+    files: Vec<PathBuf>,
+}
+
+struct Inner {
+    adapters: Arc<dyn Adapters>,
+    gate: Arc<dyn HostGate>,
+    rt: Handle,
+    limits: EngineLimits,
+    slots: Arc<Semaphore>,
+    patch_lock: Arc<tokio::sync::Mutex<()>>,
+    state: Mutex<MState>,
+    /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
+    unread_ttl: Mutex<Duration>,
+}
+
+/// The code-cell manager (one per toolkit instance). Cheap to clone.
+#[derive(Clone)]
+pub struct CodeManager {
+    inner: Arc<Inner>,
+}
+
+struct Sink {
+    cell: Weak<Cell>,
+    mgr: Weak<Inner>,
+}
+
+fn refusal(code: &str, message: String) -> CallRefusal {
+    CallRefusal { code: code.into(), message }
+}
+
+impl EngineSink for Sink {
+    fn text(&self, text: &str) {
+        let Some(cell) = self.cell.upgrade() else { return };
+        let mut st = cell.st.lock().unwrap();
+        if let Some(r) = st.recovery.as_mut() {
+            r.write(text);
+        } else if st.transcript.len() + text.len() <= OUTPUT_BUFFER_BYTES {
+            st.transcript.push_str(text);
+        } else {
+            // A spill: from here on the text goes to the recovery file.
+            Cell::ensure_recovery(&mut st);
+            st.recovery.as_mut().unwrap().write(text);
+        }
+        let room = OUTPUT_BUFFER_BYTES.saturating_sub(st.output.len());
+        let kept = cut_utf8(text, room);
+        st.dropped += (text.len() - kept.len()) as u64;
+        st.output.push_str(kept);
+    }
+
+    fn call(&self, id: u64, name: &str, args_json: String) -> Result<(), CallRefusal> {
+        let (Some(cell), Some(mgr)) = (self.cell.upgrade(), self.mgr.upgrade()) else {
+            return Err(refusal("closed", "The code manager is closed.".into()));
+        };
+        let fail = |code: &str, message: String| {
+            let mut st = cell.st.lock().unwrap();
+            st.failed += 1;
+            drop(st);
+            cell.progress(ProgressRecord {
+                event: "end".into(),
+                tool: name.into(),
+                cell_id: cell.id.clone(),
+                session_id: None,
+                ok: Some(false),
+                code: Some(code.into()),
+            });
+            Err(refusal(code, message))
+        };
+        // 1. known adapter
+        if !ADAPTERS.contains(&name) {
+            return fail(
+                "unknown-adapter",
+                format!("Unknown tool \"{name}\": code cells can call only {}.", ADAPTERS.join(", ")),
+            );
+        }
+        // 2. enabled: declared in "uses" (snapshot) and admitted now
+        if !cell.declared.iter().any(|d| d == name) {
+            let list = if cell.declared.is_empty() { "(none)".to_string() } else { cell.declared.join(", ") };
+            return fail(
+                "adapter-disabled",
+                format!("Tool \"{name}\" was not declared in \"uses\" for this cell. Declared tools: {list}"),
+            );
+        }
+        if !mgr.state.lock().unwrap().admitted.iter().any(|a| a == name) {
+            return fail(
+                "adapter-disabled",
+                format!("Tool \"{name}\" is not enabled right now; enable it in /pct config or stop calling it."),
+            );
+        }
+        // 3. schema
+        let args: Value = serde_json::from_str(&args_json).unwrap_or(Value::Null);
+        let args = normalize_nested_args(name, args);
+        let normalized = match mgr.adapters.validate(name, &args) {
+            Ok(v) => v,
+            Err(e) => return fail("invalid-arguments", e.message),
+        };
+        // 4. byte reservation
+        let size = args_json.len();
+        {
+            let mut st = cell.st.lock().unwrap();
+            let outstanding = (st.queued + st.dispatched) as usize;
+            let why = if size > MAX_NESTED_PAYLOAD_BYTES {
+                Some(format!("The arguments of tools.{name} are {size} bytes; a single argument may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes."))
+            } else if outstanding >= MAX_OUTSTANDING_NESTED {
+                Some(format!("This cell already has {MAX_OUTSTANDING_NESTED} nested calls outstanding; await some before starting more."))
+            } else if st.outstanding_bytes + size > MAX_OUTSTANDING_ARG_BYTES {
+                Some(format!("Outstanding nested calls of this cell would carry more than {MAX_OUTSTANDING_ARG_BYTES} bytes of arguments; await some before starting more."))
+            } else {
+                None
+            };
+            if let Some(msg) = why {
+                drop(st);
+                return fail("bridge-overload", msg);
+            }
+            st.queued += 1;
+            st.outstanding_bytes += size;
+        }
+        let preview = match &args {
+            Value::Object(o) => match o.get("patch").or_else(|| o.get("input")) {
+                Some(Value::String(p)) => p.clone(),
+                _ => args_json.clone(),
+            },
+            _ => args_json.clone(),
+        };
+        let task = NestedTask {
+            cell: cell.clone(),
+            mgr: mgr.clone(),
+            id,
+            tool: name.to_string(),
+            args: normalized,
+            size,
+            preview: cut_utf8(&preview, APPROVAL_PREVIEW_BYTES).to_string(),
+        };
+        mgr.rt.spawn(task.run());
+        Ok(())
+    }
+
+    fn done(&self, outcome: Outcome) {
+        let Some(cell) = self.cell.upgrade() else { return };
+        let mut st = cell.st.lock().unwrap();
+        if st.outcome.is_some() {
+            // The stop was reported unconfirmed earlier; the thread has now really ended.
+            st.unknown_outcome = false;
+            drop(st);
+            cell.bump();
+            return;
+        }
+        let seal = !matches!(outcome, Outcome::Returned(_));
+        st.outcome = Some(outcome);
+        let became = cell.settle_check(&mut st);
+        drop(st);
+        if seal {
+            cell.seal.send_replace(true);
+        }
+        let _ = became;
+        cell.bump();
+    }
+}
+
+struct NestedTask {
+    cell: Arc<Cell>,
+    mgr: Arc<Inner>,
+    id: u64,
+    tool: String,
+    args: Value,
+    size: usize,
+    preview: String,
+}
+
+enum Ended {
+    Reply(Result<Value, CodeError>),
+    CancelledBeforeDispatch,
+    Abandoned,
+}
+
+impl NestedTask {
+    async fn run(self) {
+        let cell = self.cell.clone();
+        let session_id = session_id_of(&self.args);
+        cell.progress(ProgressRecord {
+            event: "start".into(),
+            tool: self.tool.clone(),
+            cell_id: cell.id.clone(),
+            session_id: session_id.clone(),
+            ok: None,
+            code: None,
+        });
+        let mut seal = cell.seal.subscribe();
+        let gated = tokio::select! {
+            _ = sealed(&mut seal) => None,
+            r = self.before_dispatch(session_id.clone()) => Some(r),
+        };
+        let ended = match gated {
+            None => Ended::CancelledBeforeDispatch,
+            Some(Err(e)) => Ended::Reply(Err(e)),
+            Some(Ok((env, permits))) => {
+                {
+                    let mut st = cell.st.lock().unwrap();
+                    st.queued -= 1;
+                    st.dispatched += 1;
+                }
+                let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env: env.0, shell: env.1 };
+                // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
+                // its end (a started commit finishes); other calls end their wait when the cell is sealed.
+                let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
+                let lease = match paths {
+                    Some(p) if !p.is_empty() => self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await.lease,
+                    _ => None,
+                };
+                let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
+                let r = if self.tool == "apply_patch" {
+                    Ended::Reply(fut.await)
+                } else {
+                    tokio::select! {
+                        _ = sealed(&mut seal) => Ended::Abandoned,
+                        r = fut => Ended::Reply(r),
+                    }
+                };
+                if let Some(lease) = lease {
+                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
+                }
+                drop(permits);
+                // Back to the "queued" column so the common settlement below is uniform.
+                let mut st = cell.st.lock().unwrap();
+                st.dispatched -= 1;
+                st.queued += 1;
+                r
+            }
+        };
+        // Size check of replies and errors.
+        let ended = match ended {
+            Ended::Reply(Ok(v)) => {
+                let json = v.to_string();
+                if json.len() > MAX_NESTED_PAYLOAD_BYTES {
+                    Ended::Reply(Err(CodeError::new(
+                        "bridge-overload",
+                        format!("The reply of tools.{} is {} bytes; a single reply may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes. Ask for less output (e.g. a smaller max_output_tokens).", self.tool, json.len()),
+                    )))
+                } else {
+                    Ended::Reply(Ok(v))
+                }
+            }
+            Ended::Reply(Err(mut e)) => {
+                if e.message.len() > MAX_NESTED_PAYLOAD_BYTES {
+                    e.message = cut_utf8(&e.message, MAX_NESTED_PAYLOAD_BYTES).to_string();
+                }
+                Ended::Reply(Err(e))
+            }
+            other => other,
+        };
+        let (ok, code) = match &ended {
+            Ended::Reply(Ok(_)) => (true, None),
+            Ended::Reply(Err(e)) => (false, Some(e.code.clone())),
+            Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some("aborted".to_string())),
+        };
+        let reply_session = match &ended {
+            Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id.clone()),
+            _ => session_id.clone(),
+        };
+        // Progress first: once the call settles the cell may become terminal and its observer leave.
+        cell.progress(ProgressRecord {
+            event: "end".into(),
+            tool: self.tool.clone(),
+            cell_id: cell.id.clone(),
+            session_id: reply_session,
+            ok: Some(ok),
+            code,
+        });
+        {
+            let mut st = cell.st.lock().unwrap();
+            st.queued -= 1;
+            st.outstanding_bytes -= self.size;
+            match &ended {
+                Ended::Reply(Ok(v)) => {
+                    st.completed += 1;
+                    if self.tool != "apply_patch" {
+                        if let Some(sid) = session_id_of(v) {
+                            if v.get("status").and_then(|s| s.as_str()) == Some("running") {
+                                st.shells.insert(sid);
+                            } else {
+                                st.shells.remove(&sid);
+                            }
+                        }
+                    }
+                }
+                Ended::Reply(Err(_)) => st.failed += 1,
+                Ended::CancelledBeforeDispatch => st.cancelled += 1,
+                Ended::Abandoned => st.abandoned += 1,
+            }
+            cell.settle_check(&mut st);
+        }
+        if let Ended::Reply(r) = &ended {
+            let engine = cell.engine.lock().unwrap();
+            if let Some(h) = engine.as_ref() {
+                match r {
+                    Ok(v) => h.reply(self.id, true, v.to_string()),
+                    Err(e) => h.reply(self.id, false, serde_json::to_string(e).unwrap_or_default()),
+                }
+            }
+        }
+        cell.bump();
+    }
+
+    fn gate_req(&self, phase: &str, paths: Option<Vec<String>>, lease: Option<String>) -> GateRequest {
+        GateRequest {
+            phase: phase.into(),
+            tool: self.tool.clone(),
+            cell_id: self.cell.id.clone(),
+            cwd: self.cell.cwd.clone(),
+            session_id: None,
+            preview: None,
+            paths,
+            lease,
+        }
+    }
+
+    /// Policy hook, approval, then an adapter slot (apply_patch also takes the sequential patch lock).
+    async fn before_dispatch(
+        &self,
+        session_id: Option<String>,
+    ) -> Result<((HashMap<String, String>, Option<Value>), (tokio::sync::OwnedSemaphorePermit, Option<tokio::sync::OwnedMutexGuard<()>>)), CodeError> {
+        let cell = &self.cell;
+        let ans = self
+            .mgr
+            .gate
+            .ask(GateRequest {
+                phase: "policy".into(),
+                tool: self.tool.clone(),
+                cell_id: cell.id.clone(),
+                cwd: cell.cwd.clone(),
+                session_id: session_id.clone(),
+                preview: None,
+                paths: None,
+                lease: None,
+            })
+            .await;
+        if !ans.allow {
+            return Err(CodeError::new(
+                ans.code.as_deref().unwrap_or("policy-denied"),
+                ans.reason.unwrap_or_else(|| "The invocation policy denied this call.".into()),
+            ));
+        }
+        if self.tool == "apply_patch" && ans.needs_approval {
+            cell.progress(ProgressRecord {
+                event: "waiting-approval".into(),
+                tool: self.tool.clone(),
+                cell_id: cell.id.clone(),
+                session_id: None,
+                ok: None,
+                code: None,
+            });
+            let a = self
+                .mgr
+                .gate
+                .ask(GateRequest {
+                    phase: "approval".into(),
+                    tool: self.tool.clone(),
+                    cell_id: cell.id.clone(),
+                    cwd: cell.cwd.clone(),
+                    session_id: None,
+                    preview: Some(self.preview.clone()),
+                    paths: None,
+                    lease: None,
+                })
+                .await;
+            if !a.allow {
+                return Err(CodeError::new(
+                    a.code.as_deref().unwrap_or("approval-denied"),
+                    a.reason.unwrap_or_else(|| "The user declined this apply_patch; nothing was changed.".into()),
+                ));
+            }
+        }
+        let patch_guard = if self.tool == "apply_patch" {
+            Some(self.mgr.patch_lock.clone().lock_owned().await)
+        } else {
+            None
+        };
+        let slot = self.mgr.slots.clone().acquire_owned().await.expect("slots never close");
+        Ok(((ans.env.unwrap_or_default(), ans.shell), (slot, patch_guard)))
+    }
+}
+
+impl CodeManager {
+    /// A manager running nested work on `rt`, reaching executors through `adapters` and the host through `gate`.
+    pub fn new(adapters: Arc<dyn Adapters>, gate: Arc<dyn HostGate>, rt: Handle) -> Self {
+        Self::with_limits(adapters, gate, rt, EngineLimits::default())
+    }
+
+    /// As [`CodeManager::new`] with explicit engine limits.
+    pub fn with_limits(adapters: Arc<dyn Adapters>, gate: Arc<dyn HostGate>, rt: Handle, limits: EngineLimits) -> Self {
+        CodeManager {
+            inner: Arc::new(Inner {
+                adapters,
+                gate,
+                rt,
+                limits,
+                unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
+                slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
+                patch_lock: Arc::new(tokio::sync::Mutex::new(())),
+                state: Mutex::new(MState {
+                    cells: HashMap::new(),
+                    admitted: Vec::new(),
+                    closed: false,
+                    aborts: HashMap::new(),
+                    early_aborts: Vec::new(),
+                    files: Vec::new(),
+                }),
+            }),
+        }
+    }
+
+    /// The adapters currently admitted (the host calls this on every exec/wait and whenever admission changes).
+    pub fn set_admitted(&self, names: Vec<String>) {
+        self.inner.state.lock().unwrap().admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
+    }
+
+    /// Test hook: how long unread terminal results are kept.
+    #[cfg(test)]
+    pub fn set_unread_ttl(&self, ttl: Duration) {
+        *self.inner.unread_ttl.lock().unwrap() = ttl;
+    }
+
+    /// Cells not yet terminal.
+    pub fn running_cells(&self) -> usize {
+        self.inner.state.lock().unwrap().cells.values().filter(|c| !c.st.lock().unwrap().terminal).count()
+    }
+
+    /// Cells held by the manager (running or terminal and unread).
+    pub fn held_cells(&self) -> usize {
+        self.inner.state.lock().unwrap().cells.len()
+    }
+
+    /// Pi's AbortSignal fired for the outer call `call_id`: the cell it observes is terminated.
+    pub fn abort(&self, call_id: &str) {
+        let mut st = self.inner.state.lock().unwrap();
+        if let Some(tx) = st.aborts.get(call_id) {
+            tx.send_replace(true);
+        } else {
+            // The call has not registered yet (napi starts it asynchronously): remember the abort.
+            if st.early_aborts.len() >= 64 {
+                st.early_aborts.remove(0);
+            }
+            st.early_aborts.push(call_id.to_string());
+        }
+    }
+
+    fn prune(&self, st: &mut MState) {
+        let now = Instant::now();
+        let ttl = *self.inner.unread_ttl.lock().unwrap();
+        st.cells.retain(|_, c| {
+            let s = c.st.lock().unwrap();
+            !(s.terminal && s.terminal_at.map(|t| now.duration_since(t) >= ttl).unwrap_or(false))
+        });
+        let mut terminal: Vec<(Instant, String)> = st
+            .cells
+            .values()
+            .filter_map(|c| {
+                let s = c.st.lock().unwrap();
+                if s.terminal { s.terminal_at.map(|t| (t, c.id.clone())) } else { None }
+            })
+            .collect();
+        if terminal.len() > MAX_UNREAD_TERMINAL {
+            terminal.sort();
+            let extra = terminal.len() - MAX_UNREAD_TERMINAL;
+            for (_, id) in terminal.into_iter().take(extra) {
+                st.cells.remove(&id);
+            }
+        }
+    }
+
+    /// `exec`: validates, starts a cell and observes it for up to yield_time_ms.
+    pub async fn exec(&self, args: Value, outer: OuterCall) -> Result<CellRead, CodeError> {
+        let abort = self.begin_call(&outer);
+        let r = self.exec_inner(args, outer.clone(), abort).await;
+        self.end_call(&outer);
+        r
+    }
+
+    /// Registers the outer call's abort channel before anything else, so an early abort is not lost.
+    fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
+        outer.call_id.as_ref().map(|id| {
+            let mut st = self.inner.state.lock().unwrap();
+            let early = st.early_aborts.iter().position(|x| x == id).map(|i| st.early_aborts.remove(i)).is_some();
+            let (tx, rx) = watch::channel(early);
+            st.aborts.insert(id.clone(), tx);
+            rx
+        })
+    }
+
+    fn end_call(&self, outer: &OuterCall) {
+        if let Some(id) = &outer.call_id {
+            self.inner.state.lock().unwrap().aborts.remove(id);
+        }
+    }
+
+    async fn exec_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
+        let input = parse_exec(&args)?;
+        if abort.as_ref().map(|r| *r.borrow()).unwrap_or(false) {
+            return Err(CodeError::new("aborted", "The call was cancelled before it started; no cell ran."));
+        }
+        let cell = {
+            let mut st = self.inner.state.lock().unwrap();
+            if st.closed {
+                return Err(CodeError::new("closed", "Code cells are shut down for this session; start a new session."));
+            }
+            self.prune(&mut st);
+            let running = st.cells.values().filter(|c| !c.st.lock().unwrap().terminal).count();
+            if running >= MAX_RUNNING_CELLS {
+                return Err(CodeError::new(
+                    "cell-limit",
+                    format!("{MAX_RUNNING_CELLS} cells are already running; wait for one to finish or stop one with wait {{\"cell_id\": ..., \"terminate\": true}}."),
+                ));
+            }
+            let declared = match input.uses.clone() {
+                Some(u) => u,
+                None => ADAPTERS.iter().filter(|a| st.admitted.iter().any(|x| x == *a)).map(|a| a.to_string()).collect(),
+            };
+            let id = format!("cell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+            let cell = Arc::new(Cell {
+                id: id.clone(),
+                cwd: outer.cwd.clone(),
+                declared,
+                engine: Mutex::new(None),
+                st: Mutex::new(CellState { transcript_complete: true, ..Default::default() }),
+                changed: watch::channel(0).0,
+                seal: watch::channel(false).0,
+                observe: tokio::sync::Mutex::new(()),
+                observer: Mutex::new(None),
+            });
+            st.cells.insert(id, cell.clone());
+            cell
+        };
+        let sink = Arc::new(Sink { cell: Arc::downgrade(&cell), mgr: Arc::downgrade(&self.inner) });
+        // Hold the engine slot lock while starting so a fast nested reply finds the handle.
+        {
+            let mut slot = cell.engine.lock().unwrap();
+            match engine::start(&input.code, cell.declared.clone(), self.inner.limits.clone(), sink) {
+                Ok(h) => *slot = Some(h),
+                Err(e) => {
+                    drop(slot);
+                    self.inner.state.lock().unwrap().cells.remove(&cell.id);
+                    return Err(CodeError::new("cell-start-failed", format!("The cell thread could not start ({e}); retry later.")));
+                }
+            }
+        }
+        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort).await
+    }
+
+    /// `wait`: continues observing a cell, or terminates it.
+    pub async fn wait(&self, args: Value, outer: OuterCall) -> Result<CellRead, CodeError> {
+        let abort = self.begin_call(&outer);
+        let r = self.wait_inner(args, outer.clone(), abort).await;
+        self.end_call(&outer);
+        r
+    }
+
+    async fn wait_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
+        let input = parse_wait(&args)?;
+        let cell = {
+            let mut st = self.inner.state.lock().unwrap();
+            self.prune(&mut st);
+            st.cells.get(&input.cell_id).cloned()
+        };
+        let Some(cell) = cell else { return Err(stale(&input.cell_id)) };
+        self.observe(cell, input.terminate, input.yield_time_ms, input.max_output_bytes, outer, abort).await
+    }
+
+    async fn observe(
+        &self,
+        cell: Arc<Cell>,
+        terminate: bool,
+        yield_ms: u64,
+        budget: usize,
+        outer: OuterCall,
+        mut abort_rx: Option<watch::Receiver<bool>>,
+    ) -> Result<CellRead, CodeError> {
+        let _turn = cell.observe.lock().await;
+        if !self.inner.state.lock().unwrap().cells.contains_key(&cell.id) {
+            return Err(stale(&cell.id));
+        }
+        let fwd = outer.progress.clone().map(|sink| Arc::new(Forwarder { sink, sent: AtomicUsize::new(0), dropped: AtomicUsize::new(0) }));
+        *cell.observer.lock().unwrap() = fwd.clone();
+        let mut aborted = false;
+        if terminate {
+            self.stop(&cell).await;
+        } else {
+            let mut changed = cell.changed.subscribe();
+            let deadline = tokio::time::Instant::now() + Duration::from_millis(yield_ms);
+            loop {
+                if cell.st.lock().unwrap().terminal {
+                    break;
+                }
+                let abort_fut = async {
+                    match abort_rx.as_mut() {
+                        Some(rx) => {
+                            let _ = rx.wait_for(|v| *v).await;
+                        }
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                tokio::select! {
+                    _ = changed.changed() => {}
+                    _ = tokio::time::sleep_until(deadline) => break,
+                    _ = abort_fut => { aborted = true; break; }
+                }
+            }
+            if aborted {
+                self.stop(&cell).await;
+            }
+        }
+        *cell.observer.lock().unwrap() = None;
+        let read = self.read(&cell, budget, fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0));
+        if aborted {
+            return Err(CodeError::new(
+                "aborted",
+                format!("The call was cancelled; cell {} was terminated. Effects of nested calls that already ran are kept.", cell.id),
+            ));
+        }
+        Ok(read)
+    }
+
+    /// Stops a cell: interrupt + wake, then wait up to 5 s for the thread to confirm.
+    async fn stop(&self, cell: &Arc<Cell>) {
+        if let Some(h) = cell.engine.lock().unwrap().as_ref() {
+            h.cancel();
+        }
+        cell.seal.send_replace(true);
+        let mut changed = cell.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);
+        loop {
+            if cell.st.lock().unwrap().terminal {
+                return;
+            }
+            tokio::select! {
+                _ = changed.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        // Not confirmed: report terminated with an unknown outcome.
+        let mut st = cell.st.lock().unwrap();
+        if st.outcome.is_none() {
+            st.outcome = Some(Outcome::Terminated);
+        }
+        st.unknown_outcome = true;
+        st.queued = 0;
+        st.dispatched = 0;
+        cell.settle_check(&mut st);
+    }
+
+    fn read(&self, cell: &Arc<Cell>, budget: usize, progress_dropped: u64) -> CellRead {
+        let mut st = cell.st.lock().unwrap();
+        let terminal = st.terminal;
+        let output_all = std::mem::take(&mut st.output);
+        let shown = cut_utf8(&output_all, budget).to_string();
+        let truncated = (output_all.len() - shown.len()) as u64;
+        let dropped = std::mem::take(&mut st.dropped);
+        let (mut result, mut error, mut result_truncated, mut error_truncated) = (None, None, false, false);
+        let status = if terminal {
+            match st.outcome.clone() {
+                Some(Outcome::Returned(r)) => {
+                    if let Some(r) = r {
+                        if r.len() > RESULT_BYTES {
+                            result_truncated = true;
+                            Cell::ensure_recovery(&mut st);
+                            st.recovery.as_mut().unwrap().write(&format!("\n[result]\n{r}\n"));
+                            result = Some(cut_utf8(&r, RESULT_BYTES).to_string());
+                        } else {
+                            result = Some(r);
+                        }
+                    }
+                    "completed"
+                }
+                Some(Outcome::Threw(e)) => {
+                    if e.len() > ERROR_BYTES {
+                        error_truncated = true;
+                        Cell::ensure_recovery(&mut st);
+                        st.recovery.as_mut().unwrap().write(&format!("\n[error]\n{e}\n"));
+                        error = Some(cut_utf8(&e, ERROR_BYTES).to_string());
+                    } else {
+                        error = Some(e);
+                    }
+                    "failed"
+                }
+                _ => "terminated",
+            }
+        } else {
+            "running"
+        };
+        // A yield (once there is output), a lossy preview or dropped text needs the recovery file.
+        let yield_needs = !terminal && !st.transcript.is_empty();
+        if yield_needs || truncated > 0 || dropped > 0 {
+            Cell::ensure_recovery(&mut st);
+        }
+        if terminal {
+            if let Some(r) = st.recovery.as_mut() {
+                r.finish();
+            }
+            st.result_delivered = true;
+        }
+        let recovery = st.recovery.as_ref().map(|r| r.snapshot());
+        if let Some(r) = st.recovery.as_ref() {
+            let p = r.path();
+            let mut ms = self.inner.state.lock().unwrap();
+            if !ms.files.contains(&p) {
+                ms.files.push(p);
+            }
+        }
+        let nested = NestedCounts {
+            completed: st.completed,
+            failed: st.failed,
+            cancelled_before_dispatch: st.cancelled,
+            unsettled: st.queued + st.dispatched + st.abandoned,
+        };
+        let mut read = CellRead {
+            cell_id: cell.id.clone(),
+            cell_id_snake: cell.id.clone(),
+            status: status.into(),
+            output: shown,
+            result,
+            error,
+            truncated,
+            dropped,
+            result_truncated,
+            error_truncated,
+            nested,
+            shell_sessions: st.shells.iter().cloned().collect(),
+            unknown_outcome: st.unknown_outcome,
+            recovery,
+            progress_dropped,
+            text: String::new(),
+        };
+        drop(st);
+        read.text = render(&read);
+        if terminal && !read.unknown_outcome {
+            // Terminal delivery releases the handle; later reads get stale-cell. An unconfirmed stop keeps it
+            // so the model can retry wait {terminate: true}.
+            self.inner.state.lock().unwrap().cells.remove(&cell.id);
+        }
+        read
+    }
+
+    /// Terminates every cell (session switch/fork, feature disabled). `cleanup-incomplete` when a cell thread
+    /// did not confirm within 5 s. The manager stays usable.
+    pub async fn cleanup(&self) -> Result<(), CodeError> {
+        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap().cells.values().cloned().collect();
+        let mut incomplete = Vec::new();
+        for c in &cells {
+            self.stop(c).await;
+            if c.st.lock().unwrap().unknown_outcome {
+                incomplete.push(c.id.clone());
+            }
+        }
+        let mut st = self.inner.state.lock().unwrap();
+        for c in &cells {
+            if !incomplete.contains(&c.id) {
+                st.cells.remove(&c.id);
+            }
+        }
+        if incomplete.is_empty() {
+            Ok(())
+        } else {
+            Err(CodeError::new(
+                "cleanup-incomplete",
+                format!("Cells {} did not confirm that they stopped; retry.", incomplete.join(", ")),
+            ))
+        }
+    }
+
+    /// A real session shutdown: terminate everything, refuse new cells, delete this process's recovery files.
+    pub async fn shutdown(&self) -> Result<(), CodeError> {
+        self.inner.state.lock().unwrap().closed = true;
+        let r = self.cleanup().await;
+        let files = std::mem::take(&mut self.inner.state.lock().unwrap().files);
+        for f in files {
+            let _ = std::fs::remove_file(f);
+        }
+        r
+    }
+}
+
+/// Resolves once the cell is sealed (failure, terminate, close).
+async fn sealed(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+fn stale(id: &str) -> CodeError {
+    CodeError::new(
+        "stale-cell",
+        format!("No cell \"{id}\" is held: it finished and its result was already delivered, was pruned after 5 minutes unread, or never existed. Start a new cell with exec."),
+    )
+}
+
+#[cfg(test)]
+#[path = "manager_tests.rs"]
+mod tests;

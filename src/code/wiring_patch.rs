@@ -1,0 +1,43 @@
+//! Nested `apply_patch`: the very `patch::apply` executor behind the direct tool (same parser, containment,
+//! preflight-before-write and process-wide patch lock), run on a blocking thread.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use serde_json::{json, Value};
+
+use super::errors::CodeError;
+use crate::patch;
+
+/// Applies `patch` in `cwd`; the reply carries the model text and the operations, an error its stable code and
+/// the exact `apply_patch failed (...)` text.
+pub async fn apply(cwd: PathBuf, text: String) -> Result<Value, CodeError> {
+    let out = tokio::task::spawn_blocking(move || patch::apply(&cwd, &text, &AtomicBool::new(false)))
+        .await
+        .map_err(|e| CodeError::new("unavailable", format!("The patch executor failed to run: {e}")))?;
+    match out {
+        Ok(applied) => Ok(json!({
+            "text": applied.text(),
+            "operations": applied.operations.iter().map(|o| json!({
+                "operation": o.kind.as_str(), "path": o.path, "from": o.from,
+            })).collect::<Vec<_>>(),
+        })),
+        Err(e) => Err(CodeError::new(e.code, e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn applies_and_refuses_like_the_direct_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = apply(dir.path().into(), "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into()).await.unwrap();
+        assert_eq!(ok["text"], "Applied patch:\n- add made.txt");
+        assert_eq!(std::fs::read_to_string(dir.path().join("made.txt")).unwrap(), "hi\n");
+        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into()).await.unwrap_err();
+        assert!(e.message.starts_with("apply_patch failed (no-change)"), "{}", e.message);
+        assert!(!dir.path().join("../escape.txt").exists());
+    }
+}

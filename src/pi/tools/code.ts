@@ -1,0 +1,265 @@
+/**
+ * Code Mode glue (toolkit.md §7, §9, §10): the atomic pair `exec` / `wait`.
+ * Cells, limits, validation, nested-call checks and rendering are in Rust (src/code); nested shell and patch
+ * calls go Rust-to-Rust. This file only adapts Pi: schemas (with the freeform grammar variant), admission,
+ * the embedder's hooks and the approval dialog (answered through the native gate callback), progress through
+ * onUpdate, Pi's AbortSignal, and the session lifecycle.
+ */
+import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { InvocationCall, ToolkitHost } from "../host.ts";
+import { native } from "../native.ts";
+
+/** The gate message when the pair is not admitted. */
+export const CODE_NOT_ENABLED =
+	"Code Mode is not enabled. Enable codeMode in /pct config (or an execution rule with code), then retry.";
+
+const ABORTED_BEFORE = "aborted: The call was cancelled before it started; no cell ran.";
+
+/** Lark grammar of the freeform variant: the raw program, optionally led by the pragma line. */
+export const EXEC_SOURCE_GRAMMAR = String.raw`
+start: pragma_source | plain_source
+pragma_source: PRAGMA NEWLINE SOURCE
+plain_source: SOURCE
+
+PRAGMA: /[ \t]*\/\/ @exec:[^\r\n]*/
+NEWLINE: /\r?\n/
+SOURCE: /[\s\S]+/
+`;
+
+const NESTED = ["exec_command", "write_stdin", "apply_patch"] as const;
+const sameAs = (name: string) => `Same field as ${name} (either spelling; not both with different values).`;
+const budgetFields = {
+	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget of this read in tokens (256..65536, 4 bytes each)." })),
+	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget of this read in bytes (1024..262144, default 51200)." })),
+};
+
+/** exec parameters. `code` is the only required field, so grammar-capable providers send the raw program. */
+export const execSchema = Type.Object({
+	code: Type.String({
+		description:
+			"Raw JavaScript, run once as the body of an async function (top-level await and return work). May start with " +
+			'`// @exec: {"yield_time_ms": N, "max_output_tokens": M}`.',
+	}),
+	uses: Type.Optional(
+		Type.Array(Type.String(), {
+			description: "Nested tools this cell may call (exec_command, write_stdin, apply_patch). Omitted = every admitted one; [] = none.",
+		}),
+	),
+	yield_time_ms: Type.Optional(Type.Number({ description: "Milliseconds (0..60000, default 10000) to wait for the cell before returning; not a timeout: the cell keeps running." })),
+	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
+	...budgetFields,
+});
+
+/** wait parameters. The handle is typed loosely on purpose: a numeric handle must reach Rust and be refused. */
+export const waitSchema = Type.Object({
+	cell_id: Type.Optional(Type.Unknown({ description: "The cell ID string exec returned (e.g. \"cell-…\")." })),
+	cellId: Type.Optional(Type.Unknown({ description: sameAs("cell_id") })),
+	terminate: Type.Optional(Type.Boolean({ description: "Stop the cell now (also a CPU-bound loop); nested shells keep running in Shell." })),
+	yield_time_ms: Type.Optional(Type.Number({ description: "Milliseconds (0..60000, default 10000) to wait for the cell to finish." })),
+	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
+	max_tokens: Type.Optional(Type.Number({ description: "Output budget of this read in tokens (256..65536, 4 bytes each)." })),
+	max_output_tokens: Type.Optional(Type.Number({ description: sameAs("max_tokens") })),
+	maxOutputBytes: budgetFields.maxOutputBytes,
+});
+
+const EXEC_DESCRIPTION =
+	"Run a JavaScript program (a code cell) once, on its own thread with a fresh QuickJS engine. Top-level await and " +
+	"return work. Globals: tools.exec_command(args), tools.write_stdin(args), tools.apply_patch(patch or {patch}) " +
+	"(only those declared in `uses` and enabled; each returns a promise of the tool's structured result), print(...), " +
+	"console.log/warn/error(...), text(value) (no newline). Not available: timers, import, require, process, fetch, " +
+	"state across cells. Returns when the cell finishes or after yield_time_ms (default 10000) with `Script running " +
+	"with cell ID <id>.`: continue with wait. Output per read: maxOutputBytes 1024..262144 (default 51200) or " +
+	"max_output_tokens; the result block is cut at 32 KiB and the error at 4 KiB, with a private recovery file " +
+	"holding the full text. Nested apply_patch may ask the user for approval. Cells are for orchestration, not " +
+	"number crunching.";
+
+const WAIT_DESCRIPTION =
+	"Continue a code cell started by exec: wait up to yield_time_ms (default 10000) for it to finish and read its new " +
+	"output, or stop it with terminate: true (stops CPU-bound loops too; nested shells keep running and stay " +
+	"reachable with write_stdin).";
+
+/** Pi's shell for nested exec_command, or undefined (the nested call then fails shell-unavailable). */
+function resolveShell(): any {
+	try {
+		const c = getShellConfig();
+		return c && typeof c.shell === "string" && c.shell ? c : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** One progress record as a short line (names and ids only). */
+function progressLine(rec: any): string {
+	const who = `cell ${rec.cellId}: ${rec.tool}${rec.sessionId ? ` (${rec.sessionId})` : ""}`;
+	if (rec.event === "start") return `${who} started`;
+	if (rec.event === "waiting-approval") return `${who} waiting for approval`;
+	return `${who} ${rec.ok ? "ok" : `failed (${rec.code})`}`;
+}
+
+let callSeq = 0;
+
+export function register(host: ToolkitHost): void {
+	let manager: any = null;
+	let boundShell: unknown = null;
+	/** The ctx of the latest exec/wait: its UI answers approvals of nested apply_patch (dispatch time). */
+	let lastCtx: any = null;
+
+	// Nested adapters are admitted like the direct tools; a host that distinguishes nested-only routes (execution
+	// rules: patch only inside cells) may offer isNestedAdmitted.
+	const nestedAdmitted = (tool: string) =>
+		typeof (host as any).isNestedAdmitted === "function" ? (host as any).isNestedAdmitted(tool) : host.isAdmitted(tool);
+
+	/** Held Pi file-mutation-queue leases of nested patches: lease id -> release. */
+	const leases = new Map<string, () => void>();
+	let leaseSeq = 0;
+
+	/** Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock. */
+	async function lock(paths: string[]): Promise<any> {
+		const sorted = [...new Set(paths)].sort();
+		let release!: () => void;
+		const released = new Promise<void>((r) => (release = r));
+		let acquired!: () => void;
+		const held = new Promise<void>((r) => (acquired = r));
+		const take = (i: number): Promise<void> =>
+			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
+		take(0).catch(() => acquired());
+		await held;
+		const lease = `lease-${++leaseSeq}`;
+		leases.set(lease, release);
+		return { allow: true, lease };
+	}
+
+	async function gate(req: any): Promise<any> {
+		if (req.phase === "lock") return lock(req.paths ?? []);
+		if (req.phase === "unlock") {
+			leases.get(req.lease)?.();
+			leases.delete(req.lease);
+			return { allow: true };
+		}
+		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
+		if (req.sessionId) call.sessionId = req.sessionId;
+		const disabled = () => ({
+			allow: false,
+			code: "adapter-disabled",
+			reason: `Tool "${req.tool}" is not enabled right now; enable it in /pct config or stop calling it.`,
+		});
+		try {
+			if (req.phase === "policy") {
+				if (!nestedAdmitted(req.tool)) return disabled();
+				let env: Record<string, string> | undefined;
+				if (host.hooks.context) env = (await host.hooks.context({ ...call }))?.env;
+				if (host.hooks.policy) {
+					const d = await host.hooks.policy({ ...call });
+					if (!d?.allow) return { allow: false, code: "policy-denied", reason: `${d?.reason ?? "The invocation policy denied this call."} Nothing was started.` };
+				}
+				// Hooks may be async: the capability may have been disabled meanwhile.
+				if (!nestedAdmitted(req.tool)) return disabled();
+				const mode = host.config()?.codeMode?.approvalMode ?? "confirm";
+				return {
+					allow: true,
+					env,
+					needsApproval: req.tool === "apply_patch" && mode !== "always",
+					shell: req.tool === "exec_command" ? resolveShell() : undefined,
+				};
+			}
+			// approval
+			const ctx = lastCtx;
+			if (!ctx?.hasUI) {
+				return {
+					allow: false,
+					code: "approval-unavailable",
+					reason: 'No interactive UI can approve apply_patch from a code cell; nothing was changed. Set Code Mode nested apply_patch approval to "always" in /pct config, or run Pi with a UI.',
+				};
+			}
+			const ok = await ctx.ui.confirm("Code Mode nested tool", `Code Mode cell ${req.cellId} will run apply_patch.\n\n${req.preview ?? ""}`);
+			if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
+			if (!nestedAdmitted("apply_patch")) return disabled();
+			return { allow: true };
+		} catch (e: any) {
+			return {
+				allow: false,
+				code: req.phase === "approval" ? "approval-unavailable" : "policy-denied",
+				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${String(e?.message ?? e)}); nothing was started.`,
+			};
+		}
+	}
+
+	/** The manager, bound to the current shell manager, with admission refreshed. */
+	function current(): any {
+		if (!manager) {
+			manager = new native.CodeManager(gate);
+			boundShell = null;
+		}
+		const shell = host.shared.get("shell");
+		if (shell && shell !== boundShell && typeof manager.attachShell === "function") {
+			manager.attachShell(shell);
+			boundShell = shell;
+		}
+		manager.setAdmitted(NESTED.filter((n) => nestedAdmitted(n)));
+		return manager;
+	}
+
+	async function run(tool: "exec" | "wait", params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
+		if (!host.isAdmitted(tool)) throw new Error(CODE_NOT_ENABLED);
+		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		lastCtx = ctx;
+		const m = current();
+		const callId = `${tool}-${process.pid}-${++callSeq}`;
+		const onAbort = () => m.abort(callId);
+		signal?.addEventListener("abort", onAbort, { once: true });
+		const progress =
+			typeof onUpdate === "function"
+				? (rec: any) => {
+						try {
+							onUpdate({ content: [{ type: "text", text: progressLine(rec) }], details: { progress: rec } });
+						} catch {
+							// A UI that cannot take an update must not fail the cell.
+						}
+					}
+				: undefined;
+		try {
+			const options = { cwd: ctx?.cwd ?? process.cwd(), callId };
+			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
+			if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
+			const { text, ok: _ok, ...details } = res;
+			return { content: [{ type: "text", text }], details };
+		} finally {
+			signal?.removeEventListener("abort", onAbort);
+		}
+	}
+
+	host.pi.registerTool({
+		name: "exec",
+		label: "exec",
+		description: EXEC_DESCRIPTION,
+		promptSnippet: "exec: run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
+		parameters: execSchema,
+		constrainedSampling: { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } },
+		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("exec", params, signal, onUpdate, ctx),
+	});
+
+	host.pi.registerTool({
+		name: "wait",
+		label: "wait",
+		description: WAIT_DESCRIPTION,
+		promptSnippet: "wait: continue or terminate a running code cell",
+		parameters: waitSchema,
+		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("wait", params, signal, onUpdate, ctx),
+	});
+
+	host.lifecycle("codeMode", {
+		// Switch/fork preflight: terminate every cell; an unconfirmed stop vetoes.
+		beforeSwitch: async () => (manager ? (await manager.cleanup()).ok === true : true),
+		// A real session_shutdown: close, delete only this manager's recovery files, start fresh on next use.
+		shutdown: async () => {
+			const old = manager;
+			manager = null;
+			if (old) await old.shutdown();
+		},
+		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
+		disabled: async () => {
+			if (manager) await manager.cleanup();
+		},
+	});
+}
