@@ -2,11 +2,11 @@
 // models with RPC `set_model`; a probe extension reports the active tools and the diagnostics records it heard
 // on `pi-codex-toolkit.execution-diagnostics`.
 import { test } from "node:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { PI_VERSIONS, RpcPi, runJson, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
-import { EMBEDDER, PROBE, THIRD_PARTY, featureOf, probe, probeFile, status, watched } from "../helpers/rules.mjs";
+import { EMBEDDER, HOOKS, PROBE, THIRD_PARTY, featureOf, probe, probeFile, status, watched } from "../helpers/rules.mjs";
 
 const MODELS = ["m-p", "m-s", "m-c", "m-pc", "m-psc", "m-none", "m-x"];
 const RULES = [
@@ -102,6 +102,41 @@ for (const version of PI_VERSIONS) {
 			end = run.events.find((e) => e.type === "tool_execution_end");
 			assert.equal(end.isError, true);
 			assert.match(end.result.content.map((c) => c.text).join("\n"), /not found/);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] P+C route: a policy hook denies a nested apply_patch before any dialog; nothing written`, async () => {
+		const box = sandbox();
+		writeConfig(box, {
+			execution: { version: 1, rules: [{ id: "PC", match: "faux-1", patch: true, shell: false, code: true }] },
+			codeMode: { approvalMode: "confirm" },
+		});
+		const hookLog = join(box.base, "hooks.jsonl");
+		const patch = "*** Begin Patch\n*** Add File: denied.txt\n+no\n*** End Patch\n";
+		const code = `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => "applied", (e) => e.code + ": " + e.message);`;
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec", args: { code: ${JSON.stringify(code)} } }] },
+			{ text: "done" },
+		];`);
+		// RPC mode: a dialog-capable UI exists, so an approval dialog would be shown if the hook did not deny first.
+		const pi = new RpcPi({ version, box, script, extensions: [HOOKS, PROBE], env: { PCT_HOOK_LOG: hookLog }, ui: () => ({ confirmed: true }) });
+		try {
+			const p = await probe(pi);
+			assert.deepEqual(watched(p.active), ["exec", "read", "wait"]);
+			assert.deepEqual(p.records.at(-1).nestedNames, ["apply_patch", "exec_command", "write_stdin"]);
+			assert.equal(p.records.at(-1).approvalTransport, "dialog");
+			const run = await pi.prompt("patch inside a cell");
+			const end = run.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.toolName, "exec");
+			const text = end.result.content.map((c) => c.text).join("\n");
+			assert.match(JSON.stringify(end.result.details?.result ?? text), /policy-denied/, text);
+			assert.match(JSON.stringify(end.result.details?.result ?? text), /nested patches are off here/);
+			assert.deepEqual(pi.uiRequests.filter((r) => r.method === "confirm"), [], "no approval dialog");
+			assert.equal(existsSync(join(box.cwd, "denied.txt")), false);
+			const calls = readFileSync(hookLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+			assert.deepEqual(calls.map((c) => [c.tool, c.path]), [["apply_patch", "nested"]]);
 		} finally {
 			await pi.close();
 		}

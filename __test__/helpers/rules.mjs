@@ -6,6 +6,7 @@ import { ROOT } from "./pi.mjs";
 export const EMBEDDER = join(ROOT, "__test__/fixtures/embedder-stubs.ts");
 export const PROBE = join(ROOT, "__test__/fixtures/rules-probe.ts");
 export const THIRD_PARTY = join(ROOT, "__test__/fixtures/third-party.ts");
+export const HOOKS = join(ROOT, "__test__/fixtures/rules-hooks-ext.ts");
 
 /** The names a projection is judged on: Pi's four default builtins and the toolkit's execution names. */
 export const WATCHED = ["read", "bash", "edit", "write", "apply_patch", "exec_command", "write_stdin", "exec", "wait", "find_tools"];
