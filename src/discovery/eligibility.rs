@@ -62,10 +62,10 @@ pub fn state_of(name: &str, input: &ResolveInput, reg: &Registry, d: &Decision) 
     if reg.owner(name) == Owner::Missing {
         return State::Unavailable("not-registered".into());
     }
-    if d.visible.iter().any(|n| *n == name) {
+    if d.visible.contains(&name) {
         return State::Active;
     }
-    if d.held.iter().any(|n| *n == name) {
+    if d.held.contains(&name) {
         return State::Eligible;
     }
     // Configured and ours, but the decision does not show it: report the feature's own reason.

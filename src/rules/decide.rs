@@ -159,16 +159,14 @@ pub fn decide(input: &ResolveInput) -> Decision {
         let req = selected.as_ref().map(|(_, r)| *r).unwrap_or_default();
         source = if selected.is_some() { Source::Rules } else { Source::Unmatched };
         rule = selected.map(|(m, _)| m);
-        let mut r = Routes::default();
-        r.direct_shell = req.shell && shell_ours;
-        r.code = req.code && code_ours && shell_ours;
-        if req.patch {
-            if req.code {
-                r.nested_patch = r.code && patch_ours;
-            } else {
-                r.direct_patch = patch_ours;
-            }
-        }
+        let code = req.code && code_ours && shell_ours;
+        let r = Routes {
+            direct_shell: req.shell && shell_ours,
+            code,
+            // Patch with Code lives inside cells only; Patch alone is the direct tool.
+            nested_patch: req.patch && req.code && code && patch_ours,
+            direct_patch: req.patch && !req.code && patch_ours,
+        };
         // Notes: which requested route lacks an admitted owned tool.
         if req.patch && !req.code && !patch_ours {
             notes.push("patch-unavailable");
@@ -218,11 +216,9 @@ pub fn decide(input: &ResolveInput) -> Decision {
             shell: cfg.shell_sessions.enabled,
             code: cfg.code_mode.enabled,
         };
-        let mut r = Routes::default();
-        r.direct_patch = req.patch && patch_ours;
-        r.direct_shell = req.shell && shell_ours;
-        r.code = req.code && code_ours;
-        r.nested_patch = r.code && r.direct_patch;
+        let direct_patch = req.patch && patch_ours;
+        let code = req.code && code_ours;
+        let r = Routes { direct_patch, direct_shell: req.shell && shell_ours, code, nested_patch: code && direct_patch };
         if r.direct_patch {
             push_unique(&mut direct, &[APPLY_PATCH]);
             push_unique(&mut admitted, &[APPLY_PATCH]);

@@ -71,7 +71,8 @@ fn names(list: &[&str]) -> Vec<String> {
 #[test]
 fn projection_table_of_section_4() {
     // (P, S, C) -> active tools from [read, bash, edit, write] plus ours.
-    let table: &[((bool, bool, bool), &[&str], &[&str])] = &[
+    type Row = ((bool, bool, bool), &'static [&'static str], &'static [&'static str]);
+    let table: &[Row] = &[
         ((true, false, false), &["read", "bash", "apply_patch"], &["edit", "write"]),
         ((false, true, false), &["read", "edit", "write", "exec_command", "write_stdin"], &["bash"]),
         ((false, false, true), &["read", "edit", "write", "exec", "wait"], &["bash"]),
