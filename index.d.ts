@@ -97,6 +97,9 @@ export declare function configDraftSet(raw: Record<string, any> | null, path: st
 /** The effective view of a valid raw config (defaults filled, unknown fields dropped). */
 export declare function configEffective(raw: Record<string, any> | null): Record<string, any>
 
+/** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model. */
+export declare function configFeatures(effective: Record<string, any>): Array<string>
+
 /** `<agentDir>/extensions/pi-codex-toolkit.json`. */
 export declare function configPath(agentDir: string): string
 

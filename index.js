@@ -843,6 +843,7 @@ module.exports.applyPatch = nativeBinding.applyPatch
 module.exports.configDefaults = nativeBinding.configDefaults
 module.exports.configDraftSet = nativeBinding.configDraftSet
 module.exports.configEffective = nativeBinding.configEffective
+module.exports.configFeatures = nativeBinding.configFeatures
 module.exports.configPath = nativeBinding.configPath
 module.exports.configRead = nativeBinding.configRead
 module.exports.configSave = nativeBinding.configSave

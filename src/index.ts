@@ -17,7 +17,13 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		const registered = new Set<string>();
 		// Feature modules register through a view of `pi` that records their tool names (for status).
 		const recordingPi = Object.create(pi, {
-			registerTool: { value: (def: any) => (registered.add(def.name), pi.registerTool(def)) },
+			registerTool: {
+				value: (def: any) => {
+					registered.add(def.name);
+					tk.ownSchemas.set(def.name, def.parameters);
+					return pi.registerTool(def);
+				},
+			},
 		});
 		const host = Object.create(tk, { pi: { value: recordingPi } });
 		for (const register of FEATURES) register(host);

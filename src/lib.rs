@@ -155,6 +155,12 @@ pub fn config_effective(#[napi(ts_arg_type = "Record<string, any> | null")] raw:
     config::schema::effective(&raw)
 }
 
+/// Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model.
+#[napi]
+pub fn config_features(#[napi(ts_arg_type = "Record<string, any>")] effective: Value) -> Vec<&'static str> {
+    config::schema::configured_features(&effective)
+}
+
 /// The first validation problem of a raw config, or null when it is valid.
 #[napi]
 pub fn config_validate(#[napi(ts_arg_type = "unknown")] raw: Value) -> Option<String> {

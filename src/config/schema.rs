@@ -246,6 +246,32 @@ pub fn normalize_for_save(raw: &mut Value) {
     }
 }
 
+/// Execution features a config asks for at all, for any model: the legacy flags, or with `execution` the union of
+/// every rule's flags (Code needs the shell manager too). A config change that drops one requests that feature's
+/// cleanup; a model change never does, so running work survives it.
+pub fn configured_features(eff: &Value) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if let Some(rules) = eff.pointer("/execution/rules").and_then(Value::as_array) {
+        let any = |flags: &[&str]| rules.iter().any(|r| flags.iter().any(|f| r.get(*f) == Some(&Value::Bool(true))));
+        if any(&["patch"]) {
+            out.push("applyPatch");
+        }
+        if any(&["shell", "code"]) {
+            out.push("shellSessions");
+        }
+        if any(&["code"]) {
+            out.push("codeMode");
+        }
+        return out;
+    }
+    for key in ["applyPatch", "shellSessions", "codeMode"] {
+        if eff.pointer(&format!("/{key}/enabled")) == Some(&Value::Bool(true)) {
+            out.push(key);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +341,15 @@ mod tests {
         assert_eq!(err(json!({"toolDiscovery": {"deferred": ["computer_use_click"]}})),
             "toolDiscovery.deferred must list all six computer_use_* names or none");
         assert_eq!(err(json!({"toolDiscovery": {"deferred": ["exec", "exec"]}})), "toolDiscovery.deferred[1] repeats a name");
+    }
+
+    #[test]
+    fn configured_features_follow_rules_or_legacy_flags() {
+        assert_eq!(configured_features(&json!({"applyPatch": {"enabled": true}, "codeMode": {"enabled": false}})), vec!["applyPatch"]);
+        let rules = json!({"applyPatch": {"enabled": true}, "execution": {"version": 1, "rules": [
+            {"id": "a", "match": "x", "patch": false, "shell": false, "code": true}]}});
+        assert_eq!(configured_features(&rules), vec!["shellSessions", "codeMode"]);
+        assert!(configured_features(&json!({"execution": {"version": 1, "rules": []}})).is_empty());
     }
 
     #[test]

@@ -56,11 +56,12 @@ export interface RulesHost {
 	shared?: Map<string, unknown>;
 }
 
-/** Whether Shell's manager still has cleanup to finish (reported in the diagnostics record). */
+/** Whether Shell's manager or Code Mode's cells still have cleanup to finish (reported in the diagnostics record). */
 function cleanupPending(host: RulesHost): boolean {
 	try {
 		const m: any = host.shared?.get("shell");
-		return !!m?.status?.().cleanupPending;
+		const code = host.shared?.get("code.cleanupPending") as (() => boolean) | undefined;
+		return !!m?.status?.().cleanupPending || !!code?.();
 	} catch {
 		return false;
 	}
@@ -77,11 +78,11 @@ export function observe(host: RulesHost, ctx?: any, model?: any): void {
  * `getAllTools()` reduced to {name, source[, description]}; our own registrations report the first identity.
  * Descriptions (often kilobytes each) are only sent for find_tools, and only ours: the managed set is ours.
  */
-function toolList(host: RulesHost, identity: string, withDescriptions: boolean): any[] {
+function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): any[] {
 	const out: any[] = [];
 	for (const t of host.pi.getAllTools() as any[]) {
 		const info = t.sourceInfo ?? {};
-		const ours = host.identities.has(info.path);
+		const ours = ids.has(info.path);
 		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
 		const entry: any = { name: t.name, source };
 		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
@@ -92,12 +93,13 @@ function toolList(host: RulesHost, identity: string, withDescriptions: boolean):
 
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
 export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}, withDescriptions = false): any {
-	const identity = [...host.identities][0] ?? "";
+	const ids = host.identities;
+	const identity = [...ids][0] ?? "";
 	const m = host.rules.model;
 	return {
 		config: host.config(),
 		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
-		tools: toolList(host, identity, withDescriptions),
+		tools: toolList(host, ids, identity, withDescriptions),
 		identity,
 		activeNow: host.pi.getActiveTools(),
 		hiddenByUs: [...host.rules.hiddenByUs],

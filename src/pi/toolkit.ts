@@ -10,13 +10,6 @@ import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
 import { findTools, newRulesState, observe, type RulesState, syncRules } from "./rules.ts";
 
-/** Toolkit tool names per legacy feature flag; groups are atomic (both names or neither). */
-export const LEGACY_GROUPS: Record<string, string[]> = {
-	applyPatch: ["apply_patch"],
-	shellSessions: ["exec_command", "write_stdin"],
-	codeMode: ["exec", "wait"],
-};
-
 /** The last failed read, shown by /pct status and reload. */
 export interface ConfigError {
 	code: string;
@@ -29,8 +22,13 @@ export class Toolkit implements ToolkitHost {
 	readonly agentDir: string;
 	readonly configPath: string;
 	readonly shared = new Map<string, unknown>();
-	/** Paths Pi may report as the source of this factory's registrations. */
-	readonly identities: Set<string>;
+	/** The embedder's pinned identity, if any. */
+	private readonly pinnedSource?: string;
+	/** This package's entry file: what Pi reports when it loads the default export. */
+	private readonly entryPath: string;
+	/** The parameter schema objects this factory registered, by tool name: Pi hands the same objects back in
+	 * getAllTools(), which proves a registration is ours even when Pi attributes it to an embedder's file. */
+	readonly ownSchemas = new Map<string, unknown>();
 	/** The raw object and revision in force (null raw = all-off defaults). */
 	raw: Record<string, any> | null = null;
 	revision: string | null = null;
@@ -48,8 +46,8 @@ export class Toolkit implements ToolkitHost {
 		this.hooks = options.invocationHooks ?? {};
 		this.agentDir = getAgentDir();
 		this.configPath = native.configPath(this.agentDir);
-		const own = fileURLToPath(new URL("../index.ts", import.meta.url));
-		this.identities = new Set([own, ...(options.sourcePath ? [options.sourcePath] : [])]);
+		this.entryPath = fileURLToPath(new URL("../index.ts", import.meta.url));
+		this.pinnedSource = options.sourcePath;
 		this.effectiveConfig = native.configDefaults();
 		this.shared.set("rules.findTools", (params: any) => findTools(this, params));
 	}
@@ -94,8 +92,10 @@ export class Toolkit implements ToolkitHost {
 	}
 
 	private async notifyDisabled(before: any, after: any): Promise<void> {
+		const was = new Set(native.configFeatures(before));
+		const now = new Set(native.configFeatures(after));
 		for (const [feature, cb] of this.lifecycles) {
-			if (before?.[feature]?.enabled && !after?.[feature]?.enabled && cb.disabled) {
+			if (was.has(feature) && !now.has(feature) && cb.disabled) {
 				try {
 					await cb.disabled();
 				} catch {
@@ -105,11 +105,28 @@ export class Toolkit implements ToolkitHost {
 		}
 	}
 
+	/**
+	 * The source paths that identify this factory's registrations, resolved afresh on every call (never cached):
+	 * the pinned `sourcePath`, else the paths of registrations proven ours by their schema objects, else this
+	 * package's entry file. Empty when nothing can be proven: the factory then owns nothing.
+	 */
+	get identities(): Set<string> {
+		if (this.pinnedSource) return new Set([this.pinnedSource]);
+		const proven = new Set<string>();
+		for (const t of this.pi.getAllTools() as any[]) {
+			const mine = this.ownSchemas.get(t.name);
+			if (mine !== undefined && t.parameters === mine && t.sourceInfo?.path) proven.add(t.sourceInfo.path);
+		}
+		if (proven.size === 0 && this.ownSchemas.size === 0) proven.add(this.entryPath);
+		return proven;
+	}
+
 	/** Names of the toolkit tools Pi currently attributes to this factory. */
 	ownedNames(): Set<string> {
+		const ids = this.identities;
 		const owned = new Set<string>();
 		for (const t of this.pi.getAllTools() as any[]) {
-			if (this.identities.has(t.sourceInfo?.path)) owned.add(t.name);
+			if (ids.has(t.sourceInfo?.path)) owned.add(t.name);
 		}
 		return owned;
 	}

@@ -248,18 +248,27 @@ export function register(host: ToolkitHost): void {
 		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("wait", params, signal, onUpdate, ctx),
 	});
 
+	/** Whether the last cleanup of cells could not be confirmed (reported as cleanupPending in diagnostics). */
+	let cleanupPending = false;
+	const cleanup = async (): Promise<boolean> => {
+		cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
+		return !cleanupPending;
+	};
+	host.shared.set("code.cleanupPending", () => cleanupPending);
+
 	host.lifecycle("codeMode", {
 		// Switch/fork preflight: terminate every cell; an unconfirmed stop vetoes.
-		beforeSwitch: async () => (manager ? (await manager.cleanup()).ok === true : true),
+		beforeSwitch: cleanup,
 		// A real session_shutdown: close, delete only this manager's recovery files, start fresh on next use.
 		shutdown: async () => {
 			const old = manager;
 			manager = null;
+			cleanupPending = false;
 			if (old) await old.shutdown();
 		},
 		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
 		disabled: async () => {
-			if (manager) await manager.cleanup();
+			await cleanup();
 		},
 	});
 }

@@ -1,0 +1,59 @@
+// Session lifecycle in the real Pi (§10): a model change keeps running shell work even when the new model's rule
+// does not admit Shell; a config change that drops Shell for every model cleans up Shell's jobs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { PI_VERSIONS, RpcPi, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+
+/** Pids whose command line contains `marker`. */
+function pidsWith(marker) {
+	const out = [];
+	for (const d of readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8").replace(/\0/g, " ");
+			if (cmd.includes(marker) && !cmd.includes("node")) out.push(Number(d));
+		} catch {}
+	}
+	return out;
+}
+
+const until = async (pred, ms = 15000) => {
+	const end = Date.now() + ms;
+	while (Date.now() < end) {
+		if (pred()) return true;
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	return pred();
+};
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] model change keeps a running job; a config that drops Shell stops it`, async () => {
+		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}`;
+		const box = sandbox();
+		const rule = (shell) => ({ id: "s", match: "faux-1", patch: false, shell, code: false });
+		writeConfig(box, { execution: { version: 1, rules: [rule(true)] } });
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec_command", args: { cmd: "sleep ${marker}", yield_time_ms: 100 } }] },
+			{ text: "started" },
+		];`);
+		const pi = new RpcPi({ version, box, script });
+		try {
+			await pi.prompt("start a job");
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs");
+			const r = await pi.command("set_model", { provider: "faux", modelId: "faux-2" });
+			assert.equal(r.success, true);
+			const status = (await pi.prompt("/pct status")).notifications.join("\n");
+			assert.match(status, /^Shell Sessions\n  configured: off\n  effective: off/m, "faux-2 matches no rule");
+			await new Promise((r) => setTimeout(r, 300));
+			assert.equal(pidsWith(`sleep ${marker}`).length, 1, "a model change keeps running work");
+
+			writeConfig(box, { execution: { version: 1, rules: [rule(false)] } });
+			const reload = await pi.prompt("/pct reload");
+			assert.deepEqual(reload.notifications, ["Pi Codex Toolkit configuration reloaded."]);
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "disabling Shell stopped its job");
+		} finally {
+			await pi.close();
+		}
+	});
+}
