@@ -160,6 +160,13 @@ export interface PatchResult {
 /** The `pi.events` channel the diagnostics record goes to. */
 export declare function rulesDiagnosticsChannel(): string
 
+/**
+ * One edit of the `/pct config` rules editor: `action` is add | delete | up | down | id | match | toggle, `index`
+ * 0-based, `value` the new id / pattern / flag name. Returns `{rules}` (JSON text of the new list) or
+ * `{error}` with the message to show (the list is then unchanged).
+ */
+export declare function rulesEditorApply(rulesJson: string, action: string, index?: number | undefined | null, value?: string | undefined | null): string
+
 /** The editor's rows `N. id  match  P+S+C` for a rules list (JSON text). */
 export declare function rulesEditorRows(rulesJson: string): Array<string>
 

@@ -852,6 +852,7 @@ module.exports.discoveryFindTools = nativeBinding.discoveryFindTools
 module.exports.engineVersion = nativeBinding.engineVersion
 module.exports.patchPaths = nativeBinding.patchPaths
 module.exports.rulesDiagnosticsChannel = nativeBinding.rulesDiagnosticsChannel
+module.exports.rulesEditorApply = nativeBinding.rulesEditorApply
 module.exports.rulesEditorRows = nativeBinding.rulesEditorRows
 module.exports.rulesEditorRules = nativeBinding.rulesEditorRules
 module.exports.rulesGlobMatch = nativeBinding.rulesGlobMatch

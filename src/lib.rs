@@ -252,6 +252,31 @@ pub fn rules_editor_rows(rules_json: String) -> napi::Result<Vec<String>> {
     Ok(rules::editor_rows(&list))
 }
 
+/// One edit of the `/pct config` rules editor: `action` is add | delete | up | down | id | match | toggle, `index`
+/// 0-based, `value` the new id / pattern / flag name. Returns `{rules}` (JSON text of the new list) or
+/// `{error}` with the message to show (the list is then unchanged).
+#[napi(js_name = "rulesEditorApply")]
+pub fn rules_editor_apply(rules_json: String, action: String, index: Option<u32>, value: Option<String>) -> napi::Result<String> {
+    use rules::editor::{apply, Edit};
+    let list: serde_json::Value = serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    let i = index.unwrap_or(0) as usize;
+    let v = value.as_deref().unwrap_or("");
+    let edit = match action.as_str() {
+        "add" => Edit::Add,
+        "delete" => Edit::Delete(i),
+        "up" => Edit::Move(i, -1),
+        "down" => Edit::Move(i, 1),
+        "id" => Edit::SetId(i, v),
+        "match" => Edit::SetMatch(i, v),
+        "toggle" => Edit::Toggle(i, v),
+        other => return Err(napi::Error::from_reason(format!("invalid-input: unknown editor action {other:?}"))),
+    };
+    rules_to_json(&match apply(&list, edit) {
+        Ok(rules) => serde_json::json!({ "rules": rules }),
+        Err(error) => serde_json::json!({ "error": error }),
+    })
+}
+
 /// The `pi.events` channel the diagnostics record goes to.
 #[napi(js_name = "rulesDiagnosticsChannel")]
 pub fn rules_diagnostics_channel() -> String {

@@ -155,6 +155,35 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] rules editor: opening it on a legacy config and going Back leaves the draft as it was`, async () => {
+		const box = sandbox();
+		writeConfig(box, { applyPatch: { enabled: true } });
+		const pi = new RpcPi({ version, box, ui: selectQueue([/^Execution rules: /, /^Back$/, /^Debug metadata: off$/, /^Save$/]) });
+		try {
+			const r = await pi.prompt("/pct config");
+			assert.deepEqual(r.notifications, ["Pi Codex Toolkit configuration saved."]);
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")), { applyPatch: { enabled: true }, debug: true });
+			assert.ok(pi.uiRequests[2].options.includes("Apply Patch (legacy flag): on"), "legacy rows still shown");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] /pct config over an invalid file: the save is refused with advice and the file is kept`, async () => {
+		const box = sandbox();
+		writeConfig(box, "{ hand-edited");
+		const pi = new RpcPi({ version, box, ui: selectQueue([/^Debug metadata: off$/, /^Save$/, /^Cancel$/]) });
+		try {
+			const r = await pi.prompt("/pct config");
+			// (the start-up warning may land in the same window)
+			const mine = r.notifications.filter((n) => !n.startsWith("Pi Codex Toolkit config error:"));
+			assert.deepEqual(mine, ["Could not save: the configuration file is not valid (invalid-json); fix or remove it, then run /pct reload."]);
+			assert.equal(readFileSync(box.configPath, "utf8"), "{ hand-edited");
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] without a UI: /pct config prints the path, /pct status goes to stderr`, async () => {
 		const box = sandbox();
 		const script = new URL("../fixtures/text-only.mjs", import.meta.url).pathname;

@@ -3,32 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-/// Names find_tools may manage: toolkit-owned and deferrable (never find_tools itself).
-pub const DEFERRABLE: [&str; 13] = [
-    "openai_web_search",
-    "openai_generate_image",
-    "apply_patch",
-    "exec_command",
-    "write_stdin",
-    "exec",
-    "wait",
-    "computer_use_list_apps",
-    "computer_use_get_app_state",
-    "computer_use_click",
-    "computer_use_type_text",
-    "computer_use_press_key",
-    "computer_use_scroll",
-];
-
-/// The six Computer Use names: an atomic group, listed all or none.
-pub const COMPUTER_USE: [&str; 6] = [
-    "computer_use_list_apps",
-    "computer_use_get_app_state",
-    "computer_use_click",
-    "computer_use_type_text",
-    "computer_use_press_key",
-    "computer_use_scroll",
-];
+use crate::rules::names::{COMPUTER_USE, DEFERRABLE};
 
 const THINKING: [&str; 8] = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
 

@@ -119,17 +119,10 @@ fn save_locked(path: &Path, dir: &Path, raw: &Value, base_revision: Option<&str>
             return Err(SaveError { code: "config-read-failed", message: "Refusing to overwrite an unreadable configuration file.".into() })
         }
     };
-    let current_rev = current.as_deref().map(revision_of);
-    if current_rev.as_deref() != base_revision {
-        return Err(SaveError {
-            code: "stale-revision",
-            message: "Could not save: the configuration file changed; reload and review the draft.".into(),
-        });
-    }
     if let Some(bytes) = &current {
-        let now = classify(bytes);
-        if let Some(code) = now.code {
-            // Never overwrite what the user wrote by hand and we could not understand: they would lose it.
+        if let Some(code) = classify(bytes).code {
+            // Never overwrite what the user wrote by hand and we could not understand: they would lose it. Checked
+            // before the revision, so a draft opened after a failed read gets this advice, not "file changed".
             return Err(SaveError {
                 code: "config-read-failed",
                 message: format!(
@@ -137,6 +130,12 @@ fn save_locked(path: &Path, dir: &Path, raw: &Value, base_revision: Option<&str>
                 ),
             });
         }
+    }
+    if current.as_deref().map(revision_of).as_deref() != base_revision {
+        return Err(SaveError {
+            code: "stale-revision",
+            message: "Could not save: the configuration file changed; reload and review the draft.".into(),
+        });
     }
     let text = serialize(raw);
     let tmp = dir.join(format!(".{}.tmp-{}", super::FILE_NAME, uuid::Uuid::new_v4()));
@@ -240,6 +239,9 @@ mod tests {
         let rev = revision_of(b"not json");
         let e = save(&p, &json!({}), Some(&rev)).unwrap_err();
         assert_eq!(e.code, "config-read-failed");
+        // Also when the draft's base is the last good revision (the usual case after a failed read).
+        let e = save(&p, &json!({}), Some(&revision_of(b"{}"))).unwrap_err();
+        assert_eq!(e.message, "Could not save: the configuration file is not valid (invalid-json); fix or remove it, then run /pct reload.");
         assert_eq!(fs::read_to_string(&p).unwrap(), "not json");
     }
 }

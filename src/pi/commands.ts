@@ -3,7 +3,7 @@
  * Without an interactive UI, output goes to stderr and the config menu only prints the file path.
  */
 import type { Toolkit } from "./toolkit.ts";
-import { duplicateRuleId, RELOADED, SAVED, USAGE } from "./messages.ts";
+import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
 import { observe, rulesPreview } from "./rules.ts";
 import { statusText } from "./status.ts";
@@ -119,46 +119,40 @@ async function pickEffort(ctx: Ctx, sm: any, set: (p: string, v: unknown) => voi
 	await pick(ctx, "Web Search executor effort", options, (v) => set("webSearch.sidecarModel", { ...sm, thinkingLevel: v }));
 }
 
-const flags = (r: any) => ["patch", "shell", "code"].filter((f) => r[f]).map((f) => f[0].toUpperCase()).join("+") || "—";
+/** One edit through the Rust rules editor; a refusal (e.g. a duplicate id) is shown and changes nothing. */
+function edit(ctx: Ctx, rules: any[], action: string, index?: number, value?: string): any[] {
+	const out = JSON.parse(native.rulesEditorApply(JSON.stringify(rules), action, index, value));
+	if (out.error) {
+		say(ctx, out.error, "error");
+		return rules;
+	}
+	return out.rules;
+}
 
-/** The execution-rules editor. A legacy config previews one catch-all rule; opening writes nothing. */
+/** The execution-rules editor. A legacy config previews one catch-all rule; opening (and Back without edits)
+ * writes nothing, not even into the draft. */
 async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, any>): Promise<Record<string, any>> {
-	let rules: any[] = draft.execution?.rules ? structuredClone(draft.execution.rules) : legacyPreview(draft);
-	const commit = () => native.configDraftSet(draft, "execution", { ...(draft.execution ?? {}), version: 1, rules });
+	const opened = native.rulesEditorRules(JSON.stringify(draft));
+	let rules: any[] = JSON.parse(opened);
 	for (;;) {
-		const ruleRows = rules.map((r, i) => `${i + 1}. ${r.id}  ${r.match}  ${flags(r)}`);
+		const ruleRows = native.rulesEditorRows(JSON.stringify(rules));
 		const choice = await ctx.ui.select("Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
-		if (choice === undefined || choice === "Back") return rulesChanged(draft, rules) ? commit() : draft;
-		if (choice === "Add rule") {
-			let n = rules.length + 1;
-			while (rules.some((r) => r.id === `rule-${n}`)) n++;
-			rules.push({ id: `rule-${n}`, match: "*", patch: false, shell: false, code: false });
-		} else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
-			const which = await ctx.ui.select(choice, ruleRows);
-			const i = ruleRows.indexOf(which);
+		if (choice === undefined || choice === "Back") {
+			if (JSON.stringify(rules) === opened) return draft;
+			return native.configDraftSet(draft, "execution", { ...(draft.execution ?? {}), version: 1, rules });
+		}
+		if (choice === "Add rule") rules = edit(ctx, rules, "add");
+		else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
+			const i = ruleRows.indexOf(await ctx.ui.select(choice, ruleRows));
 			if (i < 0) continue;
-			if (choice === "Delete rule") rules.splice(i, 1);
-			else {
-				const j = choice === "Move rule up" ? i - 1 : i + 1;
-				if (j >= 0 && j < rules.length) [rules[i], rules[j]] = [rules[j], rules[i]];
-			}
+			rules = edit(ctx, rules, choice === "Delete rule" ? "delete" : choice === "Move rule up" ? "up" : "down", i);
 		} else if (choice === "Preview current model") {
 			say(ctx, previewText(tk, ctx, rules));
 		} else {
 			const i = ruleRows.indexOf(choice);
-			if (i >= 0) await editRule(ctx, rules, i);
+			if (i >= 0) rules = await editRule(ctx, rules, i);
 		}
 	}
-}
-
-function rulesChanged(draft: any, rules: any[]): boolean {
-	return !draft.execution || JSON.stringify(draft.execution.rules) !== JSON.stringify(rules);
-}
-
-/** One catch-all rule from the legacy flags, or none when all three are off. */
-function legacyPreview(draft: any): any[] {
-	const p = !!draft.applyPatch?.enabled, s = !!draft.shellSessions?.enabled, c = !!draft.codeMode?.enabled;
-	return p || s || c ? [{ id: "rule-1", match: "*", patch: p, shell: s, code: c }] : [];
 }
 
 /** What the draft rules would do for the current model (decided by the rules engine). */
@@ -167,22 +161,19 @@ function previewText(tk: Toolkit, ctx: Ctx, rules: any[]): string {
 	return rulesPreview(tk, rules);
 }
 
-async function editRule(ctx: Ctx, rules: any[], i: number): Promise<void> {
+async function editRule(ctx: Ctx, rules: any[], i: number): Promise<any[]> {
 	for (;;) {
 		const r = rules[i];
 		const choice = await ctx.ui.select(`Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);
-		if (choice === undefined || choice === "Back") return;
+		if (choice === undefined || choice === "Back") return rules;
 		if (choice.startsWith("Id:")) {
-			const v = (await ctx.ui.input("Rule id", r.id))?.trim();
-			if (!v) continue;
-			if (rules.some((o, j) => j !== i && o.id === v)) say(ctx, duplicateRuleId(v), "error");
-			else r.id = v;
+			const v = await ctx.ui.input("Rule id", r.id);
+			if (v !== undefined) rules = edit(ctx, rules, "id", i, v);
 		} else if (choice.startsWith("Match:")) {
-			const v = (await ctx.ui.input("Model glob (* and ?; a / matches provider/modelId)", r.match))?.trim();
-			if (v) r.match = v;
+			const v = await ctx.ui.input("Model glob (* and ?; a / matches provider/modelId)", r.match);
+			if (v !== undefined) rules = edit(ctx, rules, "match", i, v);
 		} else {
-			const flag = choice.split(":")[0].toLowerCase();
-			r[flag] = !r[flag];
+			rules = edit(ctx, rules, "toggle", i, choice.split(":")[0].toLowerCase());
 		}
 	}
 }

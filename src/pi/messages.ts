@@ -14,7 +14,3 @@ export function configErrorMessage(code: string, detail: string | undefined, has
 	const ending = hasLastKnownGood ? "using last known good settings." : "using all-off defaults.";
 	return `Pi Codex Toolkit config error: ${describeConfigError(code, detail)}; ${ending}`;
 }
-
-export function duplicateRuleId(id: string): string {
-	return `Rule id "${id}" is already used by another rule.`;
-}

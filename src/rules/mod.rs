@@ -6,6 +6,7 @@
 
 pub mod decide;
 pub mod diagnostics;
+pub mod editor;
 pub mod glob;
 pub mod input;
 pub mod names;

@@ -27,6 +27,23 @@ pub const COMPUTER_USE: [&str; 6] = [
     "computer_use_scroll",
 ];
 
+/// Names `toolDiscovery.deferred` may list: toolkit-owned and deferrable (never find_tools itself).
+pub const DEFERRABLE: [&str; 13] = [
+    WEB_SEARCH,
+    GENERATE_IMAGE,
+    APPLY_PATCH,
+    EXEC_COMMAND,
+    WRITE_STDIN,
+    EXEC,
+    WAIT,
+    COMPUTER_USE[0],
+    COMPUTER_USE[1],
+    COMPUTER_USE[2],
+    COMPUTER_USE[3],
+    COMPUTER_USE[4],
+    COMPUTER_USE[5],
+];
+
 /// The shell pair (atomic).
 pub const SHELL_PAIR: [&str; 2] = [EXEC_COMMAND, WRITE_STDIN];
 /// The code-cell pair (atomic).
