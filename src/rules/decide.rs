@@ -125,6 +125,16 @@ pub fn select_rule(config: &Config, provider: Option<&str>, model_id: Option<&st
     })
 }
 
+/// Direct names of the effective routes: apply_patch, the shell pair, the code pair (the same in both sources).
+fn admit_direct(r: &Routes, direct: &mut Vec<&'static str>, admitted: &mut Vec<&'static str>) {
+    for (on, names) in [(r.direct_patch, &[APPLY_PATCH][..]), (r.direct_shell, &SHELL_PAIR[..]), (r.code, &CODE_PAIR[..])] {
+        if on {
+            push_unique(direct, names);
+            push_unique(admitted, names);
+        }
+    }
+}
+
 fn push_unique(v: &mut Vec<&'static str>, names: &[&'static str]) {
     for n in names {
         if !v.contains(n) {
@@ -186,17 +196,8 @@ pub fn decide(input: &ResolveInput) -> Decision {
         } else if req.code && !shell_ours {
             notes.push("code-shell-pair-unavailable");
         }
-        if r.direct_patch {
-            push_unique(&mut direct, &[APPLY_PATCH]);
-            push_unique(&mut admitted, &[APPLY_PATCH]);
-        }
-        if r.direct_shell {
-            push_unique(&mut direct, &SHELL_PAIR);
-            push_unique(&mut admitted, &SHELL_PAIR);
-        }
+        admit_direct(&r, &mut direct, &mut admitted);
         if r.code {
-            push_unique(&mut direct, &CODE_PAIR);
-            push_unique(&mut admitted, &CODE_PAIR);
             push_unique(&mut admitted, &SHELL_PAIR);
             push_unique(&mut nested, &SHELL_PAIR);
             if r.nested_patch {
@@ -219,17 +220,8 @@ pub fn decide(input: &ResolveInput) -> Decision {
         let direct_patch = req.patch && patch_ours;
         let code = req.code && code_ours;
         let r = Routes { direct_patch, direct_shell: req.shell && shell_ours, code, nested_patch: code && direct_patch };
-        if r.direct_patch {
-            push_unique(&mut direct, &[APPLY_PATCH]);
-            push_unique(&mut admitted, &[APPLY_PATCH]);
-        }
-        if r.direct_shell {
-            push_unique(&mut direct, &SHELL_PAIR);
-            push_unique(&mut admitted, &SHELL_PAIR);
-        }
+        admit_direct(&r, &mut direct, &mut admitted);
         if r.code {
-            push_unique(&mut direct, &CODE_PAIR);
-            push_unique(&mut admitted, &CODE_PAIR);
             if r.direct_shell {
                 push_unique(&mut nested, &SHELL_PAIR);
             }

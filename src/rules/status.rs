@@ -14,45 +14,28 @@ fn or_dash(s: Option<&str>) -> String {
     }
 }
 
+/// The names whose flag is set, joined by `sep`; `empty` when none is set.
+fn words(items: &[(bool, &str)], sep: &str, empty: &str) -> String {
+    let v: Vec<&str> = items.iter().filter(|(on, _)| *on).map(|(_, w)| *w).collect();
+    if v.is_empty() {
+        empty.to_string()
+    } else {
+        v.join(sep)
+    }
+}
+
 /// `patch, shell, code` words for a requested set (`none` when empty).
 pub fn requested_words(r: &Requested) -> String {
-    let mut v = Vec::new();
-    if r.patch {
-        v.push("patch");
-    }
-    if r.shell {
-        v.push("shell");
-    }
-    if r.code {
-        v.push("code");
-    }
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.join(", ")
-    }
+    words(&[(r.patch, "patch"), (r.shell, "shell"), (r.code, "code")], ", ", "none")
 }
 
 /// Route words for the effective routes (`none` when empty).
 pub fn route_words(r: &Routes) -> String {
-    let mut v = Vec::new();
-    if r.direct_patch {
-        v.push("direct patch");
-    }
-    if r.nested_patch {
-        v.push("nested patch");
-    }
-    if r.direct_shell {
-        v.push("direct shell");
-    }
-    if r.code {
-        v.push("code");
-    }
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.join(", ")
-    }
+    words(
+        &[(r.direct_patch, "direct patch"), (r.nested_patch, "nested patch"), (r.direct_shell, "direct shell"), (r.code, "code")],
+        ", ",
+        "none",
+    )
 }
 
 /// The `Execution rules:` block lines (without the header), for status and the editor preview.
@@ -141,21 +124,7 @@ pub fn preview_text(input: &ResolveInput) -> String {
 
 /// The flags of a rule as the editor shows them: `P+S+C`, a subset, or `—`.
 pub fn flags_label(r: &Requested) -> String {
-    let mut v = Vec::new();
-    if r.patch {
-        v.push("P");
-    }
-    if r.shell {
-        v.push("S");
-    }
-    if r.code {
-        v.push("C");
-    }
-    if v.is_empty() {
-        "—".into()
-    } else {
-        v.join("+")
-    }
+    words(&[(r.patch, "P"), (r.shell, "S"), (r.code, "C")], "+", "—")
 }
 
 /// The rules the editor starts from: `execution.rules` when present, else one catch-all rule previewed from the
