@@ -60,7 +60,7 @@ test("a refused patch resolves with the exact text, code and outcome and changes
 	assert.equal(r.ok, false);
 	assert.equal(r.code, "context-mismatch");
 	assert.equal(r.outcome, "no-change");
-	assert.match(r.text, /^apply_patch failed \(no-change\): context mismatch in 'b\.txt': chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| zwei\n/);
+	assert.match(r.text, /^apply_patch failed \(no-change\): context mismatch in 'b\.txt'\. Chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| zwei\n/);
 	assert.deepEqual(r.operations, []);
 	assert.deepEqual(tree(dir), before);
 });
