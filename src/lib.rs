@@ -6,6 +6,7 @@ extern crate napi_derive;
 
 mod code;
 mod config;
+mod errno;
 mod discovery;
 mod rules;
 mod patch;

@@ -98,7 +98,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
                     "read-failed",
                     format!(
                         "path could not be inspected ({}): '{}'",
-                        super::error::errno_name(&e),
+                        crate::errno::code(&e),
                         shown(&p.rel)
                     ),
                 ))

@@ -1,7 +1,8 @@
 //! Preflight: everything that can be checked before the first write, for the whole patch. A patch that passes
 //! becomes a [`Plan`] holding every new file content; a patch that fails changes nothing.
 
-use super::error::{errno_name, PatchError};
+use super::error::PatchError;
+use crate::errno::code as errno_name;
 use super::matcher;
 use super::parser::{Hunk, Patch};
 use super::paths::{self, Found, PatchPath};
