@@ -16,6 +16,20 @@ const code = (r) => {
 	assert.equal(r.ok, false, `expected an error, got ${r.text}`);
 	return r.code;
 };
+/**
+ * Polls a session (empty write_stdin) until `done(stdout so far, last details)` holds, collecting stdout across
+ * polls; bounded by a generous overall limit so a loaded machine only makes it slower, never wrong.
+ */
+async function pollUntil(write, id, first, done, limitMs = 60000) {
+	let stdout = first.stdout;
+	let last = first;
+	const end = Date.now() + limitMs;
+	while (!done(stdout, last) && Date.now() < end) {
+		last = ok(await write({ session_id: id, yield_time_ms: 200 }));
+		stdout += last.stdout;
+	}
+	return { stdout, last };
+}
 
 test("a finite command completes in one call with both field spellings and exact text", async () => {
 	const { m, exec, write } = shellManager();
@@ -119,20 +133,25 @@ test("a UTF-8 character split across reads arrives whole; the budget cuts on a c
 
 test("yield, poll to completion: a prefix consumed by an earlier poll stays recoverable", async () => {
 	const { m, exec, write } = shellManager();
-	const d = ok(await exec({ cmd: "echo one; sleep 0.5; echo two", yield_time_ms: 200 }));
-	assert.equal(d.status, "running");
-	assert.equal(d.exitCode, null);
-	assert.equal(d.stdout, "one\n");
-	assert.equal(d.recovery.state, "capturing");
-	const d2 = ok(await write({ sessionId: d.sessionId, yieldTimeMs: 10000 }));
+	// the job waits for a line on stdin between its two outputs, so it is running however slow the machine is
+	const d = ok(await exec({ cmd: "echo one; read x; echo two", yield_time_ms: 200 }));
+	const { stdout: first, last: d1 } = await pollUntil(write, d.sessionId, d, (out) => out === "one\n");
+	assert.equal(first, "one\n");
+	assert.equal(d1.status, "running");
+	assert.equal(d1.exitCode, null);
+	assert.equal(d1.recovery.state, "capturing");
+	const w = ok(await write({ session_id: d.sessionId, chars: "go\n", yield_time_ms: 200 }));
+	const { stdout: rest, last: d2 } = await pollUntil(write, d.sessionId, w, (_, l) => l.status !== "running");
 	assert.equal(d2.status, "completed");
-	assert.equal(d2.stdout, "two\n");
+	assert.equal(rest, "two\n");
 	assert.equal(d2.recovery.state, "complete");
 	assert.equal(readFileSync(d2.recovery.path, "utf8"), "one\ntwo\n");
 	// a yield with no output yet needs no file
 	const d3 = ok(await exec({ cmd: "sleep 0.3", yield_time_ms: 0 }));
 	assert.equal(d3.recovery, undefined);
-	assert.equal(ok(await write({ session_id: d3.sessionId, yield_time_ms: 5000 })).recovery, undefined);
+	const { last: d4 } = await pollUntil(write, d3.sessionId, d3, (_, l) => l.status !== "running");
+	assert.equal(d4.status, "completed");
+	assert.equal(d4.recovery, undefined);
 	assert.equal(m.recoveryFiles().length, 1);
 	await m.close();
 	m.deleteRecoveryFiles();
@@ -164,10 +183,12 @@ test("stdin: verbatim round trip, closeStdin, EOF refusals, transport, input wit
 	const { m, exec, write } = shellManager(FAST);
 	const d = ok(await exec({ cmd: "read a; echo \"[$a]\"; cat; echo eof", yield_time_ms: 100 }));
 	const id = d.sessionId;
-	const d1 = ok(await write({ session_id: id, chars: "hello\n", yield_time_ms: 400 }));
-	assert.equal(d1.stdout, "[hello]\n");
+	assert.equal(d.stdout, "");
+	const d1 = ok(await write({ session_id: id, chars: "hello\n", yield_time_ms: 1000 }));
 	assert.equal(d1.inputDelivery, "written");
-	assert.equal(ok(await write({ session_id: id, input: "no newline", yield_time_ms: 300 })).stdout, "no newline");
+	assert.equal((await pollUntil(write, id, d1, (out) => out.length >= "[hello]\n".length)).stdout, "[hello]\n");
+	const d1b = ok(await write({ session_id: id, input: "no newline", yield_time_ms: 200 }));
+	assert.equal((await pollUntil(write, id, d1b, (out) => out.length >= "no newline".length)).stdout, "no newline");
 	assert.equal(code(await write({ session_id: id, chars: "x", terminate: true })), "stdin-failed");
 	const d2 = ok(await write({ session_id: id, closeStdin: true, yield_time_ms: 5000 }));
 	assert.equal(d2.status, "completed");
