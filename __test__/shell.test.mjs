@@ -200,13 +200,14 @@ test("stdin: verbatim round trip, closeStdin, EOF refusals, transport, input wit
 	ok(await write({ session_id: e.sessionId, closeStdin: true, yield_time_ms: 0 }), "repeated EOF is harmless");
 	assert.equal(code(await write({ session_id: e.sessionId, chars: "late" })), "stdin-closed");
 
-	const t = ok(await m.exec({ cmd: "echo via-stdin; sleep 5", yield_time_ms: 300 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-s"], commandTransport: "stdin" } }));
-	assert.equal(t.stdout, "via-stdin\n");
+	const t = ok(await m.exec({ cmd: "echo via-stdin; sleep 30", yield_time_ms: 300 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-s"], commandTransport: "stdin" } }));
+	assert.equal((await pollUntil(write, t.sessionId, t, (out) => out.length >= "via-stdin\n".length)).stdout, "via-stdin\n");
 	assert.equal(t.stdin.state, "closed");
 	assert.equal(code(await write({ session_id: t.sessionId, chars: "x" })), "stdin-transport");
 	assert.equal(ok(await write({ session_id: t.sessionId, chars: "", yield_time_ms: 0 })).status, "running");
 
-	const b = ok(await exec({ cmd: "exec 0<&-; sleep 5", yield_time_ms: 200 }));
+	const b = ok(await exec({ cmd: "exec 0<&-; echo closed; sleep 30", yield_time_ms: 200 }));
+	assert.equal((await pollUntil(write, b.sessionId, b, (out) => out.length >= "closed\n".length)).stdout, "closed\n");
 	const bd = ok(await write({ session_id: b.sessionId, chars: "into a closed pipe", yield_time_ms: 200 }));
 	assert.equal(bd.inputDelivery, "unknown", "EPIPE");
 	assert.equal(bd.stdin.state, "broken");
@@ -278,10 +279,11 @@ test("unread terminal handles: more than 32 prunes the oldest; expiry after the 
 
 test("a grandchild left running after the leader exits stays managed, is killed by stop, leaves no orphan or zombie", async () => {
 	const { m, exec, write } = shellManager();
-	const d = ok(await exec({ cmd: "echo $$; sleep 60 & echo $!", yield_time_ms: 500 }));
-	const [pgid, child] = d.stdout.trim().split("\n").map(Number);
+	const d0 = ok(await exec({ cmd: "echo $$; sleep 60 & echo $!", yield_time_ms: 500 }));
+	const { stdout, last: d } = await pollUntil(write, d0.sessionId, d0, (out) => out.split("\n").length >= 3);
+	const [pgid, child] = stdout.trim().split("\n").map(Number);
+	assert.equal(await until(() => procState(pgid) === null || procState(pgid) === "Z", 60000), true, "leader gone");
 	assert.equal(d.status, "running", "the leader exited but its child keeps the group and pipes");
-	assert.equal(procState(pgid) === null || procState(pgid) === "Z", true, "leader gone");
 	assert.deepEqual(liveGroupMembers(pgid), [child]);
 	const p = ok(await write({ session_id: d.sessionId, yield_time_ms: 200 }));
 	assert.equal(p.status, "running");
@@ -296,7 +298,7 @@ test("a grandchild left running after the leader exits stays managed, is killed 
 test("stop: SIGTERM ignored escalates to SIGKILL after the 5 s grace period", async () => {
 	const { m, exec, write } = shellManager();
 	const e = ok(await exec({ cmd: "trap '' TERM; echo ready; sleep 60 & wait", yield_time_ms: 300 }));
-	assert.equal(e.stdout, "ready\n");
+	assert.equal((await pollUntil(write, e.sessionId, e, (out) => out.length >= "ready\n".length)).stdout, "ready\n");
 	const t = ok(await write({ session_id: e.sessionId, terminate: true }));
 	assert.equal(t.status, "terminated");
 	assert.equal(t.signal, "SIGKILL");
@@ -306,6 +308,7 @@ test("stop: SIGTERM ignored escalates to SIGKILL after the 5 s grace period", as
 test("a second stop sends SIGKILL at once (with a 60 s grace period this test would time out otherwise)", { timeout: 20000 }, async () => {
 	const { m, exec, write } = shellManager({ stopGraceMs: 60000, stopConfirmMs: 5000 });
 	const d = ok(await exec({ cmd: "trap '' TERM; echo ready; sleep 60 & wait", yield_time_ms: 300 }));
+	assert.equal((await pollUntil(write, d.sessionId, d, (out) => out.length >= "ready\n".length)).stdout, "ready\n");
 	const first = write({ session_id: d.sessionId, terminate: true });
 	await sleep(300);
 	const second = write({ session_id: d.sessionId, terminate: true });
@@ -322,7 +325,7 @@ test("a second stop sends SIGKILL at once (with a 60 s grace period this test wo
 test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and close fail cleanup-incomplete", async () => {
 	const { m, exec, write } = shellManager(FAST);
 	const d = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
-	const escaped = Number(d.stdout.trim());
+	const escaped = Number((await pollUntil(write, d.sessionId, d, (out) => out.endsWith("\n"))).stdout.trim());
 	const s = await write({ session_id: d.sessionId, terminate: true });
 	assert.equal(s.details.status, "terminated");
 	assert.equal(s.details.unknownOutcome, true);
@@ -341,7 +344,7 @@ test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and 
 	assert.equal(m.status().cleanupPending, false);
 	// close with an escaped holder: cleanup-incomplete
 	const e = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
-	const escaped2 = Number(e.stdout.trim());
+	const escaped2 = Number((await pollUntil(write, e.sessionId, e, (out) => out.endsWith("\n"))).stdout.trim());
 	assert.equal(code(await m.close()), "cleanup-incomplete");
 	process.kill(escaped2, "SIGKILL");
 	assert.equal(await until(() => procState(escaped2) === null), true);
