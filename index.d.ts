@@ -77,7 +77,11 @@ export declare class ShellManager {
   status(): any
 }
 
-/** Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult. */
+/**
+ * Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
+ * The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
+ * and parked libuv workers would stall Node's fs, dns and crypto.
+ */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
 
 /** Per-call options of exec/wait. */

@@ -60,7 +60,7 @@ test("a refused patch resolves with the exact text, code and outcome and changes
 	assert.equal(r.ok, false);
 	assert.equal(r.code, "context-mismatch");
 	assert.equal(r.outcome, "no-change");
-	assert.match(r.text, /^apply_patch failed \(no-change\): context mismatch in 'b\.txt': chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| zwei\n/);
+	assert.match(r.text, /^apply_patch failed \(no-change\): context mismatch in 'b\.txt'\. Chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| zwei\n/);
 	assert.deepEqual(r.operations, []);
 	assert.deepEqual(tree(dir), before);
 });
@@ -130,6 +130,29 @@ test("a failed second commit step is reported as partial (injected fault, child 
 	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "new\n");
 	assert.equal(readFileSync(join(dir, "b.txt"), "utf8"), "b\n");
 	assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".pct-patch-")), []);
+});
+
+test("parallel applyPatch calls waiting on the lock never block Node's libuv pool (child process)", () => {
+	// Six applies queue on the process-wide lock, each pausing inside it; a threadpool crypto job started after
+	// them must finish before the first apply does. Run on the 4-worker libuv pool, the applies would hold every
+	// worker and the crypto job would only run after several applies had finished.
+	const dir = ws({ "f.txt": "a\n" });
+	const script = `
+		const native = require(${JSON.stringify(require.resolve("../index.js"))});
+		const crypto = require("node:crypto");
+		const events = [];
+		const patches = Array.from({ length: 6 }, (_, i) =>
+			native.applyPatch(${JSON.stringify(dir)}, "*** Begin Patch\\n*** Add File: n" + i + ".txt\\n+x\\n*** End Patch\\n")
+				.then((r) => events.push(r.ok ? "patch" : "patch-failed: " + r.text)));
+		setTimeout(() => crypto.pbkdf2("pw", "salt", 1, 16, "sha256", () => events.push("crypto")), 100);
+		Promise.all(patches).then(() => setTimeout(() => process.stdout.write(JSON.stringify(events)), 50));`;
+	const out = spawnSync(process.execPath, ["-e", script], {
+		env: { ...process.env, PCT_TEST_PATCH_DELAY_MS: "1500", UV_THREADPOOL_SIZE: "4" },
+		encoding: "utf8",
+	});
+	assert.equal(out.status, 0, out.stderr);
+	const events = JSON.parse(out.stdout);
+	assert.deepEqual(events, ["crypto", "patch", "patch", "patch", "patch", "patch", "patch"]);
 });
 
 test("many concurrent applyPatch calls on one file lose no update (process-wide lock)", async () => {

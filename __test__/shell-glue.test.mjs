@@ -102,7 +102,11 @@ test("AbortSignal: an aborted call stops its job; an already aborted signal runs
 
 test("lifecycle: beforeSwitch stops jobs; shutdown closes, deletes only its files and starts a fresh manager", async () => {
 	const { host, call, life } = fakeHost();
-	const r = await call("exec_command", { cmd: "echo out; sleep 60", yield_time_ms: 300 });
+	let r = await call("exec_command", { cmd: "echo out; sleep 60", yield_time_ms: 300 });
+	// poll until the output (and with it the recovery file) has arrived, however loaded the machine is
+	const id = r.details.sessionId;
+	const end = Date.now() + 60000;
+	while (!r.details.recovery && Date.now() < end) r = await call("write_stdin", { session_id: id, yield_time_ms: 200 });
 	const path = r.details.recovery.path;
 	assert.equal(existsSync(path), true);
 	assert.equal(await life.shellSessions.beforeSwitch(), true);

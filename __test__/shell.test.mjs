@@ -16,6 +16,20 @@ const code = (r) => {
 	assert.equal(r.ok, false, `expected an error, got ${r.text}`);
 	return r.code;
 };
+/**
+ * Polls a session (empty write_stdin) until `done(stdout so far, last details)` holds, collecting stdout across
+ * polls; bounded by a generous overall limit so a loaded machine only makes it slower, never wrong.
+ */
+async function pollUntil(write, id, first, done, limitMs = 60000) {
+	let stdout = first.stdout;
+	let last = first;
+	const end = Date.now() + limitMs;
+	while (!done(stdout, last) && Date.now() < end) {
+		last = ok(await write({ session_id: id, yield_time_ms: 200 }));
+		stdout += last.stdout;
+	}
+	return { stdout, last };
+}
 
 test("a finite command completes in one call with both field spellings and exact text", async () => {
 	const { m, exec, write } = shellManager();
@@ -119,20 +133,25 @@ test("a UTF-8 character split across reads arrives whole; the budget cuts on a c
 
 test("yield, poll to completion: a prefix consumed by an earlier poll stays recoverable", async () => {
 	const { m, exec, write } = shellManager();
-	const d = ok(await exec({ cmd: "echo one; sleep 0.5; echo two", yield_time_ms: 200 }));
-	assert.equal(d.status, "running");
-	assert.equal(d.exitCode, null);
-	assert.equal(d.stdout, "one\n");
-	assert.equal(d.recovery.state, "capturing");
-	const d2 = ok(await write({ sessionId: d.sessionId, yieldTimeMs: 10000 }));
+	// the job waits for a line on stdin between its two outputs, so it is running however slow the machine is
+	const d = ok(await exec({ cmd: "echo one; read x; echo two", yield_time_ms: 200 }));
+	const { stdout: first, last: d1 } = await pollUntil(write, d.sessionId, d, (out) => out === "one\n");
+	assert.equal(first, "one\n");
+	assert.equal(d1.status, "running");
+	assert.equal(d1.exitCode, null);
+	assert.equal(d1.recovery.state, "capturing");
+	const w = ok(await write({ session_id: d.sessionId, chars: "go\n", yield_time_ms: 200 }));
+	const { stdout: rest, last: d2 } = await pollUntil(write, d.sessionId, w, (_, l) => l.status !== "running");
 	assert.equal(d2.status, "completed");
-	assert.equal(d2.stdout, "two\n");
+	assert.equal(rest, "two\n");
 	assert.equal(d2.recovery.state, "complete");
 	assert.equal(readFileSync(d2.recovery.path, "utf8"), "one\ntwo\n");
 	// a yield with no output yet needs no file
 	const d3 = ok(await exec({ cmd: "sleep 0.3", yield_time_ms: 0 }));
 	assert.equal(d3.recovery, undefined);
-	assert.equal(ok(await write({ session_id: d3.sessionId, yield_time_ms: 5000 })).recovery, undefined);
+	const { last: d4 } = await pollUntil(write, d3.sessionId, d3, (_, l) => l.status !== "running");
+	assert.equal(d4.status, "completed");
+	assert.equal(d4.recovery, undefined);
 	assert.equal(m.recoveryFiles().length, 1);
 	await m.close();
 	m.deleteRecoveryFiles();
@@ -164,10 +183,12 @@ test("stdin: verbatim round trip, closeStdin, EOF refusals, transport, input wit
 	const { m, exec, write } = shellManager(FAST);
 	const d = ok(await exec({ cmd: "read a; echo \"[$a]\"; cat; echo eof", yield_time_ms: 100 }));
 	const id = d.sessionId;
-	const d1 = ok(await write({ session_id: id, chars: "hello\n", yield_time_ms: 400 }));
-	assert.equal(d1.stdout, "[hello]\n");
+	assert.equal(d.stdout, "");
+	const d1 = ok(await write({ session_id: id, chars: "hello\n", yield_time_ms: 1000 }));
 	assert.equal(d1.inputDelivery, "written");
-	assert.equal(ok(await write({ session_id: id, input: "no newline", yield_time_ms: 300 })).stdout, "no newline");
+	assert.equal((await pollUntil(write, id, d1, (out) => out.length >= "[hello]\n".length)).stdout, "[hello]\n");
+	const d1b = ok(await write({ session_id: id, input: "no newline", yield_time_ms: 200 }));
+	assert.equal((await pollUntil(write, id, d1b, (out) => out.length >= "no newline".length)).stdout, "no newline");
 	assert.equal(code(await write({ session_id: id, chars: "x", terminate: true })), "stdin-failed");
 	const d2 = ok(await write({ session_id: id, closeStdin: true, yield_time_ms: 5000 }));
 	assert.equal(d2.status, "completed");
@@ -179,13 +200,14 @@ test("stdin: verbatim round trip, closeStdin, EOF refusals, transport, input wit
 	ok(await write({ session_id: e.sessionId, closeStdin: true, yield_time_ms: 0 }), "repeated EOF is harmless");
 	assert.equal(code(await write({ session_id: e.sessionId, chars: "late" })), "stdin-closed");
 
-	const t = ok(await m.exec({ cmd: "echo via-stdin; sleep 5", yield_time_ms: 300 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-s"], commandTransport: "stdin" } }));
-	assert.equal(t.stdout, "via-stdin\n");
+	const t = ok(await m.exec({ cmd: "echo via-stdin; sleep 30", yield_time_ms: 300 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-s"], commandTransport: "stdin" } }));
+	assert.equal((await pollUntil(write, t.sessionId, t, (out) => out.length >= "via-stdin\n".length)).stdout, "via-stdin\n");
 	assert.equal(t.stdin.state, "closed");
 	assert.equal(code(await write({ session_id: t.sessionId, chars: "x" })), "stdin-transport");
 	assert.equal(ok(await write({ session_id: t.sessionId, chars: "", yield_time_ms: 0 })).status, "running");
 
-	const b = ok(await exec({ cmd: "exec 0<&-; sleep 5", yield_time_ms: 200 }));
+	const b = ok(await exec({ cmd: "exec 0<&-; echo closed; sleep 30", yield_time_ms: 200 }));
+	assert.equal((await pollUntil(write, b.sessionId, b, (out) => out.length >= "closed\n".length)).stdout, "closed\n");
 	const bd = ok(await write({ session_id: b.sessionId, chars: "into a closed pipe", yield_time_ms: 200 }));
 	assert.equal(bd.inputDelivery, "unknown", "EPIPE");
 	assert.equal(bd.stdin.state, "broken");
@@ -257,10 +279,11 @@ test("unread terminal handles: more than 32 prunes the oldest; expiry after the 
 
 test("a grandchild left running after the leader exits stays managed, is killed by stop, leaves no orphan or zombie", async () => {
 	const { m, exec, write } = shellManager();
-	const d = ok(await exec({ cmd: "echo $$; sleep 60 & echo $!", yield_time_ms: 500 }));
-	const [pgid, child] = d.stdout.trim().split("\n").map(Number);
+	const d0 = ok(await exec({ cmd: "echo $$; sleep 60 & echo $!", yield_time_ms: 500 }));
+	const { stdout, last: d } = await pollUntil(write, d0.sessionId, d0, (out) => out.split("\n").length >= 3);
+	const [pgid, child] = stdout.trim().split("\n").map(Number);
+	assert.equal(await until(() => procState(pgid) === null || procState(pgid) === "Z", 60000), true, "leader gone");
 	assert.equal(d.status, "running", "the leader exited but its child keeps the group and pipes");
-	assert.equal(procState(pgid) === null || procState(pgid) === "Z", true, "leader gone");
 	assert.deepEqual(liveGroupMembers(pgid), [child]);
 	const p = ok(await write({ session_id: d.sessionId, yield_time_ms: 200 }));
 	assert.equal(p.status, "running");
@@ -275,7 +298,7 @@ test("a grandchild left running after the leader exits stays managed, is killed 
 test("stop: SIGTERM ignored escalates to SIGKILL after the 5 s grace period", async () => {
 	const { m, exec, write } = shellManager();
 	const e = ok(await exec({ cmd: "trap '' TERM; echo ready; sleep 60 & wait", yield_time_ms: 300 }));
-	assert.equal(e.stdout, "ready\n");
+	assert.equal((await pollUntil(write, e.sessionId, e, (out) => out.length >= "ready\n".length)).stdout, "ready\n");
 	const t = ok(await write({ session_id: e.sessionId, terminate: true }));
 	assert.equal(t.status, "terminated");
 	assert.equal(t.signal, "SIGKILL");
@@ -285,6 +308,7 @@ test("stop: SIGTERM ignored escalates to SIGKILL after the 5 s grace period", as
 test("a second stop sends SIGKILL at once (with a 60 s grace period this test would time out otherwise)", { timeout: 20000 }, async () => {
 	const { m, exec, write } = shellManager({ stopGraceMs: 60000, stopConfirmMs: 5000 });
 	const d = ok(await exec({ cmd: "trap '' TERM; echo ready; sleep 60 & wait", yield_time_ms: 300 }));
+	assert.equal((await pollUntil(write, d.sessionId, d, (out) => out.length >= "ready\n".length)).stdout, "ready\n");
 	const first = write({ session_id: d.sessionId, terminate: true });
 	await sleep(300);
 	const second = write({ session_id: d.sessionId, terminate: true });
@@ -301,7 +325,7 @@ test("a second stop sends SIGKILL at once (with a 60 s grace period this test wo
 test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and close fail cleanup-incomplete", async () => {
 	const { m, exec, write } = shellManager(FAST);
 	const d = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
-	const escaped = Number(d.stdout.trim());
+	const escaped = Number((await pollUntil(write, d.sessionId, d, (out) => out.endsWith("\n"))).stdout.trim());
 	const s = await write({ session_id: d.sessionId, terminate: true });
 	assert.equal(s.details.status, "terminated");
 	assert.equal(s.details.unknownOutcome, true);
@@ -320,7 +344,7 @@ test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and 
 	assert.equal(m.status().cleanupPending, false);
 	// close with an escaped holder: cleanup-incomplete
 	const e = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
-	const escaped2 = Number(e.stdout.trim());
+	const escaped2 = Number((await pollUntil(write, e.sessionId, e, (out) => out.endsWith("\n"))).stdout.trim());
 	assert.equal(code(await m.close()), "cleanup-incomplete");
 	process.kill(escaped2, "SIGKILL");
 	assert.equal(await until(() => procState(escaped2) === null), true);

@@ -6,6 +6,7 @@ extern crate napi_derive;
 
 mod code;
 mod config;
+mod errno;
 mod discovery;
 mod rules;
 mod patch;
@@ -386,29 +387,22 @@ pub fn patch_paths(cwd: String, patch: String) -> PatchPathsResult {
     }
 }
 
-/// Runs `patch::apply` on the libuv thread pool.
-pub struct ApplyPatchTask {
+/// Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
+/// The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
+/// and parked libuv workers would stall Node's fs, dns and crypto.
+#[napi(ts_return_type = "Promise<PatchResult>")]
+pub fn apply_patch<'env>(
+    env: &'env Env,
     cwd: String,
     patch: String,
-    abort: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl napi::Task for ApplyPatchTask {
-    type Output = PatchResult;
-    type JsValue = PatchResult;
-    fn compute(&mut self) -> napi::Result<PatchResult> {
-        Ok(patch_result(patch::apply(std::path::Path::new(&self.cwd), &self.patch, &self.abort)))
-    }
-    fn resolve(&mut self, _env: napi::Env, output: PatchResult) -> napi::Result<PatchResult> {
-        Ok(output)
-    }
-}
-
-/// Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
-#[napi(ts_return_type = "Promise<PatchResult>")]
-pub fn apply_patch(cwd: String, patch: String, abort: Option<&PatchAbort>) -> napi::bindgen_prelude::AsyncTask<ApplyPatchTask> {
+    abort: Option<&PatchAbort>,
+) -> Result<napi::bindgen_prelude::PromiseRaw<'env, PatchResult>> {
     let abort = abort.map(|a| a.flag.clone()).unwrap_or_default();
-    napi::bindgen_prelude::AsyncTask::new(ApplyPatchTask { cwd, patch, abort })
+    env.spawn_future(async move {
+        tokio::task::spawn_blocking(move || patch_result(patch::apply(std::path::Path::new(&cwd), &patch, &abort)))
+            .await
+            .map_err(|e| Error::from_reason(e.to_string()))
+    })
 }
 
 // ---- shell ----

@@ -97,7 +97,7 @@ for (const version of PI_VERSIONS) {
 		// Parallel tool execution: results arrive in completion order.
 		const [mismatch, escape] = [/context mismatch/, /traversal/].map((re) => r.toolEnds.find((e) => re.test(toolText(e))));
 		assert.equal(mismatch.isError, true);
-		assert.match(toolText(mismatch), /^apply_patch failed \(no-change\): context mismatch in 'b\.txt': chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| four\n/);
+		assert.match(toolText(mismatch), /^apply_patch failed \(no-change\): context mismatch in 'b\.txt'\. Chunk 1 of 1 did not match at or after line 1\. Expected lines:\n {2}\| four\n/);
 		assert.equal(escape.isError, true);
 		assert.equal(toolText(escape), "apply_patch failed (no-change): path traversal is not allowed: '../escape.txt'");
 		assert.deepEqual(tree(box.cwd), before);

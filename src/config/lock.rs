@@ -211,28 +211,9 @@ impl Drop for LockGuard {
     }
 }
 
-/// A stable system code for an io error (EACCES, ENOENT, ...), never the path or message.
+/// A stable system code for an io error (EACCES, ENOENT, ...), never the path or message (the shared namer).
 pub fn io_code(e: &io::Error) -> String {
-    let code = match e.raw_os_error() {
-        Some(libc::EACCES) => "EACCES",
-        Some(libc::EPERM) => "EPERM",
-        Some(libc::ENOENT) => "ENOENT",
-        Some(libc::ENOTDIR) => "ENOTDIR",
-        Some(libc::EISDIR) => "EISDIR",
-        Some(libc::EROFS) => "EROFS",
-        Some(libc::ENOSPC) => "ENOSPC",
-        Some(libc::EEXIST) => "EEXIST",
-        Some(libc::ENOTEMPTY) => "ENOTEMPTY",
-        Some(libc::EIO) => "EIO",
-        Some(libc::ELOOP) => "ELOOP",
-        Some(libc::ENAMETOOLONG) => "ENAMETOOLONG",
-        Some(libc::EMFILE) => "EMFILE",
-        Some(libc::EBUSY) => "EBUSY",
-        Some(libc::EXDEV) => "EXDEV",
-        Some(n) => return format!("E{n}"),
-        None => return format!("{:?}", e.kind()),
-    };
-    code.to_string()
+    crate::errno::code(e)
 }
 
 #[cfg(test)]

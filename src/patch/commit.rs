@@ -6,7 +6,8 @@
 //! parent folders. A multi-file patch is not a transaction: after a failure the failing operation's paths are
 //! re-checked (by file identity) to tell what is committed and what is unknown; nothing is retried or rolled back.
 
-use super::error::{errno_name, Outcome, PatchError};
+use super::error::{Outcome, PatchError};
+use crate::errno::code as errno_name;
 use super::paths::{shown, PatchPath};
 use super::preflight::{FileId, Plan, Step};
 #[cfg(target_os = "linux")]

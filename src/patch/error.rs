@@ -53,48 +53,6 @@ impl fmt::Display for PatchError {
 
 impl std::error::Error for PatchError {}
 
-/// The symbolic errno name of an I/O error (`EACCES`, `ENOSPC`, ...), for `filesystem commit failed (<CODE>)`.
-pub fn errno_name(err: &std::io::Error) -> String {
-    let Some(n) = err.raw_os_error() else {
-        return match err.kind() {
-            std::io::ErrorKind::NotFound => "ENOENT".into(),
-            std::io::ErrorKind::PermissionDenied => "EACCES".into(),
-            std::io::ErrorKind::AlreadyExists => "EEXIST".into(),
-            _ => "EIO".into(),
-        };
-    };
-    let name = match n {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EIO => "EIO",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::EXDEV => "EXDEV",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::ENFILE => "ENFILE",
-        libc::EMFILE => "EMFILE",
-        libc::ETXTBSY => "ETXTBSY",
-        libc::EFBIG => "EFBIG",
-        libc::ENOSPC => "ENOSPC",
-        libc::EROFS => "EROFS",
-        libc::EMLINK => "EMLINK",
-        libc::ENAMETOOLONG => "ENAMETOOLONG",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        libc::ELOOP => "ELOOP",
-        libc::EDQUOT => "EDQUOT",
-        libc::ENOSYS => "ENOSYS",
-        libc::ESTALE => "ESTALE",
-        _ => return format!("ERRNO{n}"),
-    };
-    name.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,7 +62,5 @@ mod tests {
         let e = PatchError::no_change("aborted", "aborted");
         assert_eq!(e.to_string(), "apply_patch failed (no-change): aborted");
         assert_eq!(Outcome::PartialUnknown.label(), "partial; unknown");
-        assert_eq!(errno_name(&std::io::Error::from_raw_os_error(libc::ENOSPC)), "ENOSPC");
-        assert_eq!(errno_name(&std::io::Error::from_raw_os_error(9999)), "ERRNO9999");
     }
 }

@@ -320,7 +320,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
     let mut cursor = 0usize;
     let mut edits = Vec::with_capacity(chunks.len());
     for (ci, chunk) in chunks.iter().enumerate() {
-        let which = format!("chunk {} of {}", ci + 1, total);
+        let which = format!("Chunk {} of {}", ci + 1, total);
         if let Some(loc) = chunk.locator {
             match m.seek_locator(loc, cursor) {
                 Some(i) => cursor = i + 1,
@@ -328,7 +328,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                     return Err(PatchError::no_change(
                         "context-mismatch",
                         format!(
-                            "context mismatch in '{shown}': {which}: the '@@ {}' line was not found at or after line {}. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)",
+                            "context mismatch in '{shown}'. {which}: the '@@ {}' line was not found at or after line {}. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)",
                             clip(loc),
                             cursor + 1
                         ),
@@ -376,7 +376,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 return Err(PatchError::no_change(
                     "ambiguous-context",
                     format!(
-                        "ambiguous context in '{shown}': {which} matches at line {} and at line {} (searching from line {}). Add more unchanged context lines so the chunk matches exactly once",
+                        "ambiguous context in '{shown}'. {which} matches at line {} and at line {} (searching from line {}). Add more unchanged context lines so the chunk matches exactly once",
                         a + 1,
                         b + 1,
                         cursor + 1
@@ -385,7 +385,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
             }
             Found::None => {
                 let mut msg = format!(
-                    "context mismatch in '{shown}': {which} did not match {}. Expected lines:",
+                    "context mismatch in '{shown}'. {which} did not match {}. Expected lines:",
                     if chunk.end_of_file {
                         "at the end of the file".to_string()
                     } else {
@@ -499,7 +499,7 @@ mod tests {
     fn ambiguity_is_refused() {
         assert_eq!(
             run("x\na\nx\nb", "@@\n-x\n+X\n").unwrap_err(),
-            "apply_patch failed (no-change): ambiguous context in 'f': chunk 1 of 1 matches at line 1 and at line 3 (searching from line 1). Add more unchanged context lines so the chunk matches exactly once"
+            "apply_patch failed (no-change): ambiguous context in 'f'. Chunk 1 of 1 matches at line 1 and at line 3 (searching from line 1). Add more unchanged context lines so the chunk matches exactly once"
         );
         // more context disambiguates
         assert_eq!(run("x\na\nx\nb", "@@\n-x\n+X\n b\n").unwrap(), "x\na\nX\nb");
@@ -519,7 +519,7 @@ mod tests {
         );
         assert_eq!(
             run(file, "@@ fn zzz\n-x\n").unwrap_err(),
-            "apply_patch failed (no-change): context mismatch in 'f': chunk 1 of 1: the '@@ fn zzz' line was not found at or after line 1. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)"
+            "apply_patch failed (no-change): context mismatch in 'f'. Chunk 1 of 1: the '@@ fn zzz' line was not found at or after line 1. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)"
         );
     }
 
@@ -528,7 +528,7 @@ mod tests {
         let file = "a\nb\nc\nd\ne";
         assert_eq!(run(file, "@@\n-b\n+B\n@@\n-d\n+D\n").unwrap(), "a\nB\nc\nD\ne");
         // a chunk before the cursor does not match
-        assert!(run(file, "@@\n-d\n+D\n@@\n-b\n+B\n").unwrap_err().contains("chunk 2 of 2 did not match at or after line 5"));
+        assert!(run(file, "@@\n-d\n+D\n@@\n-b\n+B\n").unwrap_err().contains("Chunk 2 of 2 did not match at or after line 5"));
     }
 
     #[test]
@@ -536,7 +536,7 @@ mod tests {
         let err = run("alpha\nbeta\ngamma\ndelta", "@@\n beta\n-gamma2\n+x\n").unwrap_err();
         assert_eq!(
             err,
-            "apply_patch failed (no-change): context mismatch in 'f': chunk 1 of 1 did not match at or after line 1. Expected lines:\n  | beta\n  | gamma2\nNearest candidate region (lines 2-3):\n  | beta\n  | gamma\nRe-read the file and retry with context lines copied exactly from it."
+            "apply_patch failed (no-change): context mismatch in 'f'. Chunk 1 of 1 did not match at or after line 1. Expected lines:\n  | beta\n  | gamma2\nNearest candidate region (lines 2-3):\n  | beta\n  | gamma\nRe-read the file and retry with context lines copied exactly from it."
         );
         let err = run("alpha", "@@\n-zzz\n").unwrap_err();
         assert!(err.contains("No similar lines were found in the file."), "{err}");

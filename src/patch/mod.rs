@@ -102,7 +102,7 @@ fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
         )),
         Err(e) => Err(PatchError::no_change(
             "workspace-unavailable",
-            format!("workspace folder is not accessible ({}): '{}'", error::errno_name(&e), cwd.display()),
+            format!("workspace folder is not accessible ({}): '{}'", crate::errno::code(&e), cwd.display()),
         )),
     }
 }

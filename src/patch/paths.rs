@@ -37,7 +37,7 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     let not_relative = || {
         PatchError::no_change(
             "invalid-path",
-            format!("patch paths must be relative workspace files: '{}'", shown(raw)),
+            format!("patch paths must be relative workspace files. Got '{}': use a path relative to the workspace.", shown(raw)),
         )
     };
     if raw.is_empty() || raw.contains('\0') || raw.starts_with('/') || raw.starts_with('\\') {
@@ -57,7 +57,7 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     if kept.is_empty() {
         return Err(PatchError::no_change(
             "workspace-root",
-            format!("patch paths cannot resolve to the workspace root: '{}'", shown(raw)),
+            format!("patch paths cannot resolve to the workspace root. Got '{}': name a file inside the workspace.", shown(raw)),
         ));
     }
     let rel = kept.join("/");
@@ -98,7 +98,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
                     "read-failed",
                     format!(
                         "path could not be inspected ({}): '{}'",
-                        super::error::errno_name(&e),
+                        crate::errno::code(&e),
                         shown(&p.rel)
                     ),
                 ))
@@ -109,7 +109,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
             return Err(PatchError::no_change(
                 "symlink-component",
                 format!(
-                    "visible symlink components are not allowed: '{}' ('{}' is a symlink). Patch the real path instead",
+                    "visible symlink components are not allowed. '{}' goes through the symlink '{}': patch the real path instead.",
                     shown(&p.rel),
                     shown(&component)
                 ),
@@ -119,7 +119,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
             return Err(PatchError::no_change(
                 "non-directory-component",
                 format!(
-                    "non-directory path component in '{}' ('{}' is not a directory)",
+                    "non-directory path component in '{}'. '{}' is not a directory.",
                     shown(&p.rel),
                     shown(&component)
                 ),
@@ -219,19 +219,19 @@ mod tests {
         assert_eq!(validate(Path::new("/ws"), "a/b").unwrap().abs, PathBuf::from("/ws/a/b"));
         for bad in ["", "/etc/passwd", "\\x", "C:/x", "a/c:/x", "a\0b"] {
             assert!(
-                v(bad).unwrap_err().starts_with("apply_patch failed (no-change): patch paths must be relative workspace files: '"),
+                v(bad).unwrap_err().starts_with("apply_patch failed (no-change): patch paths must be relative workspace files. Got '"),
                 "{bad:?}"
             );
         }
         assert_eq!(
             v("a\0b").unwrap_err(),
-            "apply_patch failed (no-change): patch paths must be relative workspace files: 'a\\u{0}b'"
+            "apply_patch failed (no-change): patch paths must be relative workspace files. Got 'a\\u{0}b': use a path relative to the workspace."
         );
         assert_eq!(v("../x").unwrap_err(), "apply_patch failed (no-change): path traversal is not allowed: '../x'");
         assert_eq!(v("a/..\\..\\x").unwrap_err(), "apply_patch failed (no-change): path traversal is not allowed: 'a/..\\..\\x'");
         assert_eq!(
             v("./").unwrap_err(),
-            "apply_patch failed (no-change): patch paths cannot resolve to the workspace root: './'"
+            "apply_patch failed (no-change): patch paths cannot resolve to the workspace root. Got './': name a file inside the workspace."
         );
         assert_eq!(validate(Path::new("/ws"), ".").unwrap_err().code, "workspace-root");
     }

@@ -1,7 +1,8 @@
 //! Preflight: everything that can be checked before the first write, for the whole patch. A patch that passes
 //! becomes a [`Plan`] holding every new file content; a patch that fails changes nothing.
 
-use super::error::{errno_name, PatchError};
+use super::error::PatchError;
+use crate::errno::code as errno_name;
 use super::matcher;
 use super::parser::{Hunk, Patch};
 use super::paths::{self, Found, PatchPath};
@@ -62,14 +63,14 @@ fn must_be_source(p: &PatchPath, found: Found) -> Result<(u64, u64, u32), PatchE
         Found::Missing => Err(PatchError::no_change(
             "source-missing",
             format!(
-                "source does not exist: '{}'. Re-read the workspace; use Add File to create a new file",
+                "source does not exist. '{}' was not found: re-read the workspace; use Add File to create a new file.",
                 paths::shown(&p.rel)
             ),
         )),
         Found::Other => Err(PatchError::no_change(
             "source-not-regular",
             format!(
-                "source is not a regular file: '{}'. This tool edits regular files only",
+                "source is not a regular file. '{}' is not a regular file: this tool edits regular files only.",
                 paths::shown(&p.rel)
             ),
         )),
@@ -82,7 +83,7 @@ fn must_be_absent(p: &PatchPath, found: Found) -> Result<(), PatchError> {
         _ => Err(PatchError::no_change(
             "destination-exists",
             format!(
-                "destination already exists: '{}'. Use Update File to change it, or delete it in an earlier patch",
+                "destination already exists. '{}' exists: use Update File to change it, or delete it in an earlier patch.",
                 paths::shown(&p.rel)
             ),
         )),

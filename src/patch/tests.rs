@@ -152,15 +152,15 @@ fn path_rule_refusals() {
     put(r, "a.txt", b"a\n");
     assert_eq!(
         refused(r, "*** Add File: /etc/x\n+x\n"),
-        "apply_patch failed (no-change): patch paths must be relative workspace files: '/etc/x'"
+        "apply_patch failed (no-change): patch paths must be relative workspace files. Got '/etc/x': use a path relative to the workspace."
     );
     assert_eq!(
         refused(r, "*** Add File:\n+x\n"),
-        "apply_patch failed (no-change): patch paths must be relative workspace files: ''"
+        "apply_patch failed (no-change): patch paths must be relative workspace files. Got '': use a path relative to the workspace."
     );
     assert_eq!(
         refused(r, "*** Add File: C:/x\n+x\n"),
-        "apply_patch failed (no-change): patch paths must be relative workspace files: 'C:/x'"
+        "apply_patch failed (no-change): patch paths must be relative workspace files. Got 'C:/x': use a path relative to the workspace."
     );
     assert_eq!(
         refused(r, "*** Add File: sub/../../x\n+x\n"),
@@ -168,7 +168,7 @@ fn path_rule_refusals() {
     );
     assert_eq!(
         refused(r, "*** Delete File: ./.\n"),
-        "apply_patch failed (no-change): patch paths cannot resolve to the workspace root: './.'"
+        "apply_patch failed (no-change): patch paths cannot resolve to the workspace root. Got './.': name a file inside the workspace."
     );
 }
 
@@ -183,10 +183,10 @@ fn symlink_components_are_refused() {
     symlink(outside.path(), r.join("out")).unwrap();
     assert_eq!(
         refused(r, "*** Update File: link/f.txt\n-x\n+y\n"),
-        "apply_patch failed (no-change): visible symlink components are not allowed: 'link/f.txt' ('link' is a symlink). Patch the real path instead"
+        "apply_patch failed (no-change): visible symlink components are not allowed. 'link/f.txt' goes through the symlink 'link': patch the real path instead."
     );
-    assert!(refused(r, "*** Delete File: flink\n").contains("visible symlink components are not allowed: 'flink'"));
-    assert!(refused(r, "*** Add File: out/new.txt\n+x\n").contains("('out' is a symlink)"));
+    assert!(refused(r, "*** Delete File: flink\n").contains("visible symlink components are not allowed. 'flink'"));
+    assert!(refused(r, "*** Add File: out/new.txt\n+x\n").contains("goes through the symlink 'out'"));
     assert!(outside.path().read_dir().unwrap().next().is_none());
 }
 
@@ -196,7 +196,7 @@ fn file_used_as_directory_is_refused() {
     put(d.path(), "a.txt", b"x\n");
     assert_eq!(
         refused(d.path(), "*** Add File: a.txt/b/c.txt\n+x\n"),
-        "apply_patch failed (no-change): non-directory path component in 'a.txt/b/c.txt' ('a.txt' is not a directory)"
+        "apply_patch failed (no-change): non-directory path component in 'a.txt/b/c.txt'. 'a.txt' is not a directory."
     );
 }
 
@@ -235,22 +235,22 @@ fn source_and_destination_refusals() {
     fs::create_dir(r.join("folder")).unwrap();
     assert_eq!(
         refused(r, "*** Update File: missing.txt\n-x\n+y\n"),
-        "apply_patch failed (no-change): source does not exist: 'missing.txt'. Re-read the workspace; use Add File to create a new file"
+        "apply_patch failed (no-change): source does not exist. 'missing.txt' was not found: re-read the workspace; use Add File to create a new file."
     );
     assert_eq!(
         refused(r, "*** Delete File: missing.txt\n"),
-        "apply_patch failed (no-change): source does not exist: 'missing.txt'. Re-read the workspace; use Add File to create a new file"
+        "apply_patch failed (no-change): source does not exist. 'missing.txt' was not found: re-read the workspace; use Add File to create a new file."
     );
     assert_eq!(
         refused(r, "*** Delete File: folder\n"),
-        "apply_patch failed (no-change): source is not a regular file: 'folder'. This tool edits regular files only"
+        "apply_patch failed (no-change): source is not a regular file. 'folder' is not a regular file: this tool edits regular files only."
     );
     assert_eq!(
         refused(r, "*** Add File: a.txt\n+x\n"),
-        "apply_patch failed (no-change): destination already exists: 'a.txt'. Use Update File to change it, or delete it in an earlier patch"
+        "apply_patch failed (no-change): destination already exists. 'a.txt' exists: use Update File to change it, or delete it in an earlier patch."
     );
-    assert!(refused(r, "*** Add File: folder\n+x\n").contains("destination already exists: 'folder'"));
-    assert!(refused(r, "*** Update File: a.txt\n*** Move to: b.txt\n-x\n+z\n").contains("destination already exists: 'b.txt'"));
+    assert!(refused(r, "*** Add File: folder\n+x\n").contains("destination already exists. 'folder' exists"));
+    assert!(refused(r, "*** Update File: a.txt\n*** Move to: b.txt\n-x\n+z\n").contains("destination already exists. 'b.txt' exists"));
 }
 
 #[test]
@@ -285,7 +285,7 @@ fn mismatch_in_the_third_file_leaves_the_first_two_untouched() {
         r,
         "*** Update File: one.txt\n-1\n+one\n*** Add File: new/two.txt\n+x\n*** Update File: three.txt\n-33\n+three\n",
     );
-    assert!(msg.starts_with("apply_patch failed (no-change): context mismatch in 'three.txt': chunk 1 of 1"), "{msg}");
+    assert!(msg.starts_with("apply_patch failed (no-change): context mismatch in 'three.txt'. Chunk 1 of 1"), "{msg}");
     assert!(!r.join("new").exists());
     let amb = refused(r, "*** Update File: one.txt\n-1\n+one\n*** Add File: q\n+\n*** Update File: q\n+x\n");
     assert!(amb.contains("conflicting patch paths"), "{amb}");
@@ -297,7 +297,7 @@ fn ambiguous_context_is_refused_on_disk() {
     put(d.path(), "f", b"x\ny\nx\n");
     assert_eq!(
         refused(d.path(), "*** Update File: f\n-x\n+z\n"),
-        "apply_patch failed (no-change): ambiguous context in 'f': chunk 1 of 1 matches at line 1 and at line 3 (searching from line 1). Add more unchanged context lines so the chunk matches exactly once"
+        "apply_patch failed (no-change): ambiguous context in 'f'. Chunk 1 of 1 matches at line 1 and at line 3 (searching from line 1). Add more unchanged context lines so the chunk matches exactly once"
     );
 }
 

@@ -287,7 +287,7 @@ impl Manager {
         Ok(job)
     }
 
-    fn lookup(&self, id: &str) -> Result<Arc<Job>, ShellError> {
+    pub(super) fn lookup(&self, id: &str) -> Result<Arc<Job>, ShellError> {
         let mut reg = self.reg.lock().unwrap();
         if reg.closed {
             return Err(manager_closed());
@@ -390,6 +390,8 @@ impl Manager {
                 r = rx => delivery = Some(r.unwrap_or(Delivery::Unknown)),
                 _ = tokio::time::sleep_until(deadline) => delivery = Some(Delivery::Unknown),
                 _ = cancelled(&ctx.cancel) => {
+                    // Only the call's share goes: the queued StdinOp owns its own share of the ticket, so the
+                    // admission stays counted until the writer settles it (written, failed or discarded).
                     drop(ticket_hold);
                     if ctx.stop_on_cancel { self.spawn_stop(&job); }
                     return Err(aborted(Some(&job.id), ctx.stop_on_cancel));

@@ -170,6 +170,51 @@ async fn stdin_admission_limits() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_input_call_keeps_admission_until_its_write_settles() {
+    let (_d, m) = manager_with(fast_stop());
+    // a program that never reads stdin: the cancelled call's write stays queued in the writer
+    let r = exec(&m, json!({"cmd": "sleep 30", "yield_time_ms": 0})).await.unwrap();
+    let id = r.session_id.clone();
+    let cancel = Cancel::new();
+    let c = CallContext { cancel: Some(cancel.clone()), stop_on_cancel: false, ..ctx() };
+    let m2 = m.clone();
+    let args = json!({"session_id": id, "chars": "x".repeat(262_144), "yield_time_ms": 30_000});
+    let call = tokio::spawn(async move { m2.write_stdin(&args, c).await });
+    let mut admitted = false;
+    for _ in 0..1500 {
+        let r = write(&m, json!({"session_id": id, "yield_time_ms": 0})).await.unwrap();
+        if r.stdin.pending_calls == 1 {
+            admitted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(admitted, "the input call was admitted");
+    cancel.cancel();
+    assert_eq!(call.await.unwrap().unwrap_err().code, "aborted");
+    // the call is gone but its write is still queued: admission stays counted and the limit still holds
+    let r = write(&m, json!({"session_id": id, "yield_time_ms": 0})).await.unwrap();
+    assert_eq!((r.stdin.pending_bytes, r.stdin.pending_calls), (262_144, 1));
+    let e = write(&m, json!({"session_id": id, "chars": "y"})).await.unwrap_err();
+    assert_eq!(e.code, "stdin-overload");
+    // stopping breaks the pipe: the writer settles the queued write and only then releases its admission
+    let job = m.lookup(&id).unwrap();
+    m.terminate(&id).await.unwrap();
+    let mut released = false;
+    for _ in 0..1500 {
+        let st = job.state.lock().unwrap();
+        if st.stdin_pending_bytes == 0 && st.stdin_pending_calls == 0 {
+            released = true;
+            break;
+        }
+        drop(st);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(released, "admission released once the write settled");
+    m.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_pipe_reports_unknown_delivery() {
     let (_d, m) = manager();
     // closes its stdin early, keeps running
