@@ -8,6 +8,7 @@ import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { runInvocationHooks } from "../hooks.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -80,11 +81,8 @@ export function register(host: ToolkitHost): void {
 			// nothing, so the context hook's env is not used.
 			const call = { tool: TOOL_NAME, path: "direct", cwd } as const;
 			if (host.hooks.context || host.hooks.policy) {
-				if (host.hooks.context) await host.hooks.context({ ...call });
-				if (host.hooks.policy) {
-					const d = await host.hooks.policy({ ...call });
-					if (!d?.allow) throw new Error(`policy-denied: ${d?.reason ?? "The invocation policy denied this call."} Nothing was changed.`);
-				}
+				const hooked = await runInvocationHooks(host.hooks, call);
+				if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was changed.`);
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			}
 			const result = await underQueues(touched.paths, async () => {

@@ -8,6 +8,7 @@ import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { runInvocationHooks } from "../hooks.ts";
 
 /** The gate message when the pair is not admitted. */
 export const SHELL_NOT_ENABLED =
@@ -104,12 +105,9 @@ export function register(host: ToolkitHost): void {
 		const cwd: string = ctx?.cwd ?? process.cwd();
 		const call: InvocationCall = { tool, path: "direct", cwd };
 		if (tool === "write_stdin") call.sessionId = norm.request.sessionId;
-		let env: Record<string, string> | undefined;
-		if (host.hooks.context) env = (await host.hooks.context({ ...call }))?.env;
-		if (host.hooks.policy) {
-			const d = await host.hooks.policy({ ...call });
-			if (!d?.allow) throw new Error(`policy-denied: ${d?.reason ?? "The invocation policy denied this call."} Nothing was started.`);
-		}
+		const hooked = await runInvocationHooks(host.hooks, call);
+		if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was started.`);
+		const env = hooked.env;
 		// Hooks may be async: the capability or the session may have changed meanwhile.
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (mgr !== manager) throw new Error(MANAGER_REPLACED);
