@@ -3,7 +3,7 @@
 // (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
@@ -158,6 +158,21 @@ test("a nested patch waits for Pi's file mutation queue of the paths it touches 
 	const r = await run;
 	assert.equal(r.details.result, "Applied patch:\n- add queued.txt");
 	assert.equal(readFileSync(target, "utf8"), "late\n");
+});
+
+test("a nested patch fails closed when Pi's file mutation queue cannot be taken (nothing changed)", async () => {
+	const { call, host, life } = fakeHost({ approvalMode: "always" });
+	host.approvalMode = "always";
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-fail-"));
+	// realpath of a path under a self-referencing symlink fails with ELOOP: Pi's queue rejects.
+	symlinkSync("loop", join(dir, "loop"));
+	const code = 'return await tools.apply_patch("*** Begin Patch\\n*** Add File: loop/x.txt\\n+x\\n*** Add File: ok.txt\\n+ok\\n*** End Patch").then(() => "ran", e => e.code + ": " + e.message)';
+	const r = await call("exec", { code }, { ctx: { cwd: dir, hasUI: false } });
+	assert.match(r.details.result, /^unavailable: apply_patch failed: Pi's file mutation queue could not be taken/);
+	assert.equal(existsSync(join(dir, "ok.txt")), false, "nothing was written");
+	// The queue of the other path is free again: Pi's own mutation of it runs.
+	assert.equal(await withFileMutationQueue(join(dir, "ok.txt"), async () => "free"), "free");
+	await life.codeMode.shutdown();
 });
 
 test("nested shell calls go to the shell manager the Shell glue published", async () => {

@@ -95,13 +95,14 @@ pub trait HostGate: Send + Sync + 'static {
     fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer>;
 }
 
-/// A gate that allows everything without approval (tests).
+/// A gate that allows everything without approval and grants every file lock a lease (tests).
 #[cfg(test)]
 pub struct AllowAll;
 #[cfg(test)]
 impl HostGate for AllowAll {
-    fn ask(&self, _req: GateRequest) -> BoxFuture<GateAnswer> {
-        Box::pin(async { GateAnswer { allow: true, ..Default::default() } })
+    fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer> {
+        let lease = (req.phase == "lock").then(|| "lease-test".to_string());
+        Box::pin(async move { GateAnswer { allow: true, lease, ..Default::default() } })
     }
 }
 

@@ -380,22 +380,40 @@ impl NestedTask {
                 // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
                 // its end (a started commit finishes); other calls end their wait when the cell is sealed.
                 let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
+                // Fail closed: without a held lease the mutation does not run (nothing is changed).
                 let lease = match paths {
-                    Some(p) if !p.is_empty() => self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await.lease,
-                    _ => None,
+                    Some(p) if !p.is_empty() => {
+                        let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
+                        match a.lease {
+                            Some(l) if a.allow => Ok(Some(l)),
+                            stray => {
+                                if let Some(l) = stray {
+                                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(l))).await;
+                                }
+                                Err(lock_refused(&self.tool, a.code, a.reason))
+                            }
+                        }
+                    }
+                    _ => Ok(None),
                 };
-                let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
-                let r = if self.tool == "apply_patch" {
-                    Ended::Reply(fut.await)
-                } else {
-                    tokio::select! {
-                        _ = sealed(&mut seal) => Ended::Abandoned,
-                        r = fut => Ended::Reply(r),
+                let r = match lease {
+                    Err(e) => Ended::Reply(Err(e)),
+                    Ok(lease) => {
+                        let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
+                        let r = if self.tool == "apply_patch" {
+                            Ended::Reply(fut.await)
+                        } else {
+                            tokio::select! {
+                                _ = sealed(&mut seal) => Ended::Abandoned,
+                                r = fut => Ended::Reply(r),
+                            }
+                        };
+                        if let Some(lease) = lease {
+                            let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
+                        }
+                        r
                     }
                 };
-                if let Some(lease) = lease {
-                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
-                }
                 drop(permits);
                 // Back to the "queued" column so the common settlement below is uniform.
                 let mut st = cell.st.lock().unwrap();
@@ -956,6 +974,18 @@ impl CodeManager {
 }
 
 /// Resolves once the cell is sealed (failure, terminate, close).
+/// The error of a nested mutation whose host file lock was not granted (the mutation never ran).
+fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> CodeError {
+    CodeError::new(
+        code.as_deref().unwrap_or("unavailable"),
+        format!(
+            "{} failed: Pi's file mutation queue could not be taken for its paths ({}); nothing was changed. Retry the call.",
+            tool,
+            reason.as_deref().unwrap_or("no lease was granted")
+        ),
+    )
+}
+
 async fn sealed(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
 }

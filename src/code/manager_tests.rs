@@ -263,6 +263,7 @@ async fn approval_flow_for_nested_apply_patch() {
                 "policy" => GateAnswer { allow: true, needs_approval: req.tool == "apply_patch", ..Default::default() },
                 _ if req.preview.as_deref().unwrap_or("").contains("NO") => GateAnswer { allow: false, code: Some("approval-denied".into()), ..Default::default() },
                 _ if req.preview.as_deref().unwrap_or("").contains("NOUI") => unreachable!(),
+                "lock" => GateAnswer { allow: true, lease: Some("L".into()), ..Default::default() },
                 _ => GateAnswer { allow: true, ..Default::default() },
             }
         }) as BoxFuture<GateAnswer>
@@ -527,4 +528,35 @@ async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
             "unlock:None:Some(\"L1\"):ran=1".to_string(),
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leaseless() {
+    // (allow, lease) answers of the "lock" phase that must all stop the mutation before it runs.
+    for (allow, lease) in [(false, None), (true, None), (false, Some("STRAY"))] {
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let l2 = log.clone();
+        let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
+            l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+            let lease = lease.map(String::from);
+            Box::pin(async move {
+                if req.phase == "lock" {
+                    GateAnswer { allow, lease, code: (!allow).then(|| "unavailable".into()), reason: (!allow).then(|| "queue failed".into()), ..Default::default() }
+                } else {
+                    GateAnswer { allow: true, ..Default::default() }
+                }
+            }) as BoxFuture<GateAnswer>
+        })));
+        let r = run(&m, "return await tools.apply_patch('*** Begin Patch').then(() => 'ran', e => e.code + ': ' + e.message)").await;
+        let out = r.result.unwrap();
+        assert!(out.starts_with("unavailable: apply_patch failed"), "{allow} {lease:?}: {out}");
+        assert!(out.contains("nothing was changed"), "{out}");
+        assert!(fake.calls.lock().unwrap().is_empty(), "{allow} {lease:?}: the patch executor must not run");
+        let log = log.lock().unwrap().clone();
+        if lease.is_some() {
+            assert_eq!(log.last().unwrap(), "unlock:Some(\"STRAY\")", "a stray lease is handed back");
+        } else {
+            assert!(!log.iter().any(|l| l.starts_with("unlock")), "{log:?}");
+        }
+    }
 }

@@ -114,7 +114,10 @@ export function register(host: ToolkitHost): void {
 	const leases = new Map<string, () => void>();
 	let leaseSeq = 0;
 
-	/** Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock. */
+	/**
+	 * Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock.
+	 * Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation.
+	 */
 	async function lock(paths: string[]): Promise<any> {
 		const sorted = [...new Set(paths)].sort();
 		let release!: () => void;
@@ -123,15 +126,32 @@ export function register(host: ToolkitHost): void {
 		const held = new Promise<void>((r) => (acquired = r));
 		const take = (i: number): Promise<void> =>
 			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
-		take(0).catch(() => acquired());
-		await held;
+		const failed = take(0).then(
+			() => undefined,
+			(e: any) => e ?? new Error("the file mutation queue failed"),
+		);
+		const outcome = await Promise.race([held.then(() => undefined), failed]);
+		if (outcome !== undefined) {
+			release();
+			return {
+				allow: false,
+				code: "unavailable",
+				reason: `Pi's file mutation queue failed: ${outcome?.message ?? String(outcome)}`,
+			};
+		}
 		const lease = `lease-${++leaseSeq}`;
 		leases.set(lease, release);
 		return { allow: true, lease };
 	}
 
 	async function gate(req: any): Promise<any> {
-		if (req.phase === "lock") return lock(req.paths ?? []);
+		if (req.phase === "lock") {
+			try {
+				return await lock(req.paths ?? []);
+			} catch (e: any) {
+				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${e?.message ?? String(e)}` };
+			}
+		}
 		if (req.phase === "unlock") {
 			leases.get(req.lease)?.();
 			leases.delete(req.lease);
