@@ -368,7 +368,7 @@ test("nested apply_patch uses the patch executor (containment, exact failure tex
 	const { join } = await import("node:path");
 	const dir = mkdtempSync(join(tmpdir(), "pct-code-patch-"));
 	const asked = [];
-	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false }) });
+	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false, lease: req.phase === "lock" ? "L" : undefined }) });
 	m.setAdmitted(["apply_patch"]);
 	const r = await runCell(m, `
 		const ok = await tools.apply_patch("*** Begin Patch\\n*** Add File: sub/made.txt\\n+from a cell\\n*** End Patch");
