@@ -175,6 +175,39 @@ test("a nested patch fails closed when Pi's file mutation queue cannot be taken 
 	await life.codeMode.shutdown();
 });
 
+test("leases a nested patch still holds are released by the codeMode lifecycle (disabled, beforeSwitch, shutdown)", { timeout: 60000 }, async () => {
+	const { createRequire } = await import("node:module");
+	const addon = createRequire(import.meta.url)("../index.js");
+	const Original = addon.CodeManager;
+	let gate;
+	addon.CodeManager = class extends Original {
+		constructor(g) {
+			super(g);
+			gate = g;
+		}
+	};
+	try {
+		for (const phase of ["disabled", "beforeSwitch", "shutdown"]) {
+			const { call, life, host } = fakeHost();
+			await call("exec", { code: "return 1" }); // creates the manager, capturing its gate
+			const dir = mkdtempSync(join(tmpdir(), "pct-code-lease-"));
+			const file = join(dir, "held.txt");
+			// A lock whose unlock never arrives (failed callback, dropped task).
+			const ans = await gate({ phase: "lock", tool: "apply_patch", cellId: "1", cwd: dir, paths: [file] });
+			assert.equal(ans.allow, true);
+			assert.match(ans.lease, /^lease-/);
+			assert.equal(host.shared.get("code.heldLeases")(), 1);
+			await life.codeMode[phase]();
+			assert.equal(host.shared.get("code.heldLeases")(), 0, phase);
+			// Pi's own mutation of the path runs (it would wait forever on a leaked lease).
+			assert.equal(await withFileMutationQueue(file, async () => "ran"), "ran", phase);
+			await life.codeMode.shutdown();
+		}
+	} finally {
+		addon.CodeManager = Original;
+	}
+});
+
 test("nested shell calls go to the shell manager the Shell glue published", async () => {
 	const tools = new Map();
 	const host = {

@@ -171,6 +171,9 @@ pub mod fake {
                 if tool == "apply_patch" && me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {
                     me.patch_overlap.fetch_add(1, Ordering::SeqCst);
                 }
+                if args.get("panic").and_then(|v| v.as_bool()) == Some(true) {
+                    panic!("fake adapter panic");
+                }
                 let sleep = args.get("sleep_ms").and_then(|v| v.as_u64()).unwrap_or(0);
                 if sleep > 0 {
                     tokio::time::sleep(Duration::from_millis(sleep)).await;

@@ -384,11 +384,13 @@ impl NestedTask {
                 let lease = match paths {
                     Some(p) if !p.is_empty() => {
                         let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
-                        match a.lease {
-                            Some(l) if a.allow => Ok(Some(l)),
+                        // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
+                        let guard = a.lease.map(|l| LeaseGuard::new(self.mgr.gate.clone(), self.mgr.rt.clone(), self.gate_req("unlock", None, Some(l))));
+                        match guard {
+                            Some(g) if a.allow => Ok(Some(g)),
                             stray => {
-                                if let Some(l) = stray {
-                                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(l))).await;
+                                if let Some(g) = stray {
+                                    g.release().await;
                                 }
                                 Err(lock_refused(&self.tool, a.code, a.reason))
                             }
@@ -409,7 +411,7 @@ impl NestedTask {
                             }
                         };
                         if let Some(lease) = lease {
-                            let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
+                            lease.release().await;
                         }
                         r
                     }
@@ -973,7 +975,36 @@ impl CodeManager {
     }
 }
 
-/// Resolves once the cell is sealed (failure, terminate, close).
+/// A held host file lease (Pi's file mutation queue). Dropping it without [`LeaseGuard::release`] (task dropped,
+/// panic, runtime shutdown) still sends the "unlock" request, so Pi's own edit/write never wait forever.
+struct LeaseGuard {
+    gate: Arc<dyn HostGate>,
+    rt: Handle,
+    unlock: Option<GateRequest>,
+}
+
+impl LeaseGuard {
+    fn new(gate: Arc<dyn HostGate>, rt: Handle, unlock: GateRequest) -> Self {
+        LeaseGuard { gate, rt, unlock: Some(unlock) }
+    }
+
+    /// Sends "unlock" and waits for the host's answer. A failed answer is not retried here: the TypeScript side
+    /// releases every outstanding lease when Code Mode is cleaned up or shut down.
+    async fn release(mut self) {
+        if let Some(req) = self.unlock.take() {
+            let _ = self.gate.ask(req).await;
+        }
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        if let Some(req) = self.unlock.take() {
+            self.rt.spawn(self.gate.ask(req));
+        }
+    }
+}
+
 /// The error of a nested mutation whose host file lock was not granted (the mutation never ran).
 fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> CodeError {
     CodeError::new(
@@ -986,6 +1017,7 @@ fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> Cod
     )
 }
 
+/// Resolves once the cell is sealed (failure, terminate, close).
 async fn sealed(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
 }

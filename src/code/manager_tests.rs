@@ -560,3 +560,26 @@ async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leasele
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let l2 = log.clone();
+    let (m, _fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
+        l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+        Box::pin(async move { GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L9".to_string()), ..Default::default() } })
+            as BoxFuture<GateAnswer>
+    })));
+    // The executor panics while the lease is held: the task is torn down without reaching its unlock line.
+    let r = m.exec(json!({"code": "await tools.apply_patch({patch: 'x', panic: true})", "yield_time_ms": 0}), outer()).await.unwrap();
+    for _ in 0..20000 {
+        if log.lock().unwrap().iter().any(|l| l.starts_with("unlock")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(*log.lock().unwrap(), vec!["policy:None".to_string(), "lock:None".into(), "unlock:Some(\"L9\")".into()]);
+    let _ = r;
+    // The cell whose nested call died cannot confirm its stop; only the lease matters here.
+    let _ = m.shutdown().await;
+}

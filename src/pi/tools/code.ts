@@ -153,8 +153,13 @@ export function register(host: ToolkitHost): void {
 			}
 		}
 		if (req.phase === "unlock") {
-			leases.get(req.lease)?.();
+			const release = leases.get(req.lease);
 			leases.delete(req.lease);
+			try {
+				release?.();
+			} catch {
+				// Releasing resolves a promise; nothing else can hold the queue once it is out of the map.
+			}
 			return { allow: true };
 		}
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
@@ -268,10 +273,31 @@ export function register(host: ToolkitHost): void {
 		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("wait", params, signal, onUpdate, ctx),
 	});
 
+	/**
+	 * Releases every file-mutation-queue lease still held for nested patches (Rust always asks to unlock, but
+	 * an unlock that never reaches us — failed callback, dropped task — must not keep Pi's edit/write waiting).
+	 */
+	const releaseLeases = () => {
+		const held = [...leases.values()];
+		leases.clear();
+		for (const release of held) {
+			try {
+				release();
+			} catch {
+				// see unlock
+			}
+		}
+	};
+	host.shared.set("code.heldLeases", () => leases.size);
+
 	/** Whether the last cleanup of cells could not be confirmed (reported as cleanupPending in diagnostics). */
 	let cleanupPending = false;
 	const cleanup = async (): Promise<boolean> => {
-		cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
+		try {
+			cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
+		} finally {
+			releaseLeases();
+		}
 		return !cleanupPending;
 	};
 	host.shared.set("code.cleanupPending", () => cleanupPending);
@@ -284,7 +310,11 @@ export function register(host: ToolkitHost): void {
 			const old = manager;
 			manager = null;
 			cleanupPending = false;
-			if (old) await old.shutdown();
+			try {
+				if (old) await old.shutdown();
+			} finally {
+				releaseLeases();
+			}
 		},
 		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
 		disabled: async () => {
