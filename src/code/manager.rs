@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -140,7 +140,7 @@ impl Cell {
     }
 
     fn progress(&self, rec: ProgressRecord) {
-        let f = self.observer.lock().unwrap().clone();
+        let f = self.observer.lock().unwrap_or_else(PoisonError::into_inner).clone();
         if let Some(f) = f {
             if f.sent.fetch_add(1, Ordering::SeqCst) < MAX_PROGRESS_RECORDS {
                 (f.sink)(rec);
@@ -209,7 +209,7 @@ fn refusal(code: &str, message: String) -> CallRefusal {
 impl EngineSink for Sink {
     fn text(&self, text: &str) {
         let Some(cell) = self.cell.upgrade() else { return };
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(r) = st.recovery.as_mut() {
             r.write(text);
         } else if st.transcript.len() + text.len() <= OUTPUT_BUFFER_BYTES {
@@ -230,7 +230,7 @@ impl EngineSink for Sink {
             return Err(refusal("closed", "The code manager is closed.".into()));
         };
         let fail = |code: &str, message: String| {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.failed += 1;
             drop(st);
             cell.progress(ProgressRecord {
@@ -258,7 +258,7 @@ impl EngineSink for Sink {
                 format!("Tool \"{name}\" was not declared in \"uses\" for this cell. Declared tools: {list}"),
             );
         }
-        if !mgr.state.lock().unwrap().admitted.iter().any(|a| a == name) {
+        if !mgr.state.lock().unwrap_or_else(PoisonError::into_inner).admitted.iter().any(|a| a == name) {
             return fail(
                 "adapter-disabled",
                 format!("Tool \"{name}\" is not enabled right now; enable it in /pct config or stop calling it."),
@@ -274,7 +274,7 @@ impl EngineSink for Sink {
         // 4. byte reservation
         let size = args_json.len();
         {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             let outstanding = (st.queued + st.dispatched) as usize;
             let why = if size > MAX_NESTED_PAYLOAD_BYTES {
                 Some(format!("The arguments of tools.{name} are {size} bytes; a single argument may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes."))
@@ -314,7 +314,7 @@ impl EngineSink for Sink {
 
     fn done(&self, outcome: Outcome) {
         let Some(cell) = self.cell.upgrade() else { return };
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_some() {
             // The stop was reported unconfirmed earlier; the thread has now really ended.
             st.unknown_outcome = false;
@@ -372,7 +372,7 @@ impl NestedTask {
             Some(Err(e)) => Ended::Reply(Err(e)),
             Some(Ok((env, permits))) => {
                 {
-                    let mut st = cell.st.lock().unwrap();
+                    let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
                     st.queued -= 1;
                     st.dispatched += 1;
                 }
@@ -418,7 +418,7 @@ impl NestedTask {
                 };
                 drop(permits);
                 // Back to the "queued" column so the common settlement below is uniform.
-                let mut st = cell.st.lock().unwrap();
+                let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
                 st.dispatched -= 1;
                 st.queued += 1;
                 r
@@ -464,7 +464,7 @@ impl NestedTask {
             code,
         });
         {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.queued -= 1;
             st.outstanding_bytes -= self.size;
             match &ended {
@@ -487,7 +487,7 @@ impl NestedTask {
             cell.settle_check(&mut st);
         }
         if let Ended::Reply(r) = &ended {
-            let engine = cell.engine.lock().unwrap();
+            let engine = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(h) = engine.as_ref() {
                 match r {
                     Ok(v) => h.reply(self.id, true, v.to_string()),
@@ -608,28 +608,28 @@ impl CodeManager {
 
     /// The adapters currently admitted (the host calls this on every exec/wait and whenever admission changes).
     pub fn set_admitted(&self, names: Vec<String>) {
-        self.inner.state.lock().unwrap().admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
     }
 
     /// Test hook: how long unread terminal results are kept.
     #[cfg(test)]
     pub fn set_unread_ttl(&self, ttl: Duration) {
-        *self.inner.unread_ttl.lock().unwrap() = ttl;
+        *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner) = ttl;
     }
 
     /// Cells not yet terminal.
     pub fn running_cells(&self) -> usize {
-        self.inner.state.lock().unwrap().cells.values().filter(|c| !c.st.lock().unwrap().terminal).count()
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count()
     }
 
     /// Cells held by the manager (running or terminal and unread).
     pub fn held_cells(&self) -> usize {
-        self.inner.state.lock().unwrap().cells.len()
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.len()
     }
 
     /// Pi's AbortSignal fired for the outer call `call_id`: the cell it observes is terminated.
     pub fn abort(&self, call_id: &str) {
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = st.aborts.get(call_id) {
             tx.send_replace(true);
         } else {
@@ -643,16 +643,16 @@ impl CodeManager {
 
     fn prune(&self, st: &mut MState) {
         let now = Instant::now();
-        let ttl = *self.inner.unread_ttl.lock().unwrap();
+        let ttl = *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner);
         st.cells.retain(|_, c| {
-            let s = c.st.lock().unwrap();
+            let s = c.st.lock().unwrap_or_else(PoisonError::into_inner);
             !(s.terminal && s.terminal_at.map(|t| now.duration_since(t) >= ttl).unwrap_or(false))
         });
         let mut terminal: Vec<(Instant, String)> = st
             .cells
             .values()
             .filter_map(|c| {
-                let s = c.st.lock().unwrap();
+                let s = c.st.lock().unwrap_or_else(PoisonError::into_inner);
                 if s.terminal { s.terminal_at.map(|t| (t, c.id.clone())) } else { None }
             })
             .collect();
@@ -676,7 +676,7 @@ impl CodeManager {
     /// Registers the outer call's abort channel before anything else, so an early abort is not lost.
     fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
         outer.call_id.as_ref().map(|id| {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             let early = st.early_aborts.iter().position(|x| x == id).map(|i| st.early_aborts.remove(i)).is_some();
             let (tx, rx) = watch::channel(early);
             st.aborts.insert(id.clone(), tx);
@@ -686,7 +686,7 @@ impl CodeManager {
 
     fn end_call(&self, outer: &OuterCall) {
         if let Some(id) = &outer.call_id {
-            self.inner.state.lock().unwrap().aborts.remove(id);
+            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).aborts.remove(id);
         }
     }
 
@@ -696,12 +696,12 @@ impl CodeManager {
             return Err(CodeError::new("aborted", "The call was cancelled before it started; no cell ran."));
         }
         let cell = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if st.closed {
                 return Err(CodeError::new("closed", "Code cells are shut down for this session; start a new session."));
             }
             self.prune(&mut st);
-            let running = st.cells.values().filter(|c| !c.st.lock().unwrap().terminal).count();
+            let running = st.cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count();
             if running >= MAX_RUNNING_CELLS {
                 return Err(CodeError::new(
                     "cell-limit",
@@ -730,12 +730,12 @@ impl CodeManager {
         let sink = Arc::new(Sink { cell: Arc::downgrade(&cell), mgr: Arc::downgrade(&self.inner) });
         // Hold the engine slot lock while starting so a fast nested reply finds the handle.
         {
-            let mut slot = cell.engine.lock().unwrap();
+            let mut slot = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
             match engine::start(&input.code, cell.declared.clone(), self.inner.limits.clone(), sink) {
                 Ok(h) => *slot = Some(h),
                 Err(e) => {
                     drop(slot);
-                    self.inner.state.lock().unwrap().cells.remove(&cell.id);
+                    self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
                     return Err(CodeError::new("cell-start-failed", format!("The cell thread could not start ({e}); retry later.")));
                 }
             }
@@ -754,7 +754,7 @@ impl CodeManager {
     async fn wait_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
         let input = parse_wait(&args)?;
         let cell = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             self.prune(&mut st);
             st.cells.get(&input.cell_id).cloned()
         };
@@ -772,11 +772,11 @@ impl CodeManager {
         mut abort_rx: Option<watch::Receiver<bool>>,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
-        if !self.inner.state.lock().unwrap().cells.contains_key(&cell.id) {
+        if !self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.contains_key(&cell.id) {
             return Err(stale(&cell.id));
         }
         let fwd = outer.progress.clone().map(|sink| Arc::new(Forwarder { sink, sent: AtomicUsize::new(0), dropped: AtomicUsize::new(0) }));
-        *cell.observer.lock().unwrap() = fwd.clone();
+        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = fwd.clone();
         let mut aborted = false;
         if terminate {
             self.stop(&cell).await;
@@ -784,7 +784,7 @@ impl CodeManager {
             let mut changed = cell.changed.subscribe();
             let deadline = tokio::time::Instant::now() + Duration::from_millis(yield_ms);
             loop {
-                if cell.st.lock().unwrap().terminal {
+                if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                     break;
                 }
                 let abort_fut = async {
@@ -805,7 +805,7 @@ impl CodeManager {
                 self.stop(&cell).await;
             }
         }
-        *cell.observer.lock().unwrap() = None;
+        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let read = self.read(&cell, budget, fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0));
         if aborted {
             return Err(CodeError::new(
@@ -818,14 +818,14 @@ impl CodeManager {
 
     /// Stops a cell: interrupt + wake, then wait up to 5 s for the thread to confirm.
     async fn stop(&self, cell: &Arc<Cell>) {
-        if let Some(h) = cell.engine.lock().unwrap().as_ref() {
+        if let Some(h) = cell.engine.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             h.cancel();
         }
         cell.seal.send_replace(true);
         let mut changed = cell.changed.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);
         loop {
-            if cell.st.lock().unwrap().terminal {
+            if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                 return;
             }
             tokio::select! {
@@ -834,7 +834,7 @@ impl CodeManager {
             }
         }
         // Not confirmed: report terminated with an unknown outcome.
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_none() {
             st.outcome = Some(Outcome::Terminated);
         }
@@ -845,7 +845,7 @@ impl CodeManager {
     }
 
     fn read(&self, cell: &Arc<Cell>, budget: usize, progress_dropped: u64) -> CellRead {
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         let terminal = st.terminal;
         let output_all = std::mem::take(&mut st.output);
         let shown = cut_utf8(&output_all, budget).to_string();
@@ -897,7 +897,7 @@ impl CodeManager {
         let recovery = st.recovery.as_ref().map(|r| r.snapshot());
         if let Some(r) = st.recovery.as_ref() {
             let p = r.path();
-            let mut ms = self.inner.state.lock().unwrap();
+            let mut ms = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if !ms.files.contains(&p) {
                 ms.files.push(p);
             }
@@ -931,7 +931,7 @@ impl CodeManager {
         if terminal && !read.unknown_outcome {
             // Terminal delivery releases the handle; later reads get stale-cell. An unconfirmed stop keeps it
             // so the model can retry wait {terminate: true}.
-            self.inner.state.lock().unwrap().cells.remove(&cell.id);
+            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
         }
         read
     }
@@ -939,15 +939,15 @@ impl CodeManager {
     /// Terminates every cell (session switch/fork, feature disabled). `cleanup-incomplete` when a cell thread
     /// did not confirm within 5 s. The manager stays usable.
     pub async fn cleanup(&self) -> Result<(), CodeError> {
-        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap().cells.values().cloned().collect();
+        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().cloned().collect();
         let mut incomplete = Vec::new();
         for c in &cells {
             self.stop(c).await;
-            if c.st.lock().unwrap().unknown_outcome {
+            if c.st.lock().unwrap_or_else(PoisonError::into_inner).unknown_outcome {
                 incomplete.push(c.id.clone());
             }
         }
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         for c in &cells {
             if !incomplete.contains(&c.id) {
                 st.cells.remove(&c.id);
@@ -965,9 +965,9 @@ impl CodeManager {
 
     /// A real session shutdown: terminate everything, refuse new cells, delete this process's recovery files.
     pub async fn shutdown(&self) -> Result<(), CodeError> {
-        self.inner.state.lock().unwrap().closed = true;
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         let r = self.cleanup().await;
-        let files = std::mem::take(&mut self.inner.state.lock().unwrap().files);
+        let files = std::mem::take(&mut self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).files);
         for f in files {
             let _ = std::fs::remove_file(f);
         }
