@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -130,6 +130,8 @@ struct Cell {
     st: Mutex<CellState>,
     changed: watch::Sender<u64>,
     seal: watch::Sender<bool>,
+    /// The same seal as a flag for blocking executors (nested apply_patch preflight/staging).
+    sealed_flag: Arc<AtomicBool>,
     observe: tokio::sync::Mutex<()>,
     observer: Mutex<Option<Arc<Forwarder>>>,
 }
@@ -327,6 +329,7 @@ impl EngineSink for Sink {
         let became = cell.settle_check(&mut st);
         drop(st);
         if seal {
+            cell.sealed_flag.store(true, Ordering::SeqCst);
             cell.seal.send_replace(true);
         }
         let _ = became;
@@ -376,7 +379,13 @@ impl NestedTask {
                     st.queued -= 1;
                     st.dispatched += 1;
                 }
-                let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env: env.0, shell: env.1 };
+                let ctx = NestedContext {
+                    cwd: cell.cwd.clone(),
+                    cell_id: cell.id.clone(),
+                    env: env.0,
+                    shell: env.1,
+                    cancel: cell.sealed_flag.clone(),
+                };
                 // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
                 // its end (a started commit finishes); other calls end their wait when the cell is sealed.
                 let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
@@ -721,6 +730,7 @@ impl CodeManager {
                 st: Mutex::new(CellState { transcript_complete: true, ..Default::default() }),
                 changed: watch::channel(0).0,
                 seal: watch::channel(false).0,
+                sealed_flag: Arc::new(AtomicBool::new(false)),
                 observe: tokio::sync::Mutex::new(()),
                 observer: Mutex::new(None),
             });
@@ -821,6 +831,7 @@ impl CodeManager {
         if let Some(h) = cell.engine.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             h.cancel();
         }
+        cell.sealed_flag.store(true, Ordering::SeqCst);
         cell.seal.send_replace(true);
         let mut changed = cell.changed.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);

@@ -583,3 +583,15 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
     // The cell whose nested call died cannot confirm its stop; only the lease matters here.
     let _ = m.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_calls_carry_the_cells_seal_as_their_cancel_flag() {
+    let (m, fake) = manager();
+    run(&m, "await tools.apply_patch({patch: 'x'}); return 1").await;
+    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    assert!(!flag.load(Ordering::SeqCst), "a completed cell is not sealed");
+    let r = run(&m, "await tools.apply_patch({patch: 'y'}); throw new Error('stop')").await;
+    assert_eq!(r.status, "failed");
+    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    assert!(flag.load(Ordering::SeqCst), "a failed (sealed) cell sets the flag its patches see");
+}
