@@ -111,7 +111,9 @@ test("progress goes through onUpdate with names and ids only", async () => {
 	const { call } = fakeHost({ hooks: { policy: async () => ({ allow: false, reason: "no" }) } });
 	const updates = [];
 	const r = await call("exec", { code: "await tools.exec_command({cmd: 'secret'}).catch(() => {})" }, { onUpdate: (u) => updates.push(u) });
-	await new Promise((res) => setTimeout(res, 50));
+	// Progress callbacks are non-blocking: poll until both records arrived (bounded), never a fixed delay.
+	for (const t = Date.now(); updates.length < 2 && Date.now() - t < 20000; ) await new Promise((res) => setTimeout(res, 2));
+	await new Promise((res) => setImmediate(res));
 	assert.deepEqual(updates.map((u) => u.content[0].text), [
 		`cell ${r.details.cellId}: exec_command started`,
 		`cell ${r.details.cellId}: exec_command failed (policy-denied)`,

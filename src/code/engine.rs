@@ -462,7 +462,7 @@ mod tests {
         h.cancel();
         let t = Instant::now();
         while rec.done.lock().unwrap().is_none() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
@@ -487,20 +487,20 @@ mod tests {
         let h = start("const r = await tools.echo({a: 1}); print(r.got); const s = await tools.echo('x'); print('never')", vec!["echo".into()], EngineLimits::default(), rec.clone()).unwrap();
         let t = Instant::now();
         while rec.calls.lock().unwrap().is_empty() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         let (id, name, args) = rec.calls.lock().unwrap()[0].clone();
         assert_eq!((name.as_str(), args.as_str()), ("echo", "{\"a\":1}"));
         h.reply(id, true, "{\"got\":42}".into());
         while rec.calls.lock().unwrap().len() < 2 {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(rec.calls.lock().unwrap()[1].2, "\"x\"");
         h.cancel();
         while rec.done.lock().unwrap().is_none() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(*rec.text.lock().unwrap(), "42\n");

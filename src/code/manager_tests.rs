@@ -316,9 +316,25 @@ async fn terminate_cancels_a_call_waiting_for_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_waits_for_tracked_nested_calls() {
-    let (m, fake) = manager();
-    let r = m.exec(json!({"code": "tools.exec_command({cmd: 'bg', sleep_ms: 300}); return 'early'", "yield_time_ms": 30}), outer()).await.unwrap();
-    assert_eq!(r.status, "running", "the program returned but its nested call is still tracked");
+    // The host check holds the nested call until the test releases it (a held gate, not a timer).
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let (m, fake) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let mut rx = rx.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|go| *go).await;
+            GateAnswer { allow: true, ..Default::default() }
+        }) as BoxFuture<GateAnswer>
+    })));
+    let r = m.exec(json!({"code": "tools.exec_command({cmd: 'bg'}); print('returning'); return 'early'", "yield_time_ms": 0}), outer()).await.unwrap();
+    assert_eq!(r.status, "running");
+    let mut out = r.output.clone();
+    while !out.contains("returning") {
+        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        assert_eq!(w.status, "running", "the program returned but its nested call is still tracked");
+        out += &w.output;
+    }
+    tokio::task::yield_now().await;
+    tx.send_replace(true);
     let w = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap();
     assert_eq!(w.status, "completed");
     assert_eq!(w.result.as_deref(), Some("early"));
@@ -326,18 +342,33 @@ async fn completion_waits_for_tracked_nested_calls() {
     assert_eq!(fake.calls.lock().unwrap().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixteen_outstanding_nested_requests_then_overload() {
-    // The host check holds every call for a while (before the 4 adapter slots), so all of them are outstanding.
-    let (m, _) = manager_with(Arc::new(FnGate(|_req: GateRequest| {
-        Box::pin(async {
-            tokio::time::sleep(Duration::from_millis(1000)).await;
+/// Runs `n` nested calls issued at once while the host check holds every one of them until all were issued
+/// (a held gate, no timer), then releases them and returns the cell's result.
+async fn outstanding_burst(n: usize) -> Option<String> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let (m, _) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let mut rx = rx.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|go| *go).await;
             GateAnswer { allow: true, ..Default::default() }
         }) as BoxFuture<GateAnswer>
     })));
-    let prog = |n: usize| format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
-    assert_eq!(run(&m, &prog(16)).await.result.as_deref(), Some("[]"));
-    assert_eq!(run(&m, &prog(17)).await.result.as_deref(), Some("[\"bridge-overload\"]"));
+    let code = format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); print('issued'); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
+    let r = m.exec(json!({"code": code, "yield_time_ms": 0}), outer()).await.unwrap();
+    let mut out = r.output.clone();
+    while !out.contains("issued") {
+        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        assert_eq!(w.status, "running", "held calls keep the cell running");
+        out += &w.output;
+    }
+    tx.send_replace(true);
+    m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 60000}), outer()).await.unwrap().result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_outstanding_nested_requests_then_overload() {
+    assert_eq!(outstanding_burst(16).await.as_deref(), Some("[]"));
+    assert_eq!(outstanding_burst(17).await.as_deref(), Some("[\"bridge-overload\"]"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
