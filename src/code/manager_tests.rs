@@ -407,7 +407,7 @@ async fn four_adapter_slots_and_sequential_patches() {
 async fn output_result_and_error_limits() {
     let (m, _) = manager();
     let r = run(&m, &format!("text('x'.repeat({OUTPUT_BUFFER_BYTES}))")).await;
-    assert_eq!((r.dropped, r.truncated), (0, OUTPUT_BUFFER_BYTES as u64 - DEFAULT_OUTPUT_BYTES as u64));
+    assert_eq!((r.dropped, r.truncated), (0, OUTPUT_BUFFER_BYTES as u64 - crate::output::budget::DEFAULT_OUTPUT_BYTES as u64));
     let r = m.exec(json!({"code": format!("text('x'.repeat({}))", OUTPUT_BUFFER_BYTES + 1), "maxOutputBytes": 262144, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!((r.dropped, r.truncated, r.output.len()), (1, 0, OUTPUT_BUFFER_BYTES));
     assert!(r.recovery.is_some());
