@@ -258,7 +258,7 @@ test("default read budget is 51200 bytes, cut on a UTF-8 boundary, the rest in t
 	const r = await runCell(m, "text('a' + 'é'.repeat(40000))");
 	assert.equal(Buffer.byteLength(r.output), 51199);
 	assert.equal(r.truncated, 80001 - 51199);
-	assert.match(r.text, /recovery: complete \S+pct-code-[0-9a-f-]+\.txt/);
+	assert.match(r.text, /recovery: complete, \d+ of \d+ bytes written to \S+pi-codex-toolkit-code-[0-9a-f-]+\.log\n/);
 });
 
 test("progress: names and ids only, at most 32 records per outer call", async () => {

@@ -3,7 +3,6 @@
 //! binds it, tests drive it with fake adapters.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use super::engine::{self, CallRefusal, EngineHandle, EngineLimits, EngineSink, O
 use super::errors::CodeError;
 use super::input::{parse_exec, parse_wait};
 use super::limits::*;
-use super::recovery::{Recovery, RecoverySnapshot};
+use crate::output::{Capture, RecoverySnapshot, RecoveryStore};
 use super::render::render;
 
 /// One progress record forwarded through Pi's onUpdate: names and ids only, never arguments.
@@ -101,10 +100,9 @@ struct CellState {
     unknown_outcome: bool,
     output: String,
     dropped: u64,
-    /// All text emitted so far while no recovery file exists (bounded by the output buffer size).
-    transcript: String,
-    transcript_complete: bool,
-    recovery: Option<Recovery>,
+    /// Every emitted byte, before any preview limit: Shell's capture (in memory until a yield, a spill past
+    /// 256 KiB or a lossy read needs the private recovery file). Always `Some` once the cell exists.
+    capture: Option<Capture>,
     queued: u64,
     dispatched: u64,
     abandoned: u64,
@@ -153,10 +151,14 @@ impl Cell {
     }
 
     fn ensure_recovery(st: &mut CellState) {
-        if st.recovery.is_none() {
-            let r = Recovery::create(&st.transcript, st.transcript_complete);
-            st.transcript = String::new();
-            st.recovery = Some(r);
+        if let Some(c) = st.capture.as_mut() {
+            c.require_file();
+        }
+    }
+
+    fn capture_text(st: &mut CellState, text: &str) {
+        if let Some(c) = st.capture.as_mut() {
+            c.append(text.as_bytes());
         }
     }
 
@@ -178,7 +180,6 @@ struct MState {
     aborts: HashMap<String, watch::Sender<bool>>,
     /// Aborts that arrived before their call registered (bounded).
     early_aborts: Vec<String>,
-    files: Vec<PathBuf>,
 }
 
 struct Inner {
@@ -189,6 +190,8 @@ struct Inner {
     slots: Arc<Semaphore>,
     patch_lock: Arc<tokio::sync::Mutex<()>>,
     state: Mutex<MState>,
+    /// Owner of the cells' recovery files (the shared output machinery; deletes exactly its own at shutdown).
+    recovery: RecoveryStore,
     /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
     unread_ttl: Mutex<Duration>,
 }
@@ -212,15 +215,8 @@ impl EngineSink for Sink {
     fn text(&self, text: &str) {
         let Some(cell) = self.cell.upgrade() else { return };
         let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = st.recovery.as_mut() {
-            r.write(text);
-        } else if st.transcript.len() + text.len() <= OUTPUT_BUFFER_BYTES {
-            st.transcript.push_str(text);
-        } else {
-            // A spill: from here on the text goes to the recovery file.
-            Cell::ensure_recovery(&mut st);
-            st.recovery.as_mut().unwrap().write(text);
-        }
+        // The capture spills to the recovery file on its own past 256 KiB.
+        Cell::capture_text(&mut st, text);
         let room = OUTPUT_BUFFER_BYTES.saturating_sub(st.output.len());
         let kept = cut_utf8(text, room);
         st.dropped += (text.len() - kept.len()) as u64;
@@ -601,6 +597,7 @@ impl CodeManager {
                 rt,
                 limits,
                 unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
+                recovery: RecoveryStore::new("code"),
                 slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
                 patch_lock: Arc::new(tokio::sync::Mutex::new(())),
                 state: Mutex::new(MState {
@@ -609,7 +606,6 @@ impl CodeManager {
                     closed: false,
                     aborts: HashMap::new(),
                     early_aborts: Vec::new(),
-                    files: Vec::new(),
                 }),
             }),
         }
@@ -727,7 +723,7 @@ impl CodeManager {
                 cwd: outer.cwd.clone(),
                 declared,
                 engine: Mutex::new(None),
-                st: Mutex::new(CellState { transcript_complete: true, ..Default::default() }),
+                st: Mutex::new(CellState { capture: Some(self.inner.recovery.capture()), ..Default::default() }),
                 changed: watch::channel(0).0,
                 seal: watch::channel(false).0,
                 sealed_flag: Arc::new(AtomicBool::new(false)),
@@ -870,7 +866,7 @@ impl CodeManager {
                         if r.len() > RESULT_BYTES {
                             result_truncated = true;
                             Cell::ensure_recovery(&mut st);
-                            st.recovery.as_mut().unwrap().write(&format!("\n[result]\n{r}\n"));
+                            Cell::capture_text(&mut st, &format!("\n[result]\n{r}\n"));
                             result = Some(cut_utf8(&r, RESULT_BYTES).to_string());
                         } else {
                             result = Some(r);
@@ -882,7 +878,7 @@ impl CodeManager {
                     if e.len() > ERROR_BYTES {
                         error_truncated = true;
                         Cell::ensure_recovery(&mut st);
-                        st.recovery.as_mut().unwrap().write(&format!("\n[error]\n{e}\n"));
+                        Cell::capture_text(&mut st, &format!("\n[error]\n{e}\n"));
                         error = Some(cut_utf8(&e, ERROR_BYTES).to_string());
                     } else {
                         error = Some(e);
@@ -895,24 +891,19 @@ impl CodeManager {
             "running"
         };
         // A yield (once there is output), a lossy preview or dropped text needs the recovery file.
-        let yield_needs = !terminal && !st.transcript.is_empty();
+        let yield_needs = !terminal && st.capture.as_ref().is_some_and(|c| c.captured_bytes() > 0);
         if yield_needs || truncated > 0 || dropped > 0 {
             Cell::ensure_recovery(&mut st);
         }
         if terminal {
-            if let Some(r) = st.recovery.as_mut() {
-                r.finish();
+            if let Some(c) = st.capture.as_mut() {
+                c.finish();
+                // Fully delivered without a file: the in-memory copy is not needed any more.
+                c.discard_buffer();
             }
             st.result_delivered = true;
         }
-        let recovery = st.recovery.as_ref().map(|r| r.snapshot());
-        if let Some(r) = st.recovery.as_ref() {
-            let p = r.path();
-            let mut ms = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if !ms.files.contains(&p) {
-                ms.files.push(p);
-            }
-        }
+        let recovery = st.capture.as_ref().and_then(|c| c.snapshot());
         let nested = NestedCounts {
             completed: st.completed,
             failed: st.failed,
@@ -978,10 +969,8 @@ impl CodeManager {
     pub async fn shutdown(&self) -> Result<(), CodeError> {
         self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         let r = self.cleanup().await;
-        let files = std::mem::take(&mut self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).files);
-        for f in files {
-            let _ = std::fs::remove_file(f);
-        }
+        self.inner.recovery.close();
+        self.inner.recovery.delete_files();
         r
     }
 }

@@ -100,7 +100,7 @@ async fn yielded_cell_continues_with_wait() {
     assert_eq!(output, "one\n");
     assert!(read.text.starts_with(&format!("Script running with cell ID {}.\ncell_id {}: running\nnested calls: 0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled\n", r.cell_id, r.cell_id)), "{}", read.text);
     let rec = read.recovery.clone().expect("a yield with output creates the recovery file");
-    assert_eq!(rec.state, "capturing");
+    assert_eq!(rec.state, crate::output::RecoveryState::Capturing);
     release.notify_one();
     let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!(w.status, "completed");
