@@ -406,7 +406,19 @@ impl NestedTask {
                 let r = match lease {
                     Err(e) => Ended::Reply(Err(e)),
                     Ok(lease) => {
-                        let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
+                        // Run the executor as its own task so a panic in it becomes an error reply instead of
+                        // leaving the cell waiting forever; dropping this future (seal) still cancels it.
+                        let task = self.mgr.rt.spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
+                        let _cancel_on_drop = AbortOnDrop(task.abort_handle());
+                        let tool = self.tool.clone();
+                        let fut = async move {
+                            task.await.unwrap_or_else(|e| {
+                                Err(CodeError::new(
+                                    "unavailable",
+                                    format!("tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."),
+                                ))
+                            })
+                        };
                         let r = if self.tool == "apply_patch" {
                             Ended::Reply(fut.await)
                         } else {
@@ -972,6 +984,15 @@ impl CodeManager {
         self.inner.recovery.close();
         self.inner.recovery.delete_files();
         r
+    }
+}
+
+/// Aborts a spawned executor task when the waiting side goes away (sealed cell, dropped task).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

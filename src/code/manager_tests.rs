@@ -601,8 +601,11 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
         Box::pin(async move { GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L9".to_string()), ..Default::default() } })
             as BoxFuture<GateAnswer>
     })));
-    // The executor panics while the lease is held: the task is torn down without reaching its unlock line.
-    let r = m.exec(json!({"code": "await tools.apply_patch({patch: 'x', panic: true})", "yield_time_ms": 0}), outer()).await.unwrap();
+    // The executor panics while the lease is held: the call fails, the lease is released, the cell ends.
+    let r = run(&m, "return await tools.apply_patch({patch: 'x', panic: true}).then(() => 'ran', e => e.code + ': ' + e.message)").await;
+    assert_eq!(r.status, "completed");
+    let res = r.result.unwrap();
+    assert!(res.starts_with("unavailable: tools.apply_patch failed inside the toolkit"), "{res}");
     for _ in 0..20000 {
         if log.lock().unwrap().iter().any(|l| l.starts_with("unlock")) {
             break;
@@ -610,9 +613,7 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(*log.lock().unwrap(), vec!["policy:None".to_string(), "lock:None".into(), "unlock:Some(\"L9\")".into()]);
-    let _ = r;
-    // The cell whose nested call died cannot confirm its stop; only the lease matters here.
-    let _ = m.shutdown().await;
+    m.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -625,4 +626,27 @@ async fn nested_calls_carry_the_cells_seal_as_their_cancel_flag() {
     assert_eq!(r.status, "failed");
     let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
     assert!(flag.load(Ordering::SeqCst), "a failed (sealed) cell sets the flag its patches see");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_lease_guard_still_sends_unlock() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<GateRequest>();
+    let gate: Arc<dyn HostGate> = Arc::new(FnGate(move |req: GateRequest| {
+        let _ = tx.send(req);
+        Box::pin(async { GateAnswer { allow: true, ..Default::default() } }) as BoxFuture<GateAnswer>
+    }));
+    let req = GateRequest {
+        phase: "unlock".into(),
+        tool: "apply_patch".into(),
+        cell_id: "cell-x".into(),
+        cwd: "/tmp/work".into(),
+        session_id: None,
+        preview: None,
+        paths: None,
+        lease: Some("L7".into()),
+    };
+    // Dropped without release (what a dropped nested task or a panic does).
+    drop(LeaseGuard::new(gate, Handle::current(), req));
+    let got = rx.recv().await.expect("unlock was sent");
+    assert_eq!((got.phase.as_str(), got.lease.as_deref()), ("unlock", Some("L7")));
 }
