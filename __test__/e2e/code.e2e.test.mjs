@@ -68,13 +68,15 @@ for (const version of PI_VERSIONS) {
 
 	test(`${version.name}: aborting the turn (Pi's signal) terminates a busy cell`, { timeout: 120000 }, async () => {
 		const { box, script } = setup(`export default [
-			{ tools: [{ name: "exec", args: { code: "print('spinning'); while (true) {}", yield_time_ms: 60000 } }] },
+			// The nested call's progress proves the cell is running before the abort (tool_execution_start comes
+			// before execute, so an abort right after it could land before the cell exists).
+			{ tools: [{ name: "exec", args: { code: "await tools.exec_command({cmd: 'true'}); print('spinning'); while (true) {}", yield_time_ms: 60000 } }] },
 			{ text: "after abort" },
 			{ text: "after abort" },
 		];`);
 		const pi = new RpcPi({ version, box, script });
 		try {
-			const started = pi.waitFor((r) => r.type === "tool_execution_start", 60000);
+			const started = pi.waitFor((r) => r.type === "tool_execution_update", 60000);
 			const ended = pi.waitFor((r) => r.type === "tool_execution_end", 60000);
 			await pi.command("prompt", { message: "run it" });
 			await started;
