@@ -3,7 +3,7 @@
 // (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
@@ -111,7 +111,9 @@ test("progress goes through onUpdate with names and ids only", async () => {
 	const { call } = fakeHost({ hooks: { policy: async () => ({ allow: false, reason: "no" }) } });
 	const updates = [];
 	const r = await call("exec", { code: "await tools.exec_command({cmd: 'secret'}).catch(() => {})" }, { onUpdate: (u) => updates.push(u) });
-	await new Promise((res) => setTimeout(res, 50));
+	// Progress callbacks are non-blocking: poll until both records arrived (bounded), never a fixed delay.
+	for (const t = Date.now(); updates.length < 2 && Date.now() - t < 20000; ) await new Promise((res) => setTimeout(res, 2));
+	await new Promise((res) => setImmediate(res));
 	assert.deepEqual(updates.map((u) => u.content[0].text), [
 		`cell ${r.details.cellId}: exec_command started`,
 		`cell ${r.details.cellId}: exec_command failed (policy-denied)`,
@@ -158,6 +160,54 @@ test("a nested patch waits for Pi's file mutation queue of the paths it touches 
 	const r = await run;
 	assert.equal(r.details.result, "Applied patch:\n- add queued.txt");
 	assert.equal(readFileSync(target, "utf8"), "late\n");
+});
+
+test("a nested patch fails closed when Pi's file mutation queue cannot be taken (nothing changed)", async () => {
+	const { call, host, life } = fakeHost({ approvalMode: "always" });
+	host.approvalMode = "always";
+	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-fail-"));
+	// realpath of a path under a self-referencing symlink fails with ELOOP: Pi's queue rejects.
+	symlinkSync("loop", join(dir, "loop"));
+	const code = 'return await tools.apply_patch("*** Begin Patch\\n*** Add File: loop/x.txt\\n+x\\n*** Add File: ok.txt\\n+ok\\n*** End Patch").then(() => "ran", e => e.code + ": " + e.message)';
+	const r = await call("exec", { code }, { ctx: { cwd: dir, hasUI: false } });
+	assert.match(r.details.result, /^unavailable: apply_patch failed: Pi's file mutation queue could not be taken/);
+	assert.equal(existsSync(join(dir, "ok.txt")), false, "nothing was written");
+	// The queue of the other path is free again: Pi's own mutation of it runs.
+	assert.equal(await withFileMutationQueue(join(dir, "ok.txt"), async () => "free"), "free");
+	await life.codeMode.shutdown();
+});
+
+test("leases a nested patch still holds are released by the codeMode lifecycle (disabled, beforeSwitch, shutdown)", { timeout: 60000 }, async () => {
+	const { createRequire } = await import("node:module");
+	const addon = createRequire(import.meta.url)("../index.js");
+	const Original = addon.CodeManager;
+	let gate;
+	addon.CodeManager = class extends Original {
+		constructor(g) {
+			super(g);
+			gate = g;
+		}
+	};
+	try {
+		for (const phase of ["disabled", "beforeSwitch", "shutdown"]) {
+			const { call, life, host } = fakeHost();
+			await call("exec", { code: "return 1" }); // creates the manager, capturing its gate
+			const dir = mkdtempSync(join(tmpdir(), "pct-code-lease-"));
+			const file = join(dir, "held.txt");
+			// A lock whose unlock never arrives (failed callback, dropped task).
+			const ans = await gate({ phase: "lock", tool: "apply_patch", cellId: "1", cwd: dir, paths: [file] });
+			assert.equal(ans.allow, true);
+			assert.match(ans.lease, /^lease-/);
+			assert.equal(host.shared.get("code.heldLeases")(), 1);
+			await life.codeMode[phase]();
+			assert.equal(host.shared.get("code.heldLeases")(), 0, phase);
+			// Pi's own mutation of the path runs (it would wait forever on a leaked lease).
+			assert.equal(await withFileMutationQueue(file, async () => "ran"), "ran", phase);
+			await life.codeMode.shutdown();
+		}
+	} finally {
+		addon.CodeManager = Original;
+	}
 });
 
 test("nested shell calls go to the shell manager the Shell glue published", async () => {

@@ -206,11 +206,25 @@ test("16 unread terminal results are kept; the 17th pushes out the oldest", asyn
 });
 
 test("per cell: 16 outstanding nested requests pass, the 17th is bridge-overload", async () => {
-	const m = newManager({ gate: allowGate({ delayMs: 1000 }) });
-	m.setAdmitted(["exec_command"]);
-	const prog = (n) => `const ps = []; for (let i = 0; i < ${n}; i++) ps.push(tools.exec_command({cmd: 'x'}).then(() => 'ok', (e) => e.code)); return (await Promise.all(ps)).filter((c) => c === 'bridge-overload').length`;
-	assert.equal((await runCell(m, prog(16))).result, "0");
-	assert.equal((await runCell(m, prog(17))).result, "1");
+	// The host check holds every call until the cell has issued all of them (a held gate, not a timer).
+	const burst = async (n) => {
+		let release;
+		const held = new Promise((r) => (release = r));
+		const m = newManager({ gate: async () => (await held, { allow: true }) });
+		m.setAdmitted(["exec_command"]);
+		const code = `const ps = []; for (let i = 0; i < ${n}; i++) ps.push(tools.exec_command({cmd: 'x'}).then(() => 'ok', (e) => e.code)); print('issued'); return (await Promise.all(ps)).filter((c) => c === 'bridge-overload').length`;
+		let r = await m.exec({ code, yield_time_ms: 0 });
+		let out = r.output;
+		while (!out.includes("issued")) {
+			r = await m.wait({ cell_id: r.cellId, yield_time_ms: 20 });
+			assert.equal(r.status, "running");
+			out += r.output;
+		}
+		release();
+		return (await m.wait({ cell_id: r.cellId, yield_time_ms: 60000 })).result;
+	};
+	assert.equal(await burst(16), "0");
+	assert.equal(await burst(17), "1");
 });
 
 test("nested argument bytes: 256 KiB single argument passes, one more byte is bridge-overload", async () => {
@@ -244,7 +258,7 @@ test("default read budget is 51200 bytes, cut on a UTF-8 boundary, the rest in t
 	const r = await runCell(m, "text('a' + 'é'.repeat(40000))");
 	assert.equal(Buffer.byteLength(r.output), 51199);
 	assert.equal(r.truncated, 80001 - 51199);
-	assert.match(r.text, /recovery: complete \S+pct-code-[0-9a-f-]+\.txt/);
+	assert.match(r.text, /recovery: complete, \d+ of \d+ bytes written to \S+pi-codex-toolkit-code-[0-9a-f-]+\.log\n/);
 });
 
 test("progress: names and ids only, at most 32 records per outer call", async () => {
@@ -253,7 +267,9 @@ test("progress: names and ids only, at most 32 records per outer call", async ()
 	for (const [n, expected, dropped] of [[16, 32, 0], [17, 32, 2]]) {
 		const recs = [];
 		const r = await m.exec({ code: `for (let i = 0; i < ${n}; i++) await tools.exec_command({cmd: 'secret-arg'}).catch(() => {})`, yield_time_ms: 30000 }, {}, (rec) => recs.push(rec));
-		await new Promise((res) => setTimeout(res, 50));
+		// Records arrive asynchronously (non-blocking callbacks): poll until all forwarded ones are in.
+		await busyUntil(() => recs.length >= expected);
+		await new Promise((res) => setImmediate(res));
 		assert.equal(recs.length, expected);
 		assert.equal(r.progressDropped, dropped);
 		assert.deepEqual(Object.keys(recs[0]).sort(), ["cellId", "event", "tool"]);
@@ -350,9 +366,16 @@ test("a yielded nested shell belongs to Shell: terminating the cell leaves it ru
 	const shell = new native.ShellManager();
 	const m = newManager({ gate: async (req) => ({ allow: true, shell: req.tool === "exec_command" ? SH : undefined }), shell });
 	m.setAdmitted(["exec_command", "write_stdin"]);
-	const r = await m.exec({ code: "const a = await tools.exec_command({cmd: 'sleep 30', yield_time_ms: 0}); print(a.sessionId); while (true) {}", yield_time_ms: 500 }, { cwd: process.cwd() });
+	let r = await m.exec({ code: "const a = await tools.exec_command({cmd: 'sleep 30', yield_time_ms: 0}); print(a.sessionId); while (true) {}", yield_time_ms: 0 }, { cwd: process.cwd() });
 	assert.equal(r.status, "running");
-	const sid = r.output.trim();
+	// The cell never ends by itself: poll with wait until it has printed the session id (no timing assumption).
+	let output = r.output;
+	while (!output.includes("\n")) {
+		r = await m.wait({ cell_id: r.cellId, yield_time_ms: 50 });
+		assert.equal(r.status, "running");
+		output += r.output;
+	}
+	const sid = output.trim();
 	assert.ok(r.text.includes(`shell session ${sid} is still running (it belongs to Shell): continue it with write_stdin {"session_id": "${sid}"}`), r.text);
 	const w = await m.wait({ cell_id: r.cellId, terminate: true });
 	assert.equal(w.status, "terminated");
@@ -368,7 +391,7 @@ test("nested apply_patch uses the patch executor (containment, exact failure tex
 	const { join } = await import("node:path");
 	const dir = mkdtempSync(join(tmpdir(), "pct-code-patch-"));
 	const asked = [];
-	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false }) });
+	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false, lease: req.phase === "lock" ? "L" : undefined }) });
 	m.setAdmitted(["apply_patch"]);
 	const r = await runCell(m, `
 		const ok = await tools.apply_patch("*** Begin Patch\\n*** Add File: sub/made.txt\\n+from a cell\\n*** End Patch");

@@ -32,18 +32,24 @@ for (const version of PI_VERSIONS) {
 
 	test(`${version.name}: a yielded cell continues with wait`, async () => {
 		const { box, script } = setup(`export default [
-			{ tools: [{ name: "exec", args: { code: "print('start'); const t = Date.now(); while (Date.now() - t < 400) {} print('end'); return 'finished'", yield_time_ms: 20 } }] },
-			(ctx) => ({ tools: [{ name: "wait", args: { cell_id: ctx.lastToolResults[0].details.cellId, yield_time_ms: 30000 } }] }),
+			// The cell cannot finish before the next step creates "go" (a held gate, not a race against a timer).
+			{ tools: [{ name: "exec", args: { code: "print('start'); await tools.exec_command({cmd: 'while [ ! -f go ]; do sleep 0.05; done', yield_time_ms: 60000}); print('end'); return 'finished'", yield_time_ms: 20 } }] },
+			(ctx) => ((cellId = ctx.lastToolResults[0].details.cellId), { tools: [{ name: "exec_command", args: { cmd: "touch go" } }] }),
+			() => ({ tools: [{ name: "wait", args: { cell_id: cellId, yield_time_ms: 60000 } }] }),
 			{ text: "done" },
-		];`);
+		];
+		let cellId;`);
 		const r = await runJson({ version, box, script });
 		assert.equal(r.code, 0, r.stderr);
-		const [first, second] = r.toolEnds;
+		const [first, touch, second] = r.toolEnds;
+		assert.equal(touch.toolName, "exec_command");
 		const id = first.result.details.cellId;
 		assert.ok(toolText(first).startsWith(`Script running with cell ID ${id}.\ncell_id ${id}: running`), toolText(first));
 		assert.equal(second.toolName, "wait");
 		assert.equal(second.result.details.status, "completed");
-		assert.match(toolText(second), /\[output\]\nend\n\[result\]\nfinished$/);
+		// "start" is in whichever read came first after it was printed (load decides); "end" only after the gate.
+		assert.match(toolText(second), /\[output\]\n(start\n)?end\n\[result\]\nfinished$/);
+		assert.equal(`${toolText(first)}\n${toolText(second)}`.split("start\n").length, 2, "start is shown exactly once");
 	});
 
 	test(`${version.name}: wait terminate stops a busy loop`, async () => {
@@ -62,13 +68,15 @@ for (const version of PI_VERSIONS) {
 
 	test(`${version.name}: aborting the turn (Pi's signal) terminates a busy cell`, { timeout: 120000 }, async () => {
 		const { box, script } = setup(`export default [
-			{ tools: [{ name: "exec", args: { code: "print('spinning'); while (true) {}", yield_time_ms: 60000 } }] },
+			// The nested call's progress proves the cell is running before the abort (tool_execution_start comes
+			// before execute, so an abort right after it could land before the cell exists).
+			{ tools: [{ name: "exec", args: { code: "await tools.exec_command({cmd: 'true'}); print('spinning'); while (true) {}", yield_time_ms: 60000 } }] },
 			{ text: "after abort" },
 			{ text: "after abort" },
 		];`);
 		const pi = new RpcPi({ version, box, script });
 		try {
-			const started = pi.waitFor((r) => r.type === "tool_execution_start", 60000);
+			const started = pi.waitFor((r) => r.type === "tool_execution_update", 60000);
 			const ended = pi.waitFor((r) => r.type === "tool_execution_end", 60000);
 			await pi.command("prompt", { message: "run it" });
 			await started;

@@ -3,11 +3,13 @@ import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 export const native = require("../../index.js");
 
-/** A gate allowing every call (optionally after a delay, or denying with policy-denied). */
+/** A gate allowing every call and granting file locks a lease (optionally after a delay, or denying with policy-denied). */
 export function allowGate({ delayMs = 0, deny = false } = {}) {
-	return async () => {
+	let seq = 0;
+	return async (req) => {
 		if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
-		return deny ? { allow: false, code: "policy-denied", reason: "denied by test" } : { allow: true };
+		if (deny) return { allow: false, code: "policy-denied", reason: "denied by test" };
+		return req?.phase === "lock" ? { allow: true, lease: `test-lease-${++seq}` } : { allow: true };
 	};
 }
 

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,6 +28,9 @@ pub struct NestedContext {
     pub env: HashMap<String, String>,
     /// Pi's shell (`getShellConfig()`), resolved by the host at dispatch for exec_command.
     pub shell: Option<Value>,
+    /// Set once the cell is sealed (terminate, close, failure): a nested patch still in preflight/staging stops
+    /// with `aborted` and changes nothing (a started commit finishes).
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions
@@ -95,13 +100,14 @@ pub trait HostGate: Send + Sync + 'static {
     fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer>;
 }
 
-/// A gate that allows everything without approval (tests).
+/// A gate that allows everything without approval and grants every file lock a lease (tests).
 #[cfg(test)]
 pub struct AllowAll;
 #[cfg(test)]
 impl HostGate for AllowAll {
-    fn ask(&self, _req: GateRequest) -> BoxFuture<GateAnswer> {
-        Box::pin(async { GateAnswer { allow: true, ..Default::default() } })
+    fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer> {
+        let lease = (req.phase == "lock").then(|| "lease-test".to_string());
+        Box::pin(async move { GateAnswer { allow: true, lease, ..Default::default() } })
     }
 }
 
@@ -138,6 +144,8 @@ pub mod fake {
     #[derive(Default)]
     pub struct FakeAdapters {
         pub calls: Mutex<Vec<(String, Value)>>,
+        /// The cancel flag of the last dispatched call.
+        pub last_cancel: Mutex<Option<Arc<std::sync::atomic::AtomicBool>>>,
         pub running_now: AtomicUsize,
         pub max_concurrent: AtomicUsize,
         pub patch_running: AtomicUsize,
@@ -165,10 +173,14 @@ pub mod fake {
             let tool = tool.to_string();
             Box::pin(async move {
                 me.calls.lock().unwrap().push((tool.clone(), args.clone()));
+                *me.last_cancel.lock().unwrap() = Some(ctx.cancel.clone());
                 let now = me.running_now.fetch_add(1, Ordering::SeqCst) + 1;
                 me.max_concurrent.fetch_max(now, Ordering::SeqCst);
                 if tool == "apply_patch" && me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {
                     me.patch_overlap.fetch_add(1, Ordering::SeqCst);
+                }
+                if args.get("panic").and_then(|v| v.as_bool()) == Some(true) {
+                    panic!("fake adapter panic");
                 }
                 let sleep = args.get("sleep_ms").and_then(|v| v.as_u64()).unwrap_or(0);
                 if sleep > 0 {

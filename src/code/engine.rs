@@ -11,6 +11,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -126,10 +127,22 @@ pub fn start(
         .name("pct-code-cell".into())
         .stack_size(limits.thread_stack_bytes)
         .spawn(move || {
-            let outcome = run_cell(&source, declared, &limits, flag, rx, sink.clone());
-            sink.done(outcome);
+            // A panic anywhere in the run (engine, sink) must still end the cell, or it stays "running" forever
+            // and keeps a cell-limit slot.
+            let run = std::panic::catch_unwind(AssertUnwindSafe(|| run_cell(&source, declared, &limits, flag, rx, sink.clone())));
+            let outcome = run.unwrap_or_else(|p| Outcome::Threw(format!("InternalError: the code cell engine failed: {}", panic_text(&*p))));
+            // done() itself may panic (a broken sink): nothing more can be reported then.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.done(outcome)));
         })?;
     Ok(EngineHandle { inbox: tx, interrupt, thread: Some(thread) })
+}
+
+/// The message of a caught panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unexpected panic".into())
 }
 
 fn run_cell(
@@ -140,6 +153,11 @@ fn run_cell(
     inbox: Receiver<Inbox>,
     sink: Arc<dyn EngineSink>,
 ) -> Outcome {
+    // Test seam: a panic outside any JS callback (rquickjs turns callback panics into JS exceptions itself).
+    #[cfg(test)]
+    if source.contains("/*pct-test-panic*/") {
+        panic!("test panic in the cell thread");
+    }
     let rt = match Runtime::new() {
         Ok(rt) => rt,
         Err(e) => return Outcome::Threw(format!("InternalError: the engine could not start: {e}")),
@@ -225,8 +243,11 @@ fn drive<'js>(
         Ok(h) => h,
         Err(_) => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
     };
-    let settle: Function = harness.get("settle").expect("prelude defines settle");
-    let deliver: Function = harness.get("deliver").expect("prelude defines deliver");
+    // Under the heap limit even these lookups can fail: a thrown outcome, never a panic.
+    let (settle, deliver): (Function, Function) = match (harness.get("settle"), harness.get("deliver")) {
+        (Ok(s), Ok(d)) => (s, d),
+        _ => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
+    };
 
     let body: Value = match ctx.eval_with_options::<Value, _>(source, eval_options("cell")) {
         Ok(v) => v,
@@ -319,6 +340,46 @@ mod tests {
         }
     }
 
+    /// A sink whose text() panics (like a poisoned mutex would): rquickjs turns it into a JS exception.
+    struct PanickingSink(Mutex<Option<Outcome>>);
+    impl EngineSink for PanickingSink {
+        fn text(&self, _t: &str) {
+            panic!("sink exploded");
+        }
+        fn call(&self, _id: u64, _name: &str, _args: String) -> Result<(), CallRefusal> {
+            Ok(())
+        }
+        fn done(&self, o: Outcome) {
+            *self.0.lock().unwrap() = Some(o);
+        }
+    }
+
+    fn wait_outcome(slot: &Mutex<Option<Outcome>>) -> Outcome {
+        let t = Instant::now();
+        while slot.lock().unwrap().is_none() {
+            // Generous upper bound only: without an outcome the cell would stay running forever.
+            assert!(t.elapsed() < Duration::from_secs(60), "the cell never reported an outcome");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let o = slot.lock().unwrap().clone().unwrap();
+        o
+    }
+
+    #[test]
+    fn a_panic_in_the_cell_thread_ends_the_cell_as_an_internal_error() {
+        let rec = Arc::new(Rec::default());
+        let h = start("/*pct-test-panic*/ return 1", vec![], EngineLimits::default(), rec.clone()).unwrap();
+        let o = wait_outcome(&rec.done);
+        drop(h);
+        assert_eq!(o, Outcome::Threw("InternalError: the code cell engine failed: test panic in the cell thread".into()));
+        // A panicking sink callback ends the cell as a failure too.
+        let sink = Arc::new(PanickingSink(Mutex::new(None)));
+        let h = start("print('boom'); return 1", vec![], EngineLimits::default(), sink.clone()).unwrap();
+        let o = wait_outcome(&sink.0);
+        drop(h);
+        assert!(matches!(o, Outcome::Threw(_)), "{o:?}");
+    }
+
     fn run_with(program: &str, refuse: bool) -> (String, Outcome) {
         let rec = Arc::new(Rec { refuse, ..Default::default() });
         let h = start(program, vec![], EngineLimits::default(), rec.clone()).unwrap();
@@ -401,7 +462,7 @@ mod tests {
         h.cancel();
         let t = Instant::now();
         while rec.done.lock().unwrap().is_none() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
@@ -426,20 +487,20 @@ mod tests {
         let h = start("const r = await tools.echo({a: 1}); print(r.got); const s = await tools.echo('x'); print('never')", vec!["echo".into()], EngineLimits::default(), rec.clone()).unwrap();
         let t = Instant::now();
         while rec.calls.lock().unwrap().is_empty() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         let (id, name, args) = rec.calls.lock().unwrap()[0].clone();
         assert_eq!((name.as_str(), args.as_str()), ("echo", "{\"a\":1}"));
         h.reply(id, true, "{\"got\":42}".into());
         while rec.calls.lock().unwrap().len() < 2 {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(rec.calls.lock().unwrap()[1].2, "\"x\"");
         h.cancel();
         while rec.done.lock().unwrap().is_none() {
-            assert!(t.elapsed() < Duration::from_secs(10));
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(*rec.text.lock().unwrap(), "42\n");

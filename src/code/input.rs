@@ -70,25 +70,12 @@ fn no_unknown(m: &Map<String, Value>, tool: &str, allowed: &str) -> Result<(), C
     Ok(())
 }
 
-/// The output budget of one read: `maxOutputBytes` and/or `max_output_tokens` (4 bytes per token, clamped to
-/// the byte range), each range-checked first; when both are given the smaller wins.
+/// The output budget of one read: the very resolution Shell uses (`output::resolve_budget`: `maxOutputBytes`
+/// and/or the token spelling at 4 bytes per token, each range-checked first, the smaller wins), with Code Mode's
+/// error code.
 fn budget(bytes: Option<Value>, tokens: Option<Value>, tokens_name: &str) -> Result<usize, CodeError> {
-    let b = match bytes {
-        Some(v) => Some(int_in(&v, "maxOutputBytes", MIN_OUTPUT_BYTES as u64, MAX_OUTPUT_BYTES as u64)? as usize),
-        None => None,
-    };
-    let t = match tokens {
-        Some(v) => {
-            let n = int_in(&v, tokens_name, MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)? as usize;
-            Some((n * 4).clamp(MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES))
-        }
-        None => None,
-    };
-    Ok(match (b, t) {
-        (Some(x), Some(y)) => x.min(y),
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => DEFAULT_OUTPUT_BYTES,
-    })
+    crate::output::resolve_budget(bytes.as_ref(), "maxOutputBytes", tokens.as_ref(), tokens_name)
+        .map_err(|m| CodeError::new("invalid-limit", m))
 }
 
 /// The optional first-line pragma `// @exec: {"yield_time_ms": N, "max_output_tokens": M}`.

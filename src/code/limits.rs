@@ -33,26 +33,14 @@ pub const APPROVAL_PREVIEW_BYTES: usize = 800;
 /// yield_time_ms range and default.
 pub const MAX_YIELD_MS: u64 = 60_000;
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
-/// Output budget of one read, as for shell sessions.
-pub const MIN_OUTPUT_BYTES: usize = 1024;
-pub const MAX_OUTPUT_BYTES: usize = 262_144;
-pub const DEFAULT_OUTPUT_BYTES: usize = 51_200;
-pub const MIN_OUTPUT_TOKENS: u64 = 256;
-pub const MAX_OUTPUT_TOKENS: u64 = 65_536;
+// The output budget of one read (bounds, default, token spelling) is `output::budget`, shared with Shell.
 
 /// How long terminate/close wait for a cell thread to confirm it stopped before reporting an unknown outcome.
 pub const STOP_CONFIRM_MS: u64 = 5_000;
 
-/// Cuts `s` to at most `max` bytes on a UTF-8 code point boundary.
+/// Cuts `s` to at most `max` bytes on a UTF-8 code point boundary (`output::cut_utf8`, as a slice).
 pub fn cut_utf8(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    &s[..crate::output::cut_utf8(s, max)]
 }
 
 #[cfg(test)]

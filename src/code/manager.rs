@@ -3,9 +3,8 @@
 //! binds it, tests drive it with fake adapters.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -18,7 +17,7 @@ use super::engine::{self, CallRefusal, EngineHandle, EngineLimits, EngineSink, O
 use super::errors::CodeError;
 use super::input::{parse_exec, parse_wait};
 use super::limits::*;
-use super::recovery::{Recovery, RecoverySnapshot};
+use crate::output::{Capture, RecoverySnapshot, RecoveryStore};
 use super::render::render;
 
 /// One progress record forwarded through Pi's onUpdate: names and ids only, never arguments.
@@ -101,10 +100,9 @@ struct CellState {
     unknown_outcome: bool,
     output: String,
     dropped: u64,
-    /// All text emitted so far while no recovery file exists (bounded by the output buffer size).
-    transcript: String,
-    transcript_complete: bool,
-    recovery: Option<Recovery>,
+    /// Every emitted byte, before any preview limit: Shell's capture (in memory until a yield, a spill past
+    /// 256 KiB or a lossy read needs the private recovery file). Always `Some` once the cell exists.
+    capture: Option<Capture>,
     queued: u64,
     dispatched: u64,
     abandoned: u64,
@@ -130,6 +128,8 @@ struct Cell {
     st: Mutex<CellState>,
     changed: watch::Sender<u64>,
     seal: watch::Sender<bool>,
+    /// The same seal as a flag for blocking executors (nested apply_patch preflight/staging).
+    sealed_flag: Arc<AtomicBool>,
     observe: tokio::sync::Mutex<()>,
     observer: Mutex<Option<Arc<Forwarder>>>,
 }
@@ -140,7 +140,7 @@ impl Cell {
     }
 
     fn progress(&self, rec: ProgressRecord) {
-        let f = self.observer.lock().unwrap().clone();
+        let f = self.observer.lock().unwrap_or_else(PoisonError::into_inner).clone();
         if let Some(f) = f {
             if f.sent.fetch_add(1, Ordering::SeqCst) < MAX_PROGRESS_RECORDS {
                 (f.sink)(rec);
@@ -151,10 +151,14 @@ impl Cell {
     }
 
     fn ensure_recovery(st: &mut CellState) {
-        if st.recovery.is_none() {
-            let r = Recovery::create(&st.transcript, st.transcript_complete);
-            st.transcript = String::new();
-            st.recovery = Some(r);
+        if let Some(c) = st.capture.as_mut() {
+            c.require_file();
+        }
+    }
+
+    fn capture_text(st: &mut CellState, text: &str) {
+        if let Some(c) = st.capture.as_mut() {
+            c.append(text.as_bytes());
         }
     }
 
@@ -176,7 +180,6 @@ struct MState {
     aborts: HashMap<String, watch::Sender<bool>>,
     /// Aborts that arrived before their call registered (bounded).
     early_aborts: Vec<String>,
-    files: Vec<PathBuf>,
 }
 
 struct Inner {
@@ -187,6 +190,8 @@ struct Inner {
     slots: Arc<Semaphore>,
     patch_lock: Arc<tokio::sync::Mutex<()>>,
     state: Mutex<MState>,
+    /// Owner of the cells' recovery files (the shared output machinery; deletes exactly its own at shutdown).
+    recovery: RecoveryStore,
     /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
     unread_ttl: Mutex<Duration>,
 }
@@ -209,16 +214,9 @@ fn refusal(code: &str, message: String) -> CallRefusal {
 impl EngineSink for Sink {
     fn text(&self, text: &str) {
         let Some(cell) = self.cell.upgrade() else { return };
-        let mut st = cell.st.lock().unwrap();
-        if let Some(r) = st.recovery.as_mut() {
-            r.write(text);
-        } else if st.transcript.len() + text.len() <= OUTPUT_BUFFER_BYTES {
-            st.transcript.push_str(text);
-        } else {
-            // A spill: from here on the text goes to the recovery file.
-            Cell::ensure_recovery(&mut st);
-            st.recovery.as_mut().unwrap().write(text);
-        }
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+        // The capture spills to the recovery file on its own past 256 KiB.
+        Cell::capture_text(&mut st, text);
         let room = OUTPUT_BUFFER_BYTES.saturating_sub(st.output.len());
         let kept = cut_utf8(text, room);
         st.dropped += (text.len() - kept.len()) as u64;
@@ -230,7 +228,7 @@ impl EngineSink for Sink {
             return Err(refusal("closed", "The code manager is closed.".into()));
         };
         let fail = |code: &str, message: String| {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.failed += 1;
             drop(st);
             cell.progress(ProgressRecord {
@@ -258,7 +256,7 @@ impl EngineSink for Sink {
                 format!("Tool \"{name}\" was not declared in \"uses\" for this cell. Declared tools: {list}"),
             );
         }
-        if !mgr.state.lock().unwrap().admitted.iter().any(|a| a == name) {
+        if !mgr.state.lock().unwrap_or_else(PoisonError::into_inner).admitted.iter().any(|a| a == name) {
             return fail(
                 "adapter-disabled",
                 format!("Tool \"{name}\" is not enabled right now; enable it in /pct config or stop calling it."),
@@ -274,7 +272,7 @@ impl EngineSink for Sink {
         // 4. byte reservation
         let size = args_json.len();
         {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             let outstanding = (st.queued + st.dispatched) as usize;
             let why = if size > MAX_NESTED_PAYLOAD_BYTES {
                 Some(format!("The arguments of tools.{name} are {size} bytes; a single argument may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes."))
@@ -314,7 +312,7 @@ impl EngineSink for Sink {
 
     fn done(&self, outcome: Outcome) {
         let Some(cell) = self.cell.upgrade() else { return };
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_some() {
             // The stop was reported unconfirmed earlier; the thread has now really ended.
             st.unknown_outcome = false;
@@ -327,6 +325,7 @@ impl EngineSink for Sink {
         let became = cell.settle_check(&mut st);
         drop(st);
         if seal {
+            cell.sealed_flag.store(true, Ordering::SeqCst);
             cell.seal.send_replace(true);
         }
         let _ = became;
@@ -372,33 +371,71 @@ impl NestedTask {
             Some(Err(e)) => Ended::Reply(Err(e)),
             Some(Ok((env, permits))) => {
                 {
-                    let mut st = cell.st.lock().unwrap();
+                    let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
                     st.queued -= 1;
                     st.dispatched += 1;
                 }
-                let ctx = NestedContext { cwd: cell.cwd.clone(), cell_id: cell.id.clone(), env: env.0, shell: env.1 };
+                let ctx = NestedContext {
+                    cwd: cell.cwd.clone(),
+                    cell_id: cell.id.clone(),
+                    env: env.0,
+                    shell: env.1,
+                    cancel: cell.sealed_flag.clone(),
+                };
                 // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
                 // its end (a started commit finishes); other calls end their wait when the cell is sealed.
                 let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
+                // Fail closed: without a held lease the mutation does not run (nothing is changed).
                 let lease = match paths {
-                    Some(p) if !p.is_empty() => self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await.lease,
-                    _ => None,
+                    Some(p) if !p.is_empty() => {
+                        let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
+                        // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
+                        let guard = a.lease.map(|l| LeaseGuard::new(self.mgr.gate.clone(), self.mgr.rt.clone(), self.gate_req("unlock", None, Some(l))));
+                        match guard {
+                            Some(g) if a.allow => Ok(Some(g)),
+                            stray => {
+                                if let Some(g) = stray {
+                                    g.release().await;
+                                }
+                                Err(lock_refused(&self.tool, a.code, a.reason))
+                            }
+                        }
+                    }
+                    _ => Ok(None),
                 };
-                let fut = self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx);
-                let r = if self.tool == "apply_patch" {
-                    Ended::Reply(fut.await)
-                } else {
-                    tokio::select! {
-                        _ = sealed(&mut seal) => Ended::Abandoned,
-                        r = fut => Ended::Reply(r),
+                let r = match lease {
+                    Err(e) => Ended::Reply(Err(e)),
+                    Ok(lease) => {
+                        // Run the executor as its own task so a panic in it becomes an error reply instead of
+                        // leaving the cell waiting forever; dropping this future (seal) still cancels it.
+                        let task = self.mgr.rt.spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
+                        let _cancel_on_drop = AbortOnDrop(task.abort_handle());
+                        let tool = self.tool.clone();
+                        let fut = async move {
+                            task.await.unwrap_or_else(|e| {
+                                Err(CodeError::new(
+                                    "unavailable",
+                                    format!("tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."),
+                                ))
+                            })
+                        };
+                        let r = if self.tool == "apply_patch" {
+                            Ended::Reply(fut.await)
+                        } else {
+                            tokio::select! {
+                                _ = sealed(&mut seal) => Ended::Abandoned,
+                                r = fut => Ended::Reply(r),
+                            }
+                        };
+                        if let Some(lease) = lease {
+                            lease.release().await;
+                        }
+                        r
                     }
                 };
-                if let Some(lease) = lease {
-                    let _ = self.mgr.gate.ask(self.gate_req("unlock", None, Some(lease))).await;
-                }
                 drop(permits);
                 // Back to the "queued" column so the common settlement below is uniform.
-                let mut st = cell.st.lock().unwrap();
+                let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
                 st.dispatched -= 1;
                 st.queued += 1;
                 r
@@ -444,7 +481,7 @@ impl NestedTask {
             code,
         });
         {
-            let mut st = cell.st.lock().unwrap();
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.queued -= 1;
             st.outstanding_bytes -= self.size;
             match &ended {
@@ -467,7 +504,7 @@ impl NestedTask {
             cell.settle_check(&mut st);
         }
         if let Ended::Reply(r) = &ended {
-            let engine = cell.engine.lock().unwrap();
+            let engine = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(h) = engine.as_ref() {
                 match r {
                     Ok(v) => h.reply(self.id, true, v.to_string()),
@@ -572,6 +609,7 @@ impl CodeManager {
                 rt,
                 limits,
                 unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
+                recovery: RecoveryStore::new("code"),
                 slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
                 patch_lock: Arc::new(tokio::sync::Mutex::new(())),
                 state: Mutex::new(MState {
@@ -580,7 +618,6 @@ impl CodeManager {
                     closed: false,
                     aborts: HashMap::new(),
                     early_aborts: Vec::new(),
-                    files: Vec::new(),
                 }),
             }),
         }
@@ -588,28 +625,28 @@ impl CodeManager {
 
     /// The adapters currently admitted (the host calls this on every exec/wait and whenever admission changes).
     pub fn set_admitted(&self, names: Vec<String>) {
-        self.inner.state.lock().unwrap().admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
     }
 
     /// Test hook: how long unread terminal results are kept.
     #[cfg(test)]
     pub fn set_unread_ttl(&self, ttl: Duration) {
-        *self.inner.unread_ttl.lock().unwrap() = ttl;
+        *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner) = ttl;
     }
 
     /// Cells not yet terminal.
     pub fn running_cells(&self) -> usize {
-        self.inner.state.lock().unwrap().cells.values().filter(|c| !c.st.lock().unwrap().terminal).count()
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count()
     }
 
     /// Cells held by the manager (running or terminal and unread).
     pub fn held_cells(&self) -> usize {
-        self.inner.state.lock().unwrap().cells.len()
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.len()
     }
 
     /// Pi's AbortSignal fired for the outer call `call_id`: the cell it observes is terminated.
     pub fn abort(&self, call_id: &str) {
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = st.aborts.get(call_id) {
             tx.send_replace(true);
         } else {
@@ -623,16 +660,16 @@ impl CodeManager {
 
     fn prune(&self, st: &mut MState) {
         let now = Instant::now();
-        let ttl = *self.inner.unread_ttl.lock().unwrap();
+        let ttl = *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner);
         st.cells.retain(|_, c| {
-            let s = c.st.lock().unwrap();
+            let s = c.st.lock().unwrap_or_else(PoisonError::into_inner);
             !(s.terminal && s.terminal_at.map(|t| now.duration_since(t) >= ttl).unwrap_or(false))
         });
         let mut terminal: Vec<(Instant, String)> = st
             .cells
             .values()
             .filter_map(|c| {
-                let s = c.st.lock().unwrap();
+                let s = c.st.lock().unwrap_or_else(PoisonError::into_inner);
                 if s.terminal { s.terminal_at.map(|t| (t, c.id.clone())) } else { None }
             })
             .collect();
@@ -656,7 +693,7 @@ impl CodeManager {
     /// Registers the outer call's abort channel before anything else, so an early abort is not lost.
     fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
         outer.call_id.as_ref().map(|id| {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             let early = st.early_aborts.iter().position(|x| x == id).map(|i| st.early_aborts.remove(i)).is_some();
             let (tx, rx) = watch::channel(early);
             st.aborts.insert(id.clone(), tx);
@@ -666,7 +703,7 @@ impl CodeManager {
 
     fn end_call(&self, outer: &OuterCall) {
         if let Some(id) = &outer.call_id {
-            self.inner.state.lock().unwrap().aborts.remove(id);
+            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).aborts.remove(id);
         }
     }
 
@@ -676,12 +713,12 @@ impl CodeManager {
             return Err(CodeError::new("aborted", "The call was cancelled before it started; no cell ran."));
         }
         let cell = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if st.closed {
                 return Err(CodeError::new("closed", "Code cells are shut down for this session; start a new session."));
             }
             self.prune(&mut st);
-            let running = st.cells.values().filter(|c| !c.st.lock().unwrap().terminal).count();
+            let running = st.cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count();
             if running >= MAX_RUNNING_CELLS {
                 return Err(CodeError::new(
                     "cell-limit",
@@ -698,9 +735,10 @@ impl CodeManager {
                 cwd: outer.cwd.clone(),
                 declared,
                 engine: Mutex::new(None),
-                st: Mutex::new(CellState { transcript_complete: true, ..Default::default() }),
+                st: Mutex::new(CellState { capture: Some(self.inner.recovery.capture()), ..Default::default() }),
                 changed: watch::channel(0).0,
                 seal: watch::channel(false).0,
+                sealed_flag: Arc::new(AtomicBool::new(false)),
                 observe: tokio::sync::Mutex::new(()),
                 observer: Mutex::new(None),
             });
@@ -710,12 +748,12 @@ impl CodeManager {
         let sink = Arc::new(Sink { cell: Arc::downgrade(&cell), mgr: Arc::downgrade(&self.inner) });
         // Hold the engine slot lock while starting so a fast nested reply finds the handle.
         {
-            let mut slot = cell.engine.lock().unwrap();
+            let mut slot = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
             match engine::start(&input.code, cell.declared.clone(), self.inner.limits.clone(), sink) {
                 Ok(h) => *slot = Some(h),
                 Err(e) => {
                     drop(slot);
-                    self.inner.state.lock().unwrap().cells.remove(&cell.id);
+                    self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
                     return Err(CodeError::new("cell-start-failed", format!("The cell thread could not start ({e}); retry later.")));
                 }
             }
@@ -734,7 +772,7 @@ impl CodeManager {
     async fn wait_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
         let input = parse_wait(&args)?;
         let cell = {
-            let mut st = self.inner.state.lock().unwrap();
+            let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             self.prune(&mut st);
             st.cells.get(&input.cell_id).cloned()
         };
@@ -752,11 +790,11 @@ impl CodeManager {
         mut abort_rx: Option<watch::Receiver<bool>>,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
-        if !self.inner.state.lock().unwrap().cells.contains_key(&cell.id) {
+        if !self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.contains_key(&cell.id) {
             return Err(stale(&cell.id));
         }
         let fwd = outer.progress.clone().map(|sink| Arc::new(Forwarder { sink, sent: AtomicUsize::new(0), dropped: AtomicUsize::new(0) }));
-        *cell.observer.lock().unwrap() = fwd.clone();
+        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = fwd.clone();
         let mut aborted = false;
         if terminate {
             self.stop(&cell).await;
@@ -764,7 +802,7 @@ impl CodeManager {
             let mut changed = cell.changed.subscribe();
             let deadline = tokio::time::Instant::now() + Duration::from_millis(yield_ms);
             loop {
-                if cell.st.lock().unwrap().terminal {
+                if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                     break;
                 }
                 let abort_fut = async {
@@ -785,7 +823,7 @@ impl CodeManager {
                 self.stop(&cell).await;
             }
         }
-        *cell.observer.lock().unwrap() = None;
+        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let read = self.read(&cell, budget, fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0));
         if aborted {
             return Err(CodeError::new(
@@ -798,14 +836,15 @@ impl CodeManager {
 
     /// Stops a cell: interrupt + wake, then wait up to 5 s for the thread to confirm.
     async fn stop(&self, cell: &Arc<Cell>) {
-        if let Some(h) = cell.engine.lock().unwrap().as_ref() {
+        if let Some(h) = cell.engine.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             h.cancel();
         }
+        cell.sealed_flag.store(true, Ordering::SeqCst);
         cell.seal.send_replace(true);
         let mut changed = cell.changed.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);
         loop {
-            if cell.st.lock().unwrap().terminal {
+            if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                 return;
             }
             tokio::select! {
@@ -814,7 +853,7 @@ impl CodeManager {
             }
         }
         // Not confirmed: report terminated with an unknown outcome.
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_none() {
             st.outcome = Some(Outcome::Terminated);
         }
@@ -825,7 +864,7 @@ impl CodeManager {
     }
 
     fn read(&self, cell: &Arc<Cell>, budget: usize, progress_dropped: u64) -> CellRead {
-        let mut st = cell.st.lock().unwrap();
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         let terminal = st.terminal;
         let output_all = std::mem::take(&mut st.output);
         let shown = cut_utf8(&output_all, budget).to_string();
@@ -839,7 +878,7 @@ impl CodeManager {
                         if r.len() > RESULT_BYTES {
                             result_truncated = true;
                             Cell::ensure_recovery(&mut st);
-                            st.recovery.as_mut().unwrap().write(&format!("\n[result]\n{r}\n"));
+                            Cell::capture_text(&mut st, &format!("\n[result]\n{r}\n"));
                             result = Some(cut_utf8(&r, RESULT_BYTES).to_string());
                         } else {
                             result = Some(r);
@@ -851,7 +890,7 @@ impl CodeManager {
                     if e.len() > ERROR_BYTES {
                         error_truncated = true;
                         Cell::ensure_recovery(&mut st);
-                        st.recovery.as_mut().unwrap().write(&format!("\n[error]\n{e}\n"));
+                        Cell::capture_text(&mut st, &format!("\n[error]\n{e}\n"));
                         error = Some(cut_utf8(&e, ERROR_BYTES).to_string());
                     } else {
                         error = Some(e);
@@ -864,24 +903,19 @@ impl CodeManager {
             "running"
         };
         // A yield (once there is output), a lossy preview or dropped text needs the recovery file.
-        let yield_needs = !terminal && !st.transcript.is_empty();
+        let yield_needs = !terminal && st.capture.as_ref().is_some_and(|c| c.captured_bytes() > 0);
         if yield_needs || truncated > 0 || dropped > 0 {
             Cell::ensure_recovery(&mut st);
         }
         if terminal {
-            if let Some(r) = st.recovery.as_mut() {
-                r.finish();
+            if let Some(c) = st.capture.as_mut() {
+                c.finish();
+                // Fully delivered without a file: the in-memory copy is not needed any more.
+                c.discard_buffer();
             }
             st.result_delivered = true;
         }
-        let recovery = st.recovery.as_ref().map(|r| r.snapshot());
-        if let Some(r) = st.recovery.as_ref() {
-            let p = r.path();
-            let mut ms = self.inner.state.lock().unwrap();
-            if !ms.files.contains(&p) {
-                ms.files.push(p);
-            }
-        }
+        let recovery = st.capture.as_ref().and_then(|c| c.snapshot());
         let nested = NestedCounts {
             completed: st.completed,
             failed: st.failed,
@@ -911,7 +945,7 @@ impl CodeManager {
         if terminal && !read.unknown_outcome {
             // Terminal delivery releases the handle; later reads get stale-cell. An unconfirmed stop keeps it
             // so the model can retry wait {terminate: true}.
-            self.inner.state.lock().unwrap().cells.remove(&cell.id);
+            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
         }
         read
     }
@@ -919,15 +953,15 @@ impl CodeManager {
     /// Terminates every cell (session switch/fork, feature disabled). `cleanup-incomplete` when a cell thread
     /// did not confirm within 5 s. The manager stays usable.
     pub async fn cleanup(&self) -> Result<(), CodeError> {
-        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap().cells.values().cloned().collect();
+        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().cloned().collect();
         let mut incomplete = Vec::new();
         for c in &cells {
             self.stop(c).await;
-            if c.st.lock().unwrap().unknown_outcome {
+            if c.st.lock().unwrap_or_else(PoisonError::into_inner).unknown_outcome {
                 incomplete.push(c.id.clone());
             }
         }
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
         for c in &cells {
             if !incomplete.contains(&c.id) {
                 st.cells.remove(&c.id);
@@ -945,14 +979,63 @@ impl CodeManager {
 
     /// A real session shutdown: terminate everything, refuse new cells, delete this process's recovery files.
     pub async fn shutdown(&self) -> Result<(), CodeError> {
-        self.inner.state.lock().unwrap().closed = true;
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         let r = self.cleanup().await;
-        let files = std::mem::take(&mut self.inner.state.lock().unwrap().files);
-        for f in files {
-            let _ = std::fs::remove_file(f);
-        }
+        self.inner.recovery.close();
+        self.inner.recovery.delete_files();
         r
     }
+}
+
+/// Aborts a spawned executor task when the waiting side goes away (sealed cell, dropped task).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A held host file lease (Pi's file mutation queue). Dropping it without [`LeaseGuard::release`] (task dropped,
+/// panic, runtime shutdown) still sends the "unlock" request, so Pi's own edit/write never wait forever.
+struct LeaseGuard {
+    gate: Arc<dyn HostGate>,
+    rt: Handle,
+    unlock: Option<GateRequest>,
+}
+
+impl LeaseGuard {
+    fn new(gate: Arc<dyn HostGate>, rt: Handle, unlock: GateRequest) -> Self {
+        LeaseGuard { gate, rt, unlock: Some(unlock) }
+    }
+
+    /// Sends "unlock" and waits for the host's answer. A failed answer is not retried here: the TypeScript side
+    /// releases every outstanding lease when Code Mode is cleaned up or shut down.
+    async fn release(mut self) {
+        if let Some(req) = self.unlock.take() {
+            let _ = self.gate.ask(req).await;
+        }
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        if let Some(req) = self.unlock.take() {
+            self.rt.spawn(self.gate.ask(req));
+        }
+    }
+}
+
+/// The error of a nested mutation whose host file lock was not granted (the mutation never ran).
+fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> CodeError {
+    CodeError::new(
+        code.as_deref().unwrap_or("unavailable"),
+        format!(
+            "{} failed: Pi's file mutation queue could not be taken for its paths ({}); nothing was changed. Retry the call.",
+            tool,
+            reason.as_deref().unwrap_or("no lease was granted")
+        ),
+    )
 }
 
 /// Resolves once the cell is sealed (failure, terminate, close).

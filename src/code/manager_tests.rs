@@ -100,7 +100,7 @@ async fn yielded_cell_continues_with_wait() {
     assert_eq!(output, "one\n");
     assert!(read.text.starts_with(&format!("Script running with cell ID {}.\ncell_id {}: running\nnested calls: 0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled\n", r.cell_id, r.cell_id)), "{}", read.text);
     let rec = read.recovery.clone().expect("a yield with output creates the recovery file");
-    assert_eq!(rec.state, "capturing");
+    assert_eq!(rec.state, crate::output::RecoveryState::Capturing);
     release.notify_one();
     let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!(w.status, "completed");
@@ -263,6 +263,7 @@ async fn approval_flow_for_nested_apply_patch() {
                 "policy" => GateAnswer { allow: true, needs_approval: req.tool == "apply_patch", ..Default::default() },
                 _ if req.preview.as_deref().unwrap_or("").contains("NO") => GateAnswer { allow: false, code: Some("approval-denied".into()), ..Default::default() },
                 _ if req.preview.as_deref().unwrap_or("").contains("NOUI") => unreachable!(),
+                "lock" => GateAnswer { allow: true, lease: Some("L".into()), ..Default::default() },
                 _ => GateAnswer { allow: true, ..Default::default() },
             }
         }) as BoxFuture<GateAnswer>
@@ -315,9 +316,25 @@ async fn terminate_cancels_a_call_waiting_for_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_waits_for_tracked_nested_calls() {
-    let (m, fake) = manager();
-    let r = m.exec(json!({"code": "tools.exec_command({cmd: 'bg', sleep_ms: 300}); return 'early'", "yield_time_ms": 30}), outer()).await.unwrap();
-    assert_eq!(r.status, "running", "the program returned but its nested call is still tracked");
+    // The host check holds the nested call until the test releases it (a held gate, not a timer).
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let (m, fake) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let mut rx = rx.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|go| *go).await;
+            GateAnswer { allow: true, ..Default::default() }
+        }) as BoxFuture<GateAnswer>
+    })));
+    let r = m.exec(json!({"code": "tools.exec_command({cmd: 'bg'}); print('returning'); return 'early'", "yield_time_ms": 0}), outer()).await.unwrap();
+    assert_eq!(r.status, "running");
+    let mut out = r.output.clone();
+    while !out.contains("returning") {
+        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        assert_eq!(w.status, "running", "the program returned but its nested call is still tracked");
+        out += &w.output;
+    }
+    tokio::task::yield_now().await;
+    tx.send_replace(true);
     let w = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap();
     assert_eq!(w.status, "completed");
     assert_eq!(w.result.as_deref(), Some("early"));
@@ -325,18 +342,33 @@ async fn completion_waits_for_tracked_nested_calls() {
     assert_eq!(fake.calls.lock().unwrap().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sixteen_outstanding_nested_requests_then_overload() {
-    // The host check holds every call for a while (before the 4 adapter slots), so all of them are outstanding.
-    let (m, _) = manager_with(Arc::new(FnGate(|_req: GateRequest| {
-        Box::pin(async {
-            tokio::time::sleep(Duration::from_millis(1000)).await;
+/// Runs `n` nested calls issued at once while the host check holds every one of them until all were issued
+/// (a held gate, no timer), then releases them and returns the cell's result.
+async fn outstanding_burst(n: usize) -> Option<String> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let (m, _) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let mut rx = rx.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|go| *go).await;
             GateAnswer { allow: true, ..Default::default() }
         }) as BoxFuture<GateAnswer>
     })));
-    let prog = |n: usize| format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
-    assert_eq!(run(&m, &prog(16)).await.result.as_deref(), Some("[]"));
-    assert_eq!(run(&m, &prog(17)).await.result.as_deref(), Some("[\"bridge-overload\"]"));
+    let code = format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); print('issued'); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
+    let r = m.exec(json!({"code": code, "yield_time_ms": 0}), outer()).await.unwrap();
+    let mut out = r.output.clone();
+    while !out.contains("issued") {
+        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        assert_eq!(w.status, "running", "held calls keep the cell running");
+        out += &w.output;
+    }
+    tx.send_replace(true);
+    m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 60000}), outer()).await.unwrap().result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_outstanding_nested_requests_then_overload() {
+    assert_eq!(outstanding_burst(16).await.as_deref(), Some("[]"));
+    assert_eq!(outstanding_burst(17).await.as_deref(), Some("[\"bridge-overload\"]"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,7 +407,7 @@ async fn four_adapter_slots_and_sequential_patches() {
 async fn output_result_and_error_limits() {
     let (m, _) = manager();
     let r = run(&m, &format!("text('x'.repeat({OUTPUT_BUFFER_BYTES}))")).await;
-    assert_eq!((r.dropped, r.truncated), (0, OUTPUT_BUFFER_BYTES as u64 - DEFAULT_OUTPUT_BYTES as u64));
+    assert_eq!((r.dropped, r.truncated), (0, OUTPUT_BUFFER_BYTES as u64 - crate::output::budget::DEFAULT_OUTPUT_BYTES as u64));
     let r = m.exec(json!({"code": format!("text('x'.repeat({}))", OUTPUT_BUFFER_BYTES + 1), "maxOutputBytes": 262144, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!((r.dropped, r.truncated, r.output.len()), (1, 0, OUTPUT_BUFFER_BYTES));
     assert!(r.recovery.is_some());
@@ -527,4 +559,94 @@ async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
             "unlock:None:Some(\"L1\"):ran=1".to_string(),
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leaseless() {
+    // (allow, lease) answers of the "lock" phase that must all stop the mutation before it runs.
+    for (allow, lease) in [(false, None), (true, None), (false, Some("STRAY"))] {
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let l2 = log.clone();
+        let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
+            l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+            let lease = lease.map(String::from);
+            Box::pin(async move {
+                if req.phase == "lock" {
+                    GateAnswer { allow, lease, code: (!allow).then(|| "unavailable".into()), reason: (!allow).then(|| "queue failed".into()), ..Default::default() }
+                } else {
+                    GateAnswer { allow: true, ..Default::default() }
+                }
+            }) as BoxFuture<GateAnswer>
+        })));
+        let r = run(&m, "return await tools.apply_patch('*** Begin Patch').then(() => 'ran', e => e.code + ': ' + e.message)").await;
+        let out = r.result.unwrap();
+        assert!(out.starts_with("unavailable: apply_patch failed"), "{allow} {lease:?}: {out}");
+        assert!(out.contains("nothing was changed"), "{out}");
+        assert!(fake.calls.lock().unwrap().is_empty(), "{allow} {lease:?}: the patch executor must not run");
+        let log = log.lock().unwrap().clone();
+        if lease.is_some() {
+            assert_eq!(log.last().unwrap(), "unlock:Some(\"STRAY\")", "a stray lease is handed back");
+        } else {
+            assert!(!log.iter().any(|l| l.starts_with("unlock")), "{log:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let l2 = log.clone();
+    let (m, _fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
+        l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+        Box::pin(async move { GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L9".to_string()), ..Default::default() } })
+            as BoxFuture<GateAnswer>
+    })));
+    // The executor panics while the lease is held: the call fails, the lease is released, the cell ends.
+    let r = run(&m, "return await tools.apply_patch({patch: 'x', panic: true}).then(() => 'ran', e => e.code + ': ' + e.message)").await;
+    assert_eq!(r.status, "completed");
+    let res = r.result.unwrap();
+    assert!(res.starts_with("unavailable: tools.apply_patch failed inside the toolkit"), "{res}");
+    for _ in 0..20000 {
+        if log.lock().unwrap().iter().any(|l| l.starts_with("unlock")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(*log.lock().unwrap(), vec!["policy:None".to_string(), "lock:None".into(), "unlock:Some(\"L9\")".into()]);
+    m.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_calls_carry_the_cells_seal_as_their_cancel_flag() {
+    let (m, fake) = manager();
+    run(&m, "await tools.apply_patch({patch: 'x'}); return 1").await;
+    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    assert!(!flag.load(Ordering::SeqCst), "a completed cell is not sealed");
+    let r = run(&m, "await tools.apply_patch({patch: 'y'}); throw new Error('stop')").await;
+    assert_eq!(r.status, "failed");
+    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    assert!(flag.load(Ordering::SeqCst), "a failed (sealed) cell sets the flag its patches see");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_lease_guard_still_sends_unlock() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<GateRequest>();
+    let gate: Arc<dyn HostGate> = Arc::new(FnGate(move |req: GateRequest| {
+        let _ = tx.send(req);
+        Box::pin(async { GateAnswer { allow: true, ..Default::default() } }) as BoxFuture<GateAnswer>
+    }));
+    let req = GateRequest {
+        phase: "unlock".into(),
+        tool: "apply_patch".into(),
+        cell_id: "cell-x".into(),
+        cwd: "/tmp/work".into(),
+        session_id: None,
+        preview: None,
+        paths: None,
+        lease: Some("L7".into()),
+    };
+    // Dropped without release (what a dropped nested task or a panic does).
+    drop(LeaseGuard::new(gate, Handle::current(), req));
+    let got = rx.recv().await.expect("unlock was sent");
+    assert_eq!((got.phase.as_str(), got.lease.as_deref()), ("unlock", Some("L7")));
 }

@@ -3,7 +3,7 @@
 //!
 //! Module map: `engine` (the only file that knows QuickJS), `input` (arguments and the pragma line),
 //! `adapters` (the nested-call seams to shell/patch and to the TypeScript host), `manager` (cells, limits,
-//! nested-call bridge), `wiring` (the real shell/patch adapters), `js_bridge` (napi host callbacks), `render` (model-facing text), `recovery` (§6 files), `limits`, `errors`.
+//! nested-call bridge), `wiring` (the real shell/patch adapters), `js_bridge` (napi host callbacks), `render` (model-facing text), `limits`, `errors`.
 
 pub mod adapters;
 pub mod engine;
@@ -12,7 +12,6 @@ pub mod input;
 pub mod js_bridge;
 pub mod limits;
 pub mod manager;
-pub mod recovery;
 pub mod render;
 pub mod wiring;
 mod wiring_patch;

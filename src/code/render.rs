@@ -33,20 +33,10 @@ pub fn render(r: &CellRead) -> String {
         ));
     }
     if let Some(rec) = &r.recovery {
-        match &rec.path {
-            Some(p) => head.push_str(&format!(
-                "recovery: {} {} ({} bytes, {} captured{})\n",
-                rec.state,
-                p,
-                rec.bytes,
-                rec.captured_bytes,
-                rec.reason.as_ref().map(|x| format!(", {x}")).unwrap_or_default()
-            )),
-            None => head.push_str(&format!(
-                "recovery: {} ({})\n",
-                rec.state,
-                rec.reason.clone().unwrap_or_else(|| "io-error".into())
-            )),
+        // Shell's recovery lines (same wording for every tool).
+        for line in rec.render_lines() {
+            head.push_str(&line);
+            head.push('\n');
         }
     }
     if r.truncated > 0 {

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -10,9 +11,10 @@ use super::errors::CodeError;
 use crate::patch;
 
 /// Applies `patch` in `cwd`; the reply carries the model text and the operations, an error its stable code and
-/// the exact `apply_patch failed (...)` text.
-pub async fn apply(cwd: PathBuf, text: String) -> Result<Value, CodeError> {
-    let out = tokio::task::spawn_blocking(move || patch::apply(&cwd, &text, &AtomicBool::new(false)))
+/// the exact `apply_patch failed (...)` text. `abort` is the cell's seal: once set (terminate, close) a patch
+/// still before its first commit step stops with `aborted` and changes nothing.
+pub async fn apply(cwd: PathBuf, text: String, abort: Arc<AtomicBool>) -> Result<Value, CodeError> {
+    let out = tokio::task::spawn_blocking(move || patch::apply(&cwd, &text, &abort))
         .await
         .map_err(|e| CodeError::new("unavailable", format!("The patch executor failed to run: {e}")))?;
     match out {
@@ -33,11 +35,21 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn applies_and_refuses_like_the_direct_tool() {
         let dir = tempfile::tempdir().unwrap();
-        let ok = apply(dir.path().into(), "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into()).await.unwrap();
+        let ok = apply(dir.path().into(), "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into(), Default::default()).await.unwrap();
         assert_eq!(ok["text"], "Applied patch:\n- add made.txt");
         assert_eq!(std::fs::read_to_string(dir.path().join("made.txt")).unwrap(), "hi\n");
-        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into()).await.unwrap_err();
+        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into(), Default::default()).await.unwrap_err();
         assert!(e.message.starts_with("apply_patch failed (no-change)"), "{}", e.message);
         assert!(!dir.path().join("../escape.txt").exists());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sealed_cell_aborts_its_patch_before_any_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: never.txt\n+x\n*** End Patch".into(), Arc::new(AtomicBool::new(true)))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "aborted");
+        assert!(!dir.path().join("never.txt").exists());
     }
 }

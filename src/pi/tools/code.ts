@@ -114,7 +114,10 @@ export function register(host: ToolkitHost): void {
 	const leases = new Map<string, () => void>();
 	let leaseSeq = 0;
 
-	/** Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock. */
+	/**
+	 * Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock.
+	 * Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation.
+	 */
 	async function lock(paths: string[]): Promise<any> {
 		const sorted = [...new Set(paths)].sort();
 		let release!: () => void;
@@ -123,18 +126,40 @@ export function register(host: ToolkitHost): void {
 		const held = new Promise<void>((r) => (acquired = r));
 		const take = (i: number): Promise<void> =>
 			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
-		take(0).catch(() => acquired());
-		await held;
+		const failed = take(0).then(
+			() => undefined,
+			(e: any) => e ?? new Error("the file mutation queue failed"),
+		);
+		const outcome = await Promise.race([held.then(() => undefined), failed]);
+		if (outcome !== undefined) {
+			release();
+			return {
+				allow: false,
+				code: "unavailable",
+				reason: `Pi's file mutation queue failed: ${outcome?.message ?? String(outcome)}`,
+			};
+		}
 		const lease = `lease-${++leaseSeq}`;
 		leases.set(lease, release);
 		return { allow: true, lease };
 	}
 
 	async function gate(req: any): Promise<any> {
-		if (req.phase === "lock") return lock(req.paths ?? []);
+		if (req.phase === "lock") {
+			try {
+				return await lock(req.paths ?? []);
+			} catch (e: any) {
+				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${e?.message ?? String(e)}` };
+			}
+		}
 		if (req.phase === "unlock") {
-			leases.get(req.lease)?.();
+			const release = leases.get(req.lease);
 			leases.delete(req.lease);
+			try {
+				release?.();
+			} catch {
+				// Releasing resolves a promise; nothing else can hold the queue once it is out of the map.
+			}
 			return { allow: true };
 		}
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
@@ -248,10 +273,31 @@ export function register(host: ToolkitHost): void {
 		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("wait", params, signal, onUpdate, ctx),
 	});
 
+	/**
+	 * Releases every file-mutation-queue lease still held for nested patches (Rust always asks to unlock, but
+	 * an unlock that never reaches us — failed callback, dropped task — must not keep Pi's edit/write waiting).
+	 */
+	const releaseLeases = () => {
+		const held = [...leases.values()];
+		leases.clear();
+		for (const release of held) {
+			try {
+				release();
+			} catch {
+				// see unlock
+			}
+		}
+	};
+	host.shared.set("code.heldLeases", () => leases.size);
+
 	/** Whether the last cleanup of cells could not be confirmed (reported as cleanupPending in diagnostics). */
 	let cleanupPending = false;
 	const cleanup = async (): Promise<boolean> => {
-		cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
+		try {
+			cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
+		} finally {
+			releaseLeases();
+		}
 		return !cleanupPending;
 	};
 	host.shared.set("code.cleanupPending", () => cleanupPending);
@@ -264,7 +310,11 @@ export function register(host: ToolkitHost): void {
 			const old = manager;
 			manager = null;
 			cleanupPending = false;
-			if (old) await old.shutdown();
+			try {
+				if (old) await old.shutdown();
+			} finally {
+				releaseLeases();
+			}
 		},
 		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
 		disabled: async () => {
