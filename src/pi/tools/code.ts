@@ -9,6 +9,7 @@ import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { runInvocationHooks } from "../hooks.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -172,12 +173,9 @@ export function register(host: ToolkitHost): void {
 		try {
 			if (req.phase === "policy") {
 				if (!nestedAdmitted(req.tool)) return disabled();
-				let env: Record<string, string> | undefined;
-				if (host.hooks.context) env = (await host.hooks.context({ ...call }))?.env;
-				if (host.hooks.policy) {
-					const d = await host.hooks.policy({ ...call });
-					if (!d?.allow) return { allow: false, code: "policy-denied", reason: `${d?.reason ?? "The invocation policy denied this call."} Nothing was started.` };
-				}
+				const hooked = await runInvocationHooks(host.hooks, call);
+				if (!hooked.ok) return { allow: false, code: "policy-denied", reason: `${hooked.reason} Nothing was started.` };
+				const env = hooked.env;
 				// Hooks may be async: the capability may have been disabled meanwhile.
 				if (!nestedAdmitted(req.tool)) return disabled();
 				const mode = host.config()?.codeMode?.approvalMode ?? "confirm";
