@@ -202,12 +202,14 @@ async fn cancelled_input_call_keeps_admission_until_its_write_settles() {
     m.terminate(&id).await.unwrap();
     let mut released = false;
     for _ in 0..1500 {
-        let st = job.state.lock().unwrap();
-        if st.stdin_pending_bytes == 0 && st.stdin_pending_calls == 0 {
+        let settled = {
+            let st = job.state.lock().unwrap();
+            st.stdin_pending_bytes == 0 && st.stdin_pending_calls == 0
+        };
+        if settled {
             released = true;
             break;
         }
-        drop(st);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(released, "admission released once the write settled");
