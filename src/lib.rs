@@ -462,29 +462,13 @@ impl ShellManager {
     /// Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`.
     #[napi]
     pub async fn exec(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
-        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
-        let r = match shell::js::context_from_json(&context, cancel) {
-            Ok(ctx) => self.inner.exec(&args, ctx).await,
-            Err(e) => Err(e),
-        };
-        if let Some(id) = &call_id {
-            self.calls.end(id);
-        }
-        shell::js::result_json(r)
+        self.call(false, &args, &context, call_id).await
     }
 
     /// Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`.
     #[napi]
     pub async fn write_stdin(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
-        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
-        let r = match shell::js::context_from_json(&context, cancel) {
-            Ok(ctx) => self.inner.write_stdin(&args, ctx).await,
-            Err(e) => Err(e),
-        };
-        if let Some(id) = &call_id {
-            self.calls.end(id);
-        }
-        shell::js::result_json(r)
+        self.call(true, &args, &context, call_id).await
     }
 
     /// Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped.
@@ -521,5 +505,21 @@ impl ShellManager {
     #[napi]
     pub fn status(&self) -> serde_json::Value {
         self.inner.status_json()
+    }
+}
+
+impl ShellManager {
+    /// One exec_command (`stdin == false`) or write_stdin call, registered under `call_id` for `cancel`.
+    async fn call(&self, stdin: bool, args: &serde_json::Value, context: &serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
+        let r = match shell::js::context_from_json(context, cancel) {
+            Ok(ctx) if stdin => self.inner.write_stdin(args, ctx).await,
+            Ok(ctx) => self.inner.exec(args, ctx).await,
+            Err(e) => Err(e),
+        };
+        if let Some(id) = &call_id {
+            self.calls.end(id);
+        }
+        shell::js::result_json(r)
     }
 }
