@@ -75,9 +75,7 @@ impl JsCodeManager {
         options: Option<CodeCallOptions>,
         #[napi(ts_arg_type = "(record: any) => void")] progress: Option<code::js_bridge::ProgressJsFn>,
     ) -> serde_json::Value {
-        let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
-        let outer = code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) };
-        code::js_bridge::to_js(self.inner.exec(args, outer).await)
+        code::js_bridge::to_js(self.inner.exec(args, outer_call(options, progress)).await)
     }
 
     /// `wait`: resolves with the read (`ok: true`) or `{ok: false, code, message}`.
@@ -88,9 +86,7 @@ impl JsCodeManager {
         options: Option<CodeCallOptions>,
         #[napi(ts_arg_type = "(record: any) => void")] progress: Option<code::js_bridge::ProgressJsFn>,
     ) -> serde_json::Value {
-        let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
-        let outer = code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) };
-        code::js_bridge::to_js(self.inner.wait(args, outer).await)
+        code::js_bridge::to_js(self.inner.wait(args, outer_call(options, progress)).await)
     }
 
     /// Pi's AbortSignal fired for the exec/wait call with this callId: its cell is terminated.
@@ -128,6 +124,12 @@ impl JsCodeManager {
             Err(e) => serde_json::json!({"ok": false, "code": e.code, "message": e.message}),
         }
     }
+}
+
+/// The outer exec/wait call as the cell manager sees it (cwd, call id for abort, progress sink).
+fn outer_call(options: Option<CodeCallOptions>, progress: Option<code::js_bridge::ProgressJsFn>) -> code::OuterCall {
+    let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
+    code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) }
 }
 
 // ---- config ----
