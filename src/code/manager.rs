@@ -156,6 +156,17 @@ impl Cell {
         }
     }
 
+    /// A `[result]` / `[error]` block cut to `limit` bytes on a UTF-8 boundary; the whole text goes to the
+    /// recovery file first. Returns the shown text and whether it was cut.
+    fn bounded(st: &mut CellState, text: String, limit: usize, block: &str) -> (String, bool) {
+        if text.len() <= limit {
+            return (text, false);
+        }
+        Cell::ensure_recovery(st);
+        Cell::capture_text(st, &format!("\n[{block}]\n{text}\n"));
+        (cut_utf8(&text, limit).to_string(), true)
+    }
+
     fn capture_text(st: &mut CellState, text: &str) {
         if let Some(c) = st.capture.as_mut() {
             c.append(text.as_bytes());
@@ -875,26 +886,14 @@ impl CodeManager {
             match st.outcome.clone() {
                 Some(Outcome::Returned(r)) => {
                     if let Some(r) = r {
-                        if r.len() > RESULT_BYTES {
-                            result_truncated = true;
-                            Cell::ensure_recovery(&mut st);
-                            Cell::capture_text(&mut st, &format!("\n[result]\n{r}\n"));
-                            result = Some(cut_utf8(&r, RESULT_BYTES).to_string());
-                        } else {
-                            result = Some(r);
-                        }
+                        let (shown, cut) = Cell::bounded(&mut st, r, RESULT_BYTES, "result");
+                        (result, result_truncated) = (Some(shown), cut);
                     }
                     "completed"
                 }
                 Some(Outcome::Threw(e)) => {
-                    if e.len() > ERROR_BYTES {
-                        error_truncated = true;
-                        Cell::ensure_recovery(&mut st);
-                        Cell::capture_text(&mut st, &format!("\n[error]\n{e}\n"));
-                        error = Some(cut_utf8(&e, ERROR_BYTES).to_string());
-                    } else {
-                        error = Some(e);
-                    }
+                    let (shown, cut) = Cell::bounded(&mut st, e, ERROR_BYTES, "error");
+                    (error, error_truncated) = (Some(shown), cut);
                     "failed"
                 }
                 _ => "terminated",
