@@ -6,11 +6,11 @@ extern crate napi_derive;
 
 mod code;
 mod config;
-mod errno;
 mod discovery;
-mod rules;
-mod patch;
+mod errno;
 pub mod output;
+mod patch;
+mod rules;
 pub mod shell;
 
 use napi::bindgen_prelude::*;
@@ -52,7 +52,10 @@ impl JsCodeManager {
         let rt = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
         let gate = CodeArc::new(code::js_bridge::JsGate(CodeArc::new(gate)));
         let adapters = CodeArc::new(code::wiring::ToolkitAdapters::default());
-        Ok(JsCodeManager { inner: code::CodeManager::new(CodeArc::new(adapters.clone()), gate, rt), adapters })
+        Ok(JsCodeManager {
+            inner: code::CodeManager::new(CodeArc::new(adapters.clone()), gate, rt),
+            adapters,
+        })
     }
 
     /// Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`).
@@ -128,8 +131,15 @@ impl JsCodeManager {
 
 /// The outer exec/wait call as the cell manager sees it (cwd, call id for abort, progress sink).
 fn outer_call(options: Option<CodeCallOptions>, progress: Option<code::js_bridge::ProgressJsFn>) -> code::OuterCall {
-    let o = options.unwrap_or(CodeCallOptions { cwd: None, call_id: None });
-    code::OuterCall { cwd: o.cwd.unwrap_or_default(), call_id: o.call_id, progress: progress.map(code::js_bridge::progress_fn) }
+    let o = options.unwrap_or(CodeCallOptions {
+        cwd: None,
+        call_id: None,
+    });
+    code::OuterCall {
+        cwd: o.cwd.unwrap_or_default(),
+        call_id: o.call_id,
+        progress: progress.map(code::js_bridge::progress_fn),
+    }
 }
 
 // ---- config ----
@@ -141,7 +151,9 @@ pub fn config_path(agent_dir: String) -> String {
 }
 
 /// Reads and classifies the config file: `{status, code?, detail?, revision, raw}`.
-#[napi(ts_return_type = "{ status: 'ok' | 'missing' | 'error'; code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'; detail?: string; revision: string | null; raw: Record<string, any> | null }")]
+#[napi(
+    ts_return_type = "{ status: 'ok' | 'missing' | 'error'; code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'; detail?: string; revision: string | null; raw: Record<string, any> | null }"
+)]
 pub fn config_read(path: String) -> Result<Value> {
     to_json(&config::read(std::path::Path::new(&path)))
 }
@@ -182,15 +194,19 @@ pub fn config_draft_set(
 
 /// Saves a draft under the lock if the file still has `baseRevision` (null = still missing). Resolves
 /// `{ok: true, revision, raw}` or `{ok: false, code, message}`; nothing is written on refusal.
-#[napi(ts_return_type = "Promise<{ ok: true; revision: string; raw: Record<string, any> } | { ok: false; code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed'; message: string }>")]
+#[napi(
+    ts_return_type = "Promise<{ ok: true; revision: string; raw: Record<string, any> } | { ok: false; code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed'; message: string }>"
+)]
 pub async fn config_save(
     path: String,
     #[napi(ts_arg_type = "Record<string, any>")] draft: Value,
     base_revision: Option<String>,
 ) -> Result<Value> {
-    let out = tokio::task::spawn_blocking(move || config::save(std::path::Path::new(&path), &draft, base_revision.as_deref()))
-        .await
-        .map_err(|e| Error::from_reason(e.to_string()))?;
+    let out = tokio::task::spawn_blocking(move || {
+        config::save(std::path::Path::new(&path), &draft, base_revision.as_deref())
+    })
+    .await
+    .map_err(|e| Error::from_reason(e.to_string()))?;
     match out {
         Ok(ok) => Ok(serde_json::json!({"ok": true, "revision": ok.revision, "raw": ok.raw})),
         Err(e) => Ok(serde_json::json!({"ok": false, "code": e.code, "message": e.message})),
@@ -244,14 +260,16 @@ pub fn rules_glob_match(pattern: String, provider: Option<String>, model_id: Str
 /// of the legacy flags.
 #[napi(js_name = "rulesEditorRules")]
 pub fn rules_editor_rules(config_json: String) -> napi::Result<String> {
-    let config: serde_json::Value = serde_json::from_str(&config_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    let config: serde_json::Value =
+        serde_json::from_str(&config_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
     rules_to_json(&rules::editor_rules(&config))
 }
 
 /// The editor's rows `N. id  match  P+S+C` for a rules list (JSON text).
 #[napi(js_name = "rulesEditorRows")]
 pub fn rules_editor_rows(rules_json: String) -> napi::Result<Vec<String>> {
-    let list: serde_json::Value = serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    let list: serde_json::Value =
+        serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
     Ok(rules::editor_rows(&list))
 }
 
@@ -259,9 +277,15 @@ pub fn rules_editor_rows(rules_json: String) -> napi::Result<Vec<String>> {
 /// 0-based, `value` the new id / pattern / flag name. Returns `{rules}` (JSON text of the new list) or
 /// `{error}` with the message to show (the list is then unchanged).
 #[napi(js_name = "rulesEditorApply")]
-pub fn rules_editor_apply(rules_json: String, action: String, index: Option<u32>, value: Option<String>) -> napi::Result<String> {
+pub fn rules_editor_apply(
+    rules_json: String,
+    action: String,
+    index: Option<u32>,
+    value: Option<String>,
+) -> napi::Result<String> {
     use rules::editor::{apply, Edit};
-    let list: serde_json::Value = serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
+    let list: serde_json::Value =
+        serde_json::from_str(&rules_json).map_err(|e| napi::Error::from_reason(format!("invalid-input: {e}")))?;
     let i = index.unwrap_or(0) as usize;
     let v = value.as_deref().unwrap_or("");
     let edit = match action.as_str() {
@@ -272,7 +296,11 @@ pub fn rules_editor_apply(rules_json: String, action: String, index: Option<u32>
         "id" => Edit::SetId(i, v),
         "match" => Edit::SetMatch(i, v),
         "toggle" => Edit::Toggle(i, v),
-        other => return Err(napi::Error::from_reason(format!("invalid-input: unknown editor action {other:?}"))),
+        other => {
+            return Err(napi::Error::from_reason(format!(
+                "invalid-input: unknown editor action {other:?}"
+            )))
+        }
     };
     rules_to_json(&match apply(&list, edit) {
         Ok(rules) => serde_json::json!({ "rules": rules }),
@@ -309,7 +337,9 @@ impl PatchAbort {
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        PatchAbort { flag: Default::default() }
+        PatchAbort {
+            flag: Default::default(),
+        }
     }
     /// Requests cancellation (takes effect at the next checkpoint; a started commit finishes).
     #[napi]
@@ -359,7 +389,11 @@ fn patch_result(r: std::result::Result<patch::Applied, patch::PatchError>) -> Pa
             operations: applied
                 .operations
                 .into_iter()
-                .map(|o| PatchOperation { operation: o.kind.as_str().to_string(), path: o.path, from: o.from })
+                .map(|o| PatchOperation {
+                    operation: o.kind.as_str().to_string(),
+                    path: o.path,
+                    from: o.from,
+                })
                 .collect(),
             code: None,
             outcome: None,
@@ -385,7 +419,12 @@ pub fn patch_paths(cwd: String, patch: String) -> PatchPathsResult {
             error: None,
             code: None,
         },
-        Err(e) => PatchPathsResult { ok: false, paths: vec![], error: Some(e.to_string()), code: Some(e.code.to_string()) },
+        Err(e) => PatchPathsResult {
+            ok: false,
+            paths: vec![],
+            error: Some(e.to_string()),
+            code: Some(e.code.to_string()),
+        },
     }
 }
 
@@ -440,7 +479,11 @@ impl ShellManager {
     /// Sets the default shell (Pi's `getShellConfig()` result) used when a call brings none; null clears it.
     #[napi]
     pub fn set_shell(&self, config: Option<serde_json::Value>) -> serde_json::Value {
-        match config.filter(|c| !c.is_null()).map(|c| shell::ShellConfig::from_value(&c)).transpose() {
+        match config
+            .filter(|c| !c.is_null())
+            .map(|c| shell::ShellConfig::from_value(&c))
+            .transpose()
+        {
             Ok(c) => {
                 self.inner.set_shell(c);
                 serde_json::json!({"ok": true})
@@ -463,13 +506,23 @@ impl ShellManager {
 
     /// Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`.
     #[napi]
-    pub async fn exec(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+    pub async fn exec(
+        &self,
+        args: serde_json::Value,
+        context: serde_json::Value,
+        call_id: Option<String>,
+    ) -> serde_json::Value {
         self.call(false, &args, &context, call_id).await
     }
 
     /// Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`.
     #[napi]
-    pub async fn write_stdin(&self, args: serde_json::Value, context: serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+    pub async fn write_stdin(
+        &self,
+        args: serde_json::Value,
+        context: serde_json::Value,
+        call_id: Option<String>,
+    ) -> serde_json::Value {
         self.call(true, &args, &context, call_id).await
     }
 
@@ -512,7 +565,13 @@ impl ShellManager {
 
 impl ShellManager {
     /// One exec_command (`stdin == false`) or write_stdin call, registered under `call_id` for `cancel`.
-    async fn call(&self, stdin: bool, args: &serde_json::Value, context: &serde_json::Value, call_id: Option<String>) -> serde_json::Value {
+    async fn call(
+        &self,
+        stdin: bool,
+        args: &serde_json::Value,
+        context: &serde_json::Value,
+        call_id: Option<String>,
+    ) -> serde_json::Value {
         let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
         let r = match shell::js::context_from_json(context, cancel) {
             Ok(ctx) if stdin => self.inner.write_stdin(args, ctx).await,

@@ -107,7 +107,13 @@ pub struct AllowAll;
 impl HostGate for AllowAll {
     fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer> {
         let lease = (req.phase == "lock").then(|| "lease-test".to_string());
-        Box::pin(async move { GateAnswer { allow: true, lease, ..Default::default() } })
+        Box::pin(async move {
+            GateAnswer {
+                allow: true,
+                lease,
+                ..Default::default()
+            }
+        })
     }
 }
 
@@ -157,7 +163,9 @@ pub mod fake {
             (tool == "apply_patch").then(|| vec![format!("{cwd}/patched.txt")])
         }
         fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
-            let o = args.as_object().ok_or_else(|| CodeError::new("invalid-arguments", format!("{tool} needs an object")))?;
+            let o = args
+                .as_object()
+                .ok_or_else(|| CodeError::new("invalid-arguments", format!("{tool} needs an object")))?;
             let need = match tool {
                 "exec_command" => ["cmd", "command"],
                 "write_stdin" => ["session_id", "sessionId"],
@@ -196,7 +204,11 @@ pub mod fake {
                 if let Some(n) = args.get("reply_bytes").and_then(|v| v.as_u64()) {
                     return Ok(serde_json::json!({ "blob": "x".repeat(n as usize) }));
                 }
-                let echo = if args.to_string().len() < 4096 { args.clone() } else { Value::from("(large)") };
+                let echo = if args.to_string().len() < 4096 {
+                    args.clone()
+                } else {
+                    Value::from("(large)")
+                };
                 Ok(serde_json::json!({
                     "tool": tool, "args": echo, "cwd": ctx.cwd, "env": ctx.env,
                     "sessionId": if tool == "exec_command" { Some("pct-shell-1") } else { None },

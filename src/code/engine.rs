@@ -9,14 +9,14 @@
 //! catchable by `try/catch`). A cell parked on a host call is cancelled by a message on its inbox; the thread
 //! then drops the context and runtime without waiting for the runtime to go idle.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use rquickjs::promise::PromiseState;
 use rquickjs::context::EvalOptions;
+use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Promise, Runtime, Value};
 
 /// Resource limits of one cell's engine, fixed when the cell starts.
@@ -32,7 +32,11 @@ pub struct EngineLimits {
 
 impl Default for EngineLimits {
     fn default() -> Self {
-        EngineLimits { thread_stack_bytes: 8 << 20, js_stack_bytes: 2 << 20, memory_bytes: 256 << 20 }
+        EngineLimits {
+            thread_stack_bytes: 8 << 20,
+            js_stack_bytes: 2 << 20,
+            memory_bytes: 256 << 20,
+        }
     }
 }
 
@@ -89,7 +93,6 @@ impl EngineHandle {
         self.interrupt.store(true, Ordering::SeqCst);
         let _ = self.inbox.send(Inbox::Cancel);
     }
-
 }
 
 impl Drop for EngineHandle {
@@ -105,9 +108,32 @@ const PRELUDE: &str = include_str!("engine_prelude.js");
 
 /// Globals that QuickJS-NG may provide but that cells must not see (timers, host objects, module loading).
 const REMOVED_GLOBALS: &[&str] = &[
-    "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "performance", "navigator",
-    "gc", "os", "std", "bjson", "scriptArgs", "process", "require", "fetch", "store", "load", "notify",
-    "yield_control", "ALL_TOOLS", "image", "audio", "exit", "WebAssembly", "__loadScript", "Worker",
+    "setTimeout",
+    "setInterval",
+    "clearTimeout",
+    "clearInterval",
+    "queueMicrotask",
+    "performance",
+    "navigator",
+    "gc",
+    "os",
+    "std",
+    "bjson",
+    "scriptArgs",
+    "process",
+    "require",
+    "fetch",
+    "store",
+    "load",
+    "notify",
+    "yield_control",
+    "ALL_TOOLS",
+    "image",
+    "audio",
+    "exit",
+    "WebAssembly",
+    "__loadScript",
+    "Worker",
 ];
 
 /// Starts `program` (the body of an async function) on a new cell thread. `declared` is the list of tool
@@ -129,12 +155,23 @@ pub fn start(
         .spawn(move || {
             // A panic anywhere in the run (engine, sink) must still end the cell, or it stays "running" forever
             // and keeps a cell-limit slot.
-            let run = std::panic::catch_unwind(AssertUnwindSafe(|| run_cell(&source, declared, &limits, flag, rx, sink.clone())));
-            let outcome = run.unwrap_or_else(|p| Outcome::Threw(format!("InternalError: the code cell engine failed: {}", panic_text(&*p))));
+            let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                run_cell(&source, declared, &limits, flag, rx, sink.clone())
+            }));
+            let outcome = run.unwrap_or_else(|p| {
+                Outcome::Threw(format!(
+                    "InternalError: the code cell engine failed: {}",
+                    panic_text(&*p)
+                ))
+            });
             // done() itself may panic (a broken sink): nothing more can be reported then.
             let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.done(outcome)));
         })?;
-    Ok(EngineHandle { inbox: tx, interrupt, thread: Some(thread) })
+    Ok(EngineHandle {
+        inbox: tx,
+        interrupt,
+        thread: Some(thread),
+    })
 }
 
 /// The message of a caught panic payload.
@@ -192,7 +229,11 @@ fn exception_text(ctx: &Ctx<'_>) -> String {
         let name: Option<String> = obj.get("name").ok();
         let message: Option<String> = obj.get("message").ok();
         let stack: Option<String> = obj.get("stack").ok();
-        let mut s = format!("{}: {}", name.unwrap_or_else(|| "Error".into()), message.unwrap_or_default());
+        let mut s = format!(
+            "{}: {}",
+            name.unwrap_or_else(|| "Error".into()),
+            message.unwrap_or_default()
+        );
         if let Some(st) = stack.filter(|s| !s.is_empty()) {
             s.push('\n');
             s.push_str(st.trim_end_matches('\n'));
@@ -330,7 +371,10 @@ mod tests {
         }
         fn call(&self, id: u64, name: &str, args: String) -> Result<(), CallRefusal> {
             if self.refuse {
-                return Err(CallRefusal { code: "unknown-adapter".into(), message: format!("no {name}") });
+                return Err(CallRefusal {
+                    code: "unknown-adapter".into(),
+                    message: format!("no {name}"),
+                });
             }
             self.calls.lock().unwrap().push((id, name.into(), args));
             Ok(())
@@ -358,7 +402,10 @@ mod tests {
         let t = Instant::now();
         while slot.lock().unwrap().is_none() {
             // Generous upper bound only: without an outcome the cell would stay running forever.
-            assert!(t.elapsed() < Duration::from_secs(60), "the cell never reported an outcome");
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the cell never reported an outcome"
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
         let o = slot.lock().unwrap().clone().unwrap();
@@ -368,10 +415,19 @@ mod tests {
     #[test]
     fn a_panic_in_the_cell_thread_ends_the_cell_as_an_internal_error() {
         let rec = Arc::new(Rec::default());
-        let h = start("/*pct-test-panic*/ return 1", vec![], EngineLimits::default(), rec.clone()).unwrap();
+        let h = start(
+            "/*pct-test-panic*/ return 1",
+            vec![],
+            EngineLimits::default(),
+            rec.clone(),
+        )
+        .unwrap();
         let o = wait_outcome(&rec.done);
         drop(h);
-        assert_eq!(o, Outcome::Threw("InternalError: the code cell engine failed: test panic in the cell thread".into()));
+        assert_eq!(
+            o,
+            Outcome::Threw("InternalError: the code cell engine failed: test panic in the cell thread".into())
+        );
         // A panicking sink callback ends the cell as a failure too.
         let sink = Arc::new(PanickingSink(Mutex::new(None)));
         let h = start("print('boom'); return 1", vec![], EngineLimits::default(), sink.clone()).unwrap();
@@ -381,7 +437,10 @@ mod tests {
     }
 
     fn run_with(program: &str, refuse: bool) -> (String, Outcome) {
-        let rec = Arc::new(Rec { refuse, ..Default::default() });
+        let rec = Arc::new(Rec {
+            refuse,
+            ..Default::default()
+        });
         let h = start(program, vec![], EngineLimits::default(), rec.clone()).unwrap();
         let t = Instant::now();
         while rec.done.lock().unwrap().is_none() {
@@ -426,7 +485,10 @@ mod tests {
         }
         let (_, o) = run_with("await tools.x()", true);
         match o {
-            Outcome::Threw(s) => assert!(s.starts_with("Error: no x [unknown-adapter]") && !s.contains("prelude"), "{s}"),
+            Outcome::Threw(s) => assert!(
+                s.starts_with("Error: no x [unknown-adapter]") && !s.contains("prelude"),
+                "{s}"
+            ),
             o => panic!("{o:?}"),
         }
         let (_, o) = run("throw 'str'");
@@ -436,12 +498,18 @@ mod tests {
     #[test]
     fn syntax_error_fails_the_cell() {
         let (_, o) = run("let = = 1");
-        assert!(matches!(o, Outcome::Threw(ref s) if s.starts_with("SyntaxError")), "{o:?}");
+        assert!(
+            matches!(o, Outcome::Threw(ref s) if s.starts_with("SyntaxError")),
+            "{o:?}"
+        );
     }
 
     #[test]
     fn refused_call_rejects_inside_the_cell() {
-        let (t, o) = run_with("try { await tools.nope({}) } catch (e) { print(e.code, e.message) }", true);
+        let (t, o) = run_with(
+            "try { await tools.nope({}) } catch (e) { print(e.code, e.message) }",
+            true,
+        );
         assert_eq!(t, "unknown-adapter no nope\n");
         assert_eq!(o, Outcome::Returned(None));
     }
@@ -457,7 +525,13 @@ mod tests {
     #[test]
     fn busy_loop_is_interrupted_and_not_catchable() {
         let rec = Arc::new(Rec::default());
-        let h = start("while (true) { try { while(true){} } catch (e) { print('caught') } }", vec![], EngineLimits::default(), rec.clone()).unwrap();
+        let h = start(
+            "while (true) { try { while(true){} } catch (e) { print('caught') } }",
+            vec![],
+            EngineLimits::default(),
+            rec.clone(),
+        )
+        .unwrap();
         std::thread::sleep(Duration::from_millis(50));
         h.cancel();
         let t = Instant::now();
@@ -472,7 +546,10 @@ mod tests {
     #[test]
     fn heap_bomb_is_contained() {
         let (_, o) = run("const a = []; while (true) a.push(new Array(100000).fill(1));");
-        assert!(matches!(o, Outcome::Threw(ref s) if s.contains("out of memory")), "{o:?}");
+        assert!(
+            matches!(o, Outcome::Threw(ref s) if s.contains("out of memory")),
+            "{o:?}"
+        );
     }
 
     #[test]
@@ -484,7 +561,13 @@ mod tests {
     #[test]
     fn nested_call_resolves_from_another_thread_and_cancel_drops_a_parked_cell() {
         let rec = Arc::new(Rec::default());
-        let h = start("const r = await tools.echo({a: 1}); print(r.got); const s = await tools.echo('x'); print('never')", vec!["echo".into()], EngineLimits::default(), rec.clone()).unwrap();
+        let h = start(
+            "const r = await tools.echo({a: 1}); print(r.got); const s = await tools.echo('x'); print('never')",
+            vec!["echo".into()],
+            EngineLimits::default(),
+            rec.clone(),
+        )
+        .unwrap();
         let t = Instant::now();
         while rec.calls.lock().unwrap().is_empty() {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");

@@ -12,7 +12,10 @@ pub struct CodeError {
 impl CodeError {
     /// Builds an error; `code` must be a documented §7 code.
     pub fn new(code: &str, message: impl Into<String>) -> Self {
-        CodeError { code: code.to_string(), message: message.into() }
+        CodeError {
+            code: code.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -25,9 +28,24 @@ impl std::fmt::Display for CodeError {
 /// Every code this module may return (documented in docs/code.md).
 #[cfg(test)]
 pub const CODES: &[&str] = &[
-    "invalid-code", "invalid-uses", "invalid-limit", "invalid-input", "cell-limit", "stale-cell", "closed",
-    "unavailable", "cell-start-failed", "unknown-adapter", "adapter-disabled", "invalid-arguments",
-    "approval-unavailable", "approval-denied", "policy-denied", "aborted", "bridge-overload", "cleanup-incomplete",
+    "invalid-code",
+    "invalid-uses",
+    "invalid-limit",
+    "invalid-input",
+    "cell-limit",
+    "stale-cell",
+    "closed",
+    "unavailable",
+    "cell-start-failed",
+    "unknown-adapter",
+    "adapter-disabled",
+    "invalid-arguments",
+    "approval-unavailable",
+    "approval-denied",
+    "policy-denied",
+    "aborted",
+    "bridge-overload",
+    "cleanup-incomplete",
 ];
 
 #[cfg(test)]

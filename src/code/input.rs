@@ -35,7 +35,10 @@ fn as_object(args: &Value, tool: &str) -> Result<Map<String, Value>, CodeError> 
             m.insert("code".into(), Value::String(s.clone()));
             Ok(m)
         }
-        _ => Err(CodeError::new("invalid-input", format!("{tool} expects a JSON object of arguments."))),
+        _ => Err(CodeError::new(
+            "invalid-input",
+            format!("{tool} expects a JSON object of arguments."),
+        )),
     }
 }
 
@@ -56,7 +59,10 @@ fn pair(m: &mut Map<String, Value>, a: &str, b: &str) -> Result<Option<Value>, C
 fn int_in(v: &Value, name: &str, lo: u64, hi: u64) -> Result<u64, CodeError> {
     match v.as_u64() {
         Some(n) if n >= lo && n <= hi => Ok(n),
-        _ => Err(CodeError::new("invalid-limit", format!("{name} must be an integer from {lo} to {hi}."))),
+        _ => Err(CodeError::new(
+            "invalid-limit",
+            format!("{name} must be an integer from {lo} to {hi}."),
+        )),
     }
 }
 
@@ -101,9 +107,15 @@ fn take_pragma(code: &str) -> Result<(String, Pragma), CodeError> {
         )
     })?;
     let Value::Object(mut m) = parsed else {
-        return Err(CodeError::new("invalid-code", "The // @exec: pragma must be a JSON object."));
+        return Err(CodeError::new(
+            "invalid-code",
+            "The // @exec: pragma must be a JSON object.",
+        ));
     };
-    let p = Pragma { yield_time_ms: m.remove("yield_time_ms"), max_output_tokens: m.remove("max_output_tokens") };
+    let p = Pragma {
+        yield_time_ms: m.remove("yield_time_ms"),
+        max_output_tokens: m.remove("max_output_tokens"),
+    };
     if let Some(k) = m.keys().next() {
         return Err(CodeError::new(
             "invalid-code",
@@ -130,9 +142,17 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
     let code = match m.remove("code") {
         Some(Value::String(s)) if !s.trim().is_empty() => s,
         Some(Value::String(_)) | None => {
-            return Err(CodeError::new("invalid-code", "exec needs a non-empty JavaScript program in \"code\"."))
+            return Err(CodeError::new(
+                "invalid-code",
+                "exec needs a non-empty JavaScript program in \"code\".",
+            ))
         }
-        Some(_) => return Err(CodeError::new("invalid-code", "\"code\" must be a string of JavaScript.")),
+        Some(_) => {
+            return Err(CodeError::new(
+                "invalid-code",
+                "\"code\" must be a string of JavaScript.",
+            ))
+        }
     };
     let uses = match m.remove("uses") {
         None | Some(Value::Null) => None,
@@ -145,7 +165,10 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
                 if !ADAPTERS.contains(&name.as_str()) {
                     return Err(CodeError::new(
                         "invalid-uses",
-                        format!("\"uses\" names an unknown tool \"{name}\"; cells can use: {}.", ADAPTERS.join(", ")),
+                        format!(
+                            "\"uses\" names an unknown tool \"{name}\"; cells can use: {}.",
+                            ADAPTERS.join(", ")
+                        ),
                     ));
                 }
                 if !out.contains(&name) {
@@ -159,7 +182,11 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
     let yield_arg = pair(&mut m, "yield_time_ms", "yieldTimeMs")?;
     let tokens_arg = m.remove("max_output_tokens");
     let bytes_arg = m.remove("maxOutputBytes");
-    no_unknown(&m, "exec", "code, uses, yield_time_ms (yieldTimeMs), max_output_tokens, maxOutputBytes")?;
+    no_unknown(
+        &m,
+        "exec",
+        "code, uses, yield_time_ms (yieldTimeMs), max_output_tokens, maxOutputBytes",
+    )?;
     let (code, pragma) = take_pragma(&code)?;
     let yield_v = merge("yield_time_ms", yield_arg, pragma.yield_time_ms)?;
     let tokens_v = merge("max_output_tokens", tokens_arg, pragma.max_output_tokens)?;
@@ -168,7 +195,12 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
         None => DEFAULT_YIELD_MS,
     };
     let max_output_bytes = budget(bytes_arg, tokens_v, "max_output_tokens")?;
-    Ok(ExecInput { code, uses, yield_time_ms, max_output_bytes })
+    Ok(ExecInput {
+        code,
+        uses,
+        yield_time_ms,
+        max_output_bytes,
+    })
 }
 
 /// Checks that a handle is one of ours: opaque strings only; numbers, OS pids and shell ids are refused.
@@ -176,7 +208,10 @@ pub fn check_cell_id(v: Option<Value>) -> Result<String, CodeError> {
     match v {
         Some(Value::String(s)) => {
             if s.is_empty() {
-                Err(CodeError::new("invalid-input", "cell_id is empty; pass the cell ID that exec returned."))
+                Err(CodeError::new(
+                    "invalid-input",
+                    "cell_id is empty; pass the cell ID that exec returned.",
+                ))
             } else if s.starts_with("pct-shell-") {
                 Err(CodeError::new(
                     "invalid-input",
@@ -195,8 +230,14 @@ pub fn check_cell_id(v: Option<Value>) -> Result<String, CodeError> {
             "invalid-input",
             "cell_id must be the cell ID string that exec returned, not a number.",
         )),
-        Some(_) => Err(CodeError::new("invalid-input", "cell_id must be the cell ID string that exec returned.")),
-        None => Err(CodeError::new("invalid-input", "wait needs cell_id (the ID that exec returned).")),
+        Some(_) => Err(CodeError::new(
+            "invalid-input",
+            "cell_id must be the cell ID string that exec returned.",
+        )),
+        None => Err(CodeError::new(
+            "invalid-input",
+            "wait needs cell_id (the ID that exec returned).",
+        )),
     }
 }
 
@@ -212,13 +253,22 @@ pub fn parse_wait(args: &Value) -> Result<WaitInput, CodeError> {
     let yield_v = pair(&mut m, "yield_time_ms", "yieldTimeMs")?;
     let tokens_v = pair(&mut m, "max_tokens", "max_output_tokens")?;
     let bytes_v = m.remove("maxOutputBytes");
-    no_unknown(&m, "wait", "cell_id (cellId), terminate, yield_time_ms (yieldTimeMs), max_tokens (max_output_tokens), maxOutputBytes")?;
+    no_unknown(
+        &m,
+        "wait",
+        "cell_id (cellId), terminate, yield_time_ms (yieldTimeMs), max_tokens (max_output_tokens), maxOutputBytes",
+    )?;
     let yield_time_ms = match yield_v {
         Some(v) => int_in(&v, "yield_time_ms", 0, MAX_YIELD_MS)?,
         None => DEFAULT_YIELD_MS,
     };
     let max_output_bytes = budget(bytes_v, tokens_v, "max_tokens")?;
-    Ok(WaitInput { cell_id, terminate, yield_time_ms, max_output_bytes })
+    Ok(WaitInput {
+        cell_id,
+        terminate,
+        yield_time_ms,
+        max_output_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -232,7 +282,8 @@ mod tests {
 
     #[test]
     fn pragma_sets_limits_and_becomes_an_empty_line() {
-        let e = parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 5, \"max_output_tokens\": 300}\nprint(1)"})).unwrap();
+        let e = parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 5, \"max_output_tokens\": 300}\nprint(1)"}))
+            .unwrap();
         assert_eq!(e.code, "\nprint(1)");
         assert_eq!(e.yield_time_ms, 5);
         assert_eq!(e.max_output_bytes, 1200);
@@ -240,16 +291,30 @@ mod tests {
 
     #[test]
     fn pragma_refusals() {
-        assert_eq!(code_of(parse_exec(&json!({"code": "// @exec: {\"other\": 1}\nx"}))), "invalid-code");
-        assert_eq!(code_of(parse_exec(&json!({"code": "// @exec: {nope\nx"}))), "invalid-code");
-        assert_eq!(code_of(parse_exec(&json!({"code": "// @exec: [1]\nx"}))), "invalid-code");
         assert_eq!(
-            code_of(parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 5}\nx", "yield_time_ms": 6}))),
+            code_of(parse_exec(&json!({"code": "// @exec: {\"other\": 1}\nx"}))),
+            "invalid-code"
+        );
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "// @exec: {nope\nx"}))),
+            "invalid-code"
+        );
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "// @exec: [1]\nx"}))),
+            "invalid-code"
+        );
+        assert_eq!(
+            code_of(parse_exec(
+                &json!({"code": "// @exec: {\"yield_time_ms\": 5}\nx", "yield_time_ms": 6})
+            )),
             "invalid-code"
         );
         // Agreement is fine.
         assert!(parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 5}\nx", "yieldTimeMs": 5})).is_ok());
-        assert_eq!(code_of(parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 60001}\nx"}))), "invalid-limit");
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "// @exec: {\"yield_time_ms\": 60001}\nx"}))),
+            "invalid-limit"
+        );
     }
 
     #[test]
@@ -257,26 +322,65 @@ mod tests {
         let ok = |v: Value| parse_exec(&v).map(|e| (e.yield_time_ms, e.max_output_bytes));
         assert_eq!(ok(json!({"code": "x", "yield_time_ms": 0})).unwrap().0, 0);
         assert_eq!(ok(json!({"code": "x", "yield_time_ms": 60000})).unwrap().0, 60000);
-        assert_eq!(ok(json!({"code": "x", "yield_time_ms": 60001})).unwrap_err().code, "invalid-limit");
-        assert_eq!(ok(json!({"code": "x", "yield_time_ms": -1})).unwrap_err().code, "invalid-limit");
+        assert_eq!(
+            ok(json!({"code": "x", "yield_time_ms": 60001})).unwrap_err().code,
+            "invalid-limit"
+        );
+        assert_eq!(
+            ok(json!({"code": "x", "yield_time_ms": -1})).unwrap_err().code,
+            "invalid-limit"
+        );
         assert_eq!(ok(json!({"code": "x"})).unwrap(), (10000, 51200));
         assert_eq!(ok(json!({"code": "x", "maxOutputBytes": 1024})).unwrap().1, 1024);
-        assert_eq!(ok(json!({"code": "x", "maxOutputBytes": 1023})).unwrap_err().code, "invalid-limit");
+        assert_eq!(
+            ok(json!({"code": "x", "maxOutputBytes": 1023})).unwrap_err().code,
+            "invalid-limit"
+        );
         assert_eq!(ok(json!({"code": "x", "maxOutputBytes": 262144})).unwrap().1, 262144);
-        assert_eq!(ok(json!({"code": "x", "maxOutputBytes": 262145})).unwrap_err().code, "invalid-limit");
+        assert_eq!(
+            ok(json!({"code": "x", "maxOutputBytes": 262145})).unwrap_err().code,
+            "invalid-limit"
+        );
         assert_eq!(ok(json!({"code": "x", "max_output_tokens": 256})).unwrap().1, 1024);
-        assert_eq!(ok(json!({"code": "x", "max_output_tokens": 255})).unwrap_err().code, "invalid-limit");
+        assert_eq!(
+            ok(json!({"code": "x", "max_output_tokens": 255})).unwrap_err().code,
+            "invalid-limit"
+        );
         assert_eq!(ok(json!({"code": "x", "max_output_tokens": 65536})).unwrap().1, 262144);
-        assert_eq!(ok(json!({"code": "x", "max_output_tokens": 65537})).unwrap_err().code, "invalid-limit");
-        assert_eq!(ok(json!({"code": "x", "max_output_tokens": 1000, "maxOutputBytes": 2000})).unwrap().1, 2000);
-        assert_eq!(ok(json!({"code": "x", "max_output_tokens": 300, "maxOutputBytes": 2000})).unwrap().1, 1200);
+        assert_eq!(
+            ok(json!({"code": "x", "max_output_tokens": 65537})).unwrap_err().code,
+            "invalid-limit"
+        );
+        assert_eq!(
+            ok(json!({"code": "x", "max_output_tokens": 1000, "maxOutputBytes": 2000}))
+                .unwrap()
+                .1,
+            2000
+        );
+        assert_eq!(
+            ok(json!({"code": "x", "max_output_tokens": 300, "maxOutputBytes": 2000}))
+                .unwrap()
+                .1,
+            1200
+        );
     }
 
     #[test]
     fn spellings_and_unknown_fields() {
-        assert_eq!(parse_exec(&json!({"code": "x", "yieldTimeMs": 7})).unwrap().yield_time_ms, 7);
-        assert_eq!(code_of(parse_exec(&json!({"code": "x", "yieldTimeMs": 7, "yield_time_ms": 8}))), "invalid-input");
-        assert_eq!(code_of(parse_exec(&json!({"code": "x", "timeout_ms": 7}))), "invalid-input");
+        assert_eq!(
+            parse_exec(&json!({"code": "x", "yieldTimeMs": 7}))
+                .unwrap()
+                .yield_time_ms,
+            7
+        );
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "x", "yieldTimeMs": 7, "yield_time_ms": 8}))),
+            "invalid-input"
+        );
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "x", "timeout_ms": 7}))),
+            "invalid-input"
+        );
         assert_eq!(code_of(parse_exec(&json!({"code": ""}))), "invalid-code");
         assert_eq!(code_of(parse_exec(&json!({"code": 5}))), "invalid-code");
         assert_eq!(parse_exec(&json!("print(1)")).unwrap().code, "print(1)");
@@ -285,25 +389,58 @@ mod tests {
     #[test]
     fn uses_forms() {
         assert_eq!(parse_exec(&json!({"code": "x"})).unwrap().uses, None);
-        assert_eq!(parse_exec(&json!({"code": "x", "uses": []})).unwrap().uses, Some(vec![]));
         assert_eq!(
-            parse_exec(&json!({"code": "x", "uses": ["apply_patch", "apply_patch"]})).unwrap().uses,
+            parse_exec(&json!({"code": "x", "uses": []})).unwrap().uses,
+            Some(vec![])
+        );
+        assert_eq!(
+            parse_exec(&json!({"code": "x", "uses": ["apply_patch", "apply_patch"]}))
+                .unwrap()
+                .uses,
             Some(vec!["apply_patch".to_string()])
         );
-        assert_eq!(code_of(parse_exec(&json!({"code": "x", "uses": ["bash"]}))), "invalid-uses");
-        assert_eq!(code_of(parse_exec(&json!({"code": "x", "uses": "exec_command"}))), "invalid-uses");
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "x", "uses": ["bash"]}))),
+            "invalid-uses"
+        );
+        assert_eq!(
+            code_of(parse_exec(&json!({"code": "x", "uses": "exec_command"}))),
+            "invalid-uses"
+        );
         assert_eq!(code_of(parse_exec(&json!({"code": "x", "uses": [1]}))), "invalid-uses");
     }
 
     #[test]
     fn wait_handles_are_opaque_strings() {
         let w = parse_wait(&json!({"cellId": "cell-abc", "max_tokens": 256})).unwrap();
-        assert_eq!((w.cell_id.as_str(), w.max_output_bytes, w.terminate), ("cell-abc", 1024, false));
-        for bad in [json!({"cell_id": 12}), json!({"cell_id": "4242"}), json!({"cell_id": "pct-shell-1"}), json!({}), json!({"cell_id": ""})] {
+        assert_eq!(
+            (w.cell_id.as_str(), w.max_output_bytes, w.terminate),
+            ("cell-abc", 1024, false)
+        );
+        for bad in [
+            json!({"cell_id": 12}),
+            json!({"cell_id": "4242"}),
+            json!({"cell_id": "pct-shell-1"}),
+            json!({}),
+            json!({"cell_id": ""}),
+        ] {
             assert_eq!(parse_wait(&bad).unwrap_err().code, "invalid-input", "{bad}");
         }
-        assert_eq!(parse_wait(&json!({"cell_id": "c", "cellId": "d"})).unwrap_err().code, "invalid-input");
-        assert_eq!(parse_wait(&json!({"cell_id": "c", "max_tokens": 300, "max_output_tokens": 301})).unwrap_err().code, "invalid-input");
-        assert_eq!(parse_wait(&json!({"cell_id": "c", "terminate": "yes"})).unwrap_err().code, "invalid-input");
+        assert_eq!(
+            parse_wait(&json!({"cell_id": "c", "cellId": "d"})).unwrap_err().code,
+            "invalid-input"
+        );
+        assert_eq!(
+            parse_wait(&json!({"cell_id": "c", "max_tokens": 300, "max_output_tokens": 301}))
+                .unwrap_err()
+                .code,
+            "invalid-input"
+        );
+        assert_eq!(
+            parse_wait(&json!({"cell_id": "c", "terminate": "yes"}))
+                .unwrap_err()
+                .code,
+            "invalid-input"
+        );
     }
 }

@@ -28,15 +28,23 @@ impl HostGate for JsGate {
             let phase = req.phase.clone();
             let denied = |why: String| GateAnswer {
                 allow: false,
-                code: Some(if phase == "approval" { "approval-unavailable" } else { "policy-denied" }.into()),
+                code: Some(
+                    if phase == "approval" {
+                        "approval-unavailable"
+                    } else {
+                        "policy-denied"
+                    }
+                    .into(),
+                ),
                 reason: Some(why),
                 ..Default::default()
             };
             let v = serde_json::to_value(&req).unwrap_or(Value::Null);
             match f.call_async_catch(v).await {
                 Ok(p) => match p.await {
-                    Ok(ans) => serde_json::from_value::<GateAnswer>(ans)
-                        .unwrap_or_else(|_| denied("The host answered the nested-call check with an invalid value.".into())),
+                    Ok(ans) => serde_json::from_value::<GateAnswer>(ans).unwrap_or_else(|_| {
+                        denied("The host answered the nested-call check with an invalid value.".into())
+                    }),
                     Err(e) => denied(format!("The host check failed: {}", e.reason)),
                 },
                 Err(e) => denied(format!("The host check failed: {}", e.reason)),

@@ -17,8 +17,8 @@ use super::engine::{self, CallRefusal, EngineHandle, EngineLimits, EngineSink, O
 use super::errors::CodeError;
 use super::input::{parse_exec, parse_wait};
 use super::limits::*;
-use crate::output::{Capture, RecoverySnapshot, RecoveryStore};
 use super::render::render;
+use crate::output::{Capture, RecoverySnapshot, RecoveryStore};
 
 /// One progress record forwarded through Pi's onUpdate: names and ids only, never arguments.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -219,7 +219,10 @@ struct Sink {
 }
 
 fn refusal(code: &str, message: String) -> CallRefusal {
-    CallRefusal { code: code.into(), message }
+    CallRefusal {
+        code: code.into(),
+        message,
+    }
 }
 
 impl EngineSink for Sink {
@@ -256,18 +259,32 @@ impl EngineSink for Sink {
         if !ADAPTERS.contains(&name) {
             return fail(
                 "unknown-adapter",
-                format!("Unknown tool \"{name}\": code cells can call only {}.", ADAPTERS.join(", ")),
+                format!(
+                    "Unknown tool \"{name}\": code cells can call only {}.",
+                    ADAPTERS.join(", ")
+                ),
             );
         }
         // 2. enabled: declared in "uses" (snapshot) and admitted now
         if !cell.declared.iter().any(|d| d == name) {
-            let list = if cell.declared.is_empty() { "(none)".to_string() } else { cell.declared.join(", ") };
+            let list = if cell.declared.is_empty() {
+                "(none)".to_string()
+            } else {
+                cell.declared.join(", ")
+            };
             return fail(
                 "adapter-disabled",
                 format!("Tool \"{name}\" was not declared in \"uses\" for this cell. Declared tools: {list}"),
             );
         }
-        if !mgr.state.lock().unwrap_or_else(PoisonError::into_inner).admitted.iter().any(|a| a == name) {
+        if !mgr
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admitted
+            .iter()
+            .any(|a| a == name)
+        {
             return fail(
                 "adapter-disabled",
                 format!("Tool \"{name}\" is not enabled right now; enable it in /pct config or stop calling it."),
@@ -401,7 +418,13 @@ impl NestedTask {
                     Some(p) if !p.is_empty() => {
                         let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
                         // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
-                        let guard = a.lease.map(|l| LeaseGuard::new(self.mgr.gate.clone(), self.mgr.rt.clone(), self.gate_req("unlock", None, Some(l))));
+                        let guard = a.lease.map(|l| {
+                            LeaseGuard::new(
+                                self.mgr.gate.clone(),
+                                self.mgr.rt.clone(),
+                                self.gate_req("unlock", None, Some(l)),
+                            )
+                        });
                         match guard {
                             Some(g) if a.allow => Ok(Some(g)),
                             stray => {
@@ -419,7 +442,10 @@ impl NestedTask {
                     Ok(lease) => {
                         // Run the executor as its own task so a panic in it becomes an error reply instead of
                         // leaving the cell waiting forever; dropping this future (seal) still cancels it.
-                        let task = self.mgr.rt.spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
+                        let task = self
+                            .mgr
+                            .rt
+                            .spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
                         let _cancel_on_drop = AbortOnDrop(task.abort_handle());
                         let tool = self.tool.clone();
                         let fut = async move {
@@ -543,7 +569,16 @@ impl NestedTask {
     async fn before_dispatch(
         &self,
         session_id: Option<String>,
-    ) -> Result<((HashMap<String, String>, Option<Value>), (tokio::sync::OwnedSemaphorePermit, Option<tokio::sync::OwnedMutexGuard<()>>)), CodeError> {
+    ) -> Result<
+        (
+            (HashMap<String, String>, Option<Value>),
+            (
+                tokio::sync::OwnedSemaphorePermit,
+                Option<tokio::sync::OwnedMutexGuard<()>>,
+            ),
+        ),
+        CodeError,
+    > {
         let cell = &self.cell;
         let ans = self
             .mgr
@@ -562,7 +597,8 @@ impl NestedTask {
         if !ans.allow {
             return Err(CodeError::new(
                 ans.code.as_deref().unwrap_or("policy-denied"),
-                ans.reason.unwrap_or_else(|| "The invocation policy denied this call.".into()),
+                ans.reason
+                    .unwrap_or_else(|| "The invocation policy denied this call.".into()),
             ));
         }
         if self.tool == "apply_patch" && ans.needs_approval {
@@ -591,7 +627,8 @@ impl NestedTask {
             if !a.allow {
                 return Err(CodeError::new(
                     a.code.as_deref().unwrap_or("approval-denied"),
-                    a.reason.unwrap_or_else(|| "The user declined this apply_patch; nothing was changed.".into()),
+                    a.reason
+                        .unwrap_or_else(|| "The user declined this apply_patch; nothing was changed.".into()),
                 ));
             }
         }
@@ -636,7 +673,8 @@ impl CodeManager {
 
     /// The adapters currently admitted (the host calls this on every exec/wait and whenever admission changes).
     pub fn set_admitted(&self, names: Vec<String>) {
-        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).admitted = names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).admitted =
+            names.into_iter().filter(|n| ADAPTERS.contains(&n.as_str())).collect();
     }
 
     /// Test hook: how long unread terminal results are kept.
@@ -647,12 +685,24 @@ impl CodeManager {
 
     /// Cells not yet terminal.
     pub fn running_cells(&self) -> usize {
-        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count()
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cells
+            .values()
+            .filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal)
+            .count()
     }
 
     /// Cells held by the manager (running or terminal and unread).
     pub fn held_cells(&self) -> usize {
-        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.len()
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cells
+            .len()
     }
 
     /// Pi's AbortSignal fired for the outer call `call_id`: the cell it observes is terminated.
@@ -681,7 +731,11 @@ impl CodeManager {
             .values()
             .filter_map(|c| {
                 let s = c.st.lock().unwrap_or_else(PoisonError::into_inner);
-                if s.terminal { s.terminal_at.map(|t| (t, c.id.clone())) } else { None }
+                if s.terminal {
+                    s.terminal_at.map(|t| (t, c.id.clone()))
+                } else {
+                    None
+                }
             })
             .collect();
         if terminal.len() > MAX_UNREAD_TERMINAL {
@@ -705,7 +759,12 @@ impl CodeManager {
     fn begin_call(&self, outer: &OuterCall) -> Option<watch::Receiver<bool>> {
         outer.call_id.as_ref().map(|id| {
             let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
-            let early = st.early_aborts.iter().position(|x| x == id).map(|i| st.early_aborts.remove(i)).is_some();
+            let early = st
+                .early_aborts
+                .iter()
+                .position(|x| x == id)
+                .map(|i| st.early_aborts.remove(i))
+                .is_some();
             let (tx, rx) = watch::channel(early);
             st.aborts.insert(id.clone(), tx);
             rx
@@ -714,22 +773,42 @@ impl CodeManager {
 
     fn end_call(&self, outer: &OuterCall) {
         if let Some(id) = &outer.call_id {
-            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).aborts.remove(id);
+            self.inner
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .aborts
+                .remove(id);
         }
     }
 
-    async fn exec_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
+    async fn exec_inner(
+        &self,
+        args: Value,
+        outer: OuterCall,
+        abort: Option<watch::Receiver<bool>>,
+    ) -> Result<CellRead, CodeError> {
         let input = parse_exec(&args)?;
         if abort.as_ref().map(|r| *r.borrow()).unwrap_or(false) {
-            return Err(CodeError::new("aborted", "The call was cancelled before it started; no cell ran."));
+            return Err(CodeError::new(
+                "aborted",
+                "The call was cancelled before it started; no cell ran.",
+            ));
         }
         let cell = {
             let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if st.closed {
-                return Err(CodeError::new("closed", "Code cells are shut down for this session; start a new session."));
+                return Err(CodeError::new(
+                    "closed",
+                    "Code cells are shut down for this session; start a new session.",
+                ));
             }
             self.prune(&mut st);
-            let running = st.cells.values().filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal).count();
+            let running = st
+                .cells
+                .values()
+                .filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal)
+                .count();
             if running >= MAX_RUNNING_CELLS {
                 return Err(CodeError::new(
                     "cell-limit",
@@ -738,7 +817,11 @@ impl CodeManager {
             }
             let declared = match input.uses.clone() {
                 Some(u) => u,
-                None => ADAPTERS.iter().filter(|a| st.admitted.iter().any(|x| x == *a)).map(|a| a.to_string()).collect(),
+                None => ADAPTERS
+                    .iter()
+                    .filter(|a| st.admitted.iter().any(|x| x == *a))
+                    .map(|a| a.to_string())
+                    .collect(),
             };
             let id = format!("cell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
             let cell = Arc::new(Cell {
@@ -746,7 +829,10 @@ impl CodeManager {
                 cwd: outer.cwd.clone(),
                 declared,
                 engine: Mutex::new(None),
-                st: Mutex::new(CellState { capture: Some(self.inner.recovery.capture()), ..Default::default() }),
+                st: Mutex::new(CellState {
+                    capture: Some(self.inner.recovery.capture()),
+                    ..Default::default()
+                }),
                 changed: watch::channel(0).0,
                 seal: watch::channel(false).0,
                 sealed_flag: Arc::new(AtomicBool::new(false)),
@@ -756,7 +842,10 @@ impl CodeManager {
             st.cells.insert(id, cell.clone());
             cell
         };
-        let sink = Arc::new(Sink { cell: Arc::downgrade(&cell), mgr: Arc::downgrade(&self.inner) });
+        let sink = Arc::new(Sink {
+            cell: Arc::downgrade(&cell),
+            mgr: Arc::downgrade(&self.inner),
+        });
         // Hold the engine slot lock while starting so a fast nested reply finds the handle.
         {
             let mut slot = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
@@ -764,12 +853,21 @@ impl CodeManager {
                 Ok(h) => *slot = Some(h),
                 Err(e) => {
                     drop(slot);
-                    self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
-                    return Err(CodeError::new("cell-start-failed", format!("The cell thread could not start ({e}); retry later.")));
+                    self.inner
+                        .state
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .cells
+                        .remove(&cell.id);
+                    return Err(CodeError::new(
+                        "cell-start-failed",
+                        format!("The cell thread could not start ({e}); retry later."),
+                    ));
                 }
             }
         }
-        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort).await
+        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort)
+            .await
     }
 
     /// `wait`: continues observing a cell, or terminates it.
@@ -780,15 +878,30 @@ impl CodeManager {
         r
     }
 
-    async fn wait_inner(&self, args: Value, outer: OuterCall, abort: Option<watch::Receiver<bool>>) -> Result<CellRead, CodeError> {
+    async fn wait_inner(
+        &self,
+        args: Value,
+        outer: OuterCall,
+        abort: Option<watch::Receiver<bool>>,
+    ) -> Result<CellRead, CodeError> {
         let input = parse_wait(&args)?;
         let cell = {
             let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             self.prune(&mut st);
             st.cells.get(&input.cell_id).cloned()
         };
-        let Some(cell) = cell else { return Err(stale(&input.cell_id)) };
-        self.observe(cell, input.terminate, input.yield_time_ms, input.max_output_bytes, outer, abort).await
+        let Some(cell) = cell else {
+            return Err(stale(&input.cell_id));
+        };
+        self.observe(
+            cell,
+            input.terminate,
+            input.yield_time_ms,
+            input.max_output_bytes,
+            outer,
+            abort,
+        )
+        .await
     }
 
     async fn observe(
@@ -801,10 +914,23 @@ impl CodeManager {
         mut abort_rx: Option<watch::Receiver<bool>>,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
-        if !self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.contains_key(&cell.id) {
+        if !self
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cells
+            .contains_key(&cell.id)
+        {
             return Err(stale(&cell.id));
         }
-        let fwd = outer.progress.clone().map(|sink| Arc::new(Forwarder { sink, sent: AtomicUsize::new(0), dropped: AtomicUsize::new(0) }));
+        let fwd = outer.progress.clone().map(|sink| {
+            Arc::new(Forwarder {
+                sink,
+                sent: AtomicUsize::new(0),
+                dropped: AtomicUsize::new(0),
+            })
+        });
         *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = fwd.clone();
         let mut aborted = false;
         if terminate {
@@ -835,7 +961,11 @@ impl CodeManager {
             }
         }
         *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        let read = self.read(&cell, budget, fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0));
+        let read = self.read(
+            &cell,
+            budget,
+            fwd.map(|f| f.dropped.load(Ordering::SeqCst) as u64).unwrap_or(0),
+        );
         if aborted {
             return Err(CodeError::new(
                 "aborted",
@@ -944,7 +1074,12 @@ impl CodeManager {
         if terminal && !read.unknown_outcome {
             // Terminal delivery releases the handle; later reads get stale-cell. An unconfirmed stop keeps it
             // so the model can retry wait {terminate: true}.
-            self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.remove(&cell.id);
+            self.inner
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .cells
+                .remove(&cell.id);
         }
         read
     }
@@ -952,7 +1087,15 @@ impl CodeManager {
     /// Terminates every cell (session switch/fork, feature disabled). `cleanup-incomplete` when a cell thread
     /// did not confirm within 5 s. The manager stays usable.
     pub async fn cleanup(&self) -> Result<(), CodeError> {
-        let cells: Vec<Arc<Cell>> = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner).cells.values().cloned().collect();
+        let cells: Vec<Arc<Cell>> = self
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cells
+            .values()
+            .cloned()
+            .collect();
         let mut incomplete = Vec::new();
         for c in &cells {
             self.stop(c).await;
@@ -971,7 +1114,10 @@ impl CodeManager {
         } else {
             Err(CodeError::new(
                 "cleanup-incomplete",
-                format!("Cells {} did not confirm that they stopped; retry.", incomplete.join(", ")),
+                format!(
+                    "Cells {} did not confirm that they stopped; retry.",
+                    incomplete.join(", ")
+                ),
             ))
         }
     }
@@ -1005,7 +1151,11 @@ struct LeaseGuard {
 
 impl LeaseGuard {
     fn new(gate: Arc<dyn HostGate>, rt: Handle, unlock: GateRequest) -> Self {
-        LeaseGuard { gate, rt, unlock: Some(unlock) }
+        LeaseGuard {
+            gate,
+            rt,
+            unlock: Some(unlock),
+        }
     }
 
     /// Sends "unlock" and waits for the host's answer. A failed answer is not retried here: the TypeScript side

@@ -26,17 +26,28 @@ fn manager() -> (CodeManager, Arc<FakeAdapters>) {
 }
 
 fn outer() -> OuterCall {
-    OuterCall { cwd: "/tmp/work".into(), ..Default::default() }
+    OuterCall {
+        cwd: "/tmp/work".into(),
+        ..Default::default()
+    }
 }
 
 async fn run(m: &CodeManager, code: &str) -> CellRead {
-    m.exec(json!({ "code": code, "yield_time_ms": 30000 }), outer()).await.unwrap()
+    m.exec(json!({ "code": code, "yield_time_ms": 30000 }), outer())
+        .await
+        .unwrap()
 }
 
 /// Starts cells with a zero yield until one is returned still running, lets it finish unread, returns its id.
 async fn unread_terminal(m: &CodeManager) -> String {
     loop {
-        let r = m.exec(json!({"code": "const t = Date.now(); while (Date.now() - t < 5) {} return 1", "yield_time_ms": 0}), outer()).await.unwrap();
+        let r = m
+            .exec(
+                json!({"code": "const t = Date.now(); while (Date.now() - t < 5) {} return 1", "yield_time_ms": 0}),
+                outer(),
+            )
+            .await
+            .unwrap();
         if r.status == "running" {
             idle(m).await;
             return r.cell_id;
@@ -59,7 +70,13 @@ async fn completed_cell_renders_output_and_result() {
     let (m, _) = manager();
     let r = run(&m, "print('hi'); text('a'); return {x: 1}").await;
     assert_eq!(r.status, "completed");
-    assert_eq!(r.text, format!("cell_id {}: completed\n[output]\nhi\na\n[result]\n{{\"x\":1}}", r.cell_id));
+    assert_eq!(
+        r.text,
+        format!(
+            "cell_id {}: completed\n[output]\nhi\na\n[result]\n{{\"x\":1}}",
+            r.cell_id
+        )
+    );
     assert!(r.recovery.is_none(), "small complete results need no file");
     // Delivered: the handle is released.
     let e = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap_err();
@@ -71,7 +88,11 @@ async fn failed_cell_renders_error_block() {
     let (m, _) = manager();
     let r = run(&m, "print('before');\nthrow new RangeError('nope')").await;
     assert_eq!(r.status, "failed");
-    assert!(r.text.contains("[output]\nbefore\n[error]\nRangeError: nope"), "{}", r.text);
+    assert!(
+        r.text.contains("[output]\nbefore\n[error]\nRangeError: nope"),
+        "{}",
+        r.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,7 +104,10 @@ async fn yielded_cell_continues_with_wait() {
         let r = r2.clone();
         Box::pin(async move {
             r.notified().await;
-            GateAnswer { allow: true, ..Default::default() }
+            GateAnswer {
+                allow: true,
+                ..Default::default()
+            }
         }) as BoxFuture<GateAnswer>
     })));
     let r = m
@@ -94,21 +118,36 @@ async fn yielded_cell_continues_with_wait() {
     let mut output = r.output.clone();
     let mut read = r.clone();
     while read.nested.unsettled == 0 {
-        read = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        read = m
+            .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
         output.push_str(&read.output);
     }
     assert_eq!(output, "one\n");
     assert!(read.text.starts_with(&format!("Script running with cell ID {}.\ncell_id {}: running\nnested calls: 0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled\n", r.cell_id, r.cell_id)), "{}", read.text);
-    let rec = read.recovery.clone().expect("a yield with output creates the recovery file");
+    let rec = read
+        .recovery
+        .clone()
+        .expect("a yield with output creates the recovery file");
     assert_eq!(rec.state, crate::output::RecoveryState::Capturing);
     release.notify_one();
-    let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 30000}), outer()).await.unwrap();
+    let w = m
+        .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 30000}), outer())
+        .await
+        .unwrap();
     assert_eq!(w.status, "completed");
     assert_eq!(w.output, "two\n");
     assert_eq!(w.result.as_deref(), Some("2"));
-    assert!(w.text.contains("nested calls: 1 completed, 0 failed, 0 cancelled before dispatch, 0 unsettled"));
+    assert!(w
+        .text
+        .contains("nested calls: 1 completed, 0 failed, 0 cancelled before dispatch, 0 unsettled"));
     let path = w.recovery.unwrap().path.unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\ntwo\n", "the consumed prefix stays recoverable");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "one\ntwo\n",
+        "the consumed prefix stays recoverable"
+    );
     m.shutdown().await.unwrap();
     assert!(!std::path::Path::new(&path).exists(), "shutdown deletes our files");
 }
@@ -116,9 +155,15 @@ async fn yielded_cell_continues_with_wait() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminate_stops_a_busy_loop() {
     let (m, _) = manager();
-    let r = m.exec(json!({"code": "while(true){}", "yield_time_ms": 20}), outer()).await.unwrap();
+    let r = m
+        .exec(json!({"code": "while(true){}", "yield_time_ms": 20}), outer())
+        .await
+        .unwrap();
     assert_eq!(r.status, "running");
-    let w = m.wait(json!({"cell_id": r.cell_id, "terminate": true}), outer()).await.unwrap();
+    let w = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
     assert_eq!(w.status, "terminated");
     assert!(!w.unknown_outcome);
     assert_eq!(m.running_cells(), 0);
@@ -129,7 +174,14 @@ async fn abort_of_the_outer_call_terminates_the_cell() {
     let (m, _) = manager();
     let m2 = m.clone();
     let h = tokio::spawn(async move {
-        m2.exec(json!({"code": "while(true){}", "yield_time_ms": 60000}), OuterCall { call_id: Some("c1".into()), ..outer() }).await
+        m2.exec(
+            json!({"code": "while(true){}", "yield_time_ms": 60000}),
+            OuterCall {
+                call_id: Some("c1".into()),
+                ..outer()
+            },
+        )
+        .await
     });
     while m.running_cells() == 0 {
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -155,13 +207,21 @@ async fn four_running_cells_then_cell_limit() {
     let (m, _) = manager();
     let mut ids = vec![];
     for _ in 0..MAX_RUNNING_CELLS {
-        let r = m.exec(json!({"code": "while(true){}", "yield_time_ms": 0}), outer()).await.unwrap();
+        let r = m
+            .exec(json!({"code": "while(true){}", "yield_time_ms": 0}), outer())
+            .await
+            .unwrap();
         assert_eq!(r.status, "running");
         ids.push(r.cell_id);
     }
-    let e = m.exec(json!({"code": "return 1", "yield_time_ms": 0}), outer()).await.unwrap_err();
+    let e = m
+        .exec(json!({"code": "return 1", "yield_time_ms": 0}), outer())
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "cell-limit");
-    m.wait(json!({"cell_id": ids[0], "terminate": true}), outer()).await.unwrap();
+    m.wait(json!({"cell_id": ids[0], "terminate": true}), outer())
+        .await
+        .unwrap();
     let r = run(&m, "return 5").await;
     assert_eq!(r.result.as_deref(), Some("5"));
     m.cleanup().await.unwrap();
@@ -173,7 +233,10 @@ async fn sixteen_unread_terminal_results_are_kept() {
     let (m, _) = manager();
     let mut ids = vec![];
     for i in 0..=MAX_UNREAD_TERMINAL {
-        let r = m.exec(json!({"code": format!("return {i}"), "yield_time_ms": 0}), outer()).await.unwrap();
+        let r = m
+            .exec(json!({"code": format!("return {i}"), "yield_time_ms": 0}), outer())
+            .await
+            .unwrap();
         if r.status != "running" {
             // Finished inside a zero yield: delivered already; start another to keep the count.
             continue;
@@ -183,7 +246,10 @@ async fn sixteen_unread_terminal_results_are_kept() {
     }
     // Ensure exactly 17 unread terminals: top up if some were delivered immediately.
     while ids.len() < MAX_UNREAD_TERMINAL + 1 {
-        let r = m.exec(json!({"code": "await 0; return 'late'", "yield_time_ms": 0}), outer()).await.unwrap();
+        let r = m
+            .exec(json!({"code": "await 0; return 'late'", "yield_time_ms": 0}), outer())
+            .await
+            .unwrap();
         if r.status == "running" {
             ids.push(r.cell_id);
             idle(&m).await;
@@ -205,10 +271,16 @@ async fn uses_snapshot_and_messages() {
     let r = run(&m, "try { await tools.apply_patch('*** Begin Patch\\n*** End Patch') } catch (e) { return e.code + ' | ' + e.message }").await;
     assert_eq!(r.result.as_deref(), Some("adapter-disabled | Tool \"apply_patch\" was not declared in \"uses\" for this cell. Declared tools: exec_command, write_stdin"));
     let r = m
-        .exec(json!({"code": "try { await tools.exec_command({cmd: 'x'}) } catch (e) { return e.message }", "uses": []}), outer())
+        .exec(
+            json!({"code": "try { await tools.exec_command({cmd: 'x'}) } catch (e) { return e.message }", "uses": []}),
+            outer(),
+        )
         .await
         .unwrap();
-    assert_eq!(r.result.as_deref(), Some("Tool \"exec_command\" was not declared in \"uses\" for this cell. Declared tools: (none)"));
+    assert_eq!(
+        r.result.as_deref(),
+        Some("Tool \"exec_command\" was not declared in \"uses\" for this cell. Declared tools: (none)")
+    );
     let r = run(&m, "try { await tools.fetch({}) } catch (e) { return e.code }").await;
     assert_eq!(r.result.as_deref(), Some("unknown-adapter"));
     // Declared but not admitted now: later shrinking applies at dispatch.
@@ -231,7 +303,10 @@ async fn uses_snapshot_and_messages() {
 async fn nested_calls_reach_adapters_with_both_spellings_and_envelope_string() {
     let (m, fake) = manager();
     let r = run(&m, "const a = await tools.exec_command({command: 'echo hi', yieldTimeMs: 5}); const b = await tools.write_stdin({sessionId: a.sessionId, chars: 'x'}); const c = await tools.apply_patch('*** Begin Patch\\n*** End Patch'); return [a.tool, b.tool, c.args.patch, a.cwd]").await;
-    assert_eq!(r.result.as_deref(), Some("[\"exec_command\",\"write_stdin\",\"*** Begin Patch\\n*** End Patch\",\"/tmp/work\"]"));
+    assert_eq!(
+        r.result.as_deref(),
+        Some("[\"exec_command\",\"write_stdin\",\"*** Begin Patch\\n*** End Patch\",\"/tmp/work\"]")
+    );
     assert_eq!(fake.calls.lock().unwrap().len(), 3);
     assert_eq!(r.nested.completed, 3);
 }
@@ -242,12 +317,26 @@ async fn check_order_invalid_arguments_before_overload_and_policy() {
     let a2 = asked.clone();
     let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
         a2.lock().unwrap().push(format!("{}:{}", req.phase, req.tool));
-        Box::pin(async move { GateAnswer { allow: false, code: Some("policy-denied".into()), reason: Some("no shells today".into()), ..Default::default() } }) as BoxFuture<GateAnswer>
+        Box::pin(async move {
+            GateAnswer {
+                allow: false,
+                code: Some("policy-denied".into()),
+                reason: Some("no shells today".into()),
+                ..Default::default()
+            }
+        }) as BoxFuture<GateAnswer>
     })));
     let big = "y".repeat(300 * 1024);
     let r = run(&m, &format!("return [await tools.exec_command({{nocmd: '{big}'}}).then(() => 'ran', e => e.code), await tools.exec_command({{cmd: '{big}'}}).then(() => 'ran', e => e.code), await tools.exec_command({{cmd: 'ls'}}).then(() => 'ran', e => e.code + ': ' + e.message)]")).await;
-    assert_eq!(r.result.as_deref(), Some("[\"invalid-arguments\",\"bridge-overload\",\"policy-denied: no shells today\"]"));
-    assert_eq!(*asked.lock().unwrap(), vec!["policy:exec_command".to_string()], "the hook runs only after the earlier checks pass");
+    assert_eq!(
+        r.result.as_deref(),
+        Some("[\"invalid-arguments\",\"bridge-overload\",\"policy-denied: no shells today\"]")
+    );
+    assert_eq!(
+        *asked.lock().unwrap(),
+        vec!["policy:exec_command".to_string()],
+        "the hook runs only after the earlier checks pass"
+    );
     assert!(fake.calls.lock().unwrap().is_empty(), "a denial starts nothing");
     assert!(r.text.contains("nested calls: 0 completed, 3 failed"));
 }
@@ -260,11 +349,26 @@ async fn approval_flow_for_nested_apply_patch() {
         s2.lock().unwrap().push(req.clone());
         Box::pin(async move {
             match req.phase.as_str() {
-                "policy" => GateAnswer { allow: true, needs_approval: req.tool == "apply_patch", ..Default::default() },
-                _ if req.preview.as_deref().unwrap_or("").contains("NO") => GateAnswer { allow: false, code: Some("approval-denied".into()), ..Default::default() },
+                "policy" => GateAnswer {
+                    allow: true,
+                    needs_approval: req.tool == "apply_patch",
+                    ..Default::default()
+                },
+                _ if req.preview.as_deref().unwrap_or("").contains("NO") => GateAnswer {
+                    allow: false,
+                    code: Some("approval-denied".into()),
+                    ..Default::default()
+                },
                 _ if req.preview.as_deref().unwrap_or("").contains("NOUI") => unreachable!(),
-                "lock" => GateAnswer { allow: true, lease: Some("L".into()), ..Default::default() },
-                _ => GateAnswer { allow: true, ..Default::default() },
+                "lock" => GateAnswer {
+                    allow: true,
+                    lease: Some("L".into()),
+                    ..Default::default()
+                },
+                _ => GateAnswer {
+                    allow: true,
+                    ..Default::default()
+                },
             }
         }) as BoxFuture<GateAnswer>
     })));
@@ -284,10 +388,27 @@ async fn approval_flow_for_nested_apply_patch() {
     assert_eq!(approval.len(), 2);
     assert_eq!(approval[0].preview.as_ref().unwrap().len(), APPROVAL_PREVIEW_BYTES);
     assert!(approval[0].preview.as_ref().unwrap().starts_with("YESzzz"));
-    assert_eq!(fake.calls.lock().unwrap().len(), 1, "denied patch never reaches the executor");
+    assert_eq!(
+        fake.calls.lock().unwrap().len(),
+        1,
+        "denied patch never reaches the executor"
+    );
     let recs = records.lock().unwrap();
-    let events: Vec<String> = recs.iter().map(|p| format!("{}:{}:{}", p.event, p.tool, p.code.clone().unwrap_or_default())).collect();
-    assert_eq!(events, vec!["start:apply_patch:", "waiting-approval:apply_patch:", "end:apply_patch:", "start:apply_patch:", "waiting-approval:apply_patch:", "end:apply_patch:approval-denied"]);
+    let events: Vec<String> = recs
+        .iter()
+        .map(|p| format!("{}:{}:{}", p.event, p.tool, p.code.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            "start:apply_patch:",
+            "waiting-approval:apply_patch:",
+            "end:apply_patch:",
+            "start:apply_patch:",
+            "waiting-approval:apply_patch:",
+            "end:apply_patch:approval-denied"
+        ]
+    );
     assert!(recs.iter().all(|p| p.cell_id == r.cell_id));
 }
 
@@ -296,21 +417,42 @@ async fn terminate_cancels_a_call_waiting_for_approval() {
     let (m, fake) = manager_with(Arc::new(FnGate(|req: GateRequest| {
         Box::pin(async move {
             if req.phase == "policy" {
-                GateAnswer { allow: true, needs_approval: true, ..Default::default() }
+                GateAnswer {
+                    allow: true,
+                    needs_approval: true,
+                    ..Default::default()
+                }
             } else {
                 std::future::pending::<GateAnswer>().await
             }
         }) as BoxFuture<GateAnswer>
     })));
-    let r = m.exec(json!({"code": "await tools.apply_patch('p')", "yield_time_ms": 0}), outer()).await.unwrap();
+    let r = m
+        .exec(
+            json!({"code": "await tools.apply_patch('p')", "yield_time_ms": 0}),
+            outer(),
+        )
+        .await
+        .unwrap();
     assert_eq!(r.status, "running");
     let mut read = r.clone();
     while read.nested.unsettled == 0 {
-        read = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        read = m
+            .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
     }
-    let w = m.wait(json!({"cell_id": r.cell_id, "terminate": true}), outer()).await.unwrap();
+    let w = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
     assert_eq!(w.status, "terminated");
-    assert!(w.text.contains("nested calls: 0 completed, 0 failed, 1 cancelled before dispatch, 0 unsettled"), "{}", w.text);
+    assert!(
+        w.text
+            .contains("nested calls: 0 completed, 0 failed, 1 cancelled before dispatch, 0 unsettled"),
+        "{}",
+        w.text
+    );
     assert!(fake.calls.lock().unwrap().is_empty());
 }
 
@@ -322,15 +464,30 @@ async fn completion_waits_for_tracked_nested_calls() {
         let mut rx = rx.clone();
         Box::pin(async move {
             let _ = rx.wait_for(|go| *go).await;
-            GateAnswer { allow: true, ..Default::default() }
+            GateAnswer {
+                allow: true,
+                ..Default::default()
+            }
         }) as BoxFuture<GateAnswer>
     })));
-    let r = m.exec(json!({"code": "tools.exec_command({cmd: 'bg'}); print('returning'); return 'early'", "yield_time_ms": 0}), outer()).await.unwrap();
+    let r = m
+        .exec(
+            json!({"code": "tools.exec_command({cmd: 'bg'}); print('returning'); return 'early'", "yield_time_ms": 0}),
+            outer(),
+        )
+        .await
+        .unwrap();
     assert_eq!(r.status, "running");
     let mut out = r.output.clone();
     while !out.contains("returning") {
-        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
-        assert_eq!(w.status, "running", "the program returned but its nested call is still tracked");
+        let w = m
+            .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
+        assert_eq!(
+            w.status, "running",
+            "the program returned but its nested call is still tracked"
+        );
         out += &w.output;
     }
     tokio::task::yield_now().await;
@@ -350,19 +507,31 @@ async fn outstanding_burst(n: usize) -> Option<String> {
         let mut rx = rx.clone();
         Box::pin(async move {
             let _ = rx.wait_for(|go| *go).await;
-            GateAnswer { allow: true, ..Default::default() }
+            GateAnswer {
+                allow: true,
+                ..Default::default()
+            }
         }) as BoxFuture<GateAnswer>
     })));
     let code = format!("const ps = []; for (let i = 0; i < {n}; i++) ps.push(tools.exec_command({{cmd: 'x'}}).then(() => 'ok', e => e.code)); print('issued'); const r = await Promise.all(ps); return r.filter(x => x !== 'ok')");
-    let r = m.exec(json!({"code": code, "yield_time_ms": 0}), outer()).await.unwrap();
+    let r = m
+        .exec(json!({"code": code, "yield_time_ms": 0}), outer())
+        .await
+        .unwrap();
     let mut out = r.output.clone();
     while !out.contains("issued") {
-        let w = m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer()).await.unwrap();
+        let w = m
+            .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
         assert_eq!(w.status, "running", "held calls keep the cell running");
         out += &w.output;
     }
     tx.send_replace(true);
-    m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 60000}), outer()).await.unwrap().result
+    m.wait(json!({"cell_id": r.cell_id, "yield_time_ms": 60000}), outer())
+        .await
+        .unwrap()
+        .result
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,20 +544,32 @@ async fn sixteen_outstanding_nested_requests_then_overload() {
 async fn argument_bytes_limits() {
     let (m, _) = manager();
     // {"cmd":"<pad>"} is 10 bytes of JSON around the pad.
-    let single = |n: usize| format!("return await tools.exec_command({{cmd: 'x'.repeat({n})}}).then(() => 'ok', e => e.code)");
-    let r = run(&m, &single(MAX_NESTED_PAYLOAD_BYTES - 10)).await; assert_eq!(r.result.as_deref(), Some("ok"), "{}", r.text);
-    assert_eq!(run(&m, &single(MAX_NESTED_PAYLOAD_BYTES - 9)).await.result.as_deref(), Some("bridge-overload"));
+    let single =
+        |n: usize| format!("return await tools.exec_command({{cmd: 'x'.repeat({n})}}).then(() => 'ok', e => e.code)");
+    let r = run(&m, &single(MAX_NESTED_PAYLOAD_BYTES - 10)).await;
+    assert_eq!(r.result.as_deref(), Some("ok"), "{}", r.text);
+    assert_eq!(
+        run(&m, &single(MAX_NESTED_PAYLOAD_BYTES - 9)).await.result.as_deref(),
+        Some("bridge-overload")
+    );
     // Cumulative outstanding: two calls totalling exactly 256 KiB pass; one byte more is refused.
-    let pair = |extra: usize| format!("const half = {}; const a = tools.exec_command({{cmd: 'x'.repeat(half - 10), sleep_ms: 200}}); const b = tools.exec_command({{cmd: 'x'.repeat(half - 38 + {extra}), sleep_ms: 1}}); return [await a.then(() => 'ok', e => e.code), await b.then(() => 'ok', e => e.code)]", MAX_OUTSTANDING_ARG_BYTES / 2);
+    let pair = |extra: usize| {
+        format!("const half = {}; const a = tools.exec_command({{cmd: 'x'.repeat(half - 10), sleep_ms: 200}}); const b = tools.exec_command({{cmd: 'x'.repeat(half - 38 + {extra}), sleep_ms: 1}}); return [await a.then(() => 'ok', e => e.code), await b.then(() => 'ok', e => e.code)]", MAX_OUTSTANDING_ARG_BYTES / 2)
+    };
     assert_eq!(run(&m, &pair(0)).await.result.as_deref(), Some("[\"ok\",\"ok\"]"));
-    assert_eq!(run(&m, &pair(1)).await.result.as_deref(), Some("[\"ok\",\"bridge-overload\"]"));
+    assert_eq!(
+        run(&m, &pair(1)).await.result.as_deref(),
+        Some("[\"ok\",\"bridge-overload\"]")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reply_bytes_limit() {
     let (m, _) = manager();
     // {"blob":"<n>"} is 11 bytes around the blob.
-    let prog = |n: usize| format!("return await tools.exec_command({{cmd: 'x', reply_bytes: {n}}}).then(r => r.blob.length, e => e.code)");
+    let prog = |n: usize| {
+        format!("return await tools.exec_command({{cmd: 'x', reply_bytes: {n}}}).then(r => r.blob.length, e => e.code)")
+    };
     let n = MAX_NESTED_PAYLOAD_BYTES - 11;
     assert_eq!(run(&m, &prog(n)).await.result.as_deref(), Some(n.to_string().as_str()));
     assert_eq!(run(&m, &prog(n + 1)).await.result.as_deref(), Some("bridge-overload"));
@@ -397,9 +578,17 @@ async fn reply_bytes_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_adapter_slots_and_sequential_patches() {
     let (m, fake) = manager();
-    run(&m, "await Promise.all([...Array(8)].map(() => tools.exec_command({cmd: 'x', sleep_ms: 250})))").await;
+    run(
+        &m,
+        "await Promise.all([...Array(8)].map(() => tools.exec_command({cmd: 'x', sleep_ms: 250})))",
+    )
+    .await;
     assert_eq!(fake.max_concurrent.load(Ordering::SeqCst), ADAPTER_SLOTS);
-    run(&m, "await Promise.all([...Array(3)].map(() => tools.apply_patch({patch: 'p', sleep_ms: 100})))").await;
+    run(
+        &m,
+        "await Promise.all([...Array(3)].map(() => tools.apply_patch({patch: 'p', sleep_ms: 100})))",
+    )
+    .await;
     assert_eq!(fake.patch_overlap.load(Ordering::SeqCst), 0);
 }
 
@@ -407,7 +596,13 @@ async fn four_adapter_slots_and_sequential_patches() {
 async fn output_result_and_error_limits() {
     let (m, _) = manager();
     let r = run(&m, &format!("text('x'.repeat({OUTPUT_BUFFER_BYTES}))")).await;
-    assert_eq!((r.dropped, r.truncated), (0, OUTPUT_BUFFER_BYTES as u64 - crate::output::budget::DEFAULT_OUTPUT_BYTES as u64));
+    assert_eq!(
+        (r.dropped, r.truncated),
+        (
+            0,
+            OUTPUT_BUFFER_BYTES as u64 - crate::output::budget::DEFAULT_OUTPUT_BYTES as u64
+        )
+    );
     let r = m.exec(json!({"code": format!("text('x'.repeat({}))", OUTPUT_BUFFER_BYTES + 1), "maxOutputBytes": 262144, "yield_time_ms": 30000}), outer()).await.unwrap();
     assert_eq!((r.dropped, r.truncated, r.output.len()), (1, 0, OUTPUT_BUFFER_BYTES));
     assert!(r.recovery.is_some());
@@ -429,7 +624,13 @@ async fn output_result_and_error_limits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_budget_cut_on_utf8_boundary() {
     let (m, _) = manager();
-    let r = m.exec(json!({"code": "text('a' + 'é'.repeat(1000))", "maxOutputBytes": 1024, "yield_time_ms": 30000}), outer()).await.unwrap();
+    let r = m
+        .exec(
+            json!({"code": "text('a' + 'é'.repeat(1000))", "maxOutputBytes": 1024, "yield_time_ms": 30000}),
+            outer(),
+        )
+        .await
+        .unwrap();
     assert_eq!(r.output.len(), 1023);
     assert_eq!(r.truncated, 2001 - 1023);
 }
@@ -441,7 +642,16 @@ async fn thirty_two_progress_records_per_outer_call() {
     for (n, forwarded, dropped) in [(16usize, 32usize, 0u64), (17, 32, 2)] {
         let recs = Arc::new(Mutex::new(0usize));
         let r2 = recs.clone();
-        let r = m.exec(prog(n), OuterCall { progress: Some(Arc::new(move |_| *r2.lock().unwrap() += 1)), ..outer() }).await.unwrap();
+        let r = m
+            .exec(
+                prog(n),
+                OuterCall {
+                    progress: Some(Arc::new(move |_| *r2.lock().unwrap() += 1)),
+                    ..outer()
+                },
+            )
+            .await
+            .unwrap();
         assert_eq!(*recs.lock().unwrap(), forwarded);
         assert_eq!(r.progress_dropped, dropped);
     }
@@ -467,16 +677,34 @@ async fn refusals_before_start_and_after_shutdown() {
         assert_eq!(m.exec(args, outer()).await.unwrap_err().code, code);
     }
     assert_eq!(m.held_cells(), 0, "refused before the cell starts");
-    assert_eq!(m.wait(json!({"cell_id": 4242}), outer()).await.unwrap_err().code, "invalid-input");
-    assert_eq!(m.wait(json!({"cell_id": "cell-unknown"}), outer()).await.unwrap_err().code, "stale-cell");
+    assert_eq!(
+        m.wait(json!({"cell_id": 4242}), outer()).await.unwrap_err().code,
+        "invalid-input"
+    );
+    assert_eq!(
+        m.wait(json!({"cell_id": "cell-unknown"}), outer())
+            .await
+            .unwrap_err()
+            .code,
+        "stale-cell"
+    );
     m.shutdown().await.unwrap();
-    assert_eq!(m.exec(json!({"code": "return 1"}), outer()).await.unwrap_err().code, "closed");
+    assert_eq!(
+        m.exec(json!({"code": "return 1"}), outer()).await.unwrap_err().code,
+        "closed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pragma_line_keeps_line_numbers() {
     let (m, _) = manager();
-    let r = m.exec(json!({"code": "// @exec: {\"yield_time_ms\": 30000}\n\nthrow new Error('third')"}), outer()).await.unwrap();
+    let r = m
+        .exec(
+            json!({"code": "// @exec: {\"yield_time_ms\": 30000}\n\nthrow new Error('third')"}),
+            outer(),
+        )
+        .await
+        .unwrap();
     assert!(r.error.as_deref().unwrap().contains(":3"), "{:?}", r.error);
 }
 
@@ -521,17 +749,34 @@ async fn many_sequential_cells() {
 async fn unread_terminal_results_expire_after_their_ttl() {
     let (m, _) = manager();
     let id = unread_terminal(&m).await;
-    assert_eq!(m.wait(json!({"cell_id": id}), outer()).await.unwrap().status, "completed", "kept within the TTL");
+    assert_eq!(
+        m.wait(json!({"cell_id": id}), outer()).await.unwrap().status,
+        "completed",
+        "kept within the TTL"
+    );
     m.set_unread_ttl(Duration::ZERO);
     let id = unread_terminal(&m).await;
-    assert_eq!(m.wait(json!({"cell_id": id}), outer()).await.unwrap_err().code, "stale-cell", "pruned once the TTL elapsed");
+    assert_eq!(
+        m.wait(json!({"cell_id": id}), outer()).await.unwrap_err().code,
+        "stale-cell",
+        "pruned once the TTL elapsed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_before_the_call_registers_is_not_lost() {
     let (m, _) = manager();
     m.abort("early");
-    let e = m.exec(json!({"code": "while(true){}", "yield_time_ms": 60000}), OuterCall { call_id: Some("early".into()), ..outer() }).await.unwrap_err();
+    let e = m
+        .exec(
+            json!({"code": "while(true){}", "yield_time_ms": 60000}),
+            OuterCall {
+                call_id: Some("early".into()),
+                ..outer()
+            },
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "aborted");
     assert_eq!(m.held_cells(), 0, "no cell was started");
 }
@@ -542,10 +787,21 @@ async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
     let fake_slot: Arc<Mutex<Option<Arc<FakeAdapters>>>> = Arc::new(Mutex::new(None));
     let (l2, f2) = (log.clone(), fake_slot.clone());
     let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-        let executed = f2.lock().unwrap().as_ref().map(|f| f.calls.lock().unwrap().len()).unwrap_or(0);
-        l2.lock().unwrap().push(format!("{}:{:?}:{:?}:ran={executed}", req.phase, req.paths, req.lease));
+        let executed = f2
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|f| f.calls.lock().unwrap().len())
+            .unwrap_or(0);
+        l2.lock()
+            .unwrap()
+            .push(format!("{}:{:?}:{:?}:ran={executed}", req.phase, req.paths, req.lease));
         Box::pin(async move {
-            GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L1".to_string()), ..Default::default() }
+            GateAnswer {
+                allow: true,
+                lease: (req.phase == "lock").then(|| "L1".to_string()),
+                ..Default::default()
+            }
         }) as BoxFuture<GateAnswer>
     })));
     *fake_slot.lock().unwrap() = Some(fake.clone());
@@ -572,20 +828,43 @@ async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leasele
             let lease = lease.map(String::from);
             Box::pin(async move {
                 if req.phase == "lock" {
-                    GateAnswer { allow, lease, code: (!allow).then(|| "unavailable".into()), reason: (!allow).then(|| "queue failed".into()), ..Default::default() }
+                    GateAnswer {
+                        allow,
+                        lease,
+                        code: (!allow).then(|| "unavailable".into()),
+                        reason: (!allow).then(|| "queue failed".into()),
+                        ..Default::default()
+                    }
                 } else {
-                    GateAnswer { allow: true, ..Default::default() }
+                    GateAnswer {
+                        allow: true,
+                        ..Default::default()
+                    }
                 }
             }) as BoxFuture<GateAnswer>
         })));
-        let r = run(&m, "return await tools.apply_patch('*** Begin Patch').then(() => 'ran', e => e.code + ': ' + e.message)").await;
+        let r = run(
+            &m,
+            "return await tools.apply_patch('*** Begin Patch').then(() => 'ran', e => e.code + ': ' + e.message)",
+        )
+        .await;
         let out = r.result.unwrap();
-        assert!(out.starts_with("unavailable: apply_patch failed"), "{allow} {lease:?}: {out}");
+        assert!(
+            out.starts_with("unavailable: apply_patch failed"),
+            "{allow} {lease:?}: {out}"
+        );
         assert!(out.contains("nothing was changed"), "{out}");
-        assert!(fake.calls.lock().unwrap().is_empty(), "{allow} {lease:?}: the patch executor must not run");
+        assert!(
+            fake.calls.lock().unwrap().is_empty(),
+            "{allow} {lease:?}: the patch executor must not run"
+        );
         let log = log.lock().unwrap().clone();
         if lease.is_some() {
-            assert_eq!(log.last().unwrap(), "unlock:Some(\"STRAY\")", "a stray lease is handed back");
+            assert_eq!(
+                log.last().unwrap(),
+                "unlock:Some(\"STRAY\")",
+                "a stray lease is handed back"
+            );
         } else {
             assert!(!log.iter().any(|l| l.starts_with("unlock")), "{log:?}");
         }
@@ -598,21 +877,40 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
     let l2 = log.clone();
     let (m, _fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
         l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
-        Box::pin(async move { GateAnswer { allow: true, lease: (req.phase == "lock").then(|| "L9".to_string()), ..Default::default() } })
-            as BoxFuture<GateAnswer>
+        Box::pin(async move {
+            GateAnswer {
+                allow: true,
+                lease: (req.phase == "lock").then(|| "L9".to_string()),
+                ..Default::default()
+            }
+        }) as BoxFuture<GateAnswer>
     })));
     // The executor panics while the lease is held: the call fails, the lease is released, the cell ends.
-    let r = run(&m, "return await tools.apply_patch({patch: 'x', panic: true}).then(() => 'ran', e => e.code + ': ' + e.message)").await;
+    let r = run(
+        &m,
+        "return await tools.apply_patch({patch: 'x', panic: true}).then(() => 'ran', e => e.code + ': ' + e.message)",
+    )
+    .await;
     assert_eq!(r.status, "completed");
     let res = r.result.unwrap();
-    assert!(res.starts_with("unavailable: tools.apply_patch failed inside the toolkit"), "{res}");
+    assert!(
+        res.starts_with("unavailable: tools.apply_patch failed inside the toolkit"),
+        "{res}"
+    );
     for _ in 0..20000 {
         if log.lock().unwrap().iter().any(|l| l.starts_with("unlock")) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    assert_eq!(*log.lock().unwrap(), vec!["policy:None".to_string(), "lock:None".into(), "unlock:Some(\"L9\")".into()]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "policy:None".to_string(),
+            "lock:None".into(),
+            "unlock:Some(\"L9\")".into()
+        ]
+    );
     m.shutdown().await.unwrap();
 }
 
@@ -625,7 +923,10 @@ async fn nested_calls_carry_the_cells_seal_as_their_cancel_flag() {
     let r = run(&m, "await tools.apply_patch({patch: 'y'}); throw new Error('stop')").await;
     assert_eq!(r.status, "failed");
     let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
-    assert!(flag.load(Ordering::SeqCst), "a failed (sealed) cell sets the flag its patches see");
+    assert!(
+        flag.load(Ordering::SeqCst),
+        "a failed (sealed) cell sets the flag its patches see"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -633,7 +934,12 @@ async fn a_dropped_lease_guard_still_sends_unlock() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<GateRequest>();
     let gate: Arc<dyn HostGate> = Arc::new(FnGate(move |req: GateRequest| {
         let _ = tx.send(req);
-        Box::pin(async { GateAnswer { allow: true, ..Default::default() } }) as BoxFuture<GateAnswer>
+        Box::pin(async {
+            GateAnswer {
+                allow: true,
+                ..Default::default()
+            }
+        }) as BoxFuture<GateAnswer>
     }));
     let req = GateRequest {
         phase: "unlock".into(),

@@ -40,10 +40,16 @@ pub fn render(r: &CellRead) -> String {
         }
     }
     if r.truncated > 0 {
-        head.push_str(&format!("output: {} more bytes not shown (read budget); the recovery file has them\n", r.truncated));
+        head.push_str(&format!(
+            "output: {} more bytes not shown (read budget); the recovery file has them\n",
+            r.truncated
+        ));
     }
     if r.dropped > 0 {
-        head.push_str(&format!("output: {} bytes dropped from the unread buffer (256 KiB full)\n", r.dropped));
+        head.push_str(&format!(
+            "output: {} bytes dropped from the unread buffer (256 KiB full)\n",
+            r.dropped
+        ));
     }
     if r.result_truncated {
         head.push_str("result: cut at 32 KiB; the recovery file has it whole\n");
@@ -52,7 +58,10 @@ pub fn render(r: &CellRead) -> String {
         head.push_str("error: cut at 4 KiB; the recovery file has it whole\n");
     }
     if r.progress_dropped > 0 {
-        head.push_str(&format!("progress: {} records not forwarded (32 per call)\n", r.progress_dropped));
+        head.push_str(&format!(
+            "progress: {} records not forwarded (32 per call)\n",
+            r.progress_dropped
+        ));
     }
     let mut body = String::new();
     if !r.output.is_empty() {

@@ -26,21 +26,33 @@ impl ToolkitAdapters {
 
     fn shell(&self) -> Result<Arc<shell::Manager>, CodeError> {
         self.shell.read().unwrap().clone().ok_or_else(|| {
-            CodeError::new("adapter-disabled", "Shell Sessions are not available in this session; nested shell calls cannot run.")
+            CodeError::new(
+                "adapter-disabled",
+                "Shell Sessions are not available in this session; nested shell calls cannot run.",
+            )
         })
     }
 }
 
 fn patch_text(args: &Value) -> Result<String, CodeError> {
-    let o = args
-        .as_object()
-        .ok_or_else(|| CodeError::new("invalid-arguments", "tools.apply_patch takes the patch text or {patch}."))?;
+    let o = args.as_object().ok_or_else(|| {
+        CodeError::new(
+            "invalid-arguments",
+            "tools.apply_patch takes the patch text or {patch}.",
+        )
+    })?;
     if let Some(k) = o.keys().find(|k| k.as_str() != "patch") {
-        return Err(CodeError::new("invalid-arguments", format!("tools.apply_patch does not accept \"{k}\"; pass the patch text or {{patch}}.")));
+        return Err(CodeError::new(
+            "invalid-arguments",
+            format!("tools.apply_patch does not accept \"{k}\"; pass the patch text or {{patch}}."),
+        ));
     }
     match o.get("patch") {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(CodeError::new("invalid-arguments", "tools.apply_patch needs the patch text (\"*** Begin Patch\" ... \"*** End Patch\").")),
+        _ => Err(CodeError::new(
+            "invalid-arguments",
+            "tools.apply_patch needs the patch text (\"*** Begin Patch\" ... \"*** End Patch\").",
+        )),
     }
 }
 
@@ -82,8 +94,18 @@ impl Adapters for Arc<ToolkitAdapters> {
                     };
                     let env = if ctx.env.is_empty() { None } else { Some(json!(ctx.env)) };
                     // Nested calls never stop their job when the cell stops: a yielded shell belongs to Shell.
-                    let call = shell::CallContext { cwd: PathBuf::from(&ctx.cwd), shell: shell_cfg, env, cancel: None, stop_on_cancel: false };
-                    let r = if tool == "exec_command" { mgr.exec(&args, call).await } else { mgr.write_stdin(&args, call).await };
+                    let call = shell::CallContext {
+                        cwd: PathBuf::from(&ctx.cwd),
+                        shell: shell_cfg,
+                        env,
+                        cancel: None,
+                        stop_on_cancel: false,
+                    };
+                    let r = if tool == "exec_command" {
+                        mgr.exec(&args, call).await
+                    } else {
+                        mgr.write_stdin(&args, call).await
+                    };
                     let r = r.map_err(shell_err)?;
                     let mut details = r.details();
                     if let Value::Object(m) = &mut details {
@@ -126,7 +148,10 @@ mod tests {
     async fn nested_shell_sessions_from_one_cell() {
         let dir = tempfile::tempdir().unwrap();
         let adapters = Arc::new(ToolkitAdapters::default());
-        let shell_mgr = Arc::new(shell::Manager::new(shell::Limits::default(), crate::output::RecoveryStore::new("shell")));
+        let shell_mgr = Arc::new(shell::Manager::new(
+            shell::Limits::default(),
+            crate::output::RecoveryStore::new("shell"),
+        ));
         adapters.attach_shell(shell_mgr.clone());
         let m = CodeManager::new(Arc::new(adapters), Arc::new(Allow), Handle::current());
         m.set_admitted(vec!["exec_command".into(), "write_stdin".into(), "apply_patch".into()]);
@@ -137,7 +162,13 @@ mod tests {
             return [a.status, b.status, b.stdout, env.stdout, a.sessionId];
         "#;
         let r = m
-            .exec(json!({"code": code, "yield_time_ms": 30000}), OuterCall { cwd: dir.path().to_string_lossy().into(), ..Default::default() })
+            .exec(
+                json!({"code": code, "yield_time_ms": 30000}),
+                OuterCall {
+                    cwd: dir.path().to_string_lossy().into(),
+                    ..Default::default()
+                },
+            )
             .await
             .unwrap();
         assert_eq!(r.status, "completed", "{}", r.text);
@@ -153,9 +184,22 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn schema_refusals_are_invalid_arguments() {
         let a = Arc::new(ToolkitAdapters::default());
-        assert_eq!(a.validate("exec_command", &json!({"tty": true, "cmd": "x"})).unwrap_err().code, "invalid-arguments");
-        assert_eq!(a.validate("write_stdin", &json!({"session_id": 5})).unwrap_err().code, "invalid-arguments");
-        assert_eq!(a.validate("apply_patch", &json!({"patch": "x", "extra": 1})).unwrap_err().code, "invalid-arguments");
+        assert_eq!(
+            a.validate("exec_command", &json!({"tty": true, "cmd": "x"}))
+                .unwrap_err()
+                .code,
+            "invalid-arguments"
+        );
+        assert_eq!(
+            a.validate("write_stdin", &json!({"session_id": 5})).unwrap_err().code,
+            "invalid-arguments"
+        );
+        assert_eq!(
+            a.validate("apply_patch", &json!({"patch": "x", "extra": 1}))
+                .unwrap_err()
+                .code,
+            "invalid-arguments"
+        );
         assert!(a.validate("apply_patch", &json!({"patch": "*** Begin Patch"})).is_ok());
     }
 }

@@ -35,10 +35,22 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn applies_and_refuses_like_the_direct_tool() {
         let dir = tempfile::tempdir().unwrap();
-        let ok = apply(dir.path().into(), "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into(), Default::default()).await.unwrap();
+        let ok = apply(
+            dir.path().into(),
+            "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into(),
+            Default::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(ok["text"], "Applied patch:\n- add made.txt");
         assert_eq!(std::fs::read_to_string(dir.path().join("made.txt")).unwrap(), "hi\n");
-        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into(), Default::default()).await.unwrap_err();
+        let e = apply(
+            dir.path().into(),
+            "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into(),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
         assert!(e.message.starts_with("apply_patch failed (no-change)"), "{}", e.message);
         assert!(!dir.path().join("../escape.txt").exists());
     }
@@ -46,9 +58,13 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_sealed_cell_aborts_its_patch_before_any_change() {
         let dir = tempfile::tempdir().unwrap();
-        let e = apply(dir.path().into(), "*** Begin Patch\n*** Add File: never.txt\n+x\n*** End Patch".into(), Arc::new(AtomicBool::new(true)))
-            .await
-            .unwrap_err();
+        let e = apply(
+            dir.path().into(),
+            "*** Begin Patch\n*** Add File: never.txt\n+x\n*** End Patch".into(),
+            Arc::new(AtomicBool::new(true)),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code, "aborted");
         assert!(!dir.path().join("never.txt").exists());
     }

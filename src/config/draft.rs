@@ -6,14 +6,20 @@ use serde_json::{Map, Value};
 /// Sets `dotted` (e.g. `webSearch.enabled`) to `value` on a clone of `raw`, creating missing sections.
 /// `null` at a one-segment path removes that key (used for `execution`).
 pub fn set(raw: &Value, dotted: &str, value: Value) -> Result<Value, String> {
-    let mut out = if raw.is_object() { raw.clone() } else { Value::Object(Map::new()) };
+    let mut out = if raw.is_object() {
+        raw.clone()
+    } else {
+        Value::Object(Map::new())
+    };
     let parts: Vec<&str> = dotted.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("invalid setting path {dotted:?}"));
     }
     let mut cur = &mut out;
     for (i, part) in parts.iter().enumerate() {
-        let obj = cur.as_object_mut().ok_or_else(|| format!("{} must be an object", parts[..i].join(".")))?;
+        let obj = cur
+            .as_object_mut()
+            .ok_or_else(|| format!("{} must be an object", parts[..i].join(".")))?;
         if i == parts.len() - 1 {
             if value.is_null() && parts.len() == 1 {
                 obj.remove(*part);
@@ -22,7 +28,9 @@ pub fn set(raw: &Value, dotted: &str, value: Value) -> Result<Value, String> {
             }
             break;
         }
-        cur = obj.entry((*part).to_string()).or_insert_with(|| Value::Object(Map::new()));
+        cur = obj
+            .entry((*part).to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     Ok(out)
 }

@@ -24,7 +24,10 @@ pub struct OwnerRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockError {
     /// A live (or unverifiable) owner held it; `owner` is None when no record could be read.
-    Held { lock_dir: PathBuf, owner: Option<(u32, bool)> },
+    Held {
+        lock_dir: PathBuf,
+        owner: Option<(u32, bool)>,
+    },
     /// The filesystem refused an operation we cannot wait out (e.g. EACCES on the folder).
     Io(String),
 }
@@ -114,8 +117,14 @@ impl LockGuard {
     pub fn acquire(config: &Path, live_tokens: &[String]) -> Result<LockGuard, LockError> {
         let lock_dir = lock_dir_for(config);
         let parent = lock_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let name = lock_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let rec = OwnerRecord { pid: std::process::id(), token: new_token() };
+        let name = lock_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rec = OwnerRecord {
+            pid: std::process::id(),
+            token: new_token(),
+        };
         let mut last_owner: Option<(u32, bool)> = None;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
@@ -123,7 +132,13 @@ impl LockGuard {
             }
             let (stage, file) = stage_dir(&parent, &name, &rec).map_err(|e| LockError::Io(io_code(&e)))?;
             match fs::rename(&stage, &lock_dir) {
-                Ok(()) => return Ok(LockGuard { lock_dir, token: rec.token, file: Some(file) }),
+                Ok(()) => {
+                    return Ok(LockGuard {
+                        lock_dir,
+                        token: rec.token,
+                        file: Some(file),
+                    })
+                }
                 Err(e) => {
                     drop(file);
                     let _ = fs::remove_dir_all(&stage);
@@ -148,7 +163,10 @@ impl LockGuard {
                 }
             }
         }
-        Err(LockError::Held { lock_dir, owner: last_owner })
+        Err(LockError::Held {
+            lock_dir,
+            owner: last_owner,
+        })
     }
 
     /// Replaces a dead owner's record with ours while holding `reclaim/`. Returns None when another process won.
@@ -174,7 +192,11 @@ impl LockGuard {
             let staged = lock_dir.join(format!("owner.{}", new_token()));
             if let Ok(file) = write_owner(&staged, rec) {
                 if fs::rename(&staged, &owner_path).is_ok() {
-                    result = Some(LockGuard { lock_dir: lock_dir.to_path_buf(), token: rec.token.clone(), file: Some(file) });
+                    result = Some(LockGuard {
+                        lock_dir: lock_dir.to_path_buf(),
+                        token: rec.token.clone(),
+                        file: Some(file),
+                    });
                 } else {
                     let _ = fs::remove_file(&staged);
                 }
@@ -229,7 +251,10 @@ mod tests {
         // Our own pid with a live token: held, not reclaimed.
         let live = vec![g.token().to_string()];
         match LockGuard::acquire(&cfg, &live) {
-            Err(LockError::Held { owner: Some((pid, true)), .. }) => assert_eq!(pid, std::process::id()),
+            Err(LockError::Held {
+                owner: Some((pid, true)),
+                ..
+            }) => assert_eq!(pid, std::process::id()),
             other => panic!("expected held, got {:?}", other.err()),
         }
         drop(g);
@@ -261,7 +286,10 @@ mod tests {
         fs::write(ld.join("reclaim/owner"), r#"{"pid":999999999,"token":"y"}"#).unwrap();
         fs::write(ld.join("owner"), r#"{"pid":999999999,"token":"x"}"#).unwrap();
         match LockGuard::acquire(&cfg, &[]) {
-            Err(LockError::Held { owner: Some((999999999, false)), .. }) => {}
+            Err(LockError::Held {
+                owner: Some((999999999, false)),
+                ..
+            }) => {}
             other => panic!("expected held, got {:?}", other.err()),
         }
         assert!(ld.join("reclaim/owner").exists());

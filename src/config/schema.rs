@@ -49,7 +49,9 @@ fn one_of(obj: &Map<String, Value>, path: &str, key: &str, allowed: &[&str]) -> 
 
 /// Checks a raw config object; `Err` carries the first offending field with its requirement.
 pub fn validate(root: &Value) -> Result<(), String> {
-    let root = root.as_object().ok_or_else(|| "configuration must be a JSON object".to_string())?;
+    let root = root
+        .as_object()
+        .ok_or_else(|| "configuration must be a JSON object".to_string())?;
     if let Some(ws) = section(root, "webSearch")? {
         boolean(ws, "webSearch", "enabled")?;
         one_of(ws, "webSearch", "backend", &["auto", "native", "sidecar"])?;
@@ -120,8 +122,13 @@ fn validate_execution(v: &Value) -> Result<(), String> {
     for (i, rule) in rules.iter().enumerate() {
         let p = format!("execution.rules[{i}]");
         let r = rule.as_object().ok_or_else(|| format!("{p} must be an object"))?;
-        if let Some(k) = r.keys().find(|k| !["id", "match", "patch", "shell", "code"].contains(&k.as_str())) {
-            return Err(format!("{p}.{k} is not a rule field (allowed: id, match, patch, shell, code)"));
+        if let Some(k) = r
+            .keys()
+            .find(|k| !["id", "match", "patch", "shell", "code"].contains(&k.as_str()))
+        {
+            return Err(format!(
+                "{p}.{k} is not a rule field (allowed: id, match, patch, shell, code)"
+            ));
         }
         let id = match r.get("id") {
             Some(Value::String(s)) if !s.is_empty() => s,
@@ -180,7 +187,11 @@ pub fn effective(raw: &Value) -> Value {
             (Value::Object(d), Some(Value::Object(r))) => {
                 for (k, v) in d.iter_mut() {
                     if let Some(rv) = r.get(k) {
-                        *v = if k == "sidecarModel" { normalize_sidecar(rv) } else { rv.clone() };
+                        *v = if k == "sidecarModel" {
+                            normalize_sidecar(rv)
+                        } else {
+                            rv.clone()
+                        };
                     }
                 }
             }
@@ -227,7 +238,11 @@ pub fn normalize_for_save(raw: &mut Value) {
 pub fn configured_features(eff: &Value) -> Vec<&'static str> {
     let mut out = Vec::new();
     if let Some(rules) = eff.pointer("/execution/rules").and_then(Value::as_array) {
-        let any = |flags: &[&str]| rules.iter().any(|r| flags.iter().any(|f| r.get(*f) == Some(&Value::Bool(true))));
+        let any = |flags: &[&str]| {
+            rules
+                .iter()
+                .any(|r| flags.iter().any(|f| r.get(*f) == Some(&Value::Bool(true))))
+        };
         if any(&["patch"]) {
             out.push("applyPatch");
         }
@@ -259,7 +274,16 @@ mod tests {
     fn root_and_sections() {
         assert_eq!(err(json!([])), "configuration must be a JSON object");
         assert_eq!(err(json!(null)), "configuration must be a JSON object");
-        for s in ["webSearch", "remoteCompaction", "imageGeneration", "applyPatch", "computerUse", "shellSessions", "codeMode", "toolDiscovery"] {
+        for s in [
+            "webSearch",
+            "remoteCompaction",
+            "imageGeneration",
+            "applyPatch",
+            "computerUse",
+            "shellSessions",
+            "codeMode",
+            "toolDiscovery",
+        ] {
             assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
         }
         assert_eq!(err(json!({"execution": []})), "execution must be an object");
@@ -269,21 +293,41 @@ mod tests {
 
     #[test]
     fn booleans_and_enums() {
-        assert_eq!(err(json!({"applyPatch": {"enabled": "yes"}})), "applyPatch.enabled must be true or false");
+        assert_eq!(
+            err(json!({"applyPatch": {"enabled": "yes"}})),
+            "applyPatch.enabled must be true or false"
+        );
         assert_eq!(err(json!({"debug": 1})), "debug must be true or false");
-        assert_eq!(err(json!({"webSearch": {"backend": "x"}})), "webSearch.backend must be one of auto, native, sidecar");
-        assert_eq!(err(json!({"webSearch": {"mode": 1}})), "webSearch.mode must be one of live, cached");
-        assert_eq!(err(json!({"webSearch": {"contextSize": "huge"}})), "webSearch.contextSize must be one of low, medium, high");
-        assert_eq!(err(json!({"codeMode": {"approvalMode": "never"}})), "codeMode.approvalMode must be one of confirm, always");
+        assert_eq!(
+            err(json!({"webSearch": {"backend": "x"}})),
+            "webSearch.backend must be one of auto, native, sidecar"
+        );
+        assert_eq!(
+            err(json!({"webSearch": {"mode": 1}})),
+            "webSearch.mode must be one of live, cached"
+        );
+        assert_eq!(
+            err(json!({"webSearch": {"contextSize": "huge"}})),
+            "webSearch.contextSize must be one of low, medium, high"
+        );
+        assert_eq!(
+            err(json!({"codeMode": {"approvalMode": "never"}})),
+            "codeMode.approvalMode must be one of confirm, always"
+        );
     }
 
     #[test]
     fn sidecar() {
         let ok = json!({"webSearch": {"sidecarModel": {"provider": "openai-codex", "model": "gpt-5", "thinkingLevel": "high"}}});
         assert!(validate(&ok).is_ok());
-        assert_eq!(err(json!({"webSearch": {"sidecarModel": {"provider": "openai", "model": "m", "thinkingLevel": "high"}}})),
-            "webSearch.sidecarModel.thinkingLevel must be auto for provider openai");
-        assert_eq!(err(json!({"webSearch": {"sidecarModel": 3}})), "webSearch.sidecarModel must be null or an object");
+        assert_eq!(
+            err(json!({"webSearch": {"sidecarModel": {"provider": "openai", "model": "m", "thinkingLevel": "high"}}})),
+            "webSearch.sidecarModel.thinkingLevel must be auto for provider openai"
+        );
+        assert_eq!(
+            err(json!({"webSearch": {"sidecarModel": 3}})),
+            "webSearch.sidecarModel must be null or an object"
+        );
         let eff = effective(&json!({"webSearch": {"sidecarModel": {"provider": "openai", "model": "m"}}}));
         assert_eq!(eff["webSearch"]["sidecarModel"]["thinkingLevel"], "auto");
     }
@@ -298,29 +342,53 @@ mod tests {
             json!({"execution": {"version": 1, "rules": [r]}})
         };
         assert!(validate(&rule(json!({}))).is_ok());
-        assert_eq!(err(rule(json!({"id": ""}))), "execution.rules[0].id must be a non-empty string");
-        assert_eq!(err(rule(json!({"match": ""}))), "execution.rules[0].match must be a non-empty string");
-        assert_eq!(err(rule(json!({"code": 1}))), "execution.rules[0].code must be true or false");
-        assert_eq!(err(rule(json!({"extra": 1}))), "execution.rules[0].extra is not a rule field (allowed: id, match, patch, shell, code)");
+        assert_eq!(
+            err(rule(json!({"id": ""}))),
+            "execution.rules[0].id must be a non-empty string"
+        );
+        assert_eq!(
+            err(rule(json!({"match": ""}))),
+            "execution.rules[0].match must be a non-empty string"
+        );
+        assert_eq!(
+            err(rule(json!({"code": 1}))),
+            "execution.rules[0].code must be true or false"
+        );
+        assert_eq!(
+            err(rule(json!({"extra": 1}))),
+            "execution.rules[0].extra is not a rule field (allowed: id, match, patch, shell, code)"
+        );
         let dup = json!({"execution": {"version": 1, "rules": [
             {"id": "a", "match": "*", "patch": true, "shell": false, "code": false},
             {"id": "a", "match": "x", "patch": true, "shell": false, "code": false}]}});
         assert_eq!(err(dup), "execution.rules[1].id must be unique");
-        assert_eq!(err(json!({"execution": {"version": 2, "rules": []}})), "execution.version must be 1");
+        assert_eq!(
+            err(json!({"execution": {"version": 2, "rules": []}})),
+            "execution.version must be 1"
+        );
     }
 
     #[test]
     fn deferred() {
         assert!(validate(&json!({"toolDiscovery": {"deferred": ["apply_patch"]}})).is_ok());
-        assert!(err(json!({"toolDiscovery": {"deferred": ["find_tools"]}})).starts_with("toolDiscovery.deferred[0] must be a deferrable"));
-        assert_eq!(err(json!({"toolDiscovery": {"deferred": ["computer_use_click"]}})),
-            "toolDiscovery.deferred must list all six computer_use_* names or none");
-        assert_eq!(err(json!({"toolDiscovery": {"deferred": ["exec", "exec"]}})), "toolDiscovery.deferred[1] repeats a name");
+        assert!(err(json!({"toolDiscovery": {"deferred": ["find_tools"]}}))
+            .starts_with("toolDiscovery.deferred[0] must be a deferrable"));
+        assert_eq!(
+            err(json!({"toolDiscovery": {"deferred": ["computer_use_click"]}})),
+            "toolDiscovery.deferred must list all six computer_use_* names or none"
+        );
+        assert_eq!(
+            err(json!({"toolDiscovery": {"deferred": ["exec", "exec"]}})),
+            "toolDiscovery.deferred[1] repeats a name"
+        );
     }
 
     #[test]
     fn configured_features_follow_rules_or_legacy_flags() {
-        assert_eq!(configured_features(&json!({"applyPatch": {"enabled": true}, "codeMode": {"enabled": false}})), vec!["applyPatch"]);
+        assert_eq!(
+            configured_features(&json!({"applyPatch": {"enabled": true}, "codeMode": {"enabled": false}})),
+            vec!["applyPatch"]
+        );
         let rules = json!({"applyPatch": {"enabled": true}, "execution": {"version": 1, "rules": [
             {"id": "a", "match": "x", "patch": false, "shell": false, "code": true}]}});
         assert_eq!(configured_features(&rules), vec!["shellSessions", "codeMode"]);
@@ -332,6 +400,9 @@ mod tests {
         let mut raw = json!({"applyPatch": {"enabled": true, "x": 1}, "codeMode": {"enabled": true, "approvalMode": "always"},
             "execution": {"version": 1, "rules": []}});
         normalize_for_save(&mut raw);
-        assert_eq!(raw, json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}}));
+        assert_eq!(
+            raw,
+            json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}})
+        );
     }
 }

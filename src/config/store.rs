@@ -55,8 +55,20 @@ pub fn revision_of(bytes: &[u8]) -> String {
 /// Reads and classifies the file. Never writes.
 pub fn read(path: &Path) -> ReadOutcome {
     match fs::read(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => ReadOutcome { status: "missing", code: None, detail: None, revision: None, raw: None },
-        Err(e) => ReadOutcome { status: "error", code: Some("config-read-failed"), detail: Some(io_code(&e)), revision: None, raw: None },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => ReadOutcome {
+            status: "missing",
+            code: None,
+            detail: None,
+            revision: None,
+            raw: None,
+        },
+        Err(e) => ReadOutcome {
+            status: "error",
+            code: Some("config-read-failed"),
+            detail: Some(io_code(&e)),
+            revision: None,
+            raw: None,
+        },
         Ok(bytes) => classify(&bytes),
     }
 }
@@ -65,11 +77,31 @@ fn classify(bytes: &[u8]) -> ReadOutcome {
     let revision = Some(revision_of(bytes));
     let raw: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(_) => return ReadOutcome { status: "error", code: Some("invalid-json"), detail: None, revision, raw: None },
+        Err(_) => {
+            return ReadOutcome {
+                status: "error",
+                code: Some("invalid-json"),
+                detail: None,
+                revision,
+                raw: None,
+            }
+        }
     };
     match schema::validate(&raw) {
-        Ok(()) => ReadOutcome { status: "ok", code: None, detail: None, revision, raw: Some(raw) },
-        Err(detail) => ReadOutcome { status: "error", code: Some("invalid-config"), detail: Some(detail), revision, raw: None },
+        Ok(()) => ReadOutcome {
+            status: "ok",
+            code: None,
+            detail: None,
+            revision,
+            raw: Some(raw),
+        },
+        Err(detail) => ReadOutcome {
+            status: "error",
+            code: Some("invalid-config"),
+            detail: Some(detail),
+            revision,
+            raw: None,
+        },
     }
 }
 
@@ -85,7 +117,10 @@ pub fn save(path: &Path, draft: &Value, base_revision: Option<&str>) -> Result<S
     let mut raw = draft.clone();
     schema::normalize_for_save(&mut raw);
     if let Err(detail) = schema::validate(&raw) {
-        return Err(SaveError { code: "invalid-config", message: format!("Could not save: {detail}.") });
+        return Err(SaveError {
+            code: "invalid-config",
+            message: format!("Could not save: {detail}."),
+        });
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| write_failed(&e))?;
@@ -106,7 +141,10 @@ pub fn save(path: &Path, draft: &Value, base_revision: Option<&str>) -> Result<S
 /// Test support: `PCT_TEST_LOCK_HOLD_MS` keeps the lock held that long inside a save, so tests can kill a holder
 /// mid-save. Unset in normal use.
 fn test_hold() {
-    if let Some(ms) = std::env::var("PCT_TEST_LOCK_HOLD_MS").ok().and_then(|v| v.parse::<u64>().ok()) {
+    if let Some(ms) = std::env::var("PCT_TEST_LOCK_HOLD_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
@@ -116,7 +154,10 @@ fn save_locked(path: &Path, dir: &Path, raw: &Value, base_revision: Option<&str>
         Ok(b) => Some(b),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(_) => {
-            return Err(SaveError { code: "config-read-failed", message: "Refusing to overwrite an unreadable configuration file.".into() })
+            return Err(SaveError {
+                code: "config-read-failed",
+                message: "Refusing to overwrite an unreadable configuration file.".into(),
+            })
         }
     };
     if let Some(bytes) = &current {
@@ -153,11 +194,17 @@ fn save_locked(path: &Path, dir: &Path, raw: &Value, base_revision: Option<&str>
         let _ = fs::remove_file(&tmp);
         return Err(write_failed(&e));
     }
-    Ok(SaveOutcome { revision: revision_of(text.as_bytes()), raw: raw.clone() })
+    Ok(SaveOutcome {
+        revision: revision_of(text.as_bytes()),
+        raw: raw.clone(),
+    })
 }
 
 fn write_failed(e: &io::Error) -> SaveError {
-    SaveError { code: "config-write-failed", message: format!("Could not save: writing the configuration failed ({}).", io_code(e)) }
+    SaveError {
+        code: "config-write-failed",
+        message: format!("Could not save: writing the configuration failed ({}).", io_code(e)),
+    }
 }
 
 fn lock_error(e: LockError) -> SaveError {
@@ -220,14 +267,20 @@ mod tests {
         // A save based on the missing-file revision is now stale.
         let e = save(&p, &raw, None).unwrap_err();
         assert_eq!(e.code, "stale-revision");
-        assert_eq!(e.message, "Could not save: the configuration file changed; reload and review the draft.");
+        assert_eq!(
+            e.message,
+            "Could not save: the configuration file changed; reload and review the draft."
+        );
         assert_eq!(fs::read_to_string(&p).unwrap(), text);
         // Invalid drafts are never written.
         let e = save(&p, &json!({"debug": "no"}), Some(&out.revision)).unwrap_err();
         assert_eq!(e.code, "invalid-config");
         assert_eq!(fs::read_to_string(&p).unwrap(), text);
         // No temp files or lock left behind.
-        let names: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 

@@ -68,7 +68,15 @@ pub struct FindError {
 
 fn fail(code: &'static str, message: impl Into<String>, input: &ResolveInput) -> FindResult {
     let message = message.into();
-    FindResult { error: Some(FindError { code, message: message.clone() }), text: message, loaded_deferred: input.loaded_deferred.clone(), ..Default::default() }
+    FindResult {
+        error: Some(FindError {
+            code,
+            message: message.clone(),
+        }),
+        text: message,
+        loaded_deferred: input.loaded_deferred.clone(),
+        ..Default::default()
+    }
 }
 
 /// The first line of a description, cut to [`SUMMARY_CHARS`] characters with `…`.
@@ -132,12 +140,24 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
             for it in items {
                 match it.as_str() {
                     Some(s) => v.push(s.to_string()),
-                    None => return fail("invalid-arguments", "find_tools load must be a list of exact tool names (strings).", input),
+                    None => {
+                        return fail(
+                            "invalid-arguments",
+                            "find_tools load must be a list of exact tool names (strings).",
+                            input,
+                        )
+                    }
                 }
             }
             v
         }
-        Some(_) => return fail("invalid-arguments", "find_tools load must be a list of exact tool names (strings).", input),
+        Some(_) => {
+            return fail(
+                "invalid-arguments",
+                "find_tools load must be a list of exact tool names (strings).",
+                input,
+            )
+        }
     };
     let q = q.filter(|s| !s.trim().is_empty());
     if q.is_none() && load.is_empty() {
@@ -152,7 +172,10 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
         );
     }
     let reg = Registry::new(&input.tools, &input.identity);
-    let mut out = FindResult { loaded_deferred: d.loaded.clone(), ..Default::default() };
+    let mut out = FindResult {
+        loaded_deferred: d.loaded.clone(),
+        ..Default::default()
+    };
 
     let managed = |n: &str| d.deferred_set.iter().any(|x| x == n);
     let mut seen: Vec<&str> = Vec::new();
@@ -163,7 +186,10 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
         seen.push(name);
         let reject = |out: &mut FindResult, n: &str, reason: String| {
             if !out.rejected.iter().any(|r| r.name == n) {
-                out.rejected.push(Rejected { name: n.to_string(), reason });
+                out.rejected.push(Rejected {
+                    name: n.to_string(),
+                    reason,
+                });
             }
         };
         if !managed(name) {
@@ -199,15 +225,20 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
             }
             continue;
         }
-        let blocker = members
-            .iter()
-            .filter(|m| **m != name.as_str())
-            .find_map(|m| match state_of(m, input, &reg, &d) {
-                State::Unavailable(r) => Some(format!("group blocked by {m}: {r}")),
-                _ => None,
-            });
+        let blocker =
+            members
+                .iter()
+                .filter(|m| **m != name.as_str())
+                .find_map(|m| match state_of(m, input, &reg, &d) {
+                    State::Unavailable(r) => Some(format!("group blocked by {m}: {r}")),
+                    _ => None,
+                });
         if let Some(reason) = blocker {
-            let targets: Vec<&str> = if members.len() == 6 { COMPUTER_USE.to_vec() } else { vec![name.as_str()] };
+            let targets: Vec<&str> = if members.len() == 6 {
+                COMPUTER_USE.to_vec()
+            } else {
+                vec![name.as_str()]
+            };
             for m in targets {
                 reject(&mut out, m, reason.clone());
             }
@@ -265,7 +296,10 @@ mod tests {
     use serde_json::json;
 
     fn req(query: Option<&str>, load: Option<Vec<&str>>) -> FindRequest {
-        FindRequest { query: query.map(|q| json!(q)), load: load.map(|l| json!(l)) }
+        FindRequest {
+            query: query.map(|q| json!(q)),
+            load: load.map(|l| json!(l)),
+        }
     }
 
     fn input(deferred: Value, p: bool, s: bool, c: bool) -> ResolveInput {
@@ -277,22 +311,41 @@ mod tests {
     #[test]
     fn validation() {
         let i = input(json!([APPLY_PATCH]), true, false, false);
-        for r in [req(None, None), req(Some("  "), None), req(None, Some(vec![])), req(Some(""), Some(vec![]))] {
+        for r in [
+            req(None, None),
+            req(Some("  "), None),
+            req(None, Some(vec![])),
+            req(Some(""), Some(vec![])),
+        ] {
             let out = find_tools(&i, &r);
             assert_eq!(out.error.as_ref().unwrap().message, NEED_QUERY_OR_LOAD);
         }
-        let bad = FindRequest { query: Some(json!(5)), load: None };
+        let bad = FindRequest {
+            query: Some(json!(5)),
+            load: None,
+        };
         assert_eq!(find_tools(&i, &bad).error.unwrap().code, "invalid-arguments");
-        let bad = FindRequest { query: None, load: Some(json!([1])) };
+        let bad = FindRequest {
+            query: None,
+            load: Some(json!([1])),
+        };
         assert_eq!(find_tools(&i, &bad).error.unwrap().code, "invalid-arguments");
         let mut off = i.clone();
         off.config.tool_discovery.enabled = false;
-        assert_eq!(find_tools(&off, &req(Some("patch"), None)).error.unwrap().code, "disabled");
+        assert_eq!(
+            find_tools(&off, &req(Some("patch"), None)).error.unwrap().code,
+            "disabled"
+        );
     }
 
     #[test]
     fn ranking_and_states() {
-        let i = input(json!([EXEC_COMMAND, WRITE_STDIN, APPLY_PATCH, GENERATE_IMAGE]), true, true, false);
+        let i = input(
+            json!([EXEC_COMMAND, WRITE_STDIN, APPLY_PATCH, GENERATE_IMAGE]),
+            true,
+            true,
+            false,
+        );
         // "exec" is no exact name here; name substrings first (set order), then description hits.
         let out = find_tools(&i, &req(Some("EXEC"), None));
         let names: Vec<_> = out.matches.iter().map(|m| m.name.as_str()).collect();
@@ -327,7 +380,9 @@ mod tests {
     #[test]
     fn at_most_eight_results() {
         // Eleven managed names all match "_" in their name: 8 come back.
-        let all: Vec<&str> = all_toolkit_names().filter(|n| is_deferrable(n) && n.contains('_')).collect();
+        let all: Vec<&str> = all_toolkit_names()
+            .filter(|n| is_deferrable(n) && n.contains('_'))
+            .collect();
         assert!(all.len() > MAX_RESULTS);
         let out = find_tools(&input(json!(all), true, true, true), &req(Some("_"), None));
         assert_eq!(out.matches.len(), MAX_RESULTS);
@@ -368,8 +423,19 @@ mod tests {
         assert_eq!(more.matches[0].state, "active", "the query sees this call's loads");
         // A non-deferred, visible name is not managed.
         let out = find_tools(&i, &req(None, Some(vec![WRITE_STDIN, "bash", "nope"])));
-        let reasons: Vec<_> = out.rejected.iter().map(|r| (r.name.as_str(), r.reason.as_str())).collect();
-        assert_eq!(reasons, vec![(WRITE_STDIN, "not-managed"), ("bash", "not-managed"), ("nope", "not-managed")]);
+        let reasons: Vec<_> = out
+            .rejected
+            .iter()
+            .map(|r| (r.name.as_str(), r.reason.as_str()))
+            .collect();
+        assert_eq!(
+            reasons,
+            vec![
+                (WRITE_STDIN, "not-managed"),
+                ("bash", "not-managed"),
+                ("nope", "not-managed")
+            ]
+        );
     }
 
     #[test]
@@ -381,15 +447,28 @@ mod tests {
         assert!(out.loaded_deferred.is_empty());
         // Another extension owns apply_patch.
         let mut i = input(json!([APPLY_PATCH]), true, false, false);
-        i.tools.push(ToolEntry { name: APPLY_PATCH.into(), description: None, source: "/x.ts".into() });
-        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "conflicting-tool-name");
+        i.tools.push(ToolEntry {
+            name: APPLY_PATCH.into(),
+            description: None,
+            source: "/x.ts".into(),
+        });
+        assert_eq!(
+            find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason,
+            "conflicting-tool-name"
+        );
         // Filtered out by the host.
         let mut i = input(json!([APPLY_PATCH]), true, false, false);
         i.tools.retain(|t| t.name != APPLY_PATCH);
-        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "not-registered");
+        assert_eq!(
+            find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason,
+            "not-registered"
+        );
         // Nested-only apply_patch (P+C) is not a direct name.
         let i = input(json!([APPLY_PATCH]), true, false, true);
-        assert_eq!(find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason, "not-registered");
+        assert_eq!(
+            find_tools(&i, &req(None, Some(vec![APPLY_PATCH]))).rejected[0].reason,
+            "not-registered"
+        );
     }
 
     #[test]
@@ -399,7 +478,11 @@ mod tests {
         assert_eq!(out.loaded, vec![EXEC_COMMAND]);
         // Sibling owned by someone else: the whole route is down; the name reports the pair's reason.
         let mut i = input(json!([EXEC_COMMAND]), false, true, false);
-        i.tools.push(ToolEntry { name: WRITE_STDIN.into(), description: None, source: "/x.ts".into() });
+        i.tools.push(ToolEntry {
+            name: WRITE_STDIN.into(),
+            description: None,
+            source: "/x.ts".into(),
+        });
         let out = find_tools(&i, &req(None, Some(vec![EXEC_COMMAND])));
         assert_eq!(out.rejected.len(), 1);
         assert_eq!(out.rejected[0].name, EXEC_COMMAND);
@@ -416,7 +499,10 @@ mod tests {
         let d_in = input(json!([EXEC, WAIT]), false, false, true);
         let d = crate::rules::decide::decide(&d_in);
         let reg = Registry::new(&d_in.tools, &d_in.identity);
-        assert_eq!(crate::discovery::eligibility::state_of(WAIT, &d_in, &reg, &d), State::Eligible);
+        assert_eq!(
+            crate::discovery::eligibility::state_of(WAIT, &d_in, &reg, &d),
+            State::Eligible
+        );
         let out = find_tools(&d_in, &req(None, Some(vec![WAIT, EXEC])));
         assert_eq!(out.loaded, vec![WAIT, EXEC]);
     }
@@ -430,12 +516,18 @@ mod tests {
         let i = snapshot(cfg.clone(), Some(("faux", "faux-1")), registry(&[], &[]));
         let out = find_tools(&i, &req(None, Some(vec!["computer_use_click"])));
         assert_eq!(out.rejected.len(), 6);
-        assert!(out.rejected.iter().all(|r| r.reason == "group blocked by computer_use_click: unsupported-platform"));
+        assert!(out
+            .rejected
+            .iter()
+            .all(|r| r.reason == "group blocked by computer_use_click: unsupported-platform"));
         // Incomplete group in the managed set.
         cfg["toolDiscovery"]["deferred"] = json!(["computer_use_click"]);
         let i = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
         let out = find_tools(&i, &req(None, Some(vec!["computer_use_click"])));
         assert_eq!(out.rejected.len(), 6);
-        assert_eq!(out.rejected[0].reason, "group incomplete: computer_use_list_apps is not managed");
+        assert_eq!(
+            out.rejected[0].reason,
+            "group incomplete: computer_use_list_apps is not managed"
+        );
     }
 }

@@ -96,7 +96,11 @@ pub struct Preview {
 pub fn split_preview(stdout: &str, stderr: &str, budget: usize) -> Preview {
     let stdout_len = cut_utf8(stdout, budget);
     let stderr_len = cut_utf8(stderr, budget - stdout_len);
-    Preview { stdout_len, stderr_len, dropped: (stdout.len() - stdout_len) + (stderr.len() - stderr_len) }
+    Preview {
+        stdout_len,
+        stderr_len,
+        dropped: (stdout.len() - stdout_len) + (stderr.len() - stderr_len),
+    }
 }
 
 #[cfg(test)]
@@ -125,8 +129,14 @@ mod tests {
         assert_eq!(t(json!(65536)).unwrap(), 262144);
         assert!(t(json!(255)).is_err());
         assert!(t(json!(65537)).is_err());
-        assert_eq!(resolve_budget(Some(&json!(4000)), "b", Some(&json!(300)), "t").unwrap(), 1200);
-        assert_eq!(resolve_budget(Some(&json!(1100)), "b", Some(&json!(300)), "t").unwrap(), 1100);
+        assert_eq!(
+            resolve_budget(Some(&json!(4000)), "b", Some(&json!(300)), "t").unwrap(),
+            1200
+        );
+        assert_eq!(
+            resolve_budget(Some(&json!(1100)), "b", Some(&json!(300)), "t").unwrap(),
+            1100
+        );
         // each is range-checked first even when the other would win
         assert!(resolve_budget(Some(&json!(5)), "b", Some(&json!(300)), "t").is_err());
     }
@@ -144,8 +154,22 @@ mod tests {
     #[test]
     fn stdout_first_shared_budget() {
         let p = split_preview("aaaa", "bbbb", 6);
-        assert_eq!(p, Preview { stdout_len: 4, stderr_len: 2, dropped: 2 });
+        assert_eq!(
+            p,
+            Preview {
+                stdout_len: 4,
+                stderr_len: 2,
+                dropped: 2
+            }
+        );
         let p = split_preview("aaaaaaaa", "bb", 6);
-        assert_eq!(p, Preview { stdout_len: 6, stderr_len: 0, dropped: 4 });
+        assert_eq!(
+            p,
+            Preview {
+                stdout_len: 6,
+                stderr_len: 0,
+                dropped: 4
+            }
+        );
     }
 }

@@ -94,7 +94,11 @@ mod tests {
         let bytes = text.as_bytes();
         for i in 0..bytes.len() {
             for j in i..bytes.len() {
-                assert_eq!(decode_chunks(&[&bytes[..i], &bytes[i..j], &bytes[j..]]), text, "{i} {j}");
+                assert_eq!(
+                    decode_chunks(&[&bytes[..i], &bytes[i..j], &bytes[j..]]),
+                    text,
+                    "{i} {j}"
+                );
             }
         }
         // byte by byte

@@ -79,16 +79,24 @@ impl RecoverySnapshot {
             RecoveryState::Unavailable => "unavailable",
         };
         let mut line = match &self.path {
-            Some(p) => format!("recovery: {state}, {} of {} bytes written to {p}", self.bytes, self.captured_bytes),
+            Some(p) => format!(
+                "recovery: {state}, {} of {} bytes written to {p}",
+                self.bytes, self.captured_bytes
+            ),
             None => format!("recovery: {state}, no file ({} bytes captured)", self.captured_bytes),
         };
         if let Some(r) = self.reason {
-            let r = serde_json::to_value(r).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            let r = serde_json::to_value(r)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
             line.push_str(&format!(" (reason: {r})"));
         }
         let mut lines = vec![line];
         if self.path.is_some() && self.state != RecoveryState::Unavailable {
-            lines.push("The full output is in that file: read it by line range instead of re-running the command.".into());
+            lines.push(
+                "The full output is in that file: read it by line range instead of re-running the command.".into(),
+            );
         }
         lines
     }
@@ -121,12 +129,22 @@ pub struct RecoveryStore {
 impl RecoveryStore {
     /// A store whose files are named `pi-codex-toolkit-<prefix>-<uuid>.log` under the OS temp dir.
     pub fn new(prefix: &str) -> Self {
-        Self { prefix: prefix.to_string(), dir: None, spill_bytes: DEFAULT_SPILL_BYTES, inner: Default::default() }
+        Self {
+            prefix: prefix.to_string(),
+            dir: None,
+            spill_bytes: DEFAULT_SPILL_BYTES,
+            inner: Default::default(),
+        }
     }
 
     /// Same, with an explicit directory and spill bound (tests).
     pub fn with_options(prefix: &str, dir: Option<PathBuf>, spill_bytes: usize) -> Self {
-        Self { prefix: prefix.to_string(), dir, spill_bytes, inner: Default::default() }
+        Self {
+            prefix: prefix.to_string(),
+            dir,
+            spill_bytes,
+            inner: Default::default(),
+        }
     }
 
     /// A new, empty capture owned by this store (no file yet).
@@ -151,7 +169,13 @@ impl RecoveryStore {
 
     /// Paths of the files this store created (diagnostics and tests).
     pub fn file_paths(&self) -> Vec<String> {
-        self.inner.lock().unwrap().files.iter().map(|f| f.path.display().to_string()).collect()
+        self.inner
+            .lock()
+            .unwrap()
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
     }
 
     /// Marks the owner closed: captures still running report `owner-closed` and stop writing.
@@ -167,7 +191,11 @@ impl RecoveryStore {
         let mut deleted = 0;
         for f in files {
             if let Ok(meta) = std::fs::symlink_metadata(&f.path) {
-                if meta.dev() == f.dev && meta.ino() == f.ino && meta.created().ok() == f.born && std::fs::remove_file(&f.path).is_ok() {
+                if meta.dev() == f.dev
+                    && meta.ino() == f.ino
+                    && meta.created().ok() == f.born
+                    && std::fs::remove_file(&f.path).is_ok()
+                {
                     deleted += 1;
                 }
             }
@@ -183,7 +211,11 @@ impl RecoveryStore {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let dir = self.dir.clone().unwrap_or_else(std::env::temp_dir);
         let path = dir.join(format!("pi-codex-toolkit-{}-{}.log", self.prefix, uuid::Uuid::new_v4()));
-        let file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
         let meta = file.metadata()?;
         self.inner.lock().unwrap().files.push(OwnedFile {
             path: path.clone(),
@@ -323,7 +355,13 @@ impl Capture {
             None if self.finished => RecoveryState::Partial,
             None => RecoveryState::Capturing,
         };
-        Some(RecoverySnapshot { state, path, bytes: self.written, captured_bytes: self.captured, reason })
+        Some(RecoverySnapshot {
+            state,
+            path,
+            bytes: self.written,
+            captured_bytes: self.captured,
+            reason,
+        })
     }
 
     fn write(&mut self, text: &[u8]) {
@@ -412,7 +450,10 @@ mod tests {
         let p = c.snapshot().unwrap().path.unwrap();
         std::fs::remove_file(&p).unwrap();
         let snap = c.snapshot().unwrap();
-        assert_eq!((snap.state, snap.reason), (RecoveryState::Unavailable, Some(RecoveryReason::Missing)));
+        assert_eq!(
+            (snap.state, snap.reason),
+            (RecoveryState::Unavailable, Some(RecoveryReason::Missing))
+        );
         // someone else's file at the same path is left alone
         std::fs::write(&p, "theirs").unwrap();
         assert_eq!(s.delete_files(), 0);
@@ -426,7 +467,10 @@ mod tests {
         c.append(b"x");
         c.require_file();
         let snap = c.snapshot().unwrap();
-        assert_eq!((snap.state, snap.reason), (RecoveryState::Unavailable, Some(RecoveryReason::IoError)));
+        assert_eq!(
+            (snap.state, snap.reason),
+            (RecoveryState::Unavailable, Some(RecoveryReason::IoError))
+        );
 
         let (_d, s) = store(1024);
         let mut c = s.capture();
@@ -435,7 +479,10 @@ mod tests {
         s.close();
         c.append(b"b");
         let snap = c.snapshot().unwrap();
-        assert_eq!((snap.state, snap.reason), (RecoveryState::Partial, Some(RecoveryReason::OwnerClosed)));
+        assert_eq!(
+            (snap.state, snap.reason),
+            (RecoveryState::Partial, Some(RecoveryReason::OwnerClosed))
+        );
         assert_eq!((snap.bytes, snap.captured_bytes), (1, 2));
     }
 }

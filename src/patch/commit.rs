@@ -7,9 +7,9 @@
 //! re-checked (by file identity) to tell what is committed and what is unknown; nothing is retried or rolled back.
 
 use super::error::{Outcome, PatchError};
-use crate::errno::code as errno_name;
 use super::paths::{shown, PatchPath};
 use super::preflight::{FileId, Plan, Step};
+use crate::errno::code as errno_name;
 #[cfg(target_os = "linux")]
 use std::ffi::CString;
 use std::fs::{self, OpenOptions};
@@ -34,7 +34,13 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub const NONE: Faults = Faults { stage_at: None, commit_at: None, errno: 0, after: false, delay_ms: 0 };
+    pub const NONE: Faults = Faults {
+        stage_at: None,
+        commit_at: None,
+        errno: 0,
+        after: false,
+        delay_ms: 0,
+    };
 
     /// Reads `PCT_TEST_PATCH_FAULT=commit:<N>:<ERRNO>[:after]` or `stage:<N>:<ERRNO>` (for tests that drive the
     /// addon or the real Pi: running as root, permissions cannot make a rename fail). Unset = no faults.
@@ -44,7 +50,10 @@ impl Faults {
             Ok(spec) => Faults::parse(&spec),
             Err(_) => Faults::NONE,
         };
-        if let Some(ms) = std::env::var("PCT_TEST_PATCH_DELAY_MS").ok().and_then(|s| s.parse().ok()) {
+        if let Some(ms) = std::env::var("PCT_TEST_PATCH_DELAY_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
             f.delay_ms = ms;
         }
         f
@@ -62,8 +71,18 @@ impl Faults {
         };
         let after = parts.get(3) == Some(&"after");
         match *kind {
-            "commit" => Faults { commit_at: Some(n), errno, after, ..Faults::NONE },
-            "stage" => Faults { stage_at: Some(n), errno, after, ..Faults::NONE },
+            "commit" => Faults {
+                commit_at: Some(n),
+                errno,
+                after,
+                ..Faults::NONE
+            },
+            "stage" => Faults {
+                stage_at: Some(n),
+                errno,
+                after,
+                ..Faults::NONE
+            },
             _ => Faults::NONE,
         }
     }
@@ -108,7 +127,13 @@ fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     let (a, b) = (cstr(from)?, cstr(to)?);
     // SAFETY: both are valid NUL-terminated paths; AT_FDCWD with absolute paths.
     let rc = unsafe {
-        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_NOREPLACE)
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
     };
     if rc == 0 {
         return Ok(());
@@ -153,7 +178,10 @@ struct TempNames {
 
 impl TempNames {
     fn new() -> Self {
-        TempNames { prefix: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(), n: 0 }
+        TempNames {
+            prefix: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+            n: 0,
+        }
     }
     fn next(&mut self) -> String {
         self.n += 1;
@@ -208,7 +236,9 @@ impl Staged {
 fn target_of(step: &Step) -> Option<(&PatchPath, &[u8], Option<u32>)> {
     match step {
         Step::Add { path, content } => Some((path, content, None)),
-        Step::Update { path, content, mode, .. } => Some((path, content, Some(*mode))),
+        Step::Update {
+            path, content, mode, ..
+        } => Some((path, content, Some(*mode))),
         Step::Move { to, content, mode, .. } => Some((to, content, Some(*mode))),
         Step::Delete { .. } => None,
     }
@@ -338,7 +368,11 @@ pub fn stage_and_commit(plan: &Plan, abort: &AtomicBool, faults: Faults) -> Resu
     if faults.delay_ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(faults.delay_ms));
     }
-    let mut steps = Steps { faults, staged: 0, committed: 0 };
+    let mut steps = Steps {
+        faults,
+        staged: 0,
+        committed: 0,
+    };
     let staged = stage(plan, &mut steps)?;
     if abort.load(Ordering::SeqCst) {
         staged.discard();
@@ -368,7 +402,10 @@ pub fn stage_and_commit(plan: &Plan, abort: &AtomicBool, faults: Faults) -> Resu
                 Step::Add { path, .. } | Step::Update { path, .. } | Step::Delete { path, .. } => path.rel.clone(),
             };
             let reason = if outcome == Outcome::NoChange {
-                format!("filesystem commit failed ({code}) at '{}'; nothing was changed", shown(&failed_at))
+                format!(
+                    "filesystem commit failed ({code}) at '{}'; nothing was changed",
+                    shown(&failed_at)
+                )
             } else {
                 format!(
                     "committed: {}; reread: {}; filesystem commit failed ({code})",
@@ -376,7 +413,11 @@ pub fn stage_and_commit(plan: &Plan, abort: &AtomicBool, faults: Faults) -> Resu
                     list_or_none(&unknown)
                 )
             };
-            return Err(PatchError { outcome, code: "commit-failed", reason });
+            return Err(PatchError {
+                outcome,
+                code: "commit-failed",
+                reason,
+            });
         }
         done.push(step.describe());
     }

@@ -39,7 +39,11 @@ pub struct PatchError {
 impl PatchError {
     /// An error that changed nothing.
     pub fn no_change(code: &'static str, reason: impl Into<String>) -> Self {
-        PatchError { outcome: Outcome::NoChange, code, reason: reason.into() }
+        PatchError {
+            outcome: Outcome::NoChange,
+            code,
+            reason: reason.into(),
+        }
     }
 }
 

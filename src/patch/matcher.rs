@@ -91,7 +91,11 @@ impl Index {
                     p.last = i;
                     p.count += 1;
                 })
-                .or_insert(Posting { first: i, last: i, count: 1 });
+                .or_insert(Posting {
+                    first: i,
+                    last: i,
+                    count: 1,
+                });
         }
         Index { head, next }
     }
@@ -120,7 +124,10 @@ pub struct Matcher<'f> {
 
 impl<'f> Matcher<'f> {
     pub fn new(lines: &'f [&'f str]) -> Self {
-        Matcher { lines, indexes: Default::default() }
+        Matcher {
+            lines,
+            indexes: Default::default(),
+        }
     }
 
     fn index(&self, tier: Tier) -> &Index {
@@ -128,7 +135,10 @@ impl<'f> Matcher<'f> {
     }
 
     fn matches_at(&self, pattern: &[&str], p: usize, tier: Tier) -> bool {
-        pattern.iter().enumerate().all(|(j, pat)| line_eq(self.lines[p + j], pat, tier))
+        pattern
+            .iter()
+            .enumerate()
+            .all(|(j, pat)| line_eq(self.lines[p + j], pat, tier))
     }
 
     /// Up to two start positions `>= start` where `pattern` matches in `tier`.
@@ -235,9 +245,10 @@ impl<'f> Matcher<'f> {
                 }
             }
         }
-        let best = votes
-            .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.abs_diff(cursor).cmp(&a.0.abs_diff(cursor))));
+        let best = votes.into_iter().max_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then_with(|| b.0.abs_diff(cursor).cmp(&a.0.abs_diff(cursor)))
+        });
         let start = match best {
             Some((start, _)) => start,
             None => self.similar_line(pattern)?,
@@ -251,7 +262,10 @@ impl<'f> Matcher<'f> {
     /// (Jaccard over word tokens, at least 0.4), scanning at most 200,000 lines.
     fn similar_line(&self, pattern: &[&str]) -> Option<usize> {
         fn words(s: &str) -> Vec<&str> {
-            let mut w: Vec<&str> = s.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|t| !t.is_empty()).collect();
+            let mut w: Vec<&str> = s
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .filter(|t| !t.is_empty())
+                .collect();
             w.sort_unstable();
             w.dedup();
             w
@@ -304,7 +318,10 @@ fn show_lines(out: &mut String, lines: &[&str]) {
 /// Drops the last old-side line (an empty one) and, if the new side also ends with an empty line, that one too.
 fn without_trailing_empty<'p>(lines: &[ChunkLine<'p>]) -> Vec<ChunkLine<'p>> {
     let last_old = lines.iter().rposition(|l| l.old_side().is_some());
-    let last_new = lines.iter().rposition(|l| l.new_side().is_some()).filter(|&i| lines[i].new_side() == Some(""));
+    let last_new = lines
+        .iter()
+        .rposition(|l| l.new_side().is_some())
+        .filter(|&i| lines[i].new_side() == Some(""));
     lines
         .iter()
         .enumerate()
@@ -339,9 +356,17 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
         let mut lines: Vec<ChunkLine<'p>> = chunk.lines.clone();
         let mut old: Vec<&str> = lines.iter().filter_map(|l| l.old_side()).collect();
         if old.is_empty() {
-            let at = if chunk.locator.is_some() && !chunk.end_of_file { cursor } else { file.len() };
+            let at = if chunk.locator.is_some() && !chunk.end_of_file {
+                cursor
+            } else {
+                file.len()
+            };
             let new = lines.iter().filter_map(|l| l.new_side()).map(NewLine::Patch).collect();
-            edits.push(Edit { start: at, old_len: 0, new });
+            edits.push(Edit {
+                start: at,
+                old_len: 0,
+                new,
+            });
             continue;
         }
         let mut found = m.seek(&old, cursor, chunk.end_of_file);
@@ -446,7 +471,11 @@ mod tests {
             crate::patch::parser::Hunk::Update { chunks, .. } => chunks.clone(),
             _ => unreachable!(),
         };
-        let lines: Vec<&str> = if file.is_empty() { vec![] } else { file.split('\n').collect() };
+        let lines: Vec<&str> = if file.is_empty() {
+            vec![]
+        } else {
+            file.split('\n').collect()
+        };
         let edits = plan("f", &lines, &chunks).map_err(|e| e.to_string())?;
         Ok(apply_edits(&lines, &edits).join("\n"))
     }
@@ -486,7 +515,9 @@ mod tests {
             assert_eq!(run(&format!("a{c}b"), "-a b\n+z\n").unwrap(), "z");
         }
         // U+2001 is not folded by the contract
-        assert!(run("a\u{2001}b", "-a b\n+z\n").unwrap_err().contains("context mismatch"));
+        assert!(run("a\u{2001}b", "-a b\n+z\n")
+            .unwrap_err()
+            .contains("context mismatch"));
     }
 
     #[test]
@@ -511,7 +542,9 @@ mod tests {
     fn locator_moves_cursor() {
         let file = "fn a() {\n    return 1;\n}\nfn b() {\n    return 1;\n}";
         // without locator: ambiguous
-        assert!(run(file, "-    return 1;\n+    return 2;\n").unwrap_err().contains("ambiguous"));
+        assert!(run(file, "-    return 1;\n+    return 2;\n")
+            .unwrap_err()
+            .contains("ambiguous"));
         // the locator narrows the search to after fn b
         assert_eq!(
             run(file, "@@ fn b() {\n-    return 1;\n+    return 2;\n").unwrap(),
@@ -528,7 +561,9 @@ mod tests {
         let file = "a\nb\nc\nd\ne";
         assert_eq!(run(file, "@@\n-b\n+B\n@@\n-d\n+D\n").unwrap(), "a\nB\nc\nD\ne");
         // a chunk before the cursor does not match
-        assert!(run(file, "@@\n-d\n+D\n@@\n-b\n+B\n").unwrap_err().contains("Chunk 2 of 2 did not match at or after line 5"));
+        assert!(run(file, "@@\n-d\n+D\n@@\n-b\n+B\n")
+            .unwrap_err()
+            .contains("Chunk 2 of 2 did not match at or after line 5"));
     }
 
     #[test]
@@ -541,8 +576,15 @@ mod tests {
         let err = run("alpha", "@@\n-zzz\n").unwrap_err();
         assert!(err.contains("No similar lines were found in the file."), "{err}");
         // no equal line: the most similar one by words
-        let err = run("a\nfn greet(name) {\n  return name;\n}", "@@\n-fn greet(person) {\n+x\n").unwrap_err();
-        assert!(err.contains("Nearest candidate region (lines 2-2):\n  | fn greet(name) {"), "{err}");
+        let err = run(
+            "a\nfn greet(name) {\n  return name;\n}",
+            "@@\n-fn greet(person) {\n+x\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("Nearest candidate region (lines 2-2):\n  | fn greet(name) {"),
+            "{err}"
+        );
         let err = run("fn a\nx", "@@ fn a\n fn a\n-x\n+y\n").unwrap_err();
         assert!(err.contains("do not repeat it as the first context line"), "{err}");
     }
@@ -608,7 +650,9 @@ mod tests {
         }
         let patch = format!("*** Begin Patch\n*** Update File: f\n{body}*** End Patch\n");
         let parsed = parse(&patch).unwrap();
-        let crate::patch::parser::Hunk::Update { chunks, .. } = &parsed.hunks[0] else { unreachable!() };
+        let crate::patch::parser::Hunk::Update { chunks, .. } = &parsed.hunks[0] else {
+            unreachable!()
+        };
         let edits = plan("f", &refs, chunks).unwrap();
         assert_eq!(edits.len(), 499);
         let out = apply_edits(&refs, &edits);

@@ -79,12 +79,26 @@ fn operations(plan: &preflight::Plan) -> Vec<Operation> {
     plan.steps
         .iter()
         .map(|s| match s {
-            Step::Add { path, .. } => Operation { kind: OperationKind::Add, path: path.rel.clone(), from: None },
-            Step::Update { path, .. } => Operation { kind: OperationKind::Update, path: path.rel.clone(), from: None },
-            Step::Delete { path, .. } => Operation { kind: OperationKind::Delete, path: path.rel.clone(), from: None },
-            Step::Move { from, to, .. } => {
-                Operation { kind: OperationKind::Move, path: to.rel.clone(), from: Some(from.rel.clone()) }
-            }
+            Step::Add { path, .. } => Operation {
+                kind: OperationKind::Add,
+                path: path.rel.clone(),
+                from: None,
+            },
+            Step::Update { path, .. } => Operation {
+                kind: OperationKind::Update,
+                path: path.rel.clone(),
+                from: None,
+            },
+            Step::Delete { path, .. } => Operation {
+                kind: OperationKind::Delete,
+                path: path.rel.clone(),
+                from: None,
+            },
+            Step::Move { from, to, .. } => Operation {
+                kind: OperationKind::Move,
+                path: to.rel.clone(),
+                from: Some(from.rel.clone()),
+            },
         })
         .collect()
 }
@@ -102,7 +116,11 @@ fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
         )),
         Err(e) => Err(PatchError::no_change(
             "workspace-unavailable",
-            format!("workspace folder is not accessible ({}): '{}'", crate::errno::code(&e), cwd.display()),
+            format!(
+                "workspace folder is not accessible ({}): '{}'",
+                crate::errno::code(&e),
+                cwd.display()
+            ),
         )),
     }
 }
@@ -127,7 +145,9 @@ pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -
         return Err(aborted());
     }
     commit::stage_and_commit(&plan, abort, faults)?;
-    Ok(Applied { operations: operations(&plan) })
+    Ok(Applied {
+        operations: operations(&plan),
+    })
 }
 
 /// Every absolute path the patch would touch (Move source and destination included), sorted and deduplicated,

@@ -29,7 +29,11 @@ pub enum Hunk<'a> {
     /// `*** Delete File:`.
     Delete { path: &'a str },
     /// `*** Update File:` with an optional `*** Move to:` and at least one chunk.
-    Update { path: &'a str, move_to: Option<&'a str>, chunks: Vec<Chunk<'a>> },
+    Update {
+        path: &'a str,
+        move_to: Option<&'a str>,
+        chunks: Vec<Chunk<'a>>,
+    },
 }
 
 /// One change block of an Update: an optional `@@` locator, its lines, and whether it is pinned to the end of file.
@@ -98,7 +102,10 @@ fn invalid_patch(msg: impl Into<String>) -> PatchError {
 }
 
 fn invalid_hunk(line_number: usize, msg: impl Into<String>) -> PatchError {
-    PatchError::no_change("invalid-hunk", format!("invalid hunk at line {line_number}, {}", msg.into()))
+    PatchError::no_change(
+        "invalid-hunk",
+        format!("invalid hunk at line {line_number}, {}", msg.into()),
+    )
 }
 
 /// Which header a (trimmed) line is, with its raw path; `*** Add File:` with nothing after it yields an empty path
@@ -165,7 +172,10 @@ fn parse_hunk<'a>(lines: &[&'a str], line_number: usize) -> Result<(Hunk<'a>, us
         if body.is_empty() {
             return Err(invalid_hunk(
                 line_number,
-                format!("Add File '{}' has no '+' lines; every line of a new file starts with '+'", clip(path)),
+                format!(
+                    "Add File '{}' has no '+' lines; every line of a new file starts with '+'",
+                    clip(path)
+                ),
             ));
         }
         if used < lines.len() && !is_hunk_header(lines[used]) {
@@ -240,18 +250,28 @@ fn parse_chunk<'a>(
     } else {
         return Err(invalid_hunk(
             line_number,
-            format!("Expected update hunk to start with a @@ context marker, got: '{}'", clip(lines[0])),
+            format!(
+                "Expected update hunk to start with a @@ context marker, got: '{}'",
+                clip(lines[0])
+            ),
         ));
     };
     if start >= lines.len() {
         return Err(invalid_hunk(line_number + 1, "Update hunk does not contain any lines"));
     }
-    let mut chunk = Chunk { locator, lines: Vec::new(), end_of_file: false };
+    let mut chunk = Chunk {
+        locator,
+        lines: Vec::new(),
+        end_of_file: false,
+    };
     let mut parsed = 0;
     for line in &lines[start..] {
         if line.trim_end() == EOF_MARKER {
             if parsed == 0 {
-                return Err(invalid_hunk(line_number + start, "Update hunk does not contain any lines"));
+                return Err(invalid_hunk(
+                    line_number + start,
+                    "Update hunk does not contain any lines",
+                ));
             }
             chunk.end_of_file = true;
             parsed += 1;
@@ -291,7 +311,13 @@ mod tests {
     #[test]
     fn minimal_add() {
         let p = parse("*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch\n").unwrap();
-        assert_eq!(p.hunks, vec![Hunk::Add { path: "notes/todo.md", lines: vec!["first line"] }]);
+        assert_eq!(
+            p.hunks,
+            vec![Hunk::Add {
+                path: "notes/todo.md",
+                lines: vec!["first line"]
+            }]
+        );
         // no trailing newline is fine too
         assert!(parse("*** Begin Patch\n*** Add File: a\n+x\n*** End Patch").is_ok());
     }
@@ -367,7 +393,10 @@ mod tests {
             err("*** Begin Patch\n*** Update File: a\n@@\n@@\n-x\n*** End Patch"),
             "apply_patch failed (no-change): invalid hunk at line 4, Unexpected line found in update hunk: '@@'. Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
         );
-        assert_eq!(parse("*** Begin Patch\n*** Nope\n*** End Patch").unwrap_err().code, "invalid-hunk");
+        assert_eq!(
+            parse("*** Begin Patch\n*** Nope\n*** End Patch").unwrap_err().code,
+            "invalid-hunk"
+        );
     }
 
     #[test]
@@ -399,10 +428,17 @@ mod tests {
                             lines: vec![ChunkLine::Remove("a"), ChunkLine::Add("b")],
                             end_of_file: true
                         },
-                        Chunk { locator: None, lines: vec![ChunkLine::Add("tail")], end_of_file: false },
+                        Chunk {
+                            locator: None,
+                            lines: vec![ChunkLine::Add("tail")],
+                            end_of_file: false
+                        },
                     ]
                 },
-                Hunk::Add { path: "n.txt", lines: vec!["", "two"] },
+                Hunk::Add {
+                    path: "n.txt",
+                    lines: vec!["", "two"]
+                },
                 Hunk::Delete { path: "gone.txt" },
             ]
         );
@@ -411,8 +447,13 @@ mod tests {
     #[test]
     fn padded_header_inside_an_update_is_a_context_line_as_in_codex() {
         let p = parse("*** Begin Patch\n*** Update File: a\n-x\n *** Delete File: b\n*** End Patch").unwrap();
-        let Hunk::Update { chunks, .. } = &p.hunks[0] else { panic!() };
-        assert_eq!(chunks[0].lines, vec![ChunkLine::Remove("x"), ChunkLine::Context("*** Delete File: b")]);
+        let Hunk::Update { chunks, .. } = &p.hunks[0] else {
+            panic!()
+        };
+        assert_eq!(
+            chunks[0].lines,
+            vec![ChunkLine::Remove("x"), ChunkLine::Context("*** Delete File: b")]
+        );
     }
 
     #[test]

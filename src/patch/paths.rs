@@ -37,7 +37,10 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     let not_relative = || {
         PatchError::no_change(
             "invalid-path",
-            format!("patch paths must be relative workspace files. Got '{}': use a path relative to the workspace.", shown(raw)),
+            format!(
+                "patch paths must be relative workspace files. Got '{}': use a path relative to the workspace.",
+                shown(raw)
+            ),
         )
     };
     if raw.is_empty() || raw.contains('\0') || raw.starts_with('/') || raw.starts_with('\\') {
@@ -57,7 +60,10 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     if kept.is_empty() {
         return Err(PatchError::no_change(
             "workspace-root",
-            format!("patch paths cannot resolve to the workspace root. Got '{}': name a file inside the workspace.", shown(raw)),
+            format!(
+                "patch paths cannot resolve to the workspace root. Got '{}': name a file inside the workspace.",
+                shown(raw)
+            ),
         ));
     }
     let rel = kept.join("/");
@@ -72,7 +78,11 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
     Missing,
-    File { dev: u64, ino: u64, mode: u32 },
+    File {
+        dev: u64,
+        ino: u64,
+        mode: u32,
+    },
     /// Exists but is not a regular file (directory, fifo, socket, device).
     Other,
 }
@@ -130,7 +140,11 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
         }
         if last {
             return Ok(if md.is_file() {
-                Found::File { dev: md.dev(), ino: md.ino(), mode: md.mode() }
+                Found::File {
+                    dev: md.dev(),
+                    ino: md.ino(),
+                    mode: md.mode(),
+                }
             } else {
                 Found::Other
             });
@@ -209,7 +223,9 @@ mod tests {
     use super::*;
 
     fn v(raw: &str) -> Result<String, String> {
-        validate(Path::new("/ws"), raw).map(|p| p.rel).map_err(|e| e.to_string())
+        validate(Path::new("/ws"), raw)
+            .map(|p| p.rel)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -219,7 +235,9 @@ mod tests {
         assert_eq!(validate(Path::new("/ws"), "a/b").unwrap().abs, PathBuf::from("/ws/a/b"));
         for bad in ["", "/etc/passwd", "\\x", "C:/x", "a/c:/x", "a\0b"] {
             assert!(
-                v(bad).unwrap_err().starts_with("apply_patch failed (no-change): patch paths must be relative workspace files. Got '"),
+                v(bad)
+                    .unwrap_err()
+                    .starts_with("apply_patch failed (no-change): patch paths must be relative workspace files. Got '"),
                 "{bad:?}"
             );
         }
@@ -227,8 +245,14 @@ mod tests {
             v("a\0b").unwrap_err(),
             "apply_patch failed (no-change): patch paths must be relative workspace files. Got 'a\\u{0}b': use a path relative to the workspace."
         );
-        assert_eq!(v("../x").unwrap_err(), "apply_patch failed (no-change): path traversal is not allowed: '../x'");
-        assert_eq!(v("a/..\\..\\x").unwrap_err(), "apply_patch failed (no-change): path traversal is not allowed: 'a/..\\..\\x'");
+        assert_eq!(
+            v("../x").unwrap_err(),
+            "apply_patch failed (no-change): path traversal is not allowed: '../x'"
+        );
+        assert_eq!(
+            v("a/..\\..\\x").unwrap_err(),
+            "apply_patch failed (no-change): path traversal is not allowed: 'a/..\\..\\x'"
+        );
         assert_eq!(
             v("./").unwrap_err(),
             "apply_patch failed (no-change): patch paths cannot resolve to the workspace root. Got './': name a file inside the workspace."
@@ -244,10 +268,16 @@ mod tests {
             "apply_patch failed (no-change): conflicting patch paths: 'Readme.md' and 'README.md'. Put every change to one file in a single operation, and keep one operation per path"
         );
         // NFC: precomposed vs decomposed é
-        assert_eq!(check_aliases(&[(0, "caf\u{e9}"), (1, "cafe\u{301}")]).unwrap_err().code, "conflicting-paths");
+        assert_eq!(
+            check_aliases(&[(0, "caf\u{e9}"), (1, "cafe\u{301}")]).unwrap_err().code,
+            "conflicting-paths"
+        );
         // nested either way
         assert!(check_aliases(&[(0, "dir"), (1, "dir/x")]).is_err());
-        assert!(check_aliases(&[(0, "Dir/x"), (1, "dir")]).unwrap_err().to_string().contains("'Dir/x' and 'dir'"));
+        assert!(check_aliases(&[(0, "Dir/x"), (1, "dir")])
+            .unwrap_err()
+            .to_string()
+            .contains("'Dir/x' and 'dir'"));
         // one move may touch related paths itself
         assert!(check_aliases(&[(0, "A.txt"), (0, "a.txt")]).is_ok());
         // prefix that is not a path ancestor

@@ -2,11 +2,11 @@
 //! becomes a [`Plan`] holding every new file content; a patch that fails changes nothing.
 
 use super::error::PatchError;
-use crate::errno::code as errno_name;
 use super::matcher;
 use super::parser::{Hunk, Patch};
 use super::paths::{self, Found, PatchPath};
 use super::text::{self, Style};
+use crate::errno::code as errno_name;
 use std::path::Path;
 
 /// The identity (device, inode) of an existing source, to tell after a failure whether it was replaced.
@@ -15,10 +15,27 @@ pub type FileId = (u64, u64);
 /// One operation ready to commit, with the source identity it expects on disk (for re-checking after a failure).
 #[derive(Debug)]
 pub enum Step {
-    Add { path: PatchPath, content: Vec<u8> },
-    Update { path: PatchPath, content: Vec<u8>, source: FileId, mode: u32 },
-    Move { from: PatchPath, to: PatchPath, content: Vec<u8>, source: FileId, mode: u32 },
-    Delete { path: PatchPath, source: FileId },
+    Add {
+        path: PatchPath,
+        content: Vec<u8>,
+    },
+    Update {
+        path: PatchPath,
+        content: Vec<u8>,
+        source: FileId,
+        mode: u32,
+    },
+    Move {
+        from: PatchPath,
+        to: PatchPath,
+        content: Vec<u8>,
+        source: FileId,
+        mode: u32,
+    },
+    Delete {
+        path: PatchPath,
+        source: FileId,
+    },
 }
 
 impl Step {
@@ -52,7 +69,11 @@ fn read_source(p: &PatchPath) -> Result<Vec<u8>, PatchError> {
     std::fs::read(&p.abs).map_err(|e| {
         PatchError::no_change(
             "read-failed",
-            format!("source could not be read ({}): '{}'", errno_name(&e), paths::shown(&p.rel)),
+            format!(
+                "source could not be read ({}): '{}'",
+                errno_name(&e),
+                paths::shown(&p.rel)
+            ),
         )
     })
 }
@@ -103,8 +124,11 @@ fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) 
 /// patch order the filesystem checks (components, existence), then aliases by identity, then contents and matches.
 pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     let all = validate_paths(cwd, patch)?;
-    let named: Vec<(usize, &str)> =
-        all.iter().enumerate().flat_map(|(i, ps)| ps.iter().map(move |p| (i, p.rel.as_str()))).collect();
+    let named: Vec<(usize, &str)> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ps)| ps.iter().map(move |p| (i, p.rel.as_str())))
+        .collect();
     paths::check_aliases(&named)?;
 
     let mut identities = Vec::new();
@@ -112,7 +136,10 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     let mut ids = vec![(0u64, 0u64); all.len()];
     let mut dirs = std::collections::HashSet::new();
     for (i, (hunk, ps)) in patch.hunks.iter().zip(&all).enumerate() {
-        let found: Vec<Found> = ps.iter().map(|p| paths::inspect(cwd, p, &mut dirs)).collect::<Result<_, _>>()?;
+        let found: Vec<Found> = ps
+            .iter()
+            .map(|p| paths::inspect(cwd, p, &mut dirs))
+            .collect::<Result<_, _>>()?;
         match hunk {
             Hunk::Add { .. } => must_be_absent(&ps[0], found[0])?,
             Hunk::Delete { .. } | Hunk::Update { .. } => {
@@ -135,7 +162,10 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
         steps.push(match hunk {
             Hunk::Add { lines, .. } => {
                 let size = lines.iter().map(|l| l.len() + 1).sum();
-                Step::Add { content: text::encode(lines.iter().copied(), Style::NEW_FILE, size), path: first }
+                Step::Add {
+                    content: text::encode(lines.iter().copied(), Style::NEW_FILE, size),
+                    path: first,
+                }
             }
             Hunk::Delete { .. } => {
                 let original = read_source(&first)?;
@@ -146,8 +176,19 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
                 let original = read_source(&first)?;
                 let content = updated(&first, &original, chunks)?;
                 match ps.next() {
-                    Some(to) => Step::Move { from: first, to, content, source, mode },
-                    None => Step::Update { path: first, content, source, mode },
+                    Some(to) => Step::Move {
+                        from: first,
+                        to,
+                        content,
+                        source,
+                        mode,
+                    },
+                    None => Step::Update {
+                        path: first,
+                        content,
+                        source,
+                        mode,
+                    },
                 }
             }
         });

@@ -18,7 +18,14 @@ fn snapshot(root: &Path) -> BTreeMap<String, (char, Vec<u8>, u32)> {
             let md = fs::symlink_metadata(&p).unwrap();
             let mode = md.permissions().mode();
             if md.file_type().is_symlink() {
-                out.insert(rel, ('l', fs::read_link(&p).unwrap().to_string_lossy().into_owned().into_bytes(), 0));
+                out.insert(
+                    rel,
+                    (
+                        'l',
+                        fs::read_link(&p).unwrap().to_string_lossy().into_owned().into_bytes(),
+                        0,
+                    ),
+                );
             } else if md.is_dir() {
                 out.insert(rel, ('d', vec![], mode));
                 walk(root, &p, out);
@@ -115,8 +122,14 @@ fn preserves_crlf_bom_final_newline_and_mode() {
     assert_eq!(read(r, "nofinal.txt"), b"a\nB");
     assert_eq!(read(r, "bom.txt"), b"\xEF\xBB\xBFA\nb\n");
     assert_eq!(read(r, "bomcrlfnofinal.txt"), b"\xEF\xBB\xBFa\r\nmid\r\nb");
-    assert_eq!(fs::metadata(r.join("run.sh")).unwrap().permissions().mode() & 0o7777, 0o755);
-    assert_eq!(fs::metadata(r.join("bin/moved.sh")).unwrap().permissions().mode() & 0o7777, 0o741);
+    assert_eq!(
+        fs::metadata(r.join("run.sh")).unwrap().permissions().mode() & 0o7777,
+        0o755
+    );
+    assert_eq!(
+        fs::metadata(r.join("bin/moved.sh")).unwrap().permissions().mode() & 0o7777,
+        0o741
+    );
 }
 
 #[test]
@@ -132,7 +145,10 @@ fn empty_and_bom_only_sources_behave_like_add() {
     let d = ws();
     put(d.path(), "empty.txt", b"");
     put(d.path(), "bomonly.txt", b"\xEF\xBB\xBF");
-    ok(d.path(), "*** Update File: empty.txt\n+x\n+y\n*** Update File: bomonly.txt\n+x\n");
+    ok(
+        d.path(),
+        "*** Update File: empty.txt\n+x\n+y\n*** Update File: bomonly.txt\n+x\n",
+    );
     assert_eq!(read(d.path(), "empty.txt"), b"x\ny\n");
     assert_eq!(read(d.path(), "bomonly.txt"), b"\xEF\xBB\xBFx\n");
 }
@@ -210,11 +226,18 @@ fn alias_refusals_by_name_and_identity() {
         refused(r, "*** Update File: README.md\n-x\n+y\n*** Delete File: readme.MD\n"),
         "apply_patch failed (no-change): conflicting patch paths: 'README.md' and 'readme.MD'. Put every change to one file in a single operation, and keep one operation per path"
     );
-    assert!(refused(r, "*** Update File: caf\u{e9}.txt\n-x\n+y\n*** Add File: cafe\u{301}.txt\n+z\n")
-        .contains("conflicting patch paths"));
-    assert!(refused(r, "*** Add File: dir/x\n+x\n*** Add File: dir\n+y\n").contains("conflicting patch paths: 'dir/x' and 'dir'"));
-    assert!(refused(r, "*** Update File: README.md\n-x\n+y\n*** Update File: README.md\n-x\n+z\n")
-        .contains("conflicting patch paths: 'README.md' and 'README.md'"));
+    assert!(refused(
+        r,
+        "*** Update File: caf\u{e9}.txt\n-x\n+y\n*** Add File: cafe\u{301}.txt\n+z\n"
+    )
+    .contains("conflicting patch paths"));
+    assert!(refused(r, "*** Add File: dir/x\n+x\n*** Add File: dir\n+y\n")
+        .contains("conflicting patch paths: 'dir/x' and 'dir'"));
+    assert!(refused(
+        r,
+        "*** Update File: README.md\n-x\n+y\n*** Update File: README.md\n-x\n+z\n"
+    )
+    .contains("conflicting patch paths: 'README.md' and 'README.md'"));
     // Same file through a hard link.
     fs::hard_link(r.join("README.md"), r.join("hard.md")).unwrap();
     assert_eq!(
@@ -222,8 +245,11 @@ fn alias_refusals_by_name_and_identity() {
         "apply_patch failed (no-change): conflicting patch paths: 'README.md' and 'hard.md'. Put every change to one file in a single operation, and keep one operation per path"
     );
     // A move's destination conflicts with another operation's path.
-    assert!(refused(r, "*** Update File: README.md\n*** Move to: new.md\n-x\n+y\n*** Add File: NEW.md\n+z\n")
-        .contains("conflicting patch paths: 'new.md' and 'NEW.md'"));
+    assert!(refused(
+        r,
+        "*** Update File: README.md\n*** Move to: new.md\n-x\n+y\n*** Add File: NEW.md\n+z\n"
+    )
+    .contains("conflicting patch paths: 'new.md' and 'NEW.md'"));
 }
 
 #[test]
@@ -250,7 +276,8 @@ fn source_and_destination_refusals() {
         "apply_patch failed (no-change): destination already exists. 'a.txt' exists: use Update File to change it, or delete it in an earlier patch."
     );
     assert!(refused(r, "*** Add File: folder\n+x\n").contains("destination already exists. 'folder' exists"));
-    assert!(refused(r, "*** Update File: a.txt\n*** Move to: b.txt\n-x\n+z\n").contains("destination already exists. 'b.txt' exists"));
+    assert!(refused(r, "*** Update File: a.txt\n*** Move to: b.txt\n-x\n+z\n")
+        .contains("destination already exists. 'b.txt' exists"));
 }
 
 #[test]
@@ -285,9 +312,15 @@ fn mismatch_in_the_third_file_leaves_the_first_two_untouched() {
         r,
         "*** Update File: one.txt\n-1\n+one\n*** Add File: new/two.txt\n+x\n*** Update File: three.txt\n-33\n+three\n",
     );
-    assert!(msg.starts_with("apply_patch failed (no-change): context mismatch in 'three.txt'. Chunk 1 of 1"), "{msg}");
+    assert!(
+        msg.starts_with("apply_patch failed (no-change): context mismatch in 'three.txt'. Chunk 1 of 1"),
+        "{msg}"
+    );
     assert!(!r.join("new").exists());
-    let amb = refused(r, "*** Update File: one.txt\n-1\n+one\n*** Add File: q\n+\n*** Update File: q\n+x\n");
+    let amb = refused(
+        r,
+        "*** Update File: one.txt\n-1\n+one\n*** Add File: q\n+\n*** Update File: q\n+x\n",
+    );
     assert!(amb.contains("conflicting patch paths"), "{amb}");
 }
 
@@ -306,8 +339,13 @@ fn abort_before_anything_changes_nothing() {
     let d = ws();
     put(d.path(), "f", b"x\n");
     let before = snapshot(d.path());
-    let err = apply_with(d.path(), &envelope("*** Update File: f\n-x\n+y\n"), &AtomicBool::new(true), Faults::NONE)
-        .unwrap_err();
+    let err = apply_with(
+        d.path(),
+        &envelope("*** Update File: f\n-x\n+y\n"),
+        &AtomicBool::new(true),
+        Faults::NONE,
+    )
+    .unwrap_err();
     assert_eq!(err.to_string(), "apply_patch failed (no-change): aborted");
     assert_eq!(err.code, "aborted");
     assert_eq!(snapshot(d.path()), before);
@@ -317,7 +355,11 @@ fn abort_before_anything_changes_nothing() {
 fn abort_after_staging_removes_the_temp_files() {
     let d = ws();
     put(d.path(), "f", b"x\n");
-    let plan = preflight::preflight(d.path(), &parser::parse(&envelope("*** Update File: f\n-x\n+y\n")).unwrap()).unwrap();
+    let plan = preflight::preflight(
+        d.path(),
+        &parser::parse(&envelope("*** Update File: f\n-x\n+y\n")).unwrap(),
+    )
+    .unwrap();
     let before = snapshot(d.path());
     let err = commit::stage_and_commit(&plan, &AtomicBool::new(true), Faults::NONE).unwrap_err();
     assert_eq!(err.to_string(), "apply_patch failed (no-change): aborted");
@@ -343,7 +385,15 @@ fn three_files() -> tempfile::TempDir {
 fn partial_commit_reports_what_was_committed() {
     let d = three_files();
     let r = d.path();
-    let err = faulty(r, THREE_OPS, Faults { commit_at: Some(2), errno: libc::ENOSPC, ..Faults::NONE });
+    let err = faulty(
+        r,
+        THREE_OPS,
+        Faults {
+            commit_at: Some(2),
+            errno: libc::ENOSPC,
+            ..Faults::NONE
+        },
+    );
     assert_eq!(
         err.to_string(),
         "apply_patch failed (partial); committed: add a.txt; reread: none; filesystem commit failed (ENOSPC)"
@@ -359,15 +409,35 @@ fn partial_commit_reports_what_was_committed() {
 fn first_step_failure_is_no_change() {
     let d = three_files();
     let before = snapshot(d.path());
-    let err = faulty(d.path(), THREE_OPS, Faults { commit_at: Some(1), errno: libc::EIO, ..Faults::NONE });
-    assert_eq!(err.to_string(), "apply_patch failed (no-change): filesystem commit failed (EIO) at 'a.txt'; nothing was changed");
+    let err = faulty(
+        d.path(),
+        THREE_OPS,
+        Faults {
+            commit_at: Some(1),
+            errno: libc::EIO,
+            ..Faults::NONE
+        },
+    );
+    assert_eq!(
+        err.to_string(),
+        "apply_patch failed (no-change): filesystem commit failed (EIO) at 'a.txt'; nothing was changed"
+    );
     assert_eq!(snapshot(d.path()), before);
 }
 
 #[test]
 fn a_step_that_failed_after_taking_effect_is_found_by_rereading() {
     let d = three_files();
-    let err = faulty(d.path(), THREE_OPS, Faults { commit_at: Some(3), errno: libc::EIO, after: true, ..Faults::NONE });
+    let err = faulty(
+        d.path(),
+        THREE_OPS,
+        Faults {
+            commit_at: Some(3),
+            errno: libc::EIO,
+            after: true,
+            ..Faults::NONE
+        },
+    );
     assert_eq!(
         err.to_string(),
         "apply_patch failed (partial); committed: add a.txt, update b.txt, delete c.txt; reread: none; filesystem commit failed (EIO)"
@@ -382,7 +452,11 @@ fn half_done_move_is_unknown() {
     let err = faulty(
         d.path(),
         "*** Update File: x.txt\n*** Move to: dst/y.txt\n-x\n+y\n",
-        Faults { commit_at: Some(3), errno: libc::EACCES, ..Faults::NONE },
+        Faults {
+            commit_at: Some(3),
+            errno: libc::EACCES,
+            ..Faults::NONE
+        },
     );
     assert_eq!(
         err.to_string(),
@@ -400,7 +474,11 @@ fn partial_and_unknown_together() {
     let err = faulty(
         d.path(),
         "*** Add File: a.txt\n+a\n*** Update File: x.txt\n*** Move to: y.txt\n-x\n+y\n",
-        Faults { commit_at: Some(3), errno: libc::EROFS, ..Faults::NONE },
+        Faults {
+            commit_at: Some(3),
+            errno: libc::EROFS,
+            ..Faults::NONE
+        },
     );
     assert_eq!(
         err.to_string(),
@@ -413,7 +491,15 @@ fn partial_and_unknown_together() {
 fn staging_failure_changes_nothing() {
     let d = three_files();
     let before = snapshot(d.path());
-    let err = faulty(d.path(), THREE_OPS, Faults { stage_at: Some(2), errno: libc::ENOSPC, ..Faults::NONE });
+    let err = faulty(
+        d.path(),
+        THREE_OPS,
+        Faults {
+            stage_at: Some(2),
+            errno: libc::ENOSPC,
+            ..Faults::NONE
+        },
+    );
     assert_eq!(
         err.to_string(),
         "apply_patch failed (no-change): staging failed (ENOSPC) for 'b.txt'; nothing was changed. Check free space and permissions, then retry"
@@ -423,8 +509,23 @@ fn staging_failure_changes_nothing() {
 
 #[test]
 fn fault_spec_grammar() {
-    assert_eq!(Faults::parse("commit:2:28"), Faults { commit_at: Some(2), errno: 28, ..Faults::NONE });
-    assert_eq!(Faults::parse("stage:1:5:after"), Faults { stage_at: Some(1), errno: 5, after: true, ..Faults::NONE });
+    assert_eq!(
+        Faults::parse("commit:2:28"),
+        Faults {
+            commit_at: Some(2),
+            errno: 28,
+            ..Faults::NONE
+        }
+    );
+    assert_eq!(
+        Faults::parse("stage:1:5:after"),
+        Faults {
+            stage_at: Some(1),
+            errno: 5,
+            after: true,
+            ..Faults::NONE
+        }
+    );
     assert_eq!(Faults::parse("commit:x:1"), Faults::NONE);
     assert_eq!(Faults::parse("other:1:1"), Faults::NONE);
 }
@@ -435,12 +536,16 @@ fn touched_paths_are_sorted_absolute_and_unique() {
     let r = d.path();
     let paths = touched_paths(
         r,
-        &envelope("*** Update File: z.txt\n*** Move to: ./a/b.txt\n-x\n+y\n*** Add File: m.txt\n+x\n*** Delete File: z.txt\n"),
+        &envelope(
+            "*** Update File: z.txt\n*** Move to: ./a/b.txt\n-x\n+y\n*** Add File: m.txt\n+x\n*** Delete File: z.txt\n",
+        ),
     )
     .unwrap();
     assert_eq!(paths, vec![r.join("a/b.txt"), r.join("m.txt"), r.join("z.txt")]);
     assert_eq!(
-        touched_paths(r, &envelope("*** Add File: ../x\n+x\n")).unwrap_err().to_string(),
+        touched_paths(r, &envelope("*** Add File: ../x\n+x\n"))
+            .unwrap_err()
+            .to_string(),
         "apply_patch failed (no-change): path traversal is not allowed: '../x'"
     );
 }
@@ -454,7 +559,10 @@ fn missing_workspace_is_refused() {
         Faults::NONE,
     )
     .unwrap_err();
-    assert_eq!(err.to_string(), "apply_patch failed (no-change): workspace folder is not accessible (ENOENT): '/nonexistent/pct'");
+    assert_eq!(
+        err.to_string(),
+        "apply_patch failed (no-change): workspace folder is not accessible (ENOENT): '/nonexistent/pct'"
+    );
 }
 
 #[test]
@@ -477,7 +585,10 @@ fn concurrent_applies_are_serialized_by_the_process_lock() {
     }
     let text = String::from_utf8(read(&root, "f")).unwrap();
     for i in 0..16 {
-        assert!(text.contains(&format!("line{i}\nadded{i}\n")), "lost update {i}:\n{text}");
+        assert!(
+            text.contains(&format!("line{i}\nadded{i}\n")),
+            "lost update {i}:\n{text}"
+        );
     }
 }
 
@@ -488,8 +599,23 @@ mod property {
     use proptest::prelude::*;
 
     const PATHS: &[&str] = &[
-        "a.txt", "A.txt", "b.txt", "dir/c.txt", "dir", "dir/c.txt/x", "link/c.txt", "flink", "../x", "/abs", "new/deep/f.txt",
-        "crlf.txt", "bin.dat", "./b.txt", "caf\u{e9}", "cafe\u{301}", "hard.txt",
+        "a.txt",
+        "A.txt",
+        "b.txt",
+        "dir/c.txt",
+        "dir",
+        "dir/c.txt/x",
+        "link/c.txt",
+        "flink",
+        "../x",
+        "/abs",
+        "new/deep/f.txt",
+        "crlf.txt",
+        "bin.dat",
+        "./b.txt",
+        "caf\u{e9}",
+        "cafe\u{301}",
+        "hard.txt",
     ];
     const TEXTS: &[&str] = &["one", "two", "three", "", "  two", "tw\u{2014}o", "x", "four"];
     /// Mostly-valid choices so refusals also happen deep in preflight (matching, contents), after valid operations.
@@ -533,7 +659,12 @@ mod property {
                 s
             }),
             path.clone().prop_map(|p| format!("*** Delete File: {p}\n")),
-            (path, prop::option::of(fresh), prop::collection::vec(prop::collection::vec(line(), 1..4), 1..3), any::<bool>())
+            (
+                path,
+                prop::option::of(fresh),
+                prop::collection::vec(prop::collection::vec(line(), 1..4), 1..3),
+                any::<bool>()
+            )
                 .prop_map(|(p, mv, chunks, eof)| {
                     let mut s = format!("*** Update File: {p}\n");
                     if let Some(m) = mv {
@@ -594,13 +725,57 @@ impl XorShift {
 }
 
 const FRAGMENTS: &[&str] = &[
-    "*** Begin Patch", "*** End Patch", "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ",
-    "*** End of File", "@@", "@@ ", "+", "-", " ", "", "  ", "\t", "*", "***", "a.txt", "dir/b.rs", "../x", "/abs", "C:",
-    "\u{2014}", "\u{201C}", "\u{00A0}", "é", "\r", "\0", "fn main() {", "}", "x", "@@ fn main() {", "\\", ".", "//",
+    "*** Begin Patch",
+    "*** End Patch",
+    "*** Add File: ",
+    "*** Delete File: ",
+    "*** Update File: ",
+    "*** Move to: ",
+    "*** End of File",
+    "@@",
+    "@@ ",
+    "+",
+    "-",
+    " ",
+    "",
+    "  ",
+    "\t",
+    "*",
+    "***",
+    "a.txt",
+    "dir/b.rs",
+    "../x",
+    "/abs",
+    "C:",
+    "\u{2014}",
+    "\u{201C}",
+    "\u{00A0}",
+    "é",
+    "\r",
+    "\0",
+    "fn main() {",
+    "}",
+    "x",
+    "@@ fn main() {",
+    "\\",
+    ".",
+    "//",
 ];
 
-const TEXTS_F: &[&str] = &["fn main() {", "x", "}", "", "  x  ", "\u{201C}x\u{201D}", "a\u{2014}b", "*** nope", "@@"];
-const PATHS_F: &[&str] = &["a.txt", "dir/b.rs", "../x", "/abs", "C:/w", "", " ", "./c", "d/", "\u{e9}"];
+const TEXTS_F: &[&str] = &[
+    "fn main() {",
+    "x",
+    "}",
+    "",
+    "  x  ",
+    "\u{201C}x\u{201D}",
+    "a\u{2014}b",
+    "*** nope",
+    "@@",
+];
+const PATHS_F: &[&str] = &[
+    "a.txt", "dir/b.rs", "../x", "/abs", "C:/w", "", " ", "./c", "d/", "\u{e9}",
+];
 
 fn pick<'a>(rng: &mut XorShift, from: &[&'a str]) -> &'a str {
     from[rng.below(from.len())]
@@ -634,7 +809,10 @@ fn structured_patch(rng: &mut XorShift) -> String {
                     }
                     for _ in 0..1 + rng.below(4) {
                         let prefix = pick(rng, &[" ", "+", "-", ""]);
-                        lines.push(format!("{prefix}{}", if prefix.is_empty() { "" } else { pick(rng, TEXTS_F) }));
+                        lines.push(format!(
+                            "{prefix}{}",
+                            if prefix.is_empty() { "" } else { pick(rng, TEXTS_F) }
+                        ));
                     }
                     if rng.below(5) == 0 {
                         lines.push("*** End of File".into());
@@ -703,8 +881,14 @@ fn fuzz_input(rng: &mut XorShift) -> String {
 
 #[test]
 fn parser_fuzz_never_panics() {
-    let iters: u64 = std::env::var("PCT_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(20_000);
-    let seed: u64 = std::env::var("PCT_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let iters: u64 = std::env::var("PCT_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let seed: u64 = std::env::var("PCT_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
     let mut rng = XorShift(seed | 1);
     let file: Vec<&str> = vec!["fn main() {", "x", "}", "", "x", "a.txt", "  x  ", "\u{201C}x\u{201D}"];
     let cwd = Path::new("/ws");
@@ -730,5 +914,8 @@ fn parser_fuzz_never_panics() {
         started.elapsed().as_secs_f64()
     );
     // The generator must keep reaching the deep states (a quarter of the inputs parse at least).
-    assert!(iters < 1000 || parsed_ok * 4 > iters, "only {parsed_ok} of {iters} inputs parsed");
+    assert!(
+        iters < 1000 || parsed_ok * 4 > iters,
+        "only {parsed_ok} of {iters} inputs parsed"
+    );
 }

@@ -15,7 +15,11 @@ pub struct Style {
 
 impl Style {
     /// What Add File writes (and what an empty source behaves like): LF with a final newline, no BOM.
-    pub const NEW_FILE: Style = Style { bom: false, crlf: false, final_newline: true };
+    pub const NEW_FILE: Style = Style {
+        bom: false,
+        crlf: false,
+        final_newline: true,
+    };
 }
 
 /// A decoded source: its style and its lines without line endings (borrowed from the file bytes).
@@ -38,7 +42,10 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
         )
     })?;
     if text.is_empty() {
-        return Ok(Source { style: Style { bom, ..Style::NEW_FILE }, lines: Vec::new() });
+        return Ok(Source {
+            style: Style { bom, ..Style::NEW_FILE },
+            lines: Vec::new(),
+        });
     }
     let b = text.as_bytes();
     let (mut crlf, mut lf) = (0usize, 0usize);
@@ -59,7 +66,9 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
     if crlf > 0 && lf > 0 {
         return Err(PatchError::no_change(
             "mixed-line-endings",
-            format!("mixed line endings in '{shown}'. This tool edits files with one line-ending style (LF or CRLF) only"),
+            format!(
+                "mixed line endings in '{shown}'. This tool edits files with one line-ending style (LF or CRLF) only"
+            ),
         ));
     }
     let is_crlf = crlf > 0;
@@ -69,7 +78,14 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
     if final_newline {
         lines.pop();
     }
-    Ok(Source { style: Style { bom, crlf: is_crlf, final_newline }, lines })
+    Ok(Source {
+        style: Style {
+            bom,
+            crlf: is_crlf,
+            final_newline,
+        },
+        lines,
+    })
 }
 
 /// Writes lines back in a style. No lines gives an empty file (plus the BOM if the source had one).
@@ -115,7 +131,11 @@ mod tests {
             b"single",
         ] {
             let s = decode(input, "f").unwrap();
-            assert_eq!(encode(s.lines.iter().copied(), s.style, input.len()), input, "{input:?}");
+            assert_eq!(
+                encode(s.lines.iter().copied(), s.style, input.len()),
+                input,
+                "{input:?}"
+            );
         }
     }
 
@@ -125,7 +145,13 @@ mod tests {
         assert_eq!(s.style, Style::NEW_FILE);
         assert!(s.lines.is_empty());
         let s = decode(b"\xEF\xBB\xBF", "f").unwrap();
-        assert_eq!(s.style, Style { bom: true, ..Style::NEW_FILE });
+        assert_eq!(
+            s.style,
+            Style {
+                bom: true,
+                ..Style::NEW_FILE
+            }
+        );
         assert_eq!(encode(["x"], s.style, 1), b"\xEF\xBB\xBFx\n");
     }
 

@@ -114,20 +114,38 @@ pub struct Decision {
 }
 
 /// First matching rule for the model (no model, or no `execution` section, = nothing matches).
-pub fn select_rule(config: &Config, provider: Option<&str>, model_id: Option<&str>) -> Option<(MatchedRule, Requested)> {
+pub fn select_rule(
+    config: &Config,
+    provider: Option<&str>,
+    model_id: Option<&str>,
+) -> Option<(MatchedRule, Requested)> {
     let exec = config.execution.as_ref()?;
     let id = model_id?;
-    exec.rules.iter().find(|r| !r.pattern.is_empty() && model_matches(&r.pattern, provider, id)).map(|r| {
-        (
-            MatchedRule { id: r.id.clone(), pattern: r.pattern.clone() },
-            Requested { patch: r.patch, shell: r.shell, code: r.code },
-        )
-    })
+    exec.rules
+        .iter()
+        .find(|r| !r.pattern.is_empty() && model_matches(&r.pattern, provider, id))
+        .map(|r| {
+            (
+                MatchedRule {
+                    id: r.id.clone(),
+                    pattern: r.pattern.clone(),
+                },
+                Requested {
+                    patch: r.patch,
+                    shell: r.shell,
+                    code: r.code,
+                },
+            )
+        })
 }
 
 /// Direct names of the effective routes: apply_patch, the shell pair, the code pair (the same in both sources).
 fn admit_direct(r: &Routes, direct: &mut Vec<&'static str>, admitted: &mut Vec<&'static str>) {
-    for (on, names) in [(r.direct_patch, &[APPLY_PATCH][..]), (r.direct_shell, &SHELL_PAIR[..]), (r.code, &CODE_PAIR[..])] {
+    for (on, names) in [
+        (r.direct_patch, &[APPLY_PATCH][..]),
+        (r.direct_shell, &SHELL_PAIR[..]),
+        (r.code, &CODE_PAIR[..]),
+    ] {
         if on {
             push_unique(direct, names);
             push_unique(admitted, names);
@@ -167,7 +185,11 @@ pub fn decide(input: &ResolveInput) -> Decision {
     if has_rules {
         let selected = select_rule(cfg, model.provider.as_deref(), model.id.as_deref());
         let req = selected.as_ref().map(|(_, r)| *r).unwrap_or_default();
-        source = if selected.is_some() { Source::Rules } else { Source::Unmatched };
+        source = if selected.is_some() {
+            Source::Rules
+        } else {
+            Source::Unmatched
+        };
         rule = selected.map(|(m, _)| m);
         let code = req.code && code_ours && shell_ours;
         let r = Routes {
@@ -219,7 +241,12 @@ pub fn decide(input: &ResolveInput) -> Decision {
         };
         let direct_patch = req.patch && patch_ours;
         let code = req.code && code_ours;
-        let r = Routes { direct_patch, direct_shell: req.shell && shell_ours, code, nested_patch: code && direct_patch };
+        let r = Routes {
+            direct_patch,
+            direct_shell: req.shell && shell_ours,
+            code,
+            nested_patch: code && direct_patch,
+        };
         admit_direct(&r, &mut direct, &mut admitted);
         if r.code {
             if r.direct_shell {
@@ -289,7 +316,10 @@ pub fn decide(input: &ResolveInput) -> Decision {
         hide_edit_write: hide_edit_write_now,
         features: Vec::new(),
     };
-    d.features = Feature::ALL.iter().map(|f| feature_status(*f, input, &reg, &d)).collect();
+    d.features = Feature::ALL
+        .iter()
+        .map(|f| feature_status(*f, input, &reg, &d))
+        .collect();
     d
 }
 
@@ -312,7 +342,11 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
     };
     let unbuilt = |st: &mut FeatureStatus, configured: bool, platform_reason: Option<&str>| {
         st.configured = configured;
-        st.effective = if configured { Effective::Unavailable } else { Effective::Off };
+        st.effective = if configured {
+            Effective::Unavailable
+        } else {
+            Effective::Off
+        };
         st.reason = platform_reason.unwrap_or(NOT_BUILT).to_string();
     };
     match f {
@@ -321,12 +355,22 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             unbuilt(&mut st, ws.enabled, None);
             let backend = ws.backend.as_deref().unwrap_or("auto");
             let executor = ws.sidecar_model.as_ref().map(|m| {
-                (format!("{}/{}", m.provider, m.model), m.thinking_level.clone().unwrap_or_else(|| "auto".into()))
+                (
+                    format!("{}/{}", m.provider, m.model),
+                    m.thinking_level.clone().unwrap_or_else(|| "auto".into()),
+                )
             });
             st.extra.push(("requested backend".into(), backend.into()));
-            st.extra.push(("effective backend".into(), st.effective.as_str().into()));
-            st.extra.push(("web search executor".into(), executor.as_ref().map(|e| e.0.clone()).unwrap_or_else(|| "—".into())));
-            st.extra.push(("web search executor effort".into(), executor.map(|e| e.1).unwrap_or_else(|| "—".into())));
+            st.extra
+                .push(("effective backend".into(), st.effective.as_str().into()));
+            st.extra.push((
+                "web search executor".into(),
+                executor.as_ref().map(|e| e.0.clone()).unwrap_or_else(|| "—".into()),
+            ));
+            st.extra.push((
+                "web search executor effort".into(),
+                executor.map(|e| e.1).unwrap_or_else(|| "—".into()),
+            ));
         }
         Feature::RemoteCompaction => unbuilt(&mut st, cfg.remote_compaction.enabled, None),
         Feature::ImageGeneration => {
@@ -334,7 +378,11 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.extra.push(("backend".into(), "—".into()));
         }
         Feature::ComputerUse => {
-            let reason = if is_darwin(input) { None } else { Some("unsupported-platform") };
+            let reason = if is_darwin(input) {
+                None
+            } else {
+                Some("unsupported-platform")
+            };
             unbuilt(&mut st, cfg.computer_use.enabled, reason);
             st.extra.push(("transport".into(), "—".into()));
         }
@@ -342,10 +390,15 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.configured = d.requested.patch;
             if !st.configured {
             } else if d.routes.direct_patch {
-                st.effective = if held_any(&[APPLY_PATCH]) { Effective::Deferred } else { Effective::Active };
+                st.effective = if held_any(&[APPLY_PATCH]) {
+                    Effective::Deferred
+                } else {
+                    Effective::Active
+                };
             } else if d.routes.nested_patch {
                 st.effective = Effective::Active;
-                st.extra.push(("route".into(), "nested (inside code cells only)".into()));
+                st.extra
+                    .push(("route".into(), "nested (inside code cells only)".into()));
             } else {
                 st.effective = Effective::Unavailable;
                 st.reason = if !rules || reg.any_foreign(&[APPLY_PATCH]) {
@@ -364,7 +417,11 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.configured = d.requested.shell;
             if !st.configured {
             } else if d.routes.direct_shell {
-                st.effective = if held_any(&SHELL_PAIR) { Effective::Deferred } else { Effective::Active };
+                st.effective = if held_any(&SHELL_PAIR) {
+                    Effective::Deferred
+                } else {
+                    Effective::Active
+                };
             } else {
                 st.effective = Effective::Unavailable;
                 st.reason = if reg.any_foreign(&SHELL_PAIR) {
@@ -387,7 +444,11 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.configured = d.requested.code;
             if !st.configured {
             } else if d.routes.code {
-                st.effective = if held_any(&CODE_PAIR) { Effective::Deferred } else { Effective::Active };
+                st.effective = if held_any(&CODE_PAIR) {
+                    Effective::Deferred
+                } else {
+                    Effective::Active
+                };
             } else {
                 st.effective = Effective::Unavailable;
                 st.reason = if !rules || reg.any_foreign(&CODE_PAIR) {
@@ -417,10 +478,17 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     st.reason = "conflicting-tool-name".into();
                 }
             }
-            let (managed, loaded) = if d.loader_available { (d.deferred_set.len(), d.loaded.len()) } else { (0, 0) };
+            let (managed, loaded) = if d.loader_available {
+                (d.deferred_set.len(), d.loaded.len())
+            } else {
+                (0, 0)
+            };
             st.extra.push(("managed deferred".into(), managed.to_string()));
             st.extra.push(("loaded this session".into(), loaded.to_string()));
-            st.extra.push(("note".into(), "only explicitly managed toolkit-owned tools can be loaded".into()));
+            st.extra.push((
+                "note".into(),
+                "only explicitly managed toolkit-owned tools can be loaded".into(),
+            ));
         }
     }
     st

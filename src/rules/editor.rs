@@ -23,7 +23,13 @@ pub fn duplicate_id(id: &str) -> String {
 /// Applies one edit. `Err` carries the message to show; the list is then unchanged.
 pub fn apply(rules: &Value, edit: Edit) -> Result<Value, String> {
     let mut list = rules.as_array().cloned().unwrap_or_default();
-    let at = |i: usize, list: &Vec<Value>| if i < list.len() { Ok(()) } else { Err(format!("There is no rule {}.", i + 1)) };
+    let at = |i: usize, list: &Vec<Value>| {
+        if i < list.len() {
+            Ok(())
+        } else {
+            Err(format!("There is no rule {}.", i + 1))
+        }
+    };
     let id_of = |r: &Value| r.get("id").and_then(Value::as_str).unwrap_or("").to_string();
     match edit {
         Edit::Add => {
@@ -87,12 +93,19 @@ mod tests {
         let r = apply(&r, Edit::Delete(0)).unwrap();
         let r = apply(&r, Edit::Add).unwrap();
         assert_eq!(r[1]["id"], "rule-3", "rule-2 is taken, so the next free id");
-        assert_eq!(apply(&r, Edit::SetId(1, "rule-2")).unwrap_err(), "Rule id \"rule-2\" is already used by another rule.");
+        assert_eq!(
+            apply(&r, Edit::SetId(1, "rule-2")).unwrap_err(),
+            "Rule id \"rule-2\" is already used by another rule."
+        );
         let r = apply(&r, Edit::SetId(1, " mine ")).unwrap();
         assert_eq!(r[1]["id"], "mine");
         let r = apply(&r, Edit::Move(1, -1)).unwrap();
         assert_eq!(r[0]["id"], "mine");
-        assert_eq!(apply(&r, Edit::Move(0, -1)).unwrap(), r, "moving past the top changes nothing");
+        assert_eq!(
+            apply(&r, Edit::Move(0, -1)).unwrap(),
+            r,
+            "moving past the top changes nothing"
+        );
         let r = apply(&r, Edit::Toggle(0, "code")).unwrap();
         assert_eq!(r[0]["code"], true);
         let r = apply(&r, Edit::SetMatch(0, "gpt-*")).unwrap();

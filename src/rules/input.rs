@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// The current model as Pi reports it (`ctx.model`); every field may be missing.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -48,7 +47,10 @@ pub struct ToolkitId {
 
 impl Default for ToolkitId {
     fn default() -> Self {
-        ToolkitId { name: "pi-codex-toolkit".into(), version: env!("CARGO_PKG_VERSION").into() }
+        ToolkitId {
+            name: "pi-codex-toolkit".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 }
 

@@ -119,7 +119,10 @@ impl Feature {
 
     /// Whether this build ships an executor for the feature (the network and desktop features come later).
     pub fn is_built(self) -> bool {
-        matches!(self, Feature::ApplyPatch | Feature::ShellSessions | Feature::CodeMode | Feature::ToolDiscovery)
+        matches!(
+            self,
+            Feature::ApplyPatch | Feature::ShellSessions | Feature::CodeMode | Feature::ToolDiscovery
+        )
     }
 }
 

@@ -54,7 +54,9 @@ impl<'a> Registry<'a> {
 
     /// Whether any name of a group has a visible winner that is not us (a conflict, not a missing name).
     pub fn any_foreign(&self, names: &[&str]) -> bool {
-        names.iter().any(|n| matches!(self.owner(n), Owner::Foreign | Owner::Builtin))
+        names
+            .iter()
+            .any(|n| matches!(self.owner(n), Owner::Foreign | Owner::Builtin))
     }
 
     /// The winner's description (for find_tools summaries).
@@ -68,12 +70,21 @@ mod tests {
     use super::*;
 
     fn t(name: &str, source: &str) -> ToolEntry {
-        ToolEntry { name: name.into(), description: None, source: source.into() }
+        ToolEntry {
+            name: name.into(),
+            description: None,
+            source: source.into(),
+        }
     }
 
     #[test]
     fn classifies_winners() {
-        let tools = vec![t("bash", "builtin"), t("apply_patch", "/me/index.ts"), t("exec", "/other/ext.ts"), t("exec", "/me/index.ts")];
+        let tools = vec![
+            t("bash", "builtin"),
+            t("apply_patch", "/me/index.ts"),
+            t("exec", "/other/ext.ts"),
+            t("exec", "/me/index.ts"),
+        ];
         let r = Registry::new(&tools, "/me/index.ts");
         assert_eq!(r.owner("bash"), Owner::Builtin);
         assert_eq!(r.owner("apply_patch"), Owner::Ours);
@@ -82,6 +93,10 @@ mod tests {
         assert!(!r.all_ours(&["exec", "wait"]));
         assert!(!r.any_foreign(&["exec", "wait"]));
         let r2 = Registry::new(&tools, "");
-        assert_eq!(r2.owner("apply_patch"), Owner::Foreign, "an unknown identity never claims a name");
+        assert_eq!(
+            r2.owner("apply_patch"),
+            Owner::Foreign,
+            "an unknown identity never claims a name"
+        );
     }
 }

@@ -50,7 +50,11 @@ pub struct Projection {
 fn feature_map(features: &[FeatureStatus]) -> serde_json::Map<String, serde_json::Value> {
     let mut m = serde_json::Map::new();
     for f in features {
-        let v = FeatureView { configured: f.configured, effective: f.effective.as_str(), reason: f.reason.clone() };
+        let v = FeatureView {
+            configured: f.configured,
+            effective: f.effective.as_str(),
+            reason: f.reason.clone(),
+        };
         m.insert(f.feature.to_string(), serde_json::to_value(v).unwrap_or_default());
     }
     m
@@ -76,8 +80,11 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
     let now: HashSet<&str> = input.active_now.iter().map(String::as_str).collect();
     let was_hidden = |n: &str| input.hidden_by_us.iter().any(|h| h == n);
     let is_active = |n: &str| now.contains(n);
-    let hidden_natives: Vec<String> =
-        wants_hidden.iter().filter(|n| is_active(n) || was_hidden(n)).map(|n| n.to_string()).collect();
+    let hidden_natives: Vec<String> = wants_hidden
+        .iter()
+        .filter(|n| is_active(n) || was_hidden(n))
+        .map(|n| n.to_string())
+        .collect();
     let restored_natives: Vec<String> = [BASH, EDIT, WRITE]
         .iter()
         .filter(|n| was_hidden(n) && !wants_hidden.contains(n) && reg.owner(n) == Owner::Builtin)
@@ -98,7 +105,11 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
             active.push(a.clone());
         }
     }
-    for n in restored_natives.iter().map(String::as_str).chain(d.visible.iter().copied()) {
+    for n in restored_natives
+        .iter()
+        .map(String::as_str)
+        .chain(d.visible.iter().copied())
+    {
         if seen.insert(n) {
             active.push(n.to_string());
         }

@@ -26,13 +26,22 @@ fn words(items: &[(bool, &str)], sep: &str, empty: &str) -> String {
 
 /// `patch, shell, code` words for a requested set (`none` when empty).
 pub fn requested_words(r: &Requested) -> String {
-    words(&[(r.patch, "patch"), (r.shell, "shell"), (r.code, "code")], ", ", "none")
+    words(
+        &[(r.patch, "patch"), (r.shell, "shell"), (r.code, "code")],
+        ", ",
+        "none",
+    )
 }
 
 /// Route words for the effective routes (`none` when empty).
 pub fn route_words(r: &Routes) -> String {
     words(
-        &[(r.direct_patch, "direct patch"), (r.nested_patch, "nested patch"), (r.direct_shell, "direct shell"), (r.code, "code")],
+        &[
+            (r.direct_patch, "direct patch"),
+            (r.nested_patch, "nested patch"),
+            (r.direct_shell, "direct shell"),
+            (r.code, "code"),
+        ],
         ", ",
         "none",
     )
@@ -48,8 +57,18 @@ pub fn rules_block(d: &Decision) -> Vec<String> {
     out.push(format!("  requested: {}", requested_words(&d.requested)));
     out.push(format!("  effective: {}", route_words(&d.routes)));
     out.push(format!("  bash hidden: {}", if d.hide_bash { "yes" } else { "no" }));
-    out.push(format!("  edit/write hidden: {}", if d.hide_edit_write { "yes" } else { "no" }));
-    out.push(format!("  notes: {}", if d.notes.is_empty() { "none".to_string() } else { d.notes.join(", ") }));
+    out.push(format!(
+        "  edit/write hidden: {}",
+        if d.hide_edit_write { "yes" } else { "no" }
+    ));
+    out.push(format!(
+        "  notes: {}",
+        if d.notes.is_empty() {
+            "none".to_string()
+        } else {
+            d.notes.join(", ")
+        }
+    ));
     out
 }
 
@@ -130,10 +149,20 @@ pub fn flags_label(r: &Requested) -> String {
 /// The rules the editor starts from: `execution.rules` when present, else one catch-all rule previewed from the
 /// legacy flags (an empty list when all three are off). Opening the editor writes nothing.
 pub fn editor_rules(config: &Value) -> Value {
-    if let Some(rules) = config.get("execution").and_then(|e| e.get("rules")).and_then(Value::as_array) {
+    if let Some(rules) = config
+        .get("execution")
+        .and_then(|e| e.get("rules"))
+        .and_then(Value::as_array)
+    {
         return Value::Array(rules.clone());
     }
-    let flag = |s: &str| config.get(s).and_then(|x| x.get("enabled")).and_then(Value::as_bool).unwrap_or(false);
+    let flag = |s: &str| {
+        config
+            .get(s)
+            .and_then(|x| x.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
     let (p, s, c) = (flag("applyPatch"), flag("shellSessions"), flag("codeMode"));
     if !(p || s || c) {
         return json!([]);
@@ -151,7 +180,11 @@ pub fn editor_rows(rules: &Value) -> Vec<String> {
         .enumerate()
         .map(|(i, r)| {
             let flag = |k: &str| r.get(k).and_then(Value::as_bool).unwrap_or(false);
-            let req = Requested { patch: flag("patch"), shell: flag("shell"), code: flag("code") };
+            let req = Requested {
+                patch: flag("patch"),
+                shell: flag("shell"),
+                code: flag("code"),
+            };
             format!(
                 "{}. {}  {}  {}",
                 i + 1,

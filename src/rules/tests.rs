@@ -16,13 +16,25 @@ pub const OURS: [&str; 6] = [APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT,
 pub fn registry(foreign: &[&str], missing: &[&str]) -> Vec<ToolEntry> {
     let mut v = Vec::new();
     for b in BUILTINS {
-        v.push(ToolEntry { name: b.into(), description: Some(format!("builtin {b}")), source: "builtin".into() });
+        v.push(ToolEntry {
+            name: b.into(),
+            description: Some(format!("builtin {b}")),
+            source: "builtin".into(),
+        });
     }
     for n in OURS {
-        v.push(ToolEntry { name: n.into(), description: Some(fallback_description(n).into()), source: ME.into() });
+        v.push(ToolEntry {
+            name: n.into(),
+            description: Some(fallback_description(n).into()),
+            source: ME.into(),
+        });
     }
     for f in foreign {
-        v.push(ToolEntry { name: f.to_string(), description: Some("theirs".into()), source: OTHER.into() });
+        v.push(ToolEntry {
+            name: f.to_string(),
+            description: Some("theirs".into()),
+            source: OTHER.into(),
+        });
     }
     v.retain(|t| !missing.contains(&t.name.as_str()));
     v
@@ -30,14 +42,22 @@ pub fn registry(foreign: &[&str], missing: &[&str]) -> Vec<ToolEntry> {
 
 /// Pi's usual starting active set: the default builtins plus every extension tool.
 pub fn default_active(tools: &[ToolEntry]) -> Vec<String> {
-    tools.iter().filter(|t| !["grep", "find", "ls"].contains(&t.name.as_str())).map(|t| t.name.clone()).collect()
+    tools
+        .iter()
+        .filter(|t| !["grep", "find", "ls"].contains(&t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 pub fn snapshot(config: Value, model: Option<(&str, &str)>, tools: Vec<ToolEntry>) -> ResolveInput {
     let active_now = default_active(&tools);
     ResolveInput {
         config: super::input::Config::from_value(config).expect("test config"),
-        model: model.map(|(p, id)| ModelRef { provider: Some(p.into()), id: Some(id.into()), api: Some("faux-api".into()) }),
+        model: model.map(|(p, id)| ModelRef {
+            provider: Some(p.into()),
+            id: Some(id.into()),
+            api: Some("faux-api".into()),
+        }),
         tools,
         identity: ME.into(),
         active_now,
@@ -73,20 +93,56 @@ fn projection_table_of_section_4() {
     // (P, S, C) -> active tools from [read, bash, edit, write] plus ours.
     type Row = ((bool, bool, bool), &'static [&'static str], &'static [&'static str]);
     let table: &[Row] = &[
-        ((true, false, false), &["read", "bash", "apply_patch"], &["edit", "write"]),
-        ((false, true, false), &["read", "edit", "write", "exec_command", "write_stdin"], &["bash"]),
-        ((false, false, true), &["read", "edit", "write", "exec", "wait"], &["bash"]),
-        ((true, false, true), &["read", "exec", "wait"], &["bash", "edit", "write"]),
-        ((true, true, true), &["read", "exec_command", "write_stdin", "exec", "wait"], &["bash", "edit", "write"]),
+        (
+            (true, false, false),
+            &["read", "bash", "apply_patch"],
+            &["edit", "write"],
+        ),
+        (
+            (false, true, false),
+            &["read", "edit", "write", "exec_command", "write_stdin"],
+            &["bash"],
+        ),
+        (
+            (false, false, true),
+            &["read", "edit", "write", "exec", "wait"],
+            &["bash"],
+        ),
+        (
+            (true, false, true),
+            &["read", "exec", "wait"],
+            &["bash", "edit", "write"],
+        ),
+        (
+            (true, true, true),
+            &["read", "exec_command", "write_stdin", "exec", "wait"],
+            &["bash", "edit", "write"],
+        ),
         ((false, false, false), &["read", "bash", "edit", "write"], &[]),
-        ((false, true, true), &["read", "edit", "write", "exec_command", "write_stdin", "exec", "wait"], &["bash"]),
-        ((true, true, false), &["read", "exec_command", "write_stdin", "apply_patch"], &["bash", "edit", "write"]),
+        (
+            (false, true, true),
+            &["read", "edit", "write", "exec_command", "write_stdin", "exec", "wait"],
+            &["bash"],
+        ),
+        (
+            (true, true, false),
+            &["read", "exec_command", "write_stdin", "apply_patch"],
+            &["bash", "edit", "write"],
+        ),
     ];
     for ((p, s, c), want, hidden) in table {
-        let input = snapshot(rules_cfg(rule(*p, *s, *c)), Some(("faux", "faux-1")), registry(&[], &[]));
+        let input = snapshot(
+            rules_cfg(rule(*p, *s, *c)),
+            Some(("faux", "faux-1")),
+            registry(&[], &[]),
+        );
         let out = resolve(&input);
         assert_eq!(sorted(&out.active), names(want), "P={p} S={s} C={c}");
-        assert_eq!(sorted(&out.hidden_natives), names(hidden), "hidden for P={p} S={s} C={c}");
+        assert_eq!(
+            sorted(&out.hidden_natives),
+            names(hidden),
+            "hidden for P={p} S={s} C={c}"
+        );
         assert!(out.notes.is_empty(), "{:?}", out.notes);
         assert!(out.restored_natives.is_empty());
     }
@@ -94,19 +150,34 @@ fn projection_table_of_section_4() {
 
 #[test]
 fn nested_names_follow_routes() {
-    let out = resolve(&snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), registry(&[], &[])));
+    let out = resolve(&snapshot(
+        rules_cfg(rule(true, false, true)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    ));
     assert_eq!(out.nested_names, vec!["apply_patch", "exec_command", "write_stdin"]);
-    assert_eq!(out.admitted_names, vec!["apply_patch", "exec_command", "write_stdin", "exec", "wait"]);
+    assert_eq!(
+        out.admitted_names,
+        vec!["apply_patch", "exec_command", "write_stdin", "exec", "wait"]
+    );
     assert_eq!(out.visible_names, vec!["exec", "wait"]);
     let d = &out.diagnostics;
     assert!(d.effective.nested_patch && d.effective.code && !d.effective.direct_patch && !d.effective.direct_shell);
-    let out = resolve(&snapshot(rules_cfg(rule(false, false, true)), Some(("faux", "faux-1")), registry(&[], &[])));
+    let out = resolve(&snapshot(
+        rules_cfg(rule(false, false, true)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    ));
     assert_eq!(out.nested_names, vec!["exec_command", "write_stdin"]);
 }
 
 #[test]
 fn unmatched_model_requests_nothing_and_restores_what_we_hid() {
-    let mut input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "other-model")), registry(&[], &[]));
+    let mut input = snapshot(
+        rules_cfg(rule(true, true, true)),
+        Some(("faux", "other-model")),
+        registry(&[], &[]),
+    );
     input.active_now = vec!["read".into(), "exec".into(), "wait".into(), "grep".into()];
     input.hidden_by_us = vec!["bash".into(), "edit".into(), "write".into()];
     let out = resolve(&input);
@@ -120,7 +191,11 @@ fn unmatched_model_requests_nothing_and_restores_what_we_hid() {
 #[test]
 fn only_builtins_we_hid_are_restored() {
     // The user turned `bash` off with /tools before the route hid anything: it stays off afterwards.
-    let mut input = snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let mut input = snapshot(
+        rules_cfg(rule(false, true, false)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     input.active_now.retain(|n| n != "bash");
     let out = resolve(&input);
     assert!(out.hidden_natives.is_empty(), "bash was not active: we did not hide it");
@@ -136,10 +211,18 @@ fn only_builtins_we_hid_are_restored() {
 fn builtin_replaced_by_another_extension_is_never_hidden() {
     let tools = {
         let mut t = registry(&[], &[]);
-        t.push(ToolEntry { name: "bash".into(), description: None, source: OTHER.into() });
+        t.push(ToolEntry {
+            name: "bash".into(),
+            description: None,
+            source: OTHER.into(),
+        });
         t
     };
-    let out = resolve(&snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), tools));
+    let out = resolve(&snapshot(
+        rules_cfg(rule(false, true, false)),
+        Some(("faux", "faux-1")),
+        tools,
+    ));
     assert!(out.active.contains(&"bash".to_string()));
     assert!(out.hidden_natives.is_empty());
 }
@@ -164,8 +247,17 @@ fn first_matching_rule_wins() {
 #[test]
 fn provider_patterns() {
     let cfg = rules_cfg(json!([{ "id": "p", "match": "faux2/*", "patch": true, "shell": false, "code": false }]));
-    assert_eq!(resolve(&snapshot(cfg.clone(), Some(("faux2", "m")), registry(&[], &[]))).diagnostics.rule_id.as_deref(), Some("p"));
-    assert!(resolve(&snapshot(cfg.clone(), Some(("faux", "m")), registry(&[], &[]))).diagnostics.rule_id.is_none());
+    assert_eq!(
+        resolve(&snapshot(cfg.clone(), Some(("faux2", "m")), registry(&[], &[])))
+            .diagnostics
+            .rule_id
+            .as_deref(),
+        Some("p")
+    );
+    assert!(resolve(&snapshot(cfg.clone(), Some(("faux", "m")), registry(&[], &[])))
+        .diagnostics
+        .rule_id
+        .is_none());
     let mut input = snapshot(cfg, Some(("faux2", "m")), registry(&[], &[]));
     input.model.as_mut().unwrap().provider = None;
     assert!(resolve(&input).diagnostics.rule_id.is_none());
@@ -175,7 +267,11 @@ fn provider_patterns() {
 fn conflicts_disable_whole_groups_and_leave_theirs_alone() {
     // Another extension wins apply_patch, exec_command and exec.
     let tools = registry(&[APPLY_PATCH, EXEC_COMMAND, EXEC], &[]);
-    let input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "faux-1")), tools.clone());
+    let input = snapshot(
+        rules_cfg(rule(true, true, true)),
+        Some(("faux", "faux-1")),
+        tools.clone(),
+    );
     let out = resolve(&input);
     // Their names stay exactly as they were (active); our write_stdin / wait go away with their pair.
     for theirs in [APPLY_PATCH, EXEC_COMMAND, EXEC] {
@@ -185,11 +281,22 @@ fn conflicts_disable_whole_groups_and_leave_theirs_alone() {
     assert!(!out.active.contains(&WAIT.to_string()));
     assert!(out.visible_names.is_empty());
     assert!(out.admitted_names.is_empty());
-    assert_eq!(sorted(&out.active), names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, EXEC]));
+    assert_eq!(
+        sorted(&out.active),
+        names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, EXEC])
+    );
     assert_eq!(out.features["applyPatch"]["reason"], "conflicting-tool-name");
     assert_eq!(out.features["shellSessions"]["reason"], "conflicting-tool-name");
     assert_eq!(out.features["codeMode"]["reason"], "conflicting-tool-name");
-    assert_eq!(out.notes, vec!["code-unavailable-did-not-promote-patch", "patch-unavailable-kept-native-editing", "shell-pair-unavailable", "code-pair-unavailable"]);
+    assert_eq!(
+        out.notes,
+        vec![
+            "code-unavailable-did-not-promote-patch",
+            "patch-unavailable-kept-native-editing",
+            "shell-pair-unavailable",
+            "code-pair-unavailable"
+        ]
+    );
     // An inactive foreign name is not activated either.
     let mut input2 = input.clone();
     input2.active_now.retain(|n| n != EXEC);
@@ -199,16 +306,30 @@ fn conflicts_disable_whole_groups_and_leave_theirs_alone() {
 #[test]
 fn allowlist_missing_is_not_a_conflict_under_rules_but_is_under_legacy() {
     // `--tools read,bash,edit,write,exec,wait`: the shell pair and apply_patch are missing.
-    let tools = registry(&[], &[APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, FIND_TOOLS, "grep", "find", "ls"]);
-    let out = resolve(&snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "faux-1")), tools.clone()));
+    let tools = registry(
+        &[],
+        &[APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, FIND_TOOLS, "grep", "find", "ls"],
+    );
+    let out = resolve(&snapshot(
+        rules_cfg(rule(true, true, true)),
+        Some(("faux", "faux-1")),
+        tools.clone(),
+    ));
     assert_eq!(out.features["codeMode"]["effective"], "unavailable");
     assert_eq!(out.features["codeMode"]["reason"], "code-shell-pair-unavailable");
     assert_eq!(out.features["shellSessions"]["reason"], "shell-pair-unavailable");
-    assert_eq!(out.features["applyPatch"]["reason"], "code-unavailable-did-not-promote-patch");
+    assert_eq!(
+        out.features["applyPatch"]["reason"],
+        "code-unavailable-did-not-promote-patch"
+    );
     assert!(out.hidden_natives.is_empty(), "no route admitted: natives stay");
     assert_eq!(sorted(&out.active), names(&["read", "bash", "edit", "write"]));
     // Only patch requested, apply_patch filtered out.
-    let out = resolve(&snapshot(rules_cfg(rule(true, false, false)), Some(("faux", "faux-1")), tools.clone()));
+    let out = resolve(&snapshot(
+        rules_cfg(rule(true, false, false)),
+        Some(("faux", "faux-1")),
+        tools.clone(),
+    ));
     assert_eq!(out.features["applyPatch"]["reason"], "patch-unavailable");
     assert_eq!(out.notes, vec!["patch-unavailable"]);
     // Legacy flags report both cases as conflicting-tool-name.
@@ -222,7 +343,11 @@ fn allowlist_missing_is_not_a_conflict_under_rules_but_is_under_legacy() {
 #[test]
 fn code_with_patch_available_but_apply_patch_missing() {
     let tools = registry(&[], &[APPLY_PATCH]);
-    let out = resolve(&snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), tools));
+    let out = resolve(&snapshot(
+        rules_cfg(rule(true, false, true)),
+        Some(("faux", "faux-1")),
+        tools,
+    ));
     assert_eq!(out.notes, vec!["patch-unavailable"]);
     assert_eq!(sorted(&out.hidden_natives), names(&["bash"]));
     assert_eq!(out.features["codeMode"]["effective"], "active");
@@ -235,7 +360,17 @@ fn legacy_flags_only_add() {
     let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[])));
     assert_eq!(
         sorted(&out.active),
-        names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, WRITE_STDIN, EXEC, WAIT])
+        names(&[
+            "read",
+            "bash",
+            "edit",
+            "write",
+            APPLY_PATCH,
+            EXEC_COMMAND,
+            WRITE_STDIN,
+            EXEC,
+            WAIT
+        ])
     );
     assert!(out.hidden_natives.is_empty());
     assert_eq!(serde_json::to_value(&out.diagnostics).unwrap()["source"], "legacy");
@@ -250,7 +385,10 @@ fn rules_replace_legacy_flags() {
     let mut cfg = rules_cfg(json!([]));
     cfg["applyPatch"] = json!({ "enabled": true });
     let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[])));
-    assert!(!out.active.contains(&APPLY_PATCH.to_string()), "with execution present the flag has no authority");
+    assert!(
+        !out.active.contains(&APPLY_PATCH.to_string()),
+        "with execution present the flag has no authority"
+    );
     assert_eq!(out.features["applyPatch"]["configured"], false);
     assert_eq!(out.features["applyPatch"]["reason"], "");
 }
@@ -263,7 +401,10 @@ fn discovery_holds_deferred_names_until_loaded() {
     let out = resolve(&input);
     assert_eq!(out.deferred_names, vec![APPLY_PATCH, EXEC_COMMAND]);
     assert!(out.active.contains(&FIND_TOOLS.to_string()));
-    assert!(out.active.contains(&WRITE_STDIN.to_string()), "a non-deferred sibling stays active");
+    assert!(
+        out.active.contains(&WRITE_STDIN.to_string()),
+        "a non-deferred sibling stays active"
+    );
     assert!(!out.active.contains(&APPLY_PATCH.to_string()));
     assert_eq!(out.features["applyPatch"]["effective"], "deferred");
     assert_eq!(out.features["applyPatch"]["reason"], "");
@@ -288,16 +429,27 @@ fn discovery_holds_deferred_names_until_loaded() {
 fn find_tools_conflict_restores_normal_projection() {
     let mut cfg = rules_cfg(rule(true, false, false));
     cfg["toolDiscovery"] = json!({ "enabled": true, "deferred": [APPLY_PATCH] });
-    let out = resolve(&snapshot(cfg.clone(), Some(("faux", "faux-1")), registry(&[FIND_TOOLS], &[])));
+    let out = resolve(&snapshot(
+        cfg.clone(),
+        Some(("faux", "faux-1")),
+        registry(&[FIND_TOOLS], &[]),
+    ));
     assert!(out.active.contains(&APPLY_PATCH.to_string()));
     assert_eq!(out.features["toolDiscovery"]["reason"], "conflicting-tool-name");
     let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[FIND_TOOLS])));
-    assert_eq!(out.features["toolDiscovery"]["reason"], "conflicting-tool-name", "filtered find_tools is reported as a conflict");
+    assert_eq!(
+        out.features["toolDiscovery"]["reason"], "conflicting-tool-name",
+        "filtered find_tools is reported as a conflict"
+    );
 }
 
 #[test]
 fn diagnostics_record_shape() {
-    let mut input = snapshot(rules_cfg(rule(true, false, true)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let mut input = snapshot(
+        rules_cfg(rule(true, false, true)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     input.has_ui = true;
     let v = serde_json::to_value(resolve(&input).diagnostics).unwrap();
     assert_eq!(
@@ -332,16 +484,29 @@ fn unbuilt_features_and_platform() {
     let cfg = json!({ "webSearch": { "enabled": true }, "computerUse": { "enabled": true }, "imageGeneration": { "enabled": false } });
     let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
     let out = resolve(&input);
-    assert_eq!(out.features["webSearch"], json!({ "configured": true, "effective": "unavailable", "reason": "not built in this version" }));
+    assert_eq!(
+        out.features["webSearch"],
+        json!({ "configured": true, "effective": "unavailable", "reason": "not built in this version" })
+    );
     assert_eq!(out.features["computerUse"]["reason"], "unsupported-platform");
-    assert_eq!(out.features["imageGeneration"], json!({ "configured": false, "effective": "off", "reason": "not built in this version" }));
+    assert_eq!(
+        out.features["imageGeneration"],
+        json!({ "configured": false, "effective": "off", "reason": "not built in this version" })
+    );
     input.platform = Some("darwin".into());
-    assert_eq!(resolve(&input).features["computerUse"]["reason"], "not built in this version");
+    assert_eq!(
+        resolve(&input).features["computerUse"]["reason"],
+        "not built in this version"
+    );
 }
 
 #[test]
 fn unchanged_projection_reports_unchanged() {
-    let mut input = snapshot(rules_cfg(rule(true, false, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let mut input = snapshot(
+        rules_cfg(rule(true, false, false)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     let out = resolve(&input);
     assert!(out.changed);
     input.active_now = out.active.clone();
@@ -434,7 +599,10 @@ Execution rules:
 fn status_golden_errors_and_legacy() {
     let cfg = json!({ "applyPatch": { "enabled": true }, "shellSessions": { "enabled": true } });
     let mut input = snapshot(cfg, None, registry(&[EXEC_COMMAND], &[]));
-    input.config_error = Some(ConfigError { code: "invalid-config".into(), detail: Some("applyPatch.enabled must be true or false".into()) });
+    input.config_error = Some(ConfigError {
+        code: "invalid-config".into(),
+        detail: Some("applyPatch.enabled must be true or false".into()),
+    });
     input.apply_error = Some("cleanup-incomplete (Code Mode cleanup is still pending)".into());
     let text = status_text(&input);
     let head = "\
@@ -445,19 +613,35 @@ Config error: invalid-config (applyPatch.enabled must be true or false)
 Apply error: cleanup-incomplete (Code Mode cleanup is still pending)
 ";
     assert!(text.starts_with(head), "{text}");
-    assert!(text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason: \n"), "{text}");
-    assert!(text.contains("\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: conflicting-tool-name\n"), "{text}");
+    assert!(
+        text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason: \n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: conflicting-tool-name\n"
+        ),
+        "{text}"
+    );
     assert!(!text.contains("Execution rules:"), "legacy config has no rules block");
-    input.config_error = Some(ConfigError { code: "invalid-json".into(), detail: None });
+    input.config_error = Some(ConfigError {
+        code: "invalid-json".into(),
+        detail: None,
+    });
     assert!(status_text(&input).contains("\nConfig error: invalid-json\n"));
 }
 
 #[test]
 fn status_golden_unmatched_block() {
-    let input = snapshot(rules_cfg(rule(true, true, true)), Some(("faux", "gpt-x")), registry(&[], &[]));
+    let input = snapshot(
+        rules_cfg(rule(true, true, true)),
+        Some(("faux", "gpt-x")),
+        registry(&[], &[]),
+    );
     let text = status_text(&input);
-    assert!(text.ends_with(
-        "\
+    assert!(
+        text.ends_with(
+            "\
 Execution rules:
   matched rule: none (the current model matches no rule)
   requested: none
@@ -465,7 +649,9 @@ Execution rules:
   bash hidden: no
   edit/write hidden: no
   notes: none"
-    ), "{text}");
+        ),
+        "{text}"
+    );
     assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: \n"));
 }
 
@@ -474,16 +660,26 @@ fn editor_helpers() {
     use super::{editor_rows, editor_rules};
     assert_eq!(editor_rules(&json!({})), json!([]));
     let legacy = editor_rules(&json!({ "applyPatch": { "enabled": true }, "codeMode": { "enabled": true } }));
-    assert_eq!(legacy, json!([{ "id": "rule-1", "match": "*", "patch": true, "shell": false, "code": true }]));
+    assert_eq!(
+        legacy,
+        json!([{ "id": "rule-1", "match": "*", "patch": true, "shell": false, "code": true }])
+    );
     assert_eq!(editor_rows(&legacy), vec!["1. rule-1  *  P+C"]);
     let rules = json!([{ "id": "a", "match": "gpt-*", "patch": true, "shell": true, "code": true }, { "id": "b", "match": "x", "patch": false, "shell": false, "code": false }]);
-    assert_eq!(editor_rows(&editor_rules(&rules_cfg(rules))), vec!["1. a  gpt-*  P+S+C", "2. b  x  —"]);
+    assert_eq!(
+        editor_rows(&editor_rules(&rules_cfg(rules))),
+        vec!["1. a  gpt-*  P+S+C", "2. b  x  —"]
+    );
 }
 
 #[test]
 fn preview_text_for_draft_rules() {
     use super::preview_text;
-    let input = snapshot(rules_cfg(rule(false, true, false)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let input = snapshot(
+        rules_cfg(rule(false, true, false)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     assert_eq!(
         preview_text(&input),
         "\
@@ -497,7 +693,10 @@ Preview for faux/faux-1:
     );
     let legacy = snapshot(json!({}), None, registry(&[], &[]));
     let text = preview_text(&legacy);
-    assert!(text.starts_with("Preview for no current model (current-model-missing):\n  no execution rules"), "{text}");
+    assert!(
+        text.starts_with("Preview for no current model (current-model-missing):\n  no execution rules"),
+        "{text}"
+    );
 }
 
 mod properties {
@@ -576,8 +775,18 @@ mod properties {
 
 #[test]
 fn glue_status_lines_replace_the_generic_note() {
-    let mut input = snapshot(json!({ "shellSessions": { "enabled": true } }), Some(("faux", "faux-1")), registry(&[], &[]));
-    input.extra_lines.insert("shellSessions".into(), vec!["jobs: 1 running, 0 finished and unread".into(), "cleanup pending: no".into()]);
+    let mut input = snapshot(
+        json!({ "shellSessions": { "enabled": true } }),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
+    input.extra_lines.insert(
+        "shellSessions".into(),
+        vec![
+            "jobs: 1 running, 0 finished and unread".into(),
+            "cleanup pending: no".into(),
+        ],
+    );
     let text = status_text(&input);
     assert!(
         text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  reason: \n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
@@ -588,13 +797,24 @@ fn glue_status_lines_replace_the_generic_note() {
 
 #[test]
 fn no_usable_shell_takes_the_pair_down() {
-    let mut input = snapshot(json!({ "shellSessions": { "enabled": true }, "codeMode": { "enabled": true } }), Some(("faux", "faux-1")), registry(&[], &[]));
+    let mut input = snapshot(
+        json!({ "shellSessions": { "enabled": true }, "codeMode": { "enabled": true } }),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     input.shell_available = Some(false);
     let out = resolve(&input);
-    assert_eq!(out.features["shellSessions"], json!({ "configured": true, "effective": "unavailable", "reason": "shell-unavailable" }));
+    assert_eq!(
+        out.features["shellSessions"],
+        json!({ "configured": true, "effective": "unavailable", "reason": "shell-unavailable" })
+    );
     assert!(!out.active.contains(&EXEC_COMMAND.to_string()));
     assert!(out.nested_names.is_empty());
-    let mut rules = snapshot(rules_cfg(rule(false, true, true)), Some(("faux", "faux-1")), registry(&[], &[]));
+    let mut rules = snapshot(
+        rules_cfg(rule(false, true, true)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    );
     rules.shell_available = Some(false);
     let out = resolve(&rules);
     assert_eq!(out.features["shellSessions"]["reason"], "shell-unavailable");

@@ -16,7 +16,10 @@ pub struct ShellError {
 impl ShellError {
     /// An error with a code and a message.
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 
     /// The text a tool result shows: `<code>: <message>`.

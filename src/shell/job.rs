@@ -149,7 +149,10 @@ impl Ticket {
     pub fn new(job: &Arc<Job>, st: &mut JobState, bytes: usize) -> Arc<Ticket> {
         st.stdin_pending_bytes += bytes;
         st.stdin_pending_calls += 1;
-        Arc::new(Ticket { job: Arc::downgrade(job), bytes })
+        Arc::new(Ticket {
+            job: Arc::downgrade(job),
+            bytes,
+        })
     }
 }
 

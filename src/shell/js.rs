@@ -36,7 +36,9 @@ pub fn unit_json(r: Result<(), ShellError>) -> Value {
 /// Validates `exec_command` arguments for the TS glue (so hooks run after normalization): the canonical request.
 pub fn normalize_exec_json(args: &Value) -> Value {
     match normalize_exec(args) {
-        Ok(r) => json!({"ok": true, "request": {"cmd": r.cmd, "workdir": r.workdir, "yieldTimeMs": r.yield_time_ms, "maxOutputBytes": r.max_output_bytes}}),
+        Ok(r) => {
+            json!({"ok": true, "request": {"cmd": r.cmd, "workdir": r.workdir, "yieldTimeMs": r.yield_time_ms, "maxOutputBytes": r.max_output_bytes}})
+        }
         Err(e) => error_json(&e),
     }
 }
@@ -54,9 +56,16 @@ pub fn normalize_write_json(args: &Value) -> Value {
 
 /// Builds a [`CallContext`] from `{cwd, shell?, env?, stopOnCancel?}` (stopOnCancel defaults to true: direct call).
 pub fn context_from_json(v: &Value, cancel: Option<Cancel>) -> Result<CallContext, ShellError> {
-    let cwd = v.get("cwd").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| {
-        ShellError::new("invalid-cwd", "The call has no current directory (ctx.cwd); nothing was started.")
-    })?;
+    let cwd = v
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            ShellError::new(
+                "invalid-cwd",
+                "The call has no current directory (ctx.cwd); nothing was started.",
+            )
+        })?;
     let shell = match v.get("shell") {
         None | Some(Value::Null) => None,
         Some(s) => Some(ShellConfig::from_value(s)?),

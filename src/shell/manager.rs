@@ -176,17 +176,31 @@ impl Manager {
         };
         match std::fs::metadata(&dir) {
             Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(ShellError::new("invalid-cwd", format!("workdir {} is not a directory.", dir.display()))),
+            Ok(_) => {
+                return Err(ShellError::new(
+                    "invalid-cwd",
+                    format!("workdir {} is not a directory.", dir.display()),
+                ))
+            }
             Err(_) => {
                 return Err(ShellError::new(
                     "invalid-cwd",
-                    format!("workdir {} does not exist (workdir is relative to the current directory {}).", dir.display(), ctx.cwd.display()),
+                    format!(
+                        "workdir {} does not exist (workdir is relative to the current directory {}).",
+                        dir.display(),
+                        ctx.cwd.display()
+                    ),
                 ))
             }
         }
         let shell = match ctx.shell.clone().or_else(|| self.default_shell.lock().unwrap().clone()) {
             Some(s) => s,
-            None => return Err(ShellError::new("shell-unavailable", "No usable local shell was resolved; Shell Sessions cannot run commands.")),
+            None => {
+                return Err(ShellError::new(
+                    "shell-unavailable",
+                    "No usable local shell was resolved; Shell Sessions cannot run commands.",
+                ))
+            }
         };
         let deadline = tokio::time::Instant::now() + Duration::from_millis(req.yield_time_ms);
         let job = {
@@ -213,7 +227,13 @@ impl Manager {
         self.observe(&job, deadline, req.max_output_bytes, &ctx, None, 0).await
     }
 
-    fn spawn(&self, cmd: &str, dir: &std::path::Path, shell: &ShellConfig, env: &[(String, String)]) -> Result<Arc<Job>, ShellError> {
+    fn spawn(
+        &self,
+        cmd: &str,
+        dir: &std::path::Path,
+        shell: &ShellConfig,
+        env: &[(String, String)],
+    ) -> Result<Arc<Job>, ShellError> {
         let mut c = tokio::process::Command::new(&shell.shell);
         c.args(&shell.args);
         if !shell.stdin_transport {
@@ -230,9 +250,18 @@ impl Manager {
         }
         let mut child = c.spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                ShellError::new("shell-unavailable", format!("The shell {} could not be found; Shell Sessions cannot run commands.", shell.shell))
+                ShellError::new(
+                    "shell-unavailable",
+                    format!(
+                        "The shell {} could not be found; Shell Sessions cannot run commands.",
+                        shell.shell
+                    ),
+                )
             } else {
-                ShellError::new("spawn-failed", format!("Could not start the command with {}: {e}. Nothing ran.", shell.shell))
+                ShellError::new(
+                    "spawn-failed",
+                    format!("Could not start the command with {}: {e}. Nothing ran.", shell.shell),
+                )
             }
         })?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
@@ -261,7 +290,11 @@ impl Manager {
                 group_gone: false,
                 settled_at: None,
                 released: false,
-                stdin: if shell.stdin_transport { StdinState::Closed } else { StdinState::Open },
+                stdin: if shell.stdin_transport {
+                    StdinState::Closed
+                } else {
+                    StdinState::Open
+                },
                 stdin_pending_bytes: 0,
                 stdin_pending_calls: 0,
                 stop: StopPhase::None,
@@ -274,7 +307,12 @@ impl Manager {
         });
         if shell.stdin_transport {
             let (done, _) = oneshot::channel();
-            let _ = job.stdin_tx.send(StdinOp { bytes: cmd.as_bytes().to_vec(), close: true, done, ticket: None });
+            let _ = job.stdin_tx.send(StdinOp {
+                bytes: cmd.as_bytes().to_vec(),
+                close: true,
+                done,
+                ticket: None,
+            });
         }
         tokio::spawn(job::stdin_writer(Arc::downgrade(&job), stdin, rx));
         if let Some(o) = stdout {
@@ -302,7 +340,9 @@ impl Manager {
                 format!("Session {id} already ended and its final result was delivered (or its unread handle expired). Its recovery file, if any, is still on disk."),
             ));
         }
-        Err(invalid_session(format!("Unknown session_id {id:?}: use the exact handle an exec_command result returned.")))
+        Err(invalid_session(format!(
+            "Unknown session_id {id:?}: use the exact handle an exec_command result returned."
+        )))
     }
 
     /// Polls, writes to stdin, closes stdin or stops a job, then observes it.
@@ -328,7 +368,9 @@ impl Manager {
                 _ = stopper => {}
                 _ = cancelled(&ctx.cancel) => return Err(aborted(Some(&job.id), true)),
             }
-            return self.observe(&job, tokio::time::Instant::now(), req.max_output_bytes, &ctx, None, 0).await;
+            return self
+                .observe(&job, tokio::time::Instant::now(), req.max_output_bytes, &ctx, None, 0)
+                .await;
         }
         let sends = !req.input.is_empty() || req.close_stdin;
         let mut pending: Option<(oneshot::Receiver<Delivery>, Arc<Ticket>)> = None;
@@ -347,10 +389,15 @@ impl Manager {
                         StdinState::Closed => "its stdin was closed",
                         StdinState::Open => "the process has exited",
                     };
-                    return Err(ShellError::new("stdin-closed", format!("Session {} cannot take input: {why}. Nothing was sent.", job.id)));
+                    return Err(ShellError::new(
+                        "stdin-closed",
+                        format!("Session {} cannot take input: {why}. Nothing was sent.", job.id),
+                    ));
                 }
                 let n = req.input.len();
-                if st.stdin_pending_calls >= self.limits.stdin_calls || st.stdin_pending_bytes + n > self.limits.stdin_bytes {
+                if st.stdin_pending_calls >= self.limits.stdin_calls
+                    || st.stdin_pending_bytes + n > self.limits.stdin_bytes
+                {
                     return Err(ShellError::new(
                         "stdin-overload",
                         format!(
@@ -372,11 +419,19 @@ impl Manager {
                     st.stdin = StdinState::Closed;
                 }
                 let (done, rx) = oneshot::channel();
-                let op = StdinOp { bytes: req.input.clone().into_bytes(), close: req.close_stdin, done, ticket: Some(ticket.clone()) };
+                let op = StdinOp {
+                    bytes: req.input.clone().into_bytes(),
+                    close: req.close_stdin,
+                    done,
+                    ticket: Some(ticket.clone()),
+                };
                 drop(st);
                 if job.stdin_tx.send(op).is_err() {
                     drop(ticket);
-                    return Err(ShellError::new("stdin-failed", format!("Session {}'s stdin writer is gone; nothing was sent.", job.id)));
+                    return Err(ShellError::new(
+                        "stdin-failed",
+                        format!("Session {}'s stdin writer is gone; nothing was sent.", job.id),
+                    ));
                 }
                 pending = Some((rx, ticket));
             }
@@ -398,7 +453,9 @@ impl Manager {
                 }
             }
         }
-        let r = self.observe(&job, deadline, req.max_output_bytes, &ctx, delivery, req.input.len()).await;
+        let r = self
+            .observe(&job, deadline, req.max_output_bytes, &ctx, delivery, req.input.len())
+            .await;
         drop(ticket_hold);
         r
     }
@@ -457,7 +514,11 @@ impl Manager {
             let settled = st.settled();
             let stopped = st.stop != StopPhase::None;
             let status = if settled {
-                if stopped { Status::Terminated } else { Status::Completed }
+                if stopped {
+                    Status::Terminated
+                } else {
+                    Status::Completed
+                }
             } else if st.unknown_outcome {
                 Status::Terminated
             } else {
@@ -484,7 +545,11 @@ impl Manager {
                 Some(job::LeaderExit::Signal(s)) => (None, Some(super::process::signal_name(s))),
                 _ => (None, None),
             };
-            let (exit_code, signal) = if status == Status::Running || st.unknown_outcome { (None, None) } else { (exit_code, signal) };
+            let (exit_code, signal) = if status == Status::Running || st.unknown_outcome {
+                (None, None)
+            } else {
+                (exit_code, signal)
+            };
             ShellResult {
                 session_id: job.id.clone(),
                 status,
@@ -546,13 +611,20 @@ impl Manager {
         let jobs: Vec<Arc<Job>> = {
             let mut reg = self.reg.lock().unwrap();
             self.prune(&mut reg);
-            reg.jobs.values().filter(|j| !j.state.lock().unwrap().settled()).cloned().collect()
+            reg.jobs
+                .values()
+                .filter(|j| !j.state.lock().unwrap().settled())
+                .cloned()
+                .collect()
         };
         let limits = self.limits.clone();
-        let tasks: Vec<_> = jobs.into_iter().map(|j| {
-            let limits = limits.clone();
-            tokio::spawn(async move { stop_job(&j, &limits).await })
-        }).collect();
+        let tasks: Vec<_> = jobs
+            .into_iter()
+            .map(|j| {
+                let limits = limits.clone();
+                tokio::spawn(async move { stop_job(&j, &limits).await })
+            })
+            .collect();
         let mut all = true;
         for t in tasks {
             all &= t.await.unwrap_or(false);

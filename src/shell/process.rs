@@ -17,11 +17,21 @@ pub struct ShellConfig {
 impl ShellConfig {
     /// Parses the object `getShellConfig()` returns.
     pub fn from_value(v: &Value) -> Result<Self, ShellError> {
-        let bad = || ShellError::new("shell-unavailable", "No usable local shell was resolved (Pi's getShellConfig() gave no shell); Shell Sessions cannot run commands.");
-        let shell = v.get("shell").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(bad)?.to_string();
+        let bad = || {
+            ShellError::new("shell-unavailable", "No usable local shell was resolved (Pi's getShellConfig() gave no shell); Shell Sessions cannot run commands.")
+        };
+        let shell = v
+            .get("shell")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(bad)?
+            .to_string();
         let args = match v.get("args") {
             None | Some(Value::Null) => vec![],
-            Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(String::from).ok_or_else(bad)).collect::<Result<_, _>>()?,
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| x.as_str().map(String::from).ok_or_else(bad))
+                .collect::<Result<_, _>>()?,
             Some(_) => return Err(bad()),
         };
         let stdin_transport = match v.get("commandTransport").and_then(Value::as_str) {
@@ -29,13 +39,25 @@ impl ShellConfig {
             Some("stdin") => true,
             Some(_) => return Err(bad()),
         };
-        Ok(Self { shell, args, stdin_transport })
+        Ok(Self {
+            shell,
+            args,
+            stdin_transport,
+        })
     }
 
     /// `/bin/bash -c` when present, else `sh -c` (what Pi resolves on Unix; used by tests and as a fallback).
     pub fn default_posix() -> Self {
-        let shell = if std::path::Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
-        Self { shell: shell.into(), args: vec!["-c".into()], stdin_transport: false }
+        let shell = if std::path::Path::new("/bin/bash").exists() {
+            "/bin/bash"
+        } else {
+            "/bin/sh"
+        };
+        Self {
+            shell: shell.into(),
+            args: vec!["-c".into()],
+            stdin_transport: false,
+        }
     }
 }
 
@@ -56,7 +78,9 @@ pub fn parse_env_overlay(v: Option<&Value>) -> Result<Vec<(String, String)>, She
                 if k.is_empty() || k.contains('=') || k.contains('\0') {
                     return Err(bad("a variable name is empty or contains '=' or NUL"));
                 }
-                let Some(s) = val.as_str() else { return Err(bad("every value must be a string")) };
+                let Some(s) = val.as_str() else {
+                    return Err(bad("every value must be a string"));
+                };
                 if s.contains('\0') {
                     return Err(bad("a value contains NUL"));
                 }
@@ -106,9 +130,13 @@ fn live_member_in_proc(pgid: i32) -> Option<bool> {
         if !name.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else {
+            continue;
+        };
         // fields after the command's closing parenthesis: state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
         let mut it = rest.split_whitespace();
         let state = it.next().unwrap_or("");
         let _ppid = it.next();

@@ -14,8 +14,16 @@ pub const MAX_YIELD_MS: u64 = 60_000;
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
 
 /// Codex request fields this toolkit does not support; refused by name, never silently ignored.
-pub const REFUSED_FIELDS: [&str; 8] =
-    ["tty", "shell", "login", "sandbox_permissions", "justification", "with_escalated_permissions", "prefix_rule", "timeout_ms"];
+pub const REFUSED_FIELDS: [&str; 8] = [
+    "tty",
+    "shell",
+    "login",
+    "sandbox_permissions",
+    "justification",
+    "with_escalated_permissions",
+    "prefix_rule",
+    "timeout_ms",
+];
 
 /// A validated `exec_command` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +56,8 @@ pub struct WriteRequest {
 }
 
 fn as_object<'a>(args: &'a Value, tool: &str) -> Result<&'a Map<String, Value>, ShellError> {
-    args.as_object().ok_or_else(|| invalid_command(format!("{tool} arguments must be a JSON object.")))
+    args.as_object()
+        .ok_or_else(|| invalid_command(format!("{tool} arguments must be a JSON object.")))
 }
 
 fn refuse_fields(obj: &Map<String, Value>, tool: &str) -> Result<(), ShellError> {
@@ -96,7 +105,9 @@ fn err_session(m: String) -> ShellError {
 
 fn yield_ms(obj: &Map<String, Value>) -> Result<u64, ShellError> {
     let v = pair(obj, "yield_time_ms", "yieldTimeMs", err_limit)?;
-    Ok(integer_in_range(v, "yield_time_ms", 0, MAX_YIELD_MS).map_err(invalid_limit)?.unwrap_or(DEFAULT_YIELD_MS))
+    Ok(integer_in_range(v, "yield_time_ms", 0, MAX_YIELD_MS)
+        .map_err(invalid_limit)?
+        .unwrap_or(DEFAULT_YIELD_MS))
 }
 
 fn budget(obj: &Map<String, Value>) -> Result<usize, ShellError> {
@@ -127,22 +138,35 @@ pub fn normalize_exec(args: &Value) -> Result<ExecRequest, ShellError> {
             return Err(invalid_command("\"cmd\" must not contain NUL characters."))
         }
         Some(Value::String(_)) | None => {
-            return Err(invalid_command("exec_command needs a non-empty \"cmd\" string (the shell command line)."))
+            return Err(invalid_command(
+                "exec_command needs a non-empty \"cmd\" string (the shell command line).",
+            ))
         }
         Some(_) => return Err(invalid_command("\"cmd\" must be a string (the shell command line).")),
     };
     let workdir = match pair(obj, "workdir", "cwd", err_cwd)? {
         None => None,
         Some(Value::String(s)) if s.is_empty() => {
-            return Err(invalid_cwd("\"workdir\" must be a non-empty path; omit it to use the current directory."))
+            return Err(invalid_cwd(
+                "\"workdir\" must be a non-empty path; omit it to use the current directory.",
+            ))
         }
         Some(Value::String(s)) if s.contains('\0') => {
             return Err(invalid_cwd("\"workdir\" must not contain NUL characters."))
         }
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(invalid_cwd("\"workdir\" must be a string path (relative to the current directory).")),
+        Some(_) => {
+            return Err(invalid_cwd(
+                "\"workdir\" must be a string path (relative to the current directory).",
+            ))
+        }
     };
-    Ok(ExecRequest { cmd, workdir, yield_time_ms: yield_ms(obj)?, max_output_bytes: budget(obj)? })
+    Ok(ExecRequest {
+        cmd,
+        workdir,
+        yield_time_ms: yield_ms(obj)?,
+        max_output_bytes: budget(obj)?,
+    })
 }
 
 /// Validates a session handle: an opaque string, never a number.
@@ -153,7 +177,9 @@ pub fn session_handle(v: Option<&Value>) -> Result<String, ShellError> {
             "session_id must be the string handle returned by exec_command (e.g. \"pct-shell-…\"); numeric handles \
              and OS process ids are not accepted.",
         )),
-        _ => Err(invalid_session("write_stdin needs \"session_id\": the string handle returned by exec_command.")),
+        _ => Err(invalid_session(
+            "write_stdin needs \"session_id\": the string handle returned by exec_command.",
+        )),
     }
 }
 
@@ -165,7 +191,11 @@ pub fn normalize_write(args: &Value) -> Result<WriteRequest, ShellError> {
     let input = match pair(obj, "chars", "input", err_cmd)? {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(invalid_command("\"chars\" (input) must be a string, forwarded verbatim to stdin.")),
+        Some(_) => {
+            return Err(invalid_command(
+                "\"chars\" (input) must be a string, forwarded verbatim to stdin.",
+            ))
+        }
     };
     let close_stdin = boolean(obj, "closeStdin")?;
     let terminate = boolean(obj, "terminate")?;
@@ -194,16 +224,36 @@ mod tests {
         let c = normalize_exec(&json!({"command": "ls", "cwd": "x", "yieldTimeMs": 5})).unwrap();
         assert_eq!(c.workdir.as_deref(), Some("x"));
         assert_eq!(c.yield_time_ms, 5);
-        assert_eq!(normalize_exec(&json!({"cmd": "a", "command": "b"})).unwrap_err().code, "invalid-command");
-        assert_eq!(normalize_exec(&json!({"cmd": "a", "workdir": "a", "cwd": "b"})).unwrap_err().code, "invalid-cwd");
         assert_eq!(
-            normalize_exec(&json!({"cmd": "a", "yield_time_ms": 1, "yieldTimeMs": 2})).unwrap_err().code,
+            normalize_exec(&json!({"cmd": "a", "command": "b"})).unwrap_err().code,
+            "invalid-command"
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "a", "workdir": "a", "cwd": "b"}))
+                .unwrap_err()
+                .code,
+            "invalid-cwd"
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "a", "yield_time_ms": 1, "yieldTimeMs": 2}))
+                .unwrap_err()
+                .code,
             "invalid-limit"
         );
         let w = normalize_write(&json!({"sessionId": "s", "input": "x", "session_id": "s", "chars": "x"})).unwrap();
         assert_eq!((w.session_id.as_str(), w.input.as_str()), ("s", "x"));
-        assert_eq!(normalize_write(&json!({"session_id": "s", "sessionId": "t"})).unwrap_err().code, "invalid-session");
-        assert_eq!(normalize_write(&json!({"session_id": "s", "chars": "a", "input": "b"})).unwrap_err().code, "invalid-command");
+        assert_eq!(
+            normalize_write(&json!({"session_id": "s", "sessionId": "t"}))
+                .unwrap_err()
+                .code,
+            "invalid-session"
+        );
+        assert_eq!(
+            normalize_write(&json!({"session_id": "s", "chars": "a", "input": "b"}))
+                .unwrap_err()
+                .code,
+            "invalid-command"
+        );
     }
 
     #[test]
@@ -222,28 +272,75 @@ mod tests {
 
     #[test]
     fn numeric_handles_refused() {
-        assert_eq!(normalize_write(&json!({"session_id": 3})).unwrap_err().code, "invalid-session");
-        assert_eq!(normalize_write(&json!({"sessionId": 3.0})).unwrap_err().code, "invalid-session");
+        assert_eq!(
+            normalize_write(&json!({"session_id": 3})).unwrap_err().code,
+            "invalid-session"
+        );
+        assert_eq!(
+            normalize_write(&json!({"sessionId": 3.0})).unwrap_err().code,
+            "invalid-session"
+        );
         assert_eq!(normalize_write(&json!({})).unwrap_err().code, "invalid-session");
     }
 
     #[test]
     fn yield_boundaries() {
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "yield_time_ms": 0})).unwrap().yield_time_ms, 0);
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "yield_time_ms": 60000})).unwrap().yield_time_ms, 60000);
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "yield_time_ms": 60001})).unwrap_err().code, "invalid-limit");
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "yield_time_ms": -1})).unwrap_err().code, "invalid-limit");
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "maxOutputBytes": 1023})).unwrap_err().code, "invalid-limit");
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "max_output_tokens": 65537})).unwrap_err().code, "invalid-limit");
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "yield_time_ms": 0}))
+                .unwrap()
+                .yield_time_ms,
+            0
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "yield_time_ms": 60000}))
+                .unwrap()
+                .yield_time_ms,
+            60000
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "yield_time_ms": 60001}))
+                .unwrap_err()
+                .code,
+            "invalid-limit"
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "yield_time_ms": -1}))
+                .unwrap_err()
+                .code,
+            "invalid-limit"
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "maxOutputBytes": 1023}))
+                .unwrap_err()
+                .code,
+            "invalid-limit"
+        );
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "max_output_tokens": 65537}))
+                .unwrap_err()
+                .code,
+            "invalid-limit"
+        );
     }
 
     #[test]
     fn command_shape() {
         assert_eq!(normalize_exec(&json!({})).unwrap_err().code, "invalid-command");
-        assert_eq!(normalize_exec(&json!({"cmd": "  "})).unwrap_err().code, "invalid-command");
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "  "})).unwrap_err().code,
+            "invalid-command"
+        );
         assert_eq!(normalize_exec(&json!({"cmd": 5})).unwrap_err().code, "invalid-command");
         assert_eq!(normalize_exec(&json!("ls")).unwrap_err().code, "invalid-command");
-        assert_eq!(normalize_exec(&json!({"cmd": "x", "workdir": 1})).unwrap_err().code, "invalid-cwd");
-        assert_eq!(normalize_write(&json!({"session_id": "s", "terminate": "yes"})).unwrap_err().code, "invalid-command");
+        assert_eq!(
+            normalize_exec(&json!({"cmd": "x", "workdir": 1})).unwrap_err().code,
+            "invalid-cwd"
+        );
+        assert_eq!(
+            normalize_write(&json!({"session_id": "s", "terminate": "yes"}))
+                .unwrap_err()
+                .code,
+            "invalid-command"
+        );
     }
 }

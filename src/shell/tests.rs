@@ -8,7 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 fn ctx() -> CallContext {
-    CallContext { cwd: std::env::temp_dir(), shell: Some(ShellConfig::default_posix()), ..Default::default() }
+    CallContext {
+        cwd: std::env::temp_dir(),
+        shell: Some(ShellConfig::default_posix()),
+        ..Default::default()
+    }
 }
 
 fn manager_with(limits: Limits) -> (tempfile::TempDir, Arc<Manager>) {
@@ -22,7 +26,11 @@ fn manager() -> (tempfile::TempDir, Arc<Manager>) {
 }
 
 fn fast_stop() -> Limits {
-    Limits { stop_grace: Duration::from_millis(300), stop_confirm: Duration::from_millis(500), ..Limits::default() }
+    Limits {
+        stop_grace: Duration::from_millis(300),
+        stop_confirm: Duration::from_millis(500),
+        ..Limits::default()
+    }
 }
 
 /// Whether a pid is a live (non-zombie) process, from the process table.
@@ -54,7 +62,10 @@ async fn finite_command_completes_in_one_call() {
     assert!(r.recovery.is_none(), "small complete result needs no file");
     assert_eq!(m.recovery_store().file_count(), 0);
     let t = r.text();
-    assert!(t.starts_with(&format!("session_id {}: completed\nexit_code: 3", r.session_id)), "{t}");
+    assert!(
+        t.starts_with(&format!("session_id {}: completed\nexit_code: 3", r.session_id)),
+        "{t}"
+    );
     assert!(t.contains("[stdout]\nhi\n[stderr]\nerr\n"), "{t}");
     let d = r.details();
     assert_eq!(d["session_id"], d["sessionId"]);
@@ -70,20 +81,30 @@ async fn finite_command_completes_in_one_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yielded_command_polled_to_completion_with_recovery() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "echo first; sleep 0.4; echo second", "yield_time_ms": 150})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "echo first; sleep 0.4; echo second", "yield_time_ms": 150}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status, Status::Running);
     assert_eq!(r.stdout, "first\n");
     assert!(r.text().contains("write_stdin"));
     let rec = r.recovery.clone().expect("a yield creates the recovery file");
     assert_eq!(rec.state, crate::output::RecoveryState::Capturing);
-    let r2 = write(&m, json!({"sessionId": r.session_id, "yieldTimeMs": 10000})).await.unwrap();
+    let r2 = write(&m, json!({"sessionId": r.session_id, "yieldTimeMs": 10000}))
+        .await
+        .unwrap();
     assert_eq!(r2.status, Status::Completed);
     assert_eq!(r2.exit_code, Some(0));
     assert_eq!(r2.stdout, "second\n");
     let rec = r2.recovery.unwrap();
     assert_eq!(rec.state, crate::output::RecoveryState::Complete);
     // the prefix consumed by the first poll is still recoverable
-    assert_eq!(std::fs::read_to_string(rec.path.as_ref().unwrap()).unwrap(), "first\nsecond\n");
+    assert_eq!(
+        std::fs::read_to_string(rec.path.as_ref().unwrap()).unwrap(),
+        "first\nsecond\n"
+    );
     assert_eq!(m.delete_recovery_files(), 1);
     assert!(!std::path::Path::new(rec.path.as_ref().unwrap()).exists());
 }
@@ -91,17 +112,31 @@ async fn yielded_command_polled_to_completion_with_recovery() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdin_round_trip_and_close() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "read x; echo got:$x; cat; echo end", "yield_time_ms": 100})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "read x; echo got:$x; cat; echo end", "yield_time_ms": 100}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status, Status::Running);
-    let r = write(&m, json!({"session_id": r.session_id, "chars": "abc\n", "yield_time_ms": 300})).await.unwrap();
+    let r = write(
+        &m,
+        json!({"session_id": r.session_id, "chars": "abc\n", "yield_time_ms": 300}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.input_delivery, Some(job::Delivery::Written));
     assert!(r.stdout.contains("got:abc"), "{:?}", r.stdout);
     let id = r.session_id.clone();
     // verbatim: no newline added, stdin not closed
-    let r = write(&m, json!({"session_id": id, "input": "tail", "yield_time_ms": 300})).await.unwrap();
+    let r = write(&m, json!({"session_id": id, "input": "tail", "yield_time_ms": 300}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Running);
     assert_eq!(r.stdout, "tail");
-    let r = write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 5000})).await.unwrap();
+    let r = write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 5000}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Completed);
     assert_eq!(r.stdout, "end\n");
     assert_eq!(r.details()["stdin"]["state"], json!("closed"));
@@ -110,30 +145,49 @@ async fn stdin_round_trip_and_close() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdin_refusals() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "cat >/dev/null; sleep 5", "yield_time_ms": 0})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "cat >/dev/null; sleep 5", "yield_time_ms": 0}))
+        .await
+        .unwrap();
     assert!(r.recovery.is_none(), "a yield with no output yet needs no file");
     let id = r.session_id.clone();
-    let e = write(&m, json!({"session_id": id, "chars": "x", "terminate": true})).await.unwrap_err();
+    let e = write(&m, json!({"session_id": id, "chars": "x", "terminate": true}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "stdin-failed");
-    let r = write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 0})).await.unwrap();
+    let r = write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 0}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Running);
     // repeated EOF is harmless
-    write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 0})).await.unwrap();
+    write(&m, json!({"session_id": id, "closeStdin": true, "yield_time_ms": 0}))
+        .await
+        .unwrap();
     let e = write(&m, json!({"session_id": id, "chars": "late"})).await.unwrap_err();
     assert_eq!(e.code, "stdin-closed");
     m.cleanup().await.unwrap();
 
     // stdin transport: the command consumed stdin
     let c = CallContext {
-        shell: Some(ShellConfig { shell: "/bin/bash".into(), args: vec!["-s".into()], stdin_transport: true }),
+        shell: Some(ShellConfig {
+            shell: "/bin/bash".into(),
+            args: vec!["-s".into()],
+            stdin_transport: true,
+        }),
         ..ctx()
     };
-    let r = m.exec(&json!({"cmd": "echo via-stdin; sleep 2", "yield_time_ms": 300}), c).await.unwrap();
+    let r = m
+        .exec(&json!({"cmd": "echo via-stdin; sleep 2", "yield_time_ms": 300}), c)
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "via-stdin\n");
-    let e = write(&m, json!({"session_id": r.session_id, "chars": "x"})).await.unwrap_err();
+    let e = write(&m, json!({"session_id": r.session_id, "chars": "x"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "stdin-transport");
     // empty input still polls
-    let r = write(&m, json!({"session_id": r.session_id, "chars": "", "yield_time_ms": 0})).await.unwrap();
+    let r = write(&m, json!({"session_id": r.session_id, "chars": "", "yield_time_ms": 0}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Running);
     m.close().await.unwrap();
 }
@@ -145,8 +199,14 @@ async fn stdin_admission_limits() {
     let r = exec(&m, json!({"cmd": "sleep 30", "yield_time_ms": 0})).await.unwrap();
     let id = r.session_id.clone();
     let big = "x".repeat(262_144);
-    let r = write(&m, json!({"session_id": id, "chars": big, "yield_time_ms": 0})).await.unwrap();
-    assert_eq!(r.input_delivery, Some(job::Delivery::Unknown), "not finished when the call returned");
+    let r = write(&m, json!({"session_id": id, "chars": big, "yield_time_ms": 0}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.input_delivery,
+        Some(job::Delivery::Unknown),
+        "not finished when the call returned"
+    );
     assert_eq!(r.stdin.pending_bytes, 262_144);
     let e = write(&m, json!({"session_id": id, "chars": "y"})).await.unwrap_err();
     assert_eq!(e.code, "stdin-overload");
@@ -154,13 +214,22 @@ async fn stdin_admission_limits() {
 
     let r = exec(&m, json!({"cmd": "sleep 30", "yield_time_ms": 0})).await.unwrap();
     let id = r.session_id.clone();
-    write(&m, json!({"session_id": id, "chars": "z".repeat(100_000), "yield_time_ms": 0})).await.unwrap();
+    write(
+        &m,
+        json!({"session_id": id, "chars": "z".repeat(100_000), "yield_time_ms": 0}),
+    )
+    .await
+    .unwrap();
     for _ in 0..15 {
-        write(&m, json!({"session_id": id, "chars": "1", "yield_time_ms": 0})).await.unwrap();
+        write(&m, json!({"session_id": id, "chars": "1", "yield_time_ms": 0}))
+            .await
+            .unwrap();
     }
     let r = write(&m, json!({"session_id": id, "yield_time_ms": 0})).await.unwrap();
     assert_eq!(r.stdin.pending_calls, 16);
-    let e = write(&m, json!({"session_id": id, "chars": "1", "yield_time_ms": 0})).await.unwrap_err();
+    let e = write(&m, json!({"session_id": id, "chars": "1", "yield_time_ms": 0}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "stdin-overload");
     // stopping breaks the pipe: outstanding writes settle as unknown, admission is released
     let r = write(&m, json!({"session_id": id, "terminate": true})).await.unwrap();
@@ -176,7 +245,11 @@ async fn cancelled_input_call_keeps_admission_until_its_write_settles() {
     let r = exec(&m, json!({"cmd": "sleep 30", "yield_time_ms": 0})).await.unwrap();
     let id = r.session_id.clone();
     let cancel = Cancel::new();
-    let c = CallContext { cancel: Some(cancel.clone()), stop_on_cancel: false, ..ctx() };
+    let c = CallContext {
+        cancel: Some(cancel.clone()),
+        stop_on_cancel: false,
+        ..ctx()
+    };
     let m2 = m.clone();
     let args = json!({"session_id": id, "chars": "x".repeat(262_144), "yield_time_ms": 30_000});
     let call = tokio::spawn(async move { m2.write_stdin(&args, c).await });
@@ -220,11 +293,20 @@ async fn cancelled_input_call_keeps_admission_until_its_write_settles() {
 async fn broken_pipe_reports_unknown_delivery() {
     let (_d, m) = manager();
     // closes its stdin early, keeps running
-    let r = exec(&m, json!({"cmd": "exec 0<&-; sleep 2", "yield_time_ms": 200})).await.unwrap();
-    let r = write(&m, json!({"session_id": r.session_id, "chars": "hello", "yield_time_ms": 200})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "exec 0<&-; sleep 2", "yield_time_ms": 200}))
+        .await
+        .unwrap();
+    let r = write(
+        &m,
+        json!({"session_id": r.session_id, "chars": "hello", "yield_time_ms": 200}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.input_delivery, Some(job::Delivery::Unknown));
     assert_eq!(r.details()["inputDelivery"], json!("unknown"));
-    let e = write(&m, json!({"session_id": r.session_id, "chars": "again"})).await.unwrap_err();
+    let e = write(&m, json!({"session_id": r.session_id, "chars": "again"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "stdin-closed");
     m.close().await.unwrap();
 }
@@ -246,7 +328,12 @@ async fn interleaved_streams_share_one_budget_stdout_first() {
     assert_eq!(body.matches('a').count(), 1500);
     assert_eq!(body.matches('b').count(), 1500);
     // tokens: 256 tokens = 1024 bytes, and the smaller of two limits wins
-    let r = exec(&m, json!({"cmd": "head -c 5000 /dev/zero | tr '\\0' c", "max_output_tokens": 256, "maxOutputBytes": 4096})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "head -c 5000 /dev/zero | tr '\\0' c", "max_output_tokens": 256, "maxOutputBytes": 4096}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.stdout.len(), 1024);
     assert_eq!(r.dropped, 3976);
 }
@@ -254,10 +341,17 @@ async fn interleaved_streams_share_one_budget_stdout_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn utf8_split_across_reads_and_cut_on_boundary() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "printf '\\342\\202'; sleep 0.2; printf '\\254\\n'"})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "printf '\\342\\202'; sleep 0.2; printf '\\254\\n'"}))
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "€\n");
     // 1 + 600*2 bytes, budget 1024: cut at 1023 so no character is split
-    let r = exec(&m, json!({"cmd": "printf a; for i in $(seq 600); do printf 'é'; done", "maxOutputBytes": 1024})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "printf a; for i in $(seq 600); do printf 'é'; done", "maxOutputBytes": 1024}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.stdout.len(), 1023);
     assert_eq!(r.dropped, 1201 - 1023);
 }
@@ -265,18 +359,24 @@ async fn utf8_split_across_reads_and_cut_on_boundary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grandchild_keeps_job_managed_until_stopped() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "sleep 30 & echo $!", "yield_time_ms": 500})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "sleep 30 & echo $!", "yield_time_ms": 500}))
+        .await
+        .unwrap();
     // the leader exited at once, but its child holds the group and the pipes
     assert_eq!(r.status, Status::Running);
     let pid: i32 = r.stdout.trim().parse().unwrap();
     assert!(alive(pid));
     assert_eq!(m.status().running, 1);
-    let r = write(&m, json!({"session_id": r.session_id, "terminate": true})).await.unwrap();
+    let r = write(&m, json!({"session_id": r.session_id, "terminate": true}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Terminated);
     assert!(!r.unknown_outcome);
     // killed, reaped (no zombie) — checked in the process table
     for _ in 0..50 {
-        if !alive(pid) { break; }
+        if !alive(pid) {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!alive(pid));
@@ -286,15 +386,30 @@ async fn grandchild_keeps_job_managed_until_stopped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_escalates_to_sigkill_and_second_stop_kills_at_once() {
     let (_d, m) = manager_with(fast_stop());
-    let r = exec(&m, json!({"cmd": "trap '' TERM; sleep 30 & wait", "yield_time_ms": 100})).await.unwrap();
-    let r = write(&m, json!({"session_id": r.session_id, "terminate": true})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "trap '' TERM; sleep 30 & wait", "yield_time_ms": 100}),
+    )
+    .await
+    .unwrap();
+    let r = write(&m, json!({"session_id": r.session_id, "terminate": true}))
+        .await
+        .unwrap();
     assert_eq!(r.status, Status::Terminated, "{}", r.text());
     assert_eq!(r.signal.as_deref(), Some("SIGKILL"), "{}", r.text());
 
     // second stop while the first waits out its grace period: SIGKILL at once
-    let limits = Limits { stop_grace: Duration::from_secs(30), ..fast_stop() };
+    let limits = Limits {
+        stop_grace: Duration::from_secs(30),
+        ..fast_stop()
+    };
     let (_d2, m2) = manager_with(limits);
-    let r = exec(&m2, json!({"cmd": "trap '' TERM; sleep 30 & wait", "yield_time_ms": 100})).await.unwrap();
+    let r = exec(
+        &m2,
+        json!({"cmd": "trap '' TERM; sleep 30 & wait", "yield_time_ms": 100}),
+    )
+    .await
+    .unwrap();
     let id = r.session_id.clone();
     let m2b = m2.clone();
     let id2 = id.clone();
@@ -308,7 +423,9 @@ async fn stop_escalates_to_sigkill_and_second_stop_kills_at_once() {
 async fn unconfirmed_stop_reports_unknown_outcome_and_cleanup_incomplete() {
     let (_d, m) = manager_with(fast_stop());
     // an escaped process (own session) keeps the stdout pipe open
-    let r = exec(&m, json!({"cmd": "setsid sleep 30 & echo $!", "yield_time_ms": 300})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "setsid sleep 30 & echo $!", "yield_time_ms": 300}))
+        .await
+        .unwrap();
     let pid: i32 = r.stdout.trim().parse().unwrap();
     let id = r.session_id.clone();
     let r = write(&m, json!({"session_id": id, "terminate": true})).await.unwrap();
@@ -337,16 +454,27 @@ async fn session_limit_at_boundary() {
     let e = exec(&m, json!({"cmd": "true", "yield_time_ms": 0})).await.unwrap_err();
     assert_eq!(e.code, "session-limit");
     m.close().await.unwrap();
-    assert_eq!(exec(&m, json!({"cmd": "true"})).await.unwrap_err().code, "manager-closed");
+    assert_eq!(
+        exec(&m, json!({"cmd": "true"})).await.unwrap_err().code,
+        "manager-closed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_terminal_handles_are_pruned() {
-    let limits = Limits { max_terminal: 32, ..Limits::default() };
+    let limits = Limits {
+        max_terminal: 32,
+        ..Limits::default()
+    };
     let (_d, m) = manager_with(limits);
     let mut ids = vec![];
     for _ in 0..33 {
-        ids.push(exec(&m, json!({"cmd": "sleep 0.05", "yield_time_ms": 0})).await.unwrap().session_id);
+        ids.push(
+            exec(&m, json!({"cmd": "sleep 0.05", "yield_time_ms": 0}))
+                .await
+                .unwrap()
+                .session_id,
+        );
         while m.status().running >= 16 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -368,17 +496,28 @@ async fn unread_terminal_handles_are_pruned() {
     }
     assert_eq!(stale, 1, "exactly the oldest of 33 unread handles is pruned");
 
-    let limits = Limits { terminal_ttl: Duration::from_millis(200), ..Limits::default() };
+    let limits = Limits {
+        terminal_ttl: Duration::from_millis(200),
+        ..Limits::default()
+    };
     let (_d, m) = manager_with(limits);
-    let id = exec(&m, json!({"cmd": "sleep 0.05", "yield_time_ms": 0})).await.unwrap().session_id;
+    let id = exec(&m, json!({"cmd": "sleep 0.05", "yield_time_ms": 0}))
+        .await
+        .unwrap()
+        .session_id;
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(write(&m, json!({"session_id": id})).await.unwrap_err().code, "stale-session");
+    assert_eq!(
+        write(&m, json!({"session_id": id})).await.unwrap_err().code,
+        "stale-session"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_observer_gets_stale_session() {
     let (_d, m) = manager();
-    let r = exec(&m, json!({"cmd": "sleep 0.5; echo done", "yield_time_ms": 0})).await.unwrap();
+    let r = exec(&m, json!({"cmd": "sleep 0.5; echo done", "yield_time_ms": 0}))
+        .await
+        .unwrap();
     let id = r.session_id.clone();
     let a = {
         let m = m.clone();
@@ -399,35 +538,84 @@ async fn queued_observer_gets_stale_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_errors_and_cwd() {
     let (d, m) = manager();
-    let e = exec(&m, json!({"cmd": "true", "workdir": "no/such/dir"})).await.unwrap_err();
+    let e = exec(&m, json!({"cmd": "true", "workdir": "no/such/dir"}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "invalid-cwd");
     std::fs::write(d.path().join("f"), "x").unwrap();
     std::fs::create_dir(d.path().join("sub")).unwrap();
-    let c = CallContext { cwd: d.path().to_path_buf(), ..ctx() };
-    assert_eq!(m.exec(&json!({"cmd": "true", "workdir": "f"}), c.clone()).await.unwrap_err().code, "invalid-cwd");
+    let c = CallContext {
+        cwd: d.path().to_path_buf(),
+        ..ctx()
+    };
+    assert_eq!(
+        m.exec(&json!({"cmd": "true", "workdir": "f"}), c.clone())
+            .await
+            .unwrap_err()
+            .code,
+        "invalid-cwd"
+    );
     let r = m.exec(&json!({"cmd": "pwd", "cwd": "sub"}), c.clone()).await.unwrap();
-    assert_eq!(r.stdout.trim(), d.path().join("sub").canonicalize().unwrap().to_str().unwrap());
-    let c2 = CallContext { shell: Some(ShellConfig { shell: "/no/such/shell".into(), args: vec!["-c".into()], stdin_transport: false }), ..ctx() };
-    assert_eq!(m.exec(&json!({"cmd": "true"}), c2).await.unwrap_err().code, "shell-unavailable");
-    let c3 = CallContext { shell: Some(ShellConfig { shell: d.path().join("f").display().to_string(), args: vec![], stdin_transport: false }), ..ctx() };
-    assert_eq!(m.exec(&json!({"cmd": "true"}), c3).await.unwrap_err().code, "spawn-failed");
+    assert_eq!(
+        r.stdout.trim(),
+        d.path().join("sub").canonicalize().unwrap().to_str().unwrap()
+    );
+    let c2 = CallContext {
+        shell: Some(ShellConfig {
+            shell: "/no/such/shell".into(),
+            args: vec!["-c".into()],
+            stdin_transport: false,
+        }),
+        ..ctx()
+    };
+    assert_eq!(
+        m.exec(&json!({"cmd": "true"}), c2).await.unwrap_err().code,
+        "shell-unavailable"
+    );
+    let c3 = CallContext {
+        shell: Some(ShellConfig {
+            shell: d.path().join("f").display().to_string(),
+            args: vec![],
+            stdin_transport: false,
+        }),
+        ..ctx()
+    };
+    assert_eq!(
+        m.exec(&json!({"cmd": "true"}), c3).await.unwrap_err().code,
+        "spawn-failed"
+    );
     let c4 = CallContext { shell: None, ..ctx() };
-    assert_eq!(m.exec(&json!({"cmd": "true"}), c4).await.unwrap_err().code, "shell-unavailable");
+    assert_eq!(
+        m.exec(&json!({"cmd": "true"}), c4).await.unwrap_err().code,
+        "shell-unavailable"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn env_overlay_for_one_spawn() {
     let (_d, m) = manager();
-    let c = CallContext { env: Some(json!({"PCT_OVERLAY": "yes"})), ..ctx() };
-    let r = m.exec(&json!({"cmd": "echo ${PCT_OVERLAY:-unset}; echo $HOME"}), c).await.unwrap();
+    let c = CallContext {
+        env: Some(json!({"PCT_OVERLAY": "yes"})),
+        ..ctx()
+    };
+    let r = m
+        .exec(&json!({"cmd": "echo ${PCT_OVERLAY:-unset}; echo $HOME"}), c)
+        .await
+        .unwrap();
     let mut lines = r.stdout.lines();
     assert_eq!(lines.next(), Some("yes"));
     assert!(!lines.next().unwrap().is_empty(), "inherited env stays");
     let r = exec(&m, json!({"cmd": "echo ${PCT_OVERLAY:-unset}"})).await.unwrap();
     assert_eq!(r.stdout, "unset\n", "the overlay does not leak into the next spawn");
     for bad in [json!({"A": 1}), json!({"A=B": "x"}), json!("x"), json!({"": "x"})] {
-        let c = CallContext { env: Some(bad), ..ctx() };
-        assert_eq!(m.exec(&json!({"cmd": "true"}), c).await.unwrap_err().code, "spawn-failed");
+        let c = CallContext {
+            env: Some(bad),
+            ..ctx()
+        };
+        assert_eq!(
+            m.exec(&json!({"cmd": "true"}), c).await.unwrap_err().code,
+            "spawn-failed"
+        );
     }
 }
 
@@ -435,7 +623,11 @@ async fn env_overlay_for_one_spawn() {
 async fn cancellation_stops_direct_jobs_not_nested_ones() {
     let (_d, m) = manager_with(fast_stop());
     let cancel = Cancel::new();
-    let c = CallContext { cancel: Some(cancel.clone()), stop_on_cancel: true, ..ctx() };
+    let c = CallContext {
+        cancel: Some(cancel.clone()),
+        stop_on_cancel: true,
+        ..ctx()
+    };
     let m2 = m.clone();
     let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "sleep 30 & echo $!; wait"}), c).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -443,24 +635,37 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
     let e = call.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
     for _ in 0..100 {
-        if m.status().running == 0 { break; }
+        if m.status().running == 0 {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(m.status().running, 0, "the direct call's job was stopped");
 
     let cancel = Cancel::new();
-    let c = CallContext { cancel: Some(cancel.clone()), stop_on_cancel: false, ..ctx() };
+    let c = CallContext {
+        cancel: Some(cancel.clone()),
+        stop_on_cancel: false,
+        ..ctx()
+    };
     let m2 = m.clone();
     let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "sleep 30"}), c).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     cancel.cancel();
     assert_eq!(call.await.unwrap().unwrap_err().code, "aborted");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(m.status().running, 1, "a nested call's cancellation leaves the shell running");
+    assert_eq!(
+        m.status().running,
+        1,
+        "a nested call's cancellation leaves the shell running"
+    );
     // a call cancelled before it starts runs nothing
     let cancel = Cancel::new();
     cancel.cancel();
-    let c = CallContext { cancel: Some(cancel), ..ctx() };
+    let c = CallContext {
+        cancel: Some(cancel),
+        ..ctx()
+    };
     assert_eq!(m.exec(&json!({"cmd": "true"}), c).await.unwrap_err().code, "aborted");
     assert_eq!(m.status().running, 1);
     m.close().await.unwrap();
@@ -468,17 +673,34 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
 
 fn rss_kb() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flood_stays_in_bounded_memory() {
     let (_d, m) = manager();
     let before = rss_kb();
-    let r = exec(&m, json!({"cmd": "yes | head -c 200000000", "yield_time_ms": 60000, "maxOutputBytes": 262144})).await.unwrap();
+    let r = exec(
+        &m,
+        json!({"cmd": "yes | head -c 200000000", "yield_time_ms": 60000, "maxOutputBytes": 262144}),
+    )
+    .await
+    .unwrap();
     let mut last = r;
     while last.status == Status::Running {
-        last = write(&m, json!({"session_id": last.session_id, "yield_time_ms": 60000, "maxOutputBytes": 1024})).await.unwrap();
+        last = write(
+            &m,
+            json!({"session_id": last.session_id, "yield_time_ms": 60000, "maxOutputBytes": 1024}),
+        )
+        .await
+        .unwrap();
     }
     assert_eq!(last.status, Status::Completed);
     let rec = last.recovery.unwrap();
