@@ -1,4 +1,4 @@
-// Shell Sessions against the addon (toolkit.md §5, §6): every limit at its boundary, every error code, budgets,
+// Shell Sessions against the addon (docs/spec/toolkit.md §5, §6): every limit at its boundary, every error code, budgets,
 // UTF-8, process groups and descendants, stdin admission, stop/cleanup, recovery files, bounded memory.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 // Helpers that run the real Pi (both supported versions) headless and offline, with the scripted faux model.
-// Every run gets its own temp PI_CODING_AGENT_DIR and TMPDIR. See ../../../shared/spec/real-pi-testing.md.
+// Every run gets its own temp PI_CODING_AGENT_DIR and TMPDIR. See docs/spec/real-pi-testing.md.
 import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";

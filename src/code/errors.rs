@@ -1,4 +1,4 @@
-//! The stable error codes of code cells (toolkit.md §7) with a message telling the model what to do next.
+//! The stable error codes of code cells (docs/spec/toolkit.md §7) with a message telling the model what to do next.
 
 use serde::Serialize;
 

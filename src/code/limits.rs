@@ -1,4 +1,4 @@
-//! Every documented limit of code cells in one place (toolkit.md §7); each is enforced and tested at its boundary.
+//! Every documented limit of code cells in one place (docs/spec/toolkit.md §7); each is enforced and tested at its boundary.
 
 /// Nested adapters a cell may declare in `uses`.
 pub const ADAPTERS: &[&str] = &["exec_command", "write_stdin", "apply_patch"];

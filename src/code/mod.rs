@@ -1,4 +1,4 @@
-//! Code cells (`exec` / `wait`, toolkit.md §7): JavaScript programs run once on their own thread with a fresh
+//! Code cells (`exec` / `wait`, docs/spec/toolkit.md §7): JavaScript programs run once on their own thread with a fresh
 //! engine, calling the shell and patch executors Rust-to-Rust through declared adapters.
 //!
 //! Module map: `engine` (the only file that knows QuickJS), `input` (arguments and the pragma line),

@@ -1,4 +1,4 @@
-//! The model-facing text of one cell read (toolkit.md §7): status, uncertainty and shell control first, then
+//! The model-facing text of one cell read (docs/spec/toolkit.md §7): status, uncertainty and shell control first, then
 //! recovery lines and the `[output]`, `[result]`, `[error]` blocks, all within 331,776 bytes.
 
 use super::limits::{cut_utf8, RENDER_BYTES};

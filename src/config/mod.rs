@@ -1,5 +1,5 @@
 //! The toolkit's one global config file: schema validation with exact messages, defaults, read with a SHA-256
-//! revision and last-known-good semantics left to the caller, and cooperative locked saves (toolkit.md §1).
+//! revision and last-known-good semantics left to the caller, and cooperative locked saves (docs/spec/toolkit.md §1).
 
 pub mod draft;
 pub mod lock;

@@ -1,4 +1,4 @@
-//! Tool Discovery: the managed deferred set, `find_tools` query ranking and load semantics (toolkit.md §8).
+//! Tool Discovery: the managed deferred set, `find_tools` query ranking and load semantics (docs/spec/toolkit.md §8).
 //!
 //! Why it reads the rules decision: a deferred name is loadable only when the very same decision the sync uses
 //! says it would be active now, so `find_tools` can never show or load something the projection would refuse.

@@ -1,4 +1,4 @@
-//! The preview budget of one read: how many bytes of output a result may carry (toolkit.md §5).
+//! The preview budget of one read: how many bytes of output a result may carry (docs/spec/toolkit.md §5).
 //!
 //! `maxOutputBytes` is 1024..262144 (default 51200); `max_output_tokens` is 256..65536 at 4 bytes per token and
 //! lands in the same byte range. Each is range-checked first; when both are given the smaller wins. Both stdout and

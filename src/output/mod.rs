@@ -1,4 +1,4 @@
-//! Output machinery shared by Shell Sessions and Code Mode (toolkit.md §5 output budget, §6 recovery).
+//! Output machinery shared by Shell Sessions and Code Mode (docs/spec/toolkit.md §5 output budget, §6 recovery).
 //!
 //! - [`budget`]: the per-read preview budget (`maxOutputBytes` / `max_output_tokens`), stdout-first splitting and
 //!   cutting on UTF-8 code point boundaries.

@@ -1,4 +1,4 @@
-//! Output recovery files (toolkit.md §6), shared by Shell Sessions and Code Mode.
+//! Output recovery files (docs/spec/toolkit.md §6), shared by Shell Sessions and Code Mode.
 //!
 //! A [`Capture`] receives every decoded byte of a source (shell stdout/stderr, a cell's emitted text, ...) *before*
 //! the preview budget throws anything away. It keeps the text in memory until a file is actually needed — a yield

@@ -1,5 +1,5 @@
 /**
- * The embedder's invocation hooks (toolkit.md §9), run the same way for direct tools and nested adapters:
+ * The embedder's invocation hooks (docs/spec/toolkit.md §9), run the same way for direct tools and nested adapters:
  * `context` first (its env overlay is for that one spawn), then `policy`. Callers re-check admission afterwards,
  * because async hooks may outlive the admission that let the call through.
  */

@@ -19,7 +19,7 @@ export interface PolicyDecision {
 	reason?: string;
 }
 
-/** The embedder seam of createPiCodexToolkit (toolkit.md §9). Both hooks may be async. */
+/** The embedder seam of createPiCodexToolkit (docs/spec/toolkit.md §9). Both hooks may be async. */
 export interface InvocationHooks {
 	/** Trusted per-call context; `env` is merged onto the inherited environment for that one spawn only. */
 	context?(call: InvocationCall): { env?: Record<string, string> } | undefined | Promise<{ env?: Record<string, string> } | undefined>;

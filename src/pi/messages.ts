@@ -1,4 +1,4 @@
-/** The exact user-facing strings of the toolkit core (toolkit.md §1–§2), in one place so tests can import them. */
+/** The exact user-facing strings of the toolkit core (docs/spec/toolkit.md §1–§2), in one place so tests can import them. */
 
 export const USAGE = "Usage: /pct [config|status|reload]";
 export const RELOADED = "Pi Codex Toolkit configuration reloaded.";

@@ -14,7 +14,7 @@ const call = {
 	find: (input: any, params: any) => JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))),
 };
 
-/** The `pi.events` channel of the diagnostics record (toolkit.md §4). */
+/** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
 export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
 
 /** What the core keeps between syncs (owned by the Toolkit instance). */

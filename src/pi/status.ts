@@ -1,5 +1,5 @@
 /**
- * `/pct status` text (toolkit.md §2). Composed by the rules engine (src/rules/status.rs) from the same snapshot
+ * `/pct status` text (docs/spec/toolkit.md §2). Composed by the rules engine (src/rules/status.rs) from the same snapshot
  * a sync uses, so status can never disagree with the active tools.
  */
 import { observe, rulesStatus } from "./rules.ts";

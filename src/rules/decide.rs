@@ -1,6 +1,6 @@
 //! The one decision every other output derives from: which rule applies, which routes are admitted, which
 //! toolkit names are admitted / visible / nested / held back by discovery, the rule notes, and each feature's
-//! status line (toolkit.md §2–§4, §8).
+//! status line (docs/spec/toolkit.md §2–§4, §8).
 //!
 //! Why a single pass: the projection, `/pct status`, the diagnostics record and `find_tools` must never
 //! disagree, so they all read the same [`Decision`].

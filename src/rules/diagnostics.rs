@@ -1,4 +1,4 @@
-//! The execution-diagnostics record (toolkit.md §4, `version: 1`).
+//! The execution-diagnostics record (docs/spec/toolkit.md §4, `version: 1`).
 //!
 //! Why a fixed struct: the record goes on a shared event bus other extensions listen to, so it carries names,
 //! flags and a revision only — never env, commands, patches or program text — and its shape must not drift.

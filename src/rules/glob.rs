@@ -1,4 +1,4 @@
-//! Model-pattern globs of execution rules (toolkit.md §4).
+//! Model-pattern globs of execution rules (docs/spec/toolkit.md §4).
 //!
 //! Why a hand-written matcher: the contract is deliberately tiny — `*` matches any run (also empty), `?` matches
 //! exactly one character, and everything else (including `[`, `]`, `\`) is literal — so no glob crate's dialect

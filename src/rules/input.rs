@@ -188,7 +188,7 @@ pub struct ResolveInput {
     pub extra_lines: std::collections::BTreeMap<String, Vec<String>>,
 }
 
-/// The default managed deferred set (toolkit.md §1).
+/// The default managed deferred set (docs/spec/toolkit.md §1).
 pub fn default_deferred() -> Vec<String> {
     let mut v = vec![super::names::GENERATE_IMAGE.to_string()];
     v.extend(super::names::COMPUTER_USE.iter().map(|s| s.to_string()));

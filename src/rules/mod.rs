@@ -1,5 +1,5 @@
 //! Execution rules, tool ownership, the active-tool projection, `/pct status` and the diagnostics record
-//! (toolkit.md §2–§4).
+//! (docs/spec/toolkit.md §2–§4).
 //!
 //! Everything here is a pure function of a [`input::ResolveInput`] snapshot: TypeScript gathers the snapshot
 //! from Pi, calls [`resolve`] and applies `active` with `pi.setActiveTools`.

@@ -1,4 +1,4 @@
-//! The toolkit's tool names, their features and their atomic groups (toolkit.md §3, §8).
+//! The toolkit's tool names, their features and their atomic groups (docs/spec/toolkit.md §3, §8).
 //!
 //! Why one table: ownership, projection, status and discovery must agree on which names belong together;
 //! keeping the grouping here means a new tool is one edit, not five.

@@ -1,4 +1,4 @@
-//! Who owns each toolkit name right now (toolkit.md §3).
+//! Who owns each toolkit name right now (docs/spec/toolkit.md §3).
 //!
 //! Why: the toolkit never replaces, disables or rewrites another extension's tools. A name is ours only when the
 //! winning registration in `pi.getAllTools()` reports this factory's source path; a visible other winner is a

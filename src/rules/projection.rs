@@ -1,5 +1,5 @@
 //! The projection: the exact list to hand to `pi.setActiveTools`, plus which builtins we hide or restore
-//! (toolkit.md §3–§4 table).
+//! (docs/spec/toolkit.md §3–§4 table).
 //!
 //! Why it works from the *current* active set: the user may have changed tools with Pi's `/tools` and other
 //! extensions manage their own names; we only add/remove toolkit names we own and the builtins our route

@@ -1,4 +1,4 @@
-//! `/pct status` text and the rules editor's texts (toolkit.md §2).
+//! `/pct status` text and the rules editor's texts (docs/spec/toolkit.md §2).
 //!
 //! Why in Rust: the text is a rendering of the same decision the sync applied, so it can never disagree with
 //! the active tools, and golden tests pin it without running Pi.

@@ -1,4 +1,4 @@
-//! Table-driven tests of the decision, the projection table of toolkit.md §4, status golden texts and
+//! Table-driven tests of the decision, the projection table of docs/spec/toolkit.md §4, status golden texts and
 //! diagnostics.
 
 use super::input::{ConfigError, ModelRef, ResolveInput, ToolEntry};

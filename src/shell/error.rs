@@ -1,4 +1,4 @@
-//! Shell Sessions errors: a stable code from toolkit.md §5 plus a message that tells the model what to do next.
+//! Shell Sessions errors: a stable code from docs/spec/toolkit.md §5 plus a message that tells the model what to do next.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Shell Sessions (toolkit.md §5): `exec_command` / `write_stdin` over pipes and POSIX process groups.
+//! Shell Sessions (docs/spec/toolkit.md §5): `exec_command` / `write_stdin` over pipes and POSIX process groups.
 //!
 //! The [`Manager`] is a plain Rust type shared behind an `Arc` by the direct Pi tools (through the napi class in
 //! `lib.rs`) and by Code Mode's nested `tools.exec_command(...)` / `tools.write_stdin(...)` calls:

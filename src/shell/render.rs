@@ -1,4 +1,4 @@
-//! The result of one shell call: typed fields, the `details` object and the text the model reads (toolkit.md §5).
+//! The result of one shell call: typed fields, the `details` object and the text the model reads (docs/spec/toolkit.md §5).
 
 use super::job::{Delivery, StdinState};
 use crate::output::RecoverySnapshot;

@@ -1,4 +1,4 @@
-//! Normalization and validation of `exec_command` / `write_stdin` arguments (toolkit.md §5).
+//! Normalization and validation of `exec_command` / `write_stdin` arguments (docs/spec/toolkit.md §5).
 //!
 //! Plain functions over `serde_json::Value` so the direct tools and Code Mode's nested `tools.exec_command(...)`
 //! get exactly the same checks: spelling pairs (both accepted, different values refused), fields refused by name,

@@ -1,5 +1,5 @@
 /**
- * Code Mode glue (toolkit.md §7, §9, §10): the atomic pair `exec` / `wait`.
+ * Code Mode glue (docs/spec/toolkit.md §7, §9, §10): the atomic pair `exec` / `wait`.
  * Cells, limits, validation, nested-call checks and rendering are in Rust (src/code); nested shell and patch
  * calls go Rust-to-Rust. This file only adapts Pi: schemas (with the freeform grammar variant), admission,
  * the embedder's hooks and the approval dialog (answered through the native gate callback), progress through

@@ -1,5 +1,5 @@
 /**
- * `find_tools` (toolkit.md §8): search the managed deferred set and load names for the next model turn.
+ * `find_tools` (docs/spec/toolkit.md §8): search the managed deferred set and load names for the next model turn.
  * The query ranking, states, limits and load rules live in Rust (src/discovery); this file only registers the
  * tool and hands the call to the core's rules glue (shared as "rules.findTools").
  */

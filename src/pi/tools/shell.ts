@@ -1,5 +1,5 @@
 /**
- * Shell Sessions glue (toolkit.md §5, §9, §10): the atomic pair `exec_command` / `write_stdin`.
+ * Shell Sessions glue (docs/spec/toolkit.md §5, §9, §10): the atomic pair `exec_command` / `write_stdin`.
  * Everything that decides (validation, limits, processes, output, recovery files) is in Rust (src/shell,
  * src/output); this file only adapts Pi: schemas, getShellConfig(), ctx.cwd, the embedder's hooks, AbortSignal
  * and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
