@@ -64,6 +64,23 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] a config over a million JSON values: Pi starts, one warning, status names the limit`, async () => {
+		const box = sandbox();
+		writeConfig(box, JSON.stringify({ applyPatch: { enabled: true }, bulk: new Array(1_100_000).fill(0) }));
+		const pi = new RpcPi({ version, box });
+		try {
+			const detail = "invalid-config (configuration file is larger than the 1048576-byte limit)";
+			const r = await pi.prompt("/pct status");
+			const warning = `Pi Codex Toolkit config error: ${detail}; using all-off defaults.`;
+			assert.equal(pi.notifications.filter((n) => n === warning).length, 1, "one start-up warning");
+			const text = r.notifications.join("\n");
+			assert.ok(text.includes(`Config error: ${detail}`), text);
+			assert.match(text, /^Apply Patch\n  configured: off\n/m, "all-off defaults in force");
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] /pct config toggles a setting and saves; unknown fields survive`, async () => {
 		const box = sandbox();
 		writeConfig(box, { imageGeneration: { enabled: false, later: 1 }, custom: { x: [1] } });

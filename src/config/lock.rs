@@ -233,9 +233,79 @@ impl Drop for LockGuard {
     }
 }
 
+/// How old a leftover must be before a sweep may remove it without proof that its owner died. A live saver keeps a
+/// stage folder or temp file for milliseconds, so this only ever waits out the moment between creating a stage
+/// folder and taking the OS lock on its owner record.
+pub const STALE_AGE: Duration = Duration::from_secs(10);
+
+fn older_than_stale_age(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= STALE_AGE)
+}
+
+/// Whether a stage folder (`.<lock>.stage-*` or `.<lock>.reclaim.stage-*`) was left by a saver that is gone: its
+/// owner pid is not running, or it is older than `STALE_AGE` and nothing holds the OS lock on its owner record
+/// (or it never got one).
+fn stage_abandoned(stage: &Path) -> bool {
+    let owner = stage.join("owner");
+    if let Some(rec) = read_owner(&owner) {
+        if rec.pid != std::process::id() && !pid_running(rec.pid) {
+            return true;
+        }
+    }
+    if !older_than_stale_age(stage) {
+        return false;
+    }
+    match File::open(&owner) {
+        Ok(f) => match FileExt::try_lock_exclusive(&f) {
+            Ok(true) => {
+                let _ = FileExt::unlock(&f);
+                true
+            }
+            _ => false,
+        },
+        Err(_) => true,
+    }
+}
+
+/// Removes the stage folders a killed saver left beside `config` (docs/config.md §Saving). Called by a saver that
+/// holds the lock; a stage folder of a saver that is still trying to take the lock is never touched.
+pub fn sweep_stale_stages(config: &Path) {
+    let lock_dir = lock_dir_for(config);
+    let (Some(parent), Some(name)) = (lock_dir.parent(), lock_dir.file_name()) else {
+        return;
+    };
+    let name = name.to_string_lossy();
+    let prefixes = [format!(".{name}.stage-"), format!(".{name}.reclaim.stage-")];
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        if !prefixes.iter().any(|p| file_name.starts_with(p.as_str())) {
+            continue;
+        }
+        let path = entry.path();
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir && stage_abandoned(&path) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// A stable system code for an io error (EACCES, ENOENT, ...), never the path or message (the shared namer).
 pub fn io_code(e: &io::Error) -> String {
     crate::errno::code(e)
+}
+
+/// Test support for other config modules: an owner record with its OS lock held, as a live saver has it.
+#[cfg(test)]
+pub mod tests_support {
+    pub fn write_owner(path: &std::path::Path, rec: &super::OwnerRecord) -> std::fs::File {
+        super::write_owner(path, rec).unwrap()
+    }
 }
 
 #[cfg(test)]
