@@ -64,6 +64,19 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] README quick start: {"applyPatch":{"enabled":true}} then /pct status; off features say why`, async () => {
+		const box = sandbox();
+		writeConfig(box, '{"applyPatch":{"enabled":true}}');
+		const pi = new RpcPi({ version, box });
+		try {
+			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			assert.match(text, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m);
+			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: not turned on: set shellSessions\.enabled to true in the config, or use \/pct config$/m);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] a config over a million JSON values: Pi starts, one warning, status names the limit`, async () => {
 		const box = sandbox();
 		writeConfig(box, JSON.stringify({ applyPatch: { enabled: true }, bulk: new Array(1_100_000).fill(0) }));
