@@ -67,14 +67,15 @@ struct Loaded {
 }
 
 /// Reads at most `MAX_BYTES + 1` bytes and hashes the whole file, so an oversize file costs bounded memory and still
-/// has the revision of its real content.
+/// has the revision of its real content (a non-regular file: the revision of what was read).
 fn load(path: &Path) -> io::Result<Loaded> {
     let mut file = fs::File::open(path)?;
     let mut bytes = Vec::new();
     (&mut file).take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes)?;
     let mut hasher = Sha256::new();
     hasher.update(&bytes);
-    if bytes.len() > MAX_BYTES {
+    // Only a regular file is hashed to its end: a config linked to a device such as /dev/zero never ends.
+    if bytes.len() > MAX_BYTES && file.metadata()?.is_file() {
         io::copy(&mut file, &mut hasher)?;
     }
     Ok(Loaded {
@@ -516,6 +517,19 @@ mod tests {
             "Could not save: configuration has more than the limit of 100000 JSON values."
         );
         assert!(!q.exists());
+    }
+
+    #[test]
+    fn an_endless_device_is_an_oversize_config_not_a_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.json");
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let r = read(&p);
+        assert_eq!(r.code, Some("invalid-config"));
+        assert_eq!(
+            r.detail.as_deref(),
+            Some("configuration file is larger than the 1048576-byte limit")
+        );
     }
 
     #[test]
