@@ -214,6 +214,30 @@ impl LockGuard {
     }
 }
 
+/// Staged `owner.<token>` records a reclaimer killed before its rename left inside the lock folder; they would keep
+/// the folder from being removed on release and wedge it as "no readable owner record". Only records whose OS
+/// lock is free go: a live reclaimer keeps its staged record locked.
+fn remove_abandoned_staged_owners(lock_dir: &Path) {
+    let Ok(entries) = fs::read_dir(lock_dir) else { return };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("owner.") {
+            continue;
+        }
+        let free = File::open(entry.path())
+            .map(|f| {
+                let got = matches!(FileExt::try_lock_exclusive(&f), Ok(true));
+                if got {
+                    let _ = FileExt::unlock(&f);
+                }
+                got
+            })
+            .unwrap_or(false);
+        if free {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// An empty leftover `reclaim/` (its owner record gone) is removed; one that still has an owner is never deleted.
 fn remove_empty_reclaim(lock_dir: &Path) {
     let reclaim = lock_dir.join("reclaim");
@@ -226,6 +250,7 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         let owner = self.lock_dir.join("owner");
         if read_owner(&owner).map(|r| r.token == self.token).unwrap_or(false) {
+            remove_abandoned_staged_owners(&self.lock_dir);
             let _ = fs::remove_file(&owner);
             let _ = fs::remove_dir(&self.lock_dir);
         }
@@ -363,6 +388,35 @@ mod tests {
             other => panic!("expected held, got {:?}", other.err()),
         }
         assert!(ld.join("reclaim/owner").exists());
+    }
+
+    #[test]
+    fn a_killed_reclaimers_staged_record_does_not_wedge_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("c.json");
+        let g = LockGuard::acquire(&cfg, &[]).unwrap();
+        let ld = lock_dir_for(&cfg);
+        fs::write(ld.join("owner.abandoned"), r#"{"pid":2147483000,"token":"x"}"#).unwrap();
+        let live = ld.join("owner.live");
+        let held = write_owner(
+            &live,
+            &OwnerRecord {
+                pid: std::process::id(),
+                token: "y".into(),
+            },
+        )
+        .unwrap();
+        drop(g);
+        assert!(!ld.join("owner.abandoned").exists());
+        assert!(live.exists(), "a staged record whose OS lock is held is kept");
+        drop(held);
+        fs::remove_file(&live).unwrap();
+        fs::remove_dir(&ld).unwrap();
+        let g = LockGuard::acquire(&cfg, &[]).unwrap();
+        fs::write(ld.join("owner.abandoned"), "{}").unwrap();
+        drop(g);
+        assert!(!ld.exists(), "released cleanly");
+        drop(LockGuard::acquire(&cfg, &[]).unwrap());
     }
 
     #[test]
