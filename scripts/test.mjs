@@ -149,7 +149,8 @@ for (const [name, dir, extra] of [
 ]) {
 	if (!selected.includes(name)) continue;
 	if (!addonReady) notRun(name, "the addon could not be built");
-	else await testSuite(name, [[node, ["--test", "--test-concurrency=2", ...extra, ...files(dir)]]]);
+	// The spec reporter: one line per test and the failures again at the end (its summary is `ℹ pass N`).
+	else await testSuite(name, [[node, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...extra, ...files(dir)]]]);
 }
 
 if (selected.includes("publish")) {

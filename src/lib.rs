@@ -178,8 +178,8 @@ pub fn config_features(#[napi(ts_arg_type = "Record<string, any>")] effective: V
 
 /// The first validation problem of a raw config, or null when it is valid.
 #[napi]
-pub fn config_validate(#[napi(ts_arg_type = "unknown")] raw: Value) -> Option<String> {
-    config::schema::validate(&raw).err()
+pub fn config_validate(#[napi(ts_arg_type = "unknown")] raw: config::js::Json) -> Option<String> {
+    config::schema::validate(&raw.0).err()
 }
 
 /// Sets one dotted setting on a draft, keeping unknown fields; null at a top-level key removes it.
