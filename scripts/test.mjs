@@ -27,7 +27,13 @@ if (unknown.length) {
 	process.exit(2);
 }
 const selected = SUITES.filter((s) => only.length === 0 || only.includes(s));
-const node = process.execPath;
+/** Node >= 22.19 for the node:test suites (the glue imports Pi, which needs it): the one running us when it is
+ * new enough (as under `npm test`, which puts the `node` devDependency first on PATH), else that devDependency. */
+const node = (() => {
+	const [major, minor] = process.versions.node.split(".").map(Number);
+	const bundled = join(root, "node_modules/node/bin/node");
+	return major > 22 || (major === 22 && minor >= 19) || !existsSync(bundled) ? process.execPath : bundled;
+})();
 
 /** Runs one command, streaming its output; resolves with its exit status and everything it printed. */
 function run(label, cmd, args) {
