@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -69,7 +70,11 @@ struct Loaded {
 /// Reads at most `MAX_BYTES + 1` bytes and hashes the whole file, so an oversize file costs bounded memory and still
 /// has the revision of its real content (a non-regular file: the revision of what was read).
 fn load(path: &Path) -> io::Result<Loaded> {
-    let mut file = fs::File::open(path)?;
+    // O_NONBLOCK: a config that is a FIFO must not block Pi's start-up waiting for a writer (no effect on files).
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
     let mut bytes = Vec::new();
     (&mut file).take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes)?;
     let mut hasher = Sha256::new();
@@ -517,6 +522,22 @@ mod tests {
             "Could not save: configuration has more than the limit of 100000 JSON values."
         );
         assert!(!q.exists());
+    }
+
+    #[test]
+    fn a_fifo_without_a_writer_reads_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.json");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let q = p.clone();
+        std::thread::spawn(move || tx.send(read(&q)).unwrap());
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the read returned");
+        assert_eq!((r.status, r.code), ("error", Some("invalid-json")));
     }
 
     #[test]
