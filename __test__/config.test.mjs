@@ -1,13 +1,24 @@
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync, readdirSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync, readdirSync, rmSync, symlinkSync, lstatSync, readlinkSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { native } from "./helpers/addon.mjs";
 
-const tmp = () => mkdtempSync(join(tmpdir(), "pct-config-"));
+const made = [];
+const tmp = () => {
+	const d = mkdtempSync(join(tmpdir(), "pct-config-"));
+	made.push(d);
+	return d;
+};
+after(() => {
+	for (const d of made) {
+		try { chmodSync(join(d, "c.json"), 0o600); } catch {}
+		rmSync(d, { recursive: true, force: true });
+	}
+});
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 const worker = new URL("./fixtures/save-worker.mjs", import.meta.url).pathname;
 
@@ -237,4 +248,87 @@ test("stress: 8 processes x 50 saves — always valid JSON, every save applied o
 	// Every applied save is in the file exactly once: nothing applied was overwritten (no lost update).
 	assert.deepEqual([...final.saves].sort(), [...applied].sort());
 	assert.equal(existsSync(p + ".lock"), false);
+});
+
+test("a config over a million JSON values is invalid-config with the size limit, never a throw", async () => {
+	const dir = tmp();
+	const p = join(dir, "c.json");
+	// Valid and schema-clean: only an unknown key carries the bulk (napi's own conversion stops at one million values).
+	const text = JSON.stringify({ applyPatch: { enabled: true }, bulk: new Array(1_100_000).fill(0) });
+	writeFileSync(p, text);
+	const r = native.configRead(p);
+	assert.deepEqual(r, { status: "error", code: "invalid-config", detail: "configuration file is larger than the 1048576-byte limit", revision: sha(text), raw: null });
+	// Under the byte limit but over the value limit.
+	const many = JSON.stringify({ bulk: new Array(100_000).fill(0) });
+	writeFileSync(p, many);
+	assert.equal(native.configRead(p).detail, "configuration has more than the limit of 100000 JSON values");
+	// Nesting past napi's and serde_json's 128 levels.
+	writeFileSync(p, `{"deep":${"[".repeat(300)}${"]".repeat(300)}}`);
+	assert.equal(native.configRead(p).detail, "configuration nests objects and arrays deeper than the limit of 64 levels");
+	// A save never overwrites it.
+	const saved = await native.configSave(p, {}, native.configRead(p).revision);
+	assert.equal(saved.code, "config-read-failed");
+});
+
+test("__proto__ stays a plain key: no prototype pollution on read, kept through a draft edit and a save", async () => {
+	const p = join(tmp(), "c.json");
+	const text = '{"__proto__":{"polluted":true},"applyPatch":{"enabled":true,"__proto__":{"enabled":false}}}';
+	writeFileSync(p, text);
+	const r = native.configRead(p);
+	assert.equal(r.status, "ok");
+	assert.equal(Object.getPrototypeOf(r.raw), Object.prototype);
+	assert.equal(Object.getPrototypeOf(r.raw.applyPatch), Object.prototype);
+	assert.ok(Object.hasOwn(r.raw, "__proto__"));
+	assert.equal(r.raw.polluted, undefined);
+	assert.deepEqual(r.raw.__proto__, { polluted: true });
+	assert.equal(native.configEffective(r.raw).applyPatch.enabled, true);
+	const draft = native.configDraftSet(structuredClone(r.raw), "debug", true);
+	assert.ok(Object.hasOwn(draft, "__proto__"));
+	const out = await native.configSave(p, draft, r.revision);
+	assert.equal(out.ok, true, JSON.stringify(out));
+	assert.ok(Object.hasOwn(out.raw, "__proto__"));
+	assert.equal(readFileSync(p, "utf8"), JSON.stringify(JSON.parse(text.replace(/}$/, ',"debug":true}')), null, 2) + "\n");
+	// Inherited keys of a draft are never written as its own.
+	const inherited = Object.create({ sneaky: true });
+	inherited.debug = false;
+	const out2 = await native.configSave(p, inherited, out.revision);
+	assert.equal(out2.ok, true);
+	assert.deepEqual(JSON.parse(readFileSync(p, "utf8")), { debug: false });
+});
+
+test("a symlinked config is saved through to its target; the link stays", async () => {
+	const dir = tmp();
+	mkdirSync(join(dir, "dotfiles"));
+	writeFileSync(join(dir, "dotfiles", "pct.json"), "{}");
+	const p = join(dir, "c.json");
+	symlinkSync("dotfiles/pct.json", p);
+	const out = await native.configSave(p, { debug: true }, sha("{}"));
+	assert.equal(out.ok, true, JSON.stringify(out));
+	assert.ok(lstatSync(p).isSymbolicLink());
+	assert.equal(readlinkSync(p), "dotfiles/pct.json");
+	assert.equal(readFileSync(join(dir, "dotfiles", "pct.json"), "utf8"), '{\n  "debug": true\n}\n');
+});
+
+test("stale .lock.stage-* folders and temp files of a killed saver are cleaned by the next save", async () => {
+	const dir = tmp();
+	const p = join(dir, "c.json");
+	writeFileSync(p, "{}\n");
+	// A saver killed after staging its lock folder (its pid is gone), one killed before writing its owner record
+	// (empty, old), and one killed mid-write (old temp file).
+	const dead = join(dir, ".c.json.lock.stage-dead");
+	mkdirSync(dead);
+	writeFileSync(join(dead, "owner"), JSON.stringify({ pid: 2147483000, token: "dead" }));
+	const empty = join(dir, ".c.json.lock.stage-empty");
+	mkdirSync(empty);
+	const old = new Date(Date.now() - 60_000);
+	utimesSync(empty, old, old);
+	const tmpFile = join(dir, ".pi-codex-toolkit.json.tmp-killed");
+	writeFileSync(tmpFile, "{ half");
+	utimesSync(tmpFile, old, old);
+	// A stage folder made a moment ago may belong to a saver about to take the lock: kept.
+	const fresh = join(dir, ".c.json.lock.stage-fresh");
+	mkdirSync(fresh);
+	const out = await native.configSave(p, { debug: true }, sha("{}\n"));
+	assert.equal(out.ok, true, JSON.stringify(out));
+	assert.deepEqual(readdirSync(dir).sort(), [".c.json.lock.stage-fresh", "c.json"]);
 });

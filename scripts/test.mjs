@@ -1,27 +1,187 @@
-// `npm test`: Rust unit tests, node:test suites against the addon, then end-to-end suites in the real Pi
-// (both supported versions). Builds the addon first if it is missing.
-import { spawnSync } from "node:child_process";
+// `npm test`: the one test runner. Suites, in order:
+//   rust     cargo test
+//   lint     cargo fmt --check, cargo clippy --all-targets -D warnings, tsc --noEmit (when tsconfig.json exists)
+//   addon    node:test suites against the addon (__test__/*.test.mjs)
+//   e2e      node:test suites in the real Pi, both supported versions (__test__/e2e/*.test.mjs)
+//   publish  scripts/publish-test.mjs (when it exists): local registry, publish, `pi install npm:`
+// `npm test -- rust addon` runs only the named suites. Every selected suite runs even after one fails; a line
+// shows progress while a long step (the Rust build) prints nothing; one summary at the end gives pass/fail/skip
+// counts per suite, then a plain `N passed, N failed` line. Exit status 1 when any suite failed.
+// The addon is built (release, as CI does) first when its binary is missing, e.g. in a fresh clone.
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseCounts } from "./test-counts.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const only = process.argv.slice(2); // e.g. `npm test -- rust addon e2e`
-const want = (k) => only.length === 0 || only.includes(k);
+const SUITES = ["rust", "lint", "addon", "e2e", "publish"];
+const BINARY = "pi-codex-toolkit.linux-x64-gnu.node";
+/** A progress line after this long without output from the running step. */
+const QUIET_MS = 15_000;
 
-function run(cmd, args, opts = {}) {
-	console.log(`\n$ ${cmd} ${args.join(" ")}`);
-	const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts });
-	if (r.status !== 0) {
-		console.error(`\n${cmd} failed (exit ${r.status ?? r.signal})`);
-		process.exit(r.status || 1);
+const only = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const unknown = only.filter((s) => !SUITES.includes(s));
+if (unknown.length) {
+	console.error(`unknown suite ${unknown.join(", ")}; suites: ${SUITES.join(", ")}`);
+	process.exit(2);
+}
+const selected = SUITES.filter((s) => only.length === 0 || only.includes(s));
+/** Node >= 22.19 for the node:test suites (the glue imports Pi, which needs it): the one running us when it is
+ * new enough (as under `npm test`, which puts the `node` devDependency first on PATH), else that devDependency. */
+const node = (() => {
+	const [major, minor] = process.versions.node.split(".").map(Number);
+	const bundled = join(root, "node_modules/node/bin/node");
+	return major > 22 || (major === 22 && minor >= 19) || !existsSync(bundled) ? process.execPath : bundled;
+})();
+
+/** Runs one command, streaming its output; resolves with its exit status and everything it printed. */
+function run(label, cmd, args) {
+	console.log(`\n[${label}] $ ${cmd} ${args.join(" ")}`);
+	const started = Date.now();
+	return new Promise((resolve) => {
+		const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+		let out = "";
+		let last = Date.now();
+		const seconds = () => Math.round((Date.now() - started) / 1000);
+		const heartbeat = setInterval(() => {
+			if (Date.now() - last >= QUIET_MS) {
+				const why = cmd === "cargo" || label === "build" ? "; cargo builds quietly, a first build takes minutes" : "";
+				console.log(`[${label}] … still running (${seconds()} s${why})`);
+				last = Date.now();
+			}
+		}, 1000);
+		const forward = (stream) => (chunk) => {
+			const s = chunk.toString();
+			out += s;
+			last = Date.now();
+			stream.write(s);
+		};
+		child.stdout.on("data", forward(process.stdout));
+		child.stderr.on("data", forward(process.stderr));
+		const done = (status, error) => {
+			clearInterval(heartbeat);
+			if (error) console.error(`[${label}] could not start ${cmd}: ${error.message}`);
+			resolve({ ok: status === 0, status, out, seconds: seconds() });
+		};
+		child.on("error", (e) => done(null, e));
+		child.on("close", (code, signal) => done(code ?? signal));
+	});
+}
+
+const files = (dir) =>
+	existsSync(join(root, dir))
+		? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f))
+		: [];
+
+/** One row of the summary per suite: counts of tests (or of checks, for lint and publish) and the outcome. */
+const results = [];
+
+/** A suite of test runners: counts come from their output; a run that failed without reporting counts one failure. */
+async function testSuite(name, steps) {
+	const row = { name, passed: 0, failed: 0, skipped: 0, seconds: 0, ok: true, note: "" };
+	for (const [cmd, args] of steps) {
+		const r = await run(name, cmd, args);
+		const c = parseCounts(r.out);
+		row.passed += c.passed;
+		row.failed += c.failed;
+		row.skipped += c.skipped;
+		row.seconds += r.seconds;
+		if (!r.ok) {
+			row.ok = false;
+			if (c.failed === 0) {
+				row.failed += 1;
+				row.note = `exit ${r.status} without a failed test`;
+			}
+		}
+	}
+	results.push(row);
+}
+
+/** A suite of checks (lint): each command is one check. */
+async function checkSuite(name, checks) {
+	const row = { name, passed: 0, failed: 0, skipped: 0, seconds: 0, ok: true, note: "" };
+	const failedChecks = [];
+	for (const check of checks) {
+		if (check.skip) {
+			row.skipped += 1;
+			console.log(`\n[${name}] skipped ${check.label}: ${check.skip}`);
+			continue;
+		}
+		const r = await run(name, check.cmd, check.args);
+		row.seconds += r.seconds;
+		if (r.ok) row.passed += 1;
+		else {
+			row.failed += 1;
+			row.ok = false;
+			failedChecks.push(check.label);
+		}
+	}
+	if (failedChecks.length) row.note = `failed: ${failedChecks.join(", ")}`;
+	results.push(row);
+}
+
+function notRun(name, why) {
+	results.push({ name, passed: 0, failed: 1, skipped: 0, seconds: 0, ok: false, note: why });
+}
+
+if (selected.includes("rust")) await testSuite("rust", [["cargo", ["test", "--quiet"]]]);
+
+if (selected.includes("lint")) {
+	const tsc = join(root, "node_modules/.bin/tsc");
+	const hasTsconfig = existsSync(join(root, "tsconfig.json"));
+	await checkSuite("lint", [
+		{ label: "cargo fmt", cmd: "cargo", args: ["fmt", "--check"] },
+		{ label: "cargo clippy", cmd: "cargo", args: ["clippy", "--all-targets", "--", "-D", "warnings"] },
+		!hasTsconfig
+			? { label: "tsc", skip: "no tsconfig.json" }
+			: !existsSync(tsc)
+				? { label: "tsc", cmd: "npx", args: ["--no-install", "tsc", "--noEmit", "-p", "."] }
+				: { label: "tsc", cmd: tsc, args: ["--noEmit", "-p", "."] },
+	]);
+}
+
+const needAddon = selected.some((s) => ["addon", "e2e", "publish"].includes(s));
+let addonReady = existsSync(join(root, BINARY));
+if (needAddon && !addonReady) {
+	const r = await run("build", node, ["scripts/build.mjs"]);
+	addonReady = r.ok && existsSync(join(root, BINARY));
+	if (!addonReady) console.error("\n[build] the addon could not be built: the addon, e2e and publish suites cannot run");
+}
+
+for (const [name, dir, extra] of [
+	["addon", "__test__", []],
+	["e2e", "__test__/e2e", ["--test-timeout=180000"]],
+]) {
+	if (!selected.includes(name)) continue;
+	if (!addonReady) notRun(name, "the addon could not be built");
+	// The spec reporter: one line per test and the failures again at the end (its summary is `ℹ pass N`).
+	else await testSuite(name, [[node, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...extra, ...files(dir)]]]);
+}
+
+if (selected.includes("publish")) {
+	const script = join(root, "scripts/publish-test.mjs");
+	if (!existsSync(script)) {
+		results.push({ name: "publish", passed: 0, failed: 0, skipped: 1, seconds: 0, ok: true, note: "no scripts/publish-test.mjs" });
+	} else if (!addonReady) notRun("publish", "the addon could not be built");
+	else {
+		await testSuite("publish", [[node, [script]]]);
+		const row = results[results.length - 1];
+		// A script that reports no counts is one check.
+		if (row.passed + row.failed + row.skipped === 0) row.passed = 1;
 	}
 }
 
-const node = process.execPath;
-if (want("rust")) run("cargo", ["test", "--quiet"]);
-if (!existsSync(join(root, "pi-codex-toolkit.linux-x64-gnu.node"))) run(node, ["scripts/build.mjs"]);
-const files = (dir) =>
-	existsSync(join(root, dir)) ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.mjs")).sort().map((f) => join(dir, f)) : [];
-if (want("addon")) run(node, ["--test", "--test-concurrency=2", ...files("__test__")]);
-if (want("e2e")) run(node, ["--test", "--test-concurrency=2", "--test-timeout=180000", ...files("__test__/e2e")]);
+const pad = (s, n) => String(s).padEnd(n);
+console.log("\n== summary ==");
+console.log(`${pad("suite", 9)}${pad("result", 8)}${pad("passed", 8)}${pad("failed", 8)}${pad("skipped", 9)}time`);
+for (const r of results) {
+	const result = !r.ok ? "FAIL" : r.passed === 0 && r.skipped > 0 ? "skip" : "ok";
+	console.log(
+		`${pad(r.name, 9)}${pad(result, 8)}${pad(r.passed, 8)}${pad(r.failed, 8)}${pad(r.skipped, 9)}${r.seconds} s${r.note ? `  (${r.note})` : ""}`,
+	);
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(results.some((r) => !r.ok) ? 1 : 0);

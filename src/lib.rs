@@ -154,8 +154,8 @@ pub fn config_path(agent_dir: String) -> String {
 #[napi(
     ts_return_type = "{ status: 'ok' | 'missing' | 'error'; code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'; detail?: string; revision: string | null; raw: Record<string, any> | null }"
 )]
-pub fn config_read(path: String) -> Result<Value> {
-    to_json(&config::read(std::path::Path::new(&path)))
+pub fn config_read(path: String) -> Result<config::js::Json> {
+    to_json(&config::read(std::path::Path::new(&path))).map(config::js::Json)
 }
 
 /// The all-off defaults.
@@ -166,8 +166,8 @@ pub fn config_defaults() -> Value {
 
 /// The effective view of a valid raw config (defaults filled, unknown fields dropped).
 #[napi(ts_return_type = "Record<string, any>")]
-pub fn config_effective(#[napi(ts_arg_type = "Record<string, any> | null")] raw: Value) -> Value {
-    config::schema::effective(&raw)
+pub fn config_effective(#[napi(ts_arg_type = "Record<string, any> | null")] raw: config::js::Json) -> Value {
+    config::schema::effective(&raw.0)
 }
 
 /// Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model.
@@ -178,18 +178,20 @@ pub fn config_features(#[napi(ts_arg_type = "Record<string, any>")] effective: V
 
 /// The first validation problem of a raw config, or null when it is valid.
 #[napi]
-pub fn config_validate(#[napi(ts_arg_type = "unknown")] raw: Value) -> Option<String> {
-    config::schema::validate(&raw).err()
+pub fn config_validate(#[napi(ts_arg_type = "unknown")] raw: config::js::Json) -> Option<String> {
+    config::schema::validate(&raw.0).err()
 }
 
 /// Sets one dotted setting on a draft, keeping unknown fields; null at a top-level key removes it.
 #[napi(ts_return_type = "Record<string, any>")]
 pub fn config_draft_set(
-    #[napi(ts_arg_type = "Record<string, any> | null")] raw: Value,
+    #[napi(ts_arg_type = "Record<string, any> | null")] raw: config::js::Json,
     path: String,
-    #[napi(ts_arg_type = "unknown")] value: Value,
-) -> Result<Value> {
-    config::draft::set(&raw, &path, value).map_err(Error::from_reason)
+    #[napi(ts_arg_type = "unknown")] value: config::js::Json,
+) -> Result<config::js::Json> {
+    config::draft::set(&raw.0, &path, value.0)
+        .map(config::js::Json)
+        .map_err(Error::from_reason)
 }
 
 /// Saves a draft under the lock if the file still has `baseRevision` (null = still missing). Resolves
@@ -199,17 +201,21 @@ pub fn config_draft_set(
 )]
 pub async fn config_save(
     path: String,
-    #[napi(ts_arg_type = "Record<string, any>")] draft: Value,
+    #[napi(ts_arg_type = "Record<string, any>")] draft: config::js::Json,
     base_revision: Option<String>,
-) -> Result<Value> {
+) -> Result<config::js::Json> {
     let out = tokio::task::spawn_blocking(move || {
-        config::save(std::path::Path::new(&path), &draft, base_revision.as_deref())
+        config::save(std::path::Path::new(&path), &draft.0, base_revision.as_deref())
     })
     .await
     .map_err(|e| Error::from_reason(e.to_string()))?;
     match out {
-        Ok(ok) => Ok(serde_json::json!({"ok": true, "revision": ok.revision, "raw": ok.raw})),
-        Err(e) => Ok(serde_json::json!({"ok": false, "code": e.code, "message": e.message})),
+        Ok(ok) => Ok(config::js::Json(
+            serde_json::json!({"ok": true, "revision": ok.revision, "raw": ok.raw}),
+        )),
+        Err(e) => Ok(config::js::Json(
+            serde_json::json!({"ok": false, "code": e.code, "message": e.message}),
+        )),
     }
 }
 

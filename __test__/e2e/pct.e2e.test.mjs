@@ -64,6 +64,36 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] README quick start: {"applyPatch":{"enabled":true}} then /pct status; off features say why`, async () => {
+		const box = sandbox();
+		writeConfig(box, '{"applyPatch":{"enabled":true}}');
+		const pi = new RpcPi({ version, box });
+		try {
+			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			assert.match(text, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m);
+			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: not turned on: set shellSessions\.enabled to true in the config, or use \/pct config$/m);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a config over a million JSON values: Pi starts, one warning, status names the limit`, async () => {
+		const box = sandbox();
+		writeConfig(box, JSON.stringify({ applyPatch: { enabled: true }, bulk: new Array(1_100_000).fill(0) }));
+		const pi = new RpcPi({ version, box });
+		try {
+			const detail = "invalid-config (configuration file is larger than the 1048576-byte limit)";
+			const r = await pi.prompt("/pct status");
+			const warning = `Pi Codex Toolkit config error: ${detail}; using all-off defaults.`;
+			assert.equal(pi.notifications.filter((n) => n === warning).length, 1, "one start-up warning");
+			const text = r.notifications.join("\n");
+			assert.ok(text.includes(`Config error: ${detail}`), text);
+			assert.match(text, /^Apply Patch\n  configured: off\n/m, "all-off defaults in force");
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] /pct config toggles a setting and saves; unknown fields survive`, async () => {
 		const box = sandbox();
 		writeConfig(box, { imageGeneration: { enabled: false, later: 1 }, custom: { x: [1] } });

@@ -1,7 +1,9 @@
 // Helpers that run the real Pi (both supported versions) headless and offline, with the scripted faux model.
 // Every run gets its own temp PI_CODING_AGENT_DIR and TMPDIR. See docs/spec/real-pi-testing.md.
+// Sandboxes are removed after the test that made them (also when it fails); ones made outside a test, after the file.
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { after, afterEach, beforeEach } from "node:test";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, readdirSync, lstatSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,9 +24,65 @@ export const NODE22 = (() => {
 	return join(ROOT, "node_modules/node/bin/node");
 })();
 
-/** A fresh sandbox: agent dir, tmp dir and workspace, all under one temp folder. */
+/** Sandboxes and Pi processes of the running test, and of the file (made outside any test). Tests in one file run
+ * one after another (node:test's default), so "the running test" is well defined. */
+const perTest = { boxes: [], children: [] };
+const perFile = { boxes: [], children: [] };
+let current = perFile;
+
+/** Makes every folder under `dir` writable again (a test may have made one read-only), so it can be removed. */
+function unlockTree(dir) {
+	try {
+		chmodSync(dir, 0o700);
+		for (const name of readdirSync(dir)) {
+			const p = join(dir, name);
+			if (lstatSync(p).isDirectory()) unlockTree(p);
+		}
+	} catch {
+		// best effort: rmSync below reports what is still in the way
+	}
+}
+
+/** Kills the Pi processes a failed test left running, then removes its sandboxes. */
+async function cleanUp(scope) {
+	const children = scope.children.splice(0);
+	await Promise.all(children.map((c) => {
+		if (c.exitCode !== null || c.signalCode !== null) return undefined;
+		const exited = new Promise((r) => c.once("close", r));
+		c.kill("SIGKILL");
+		return exited;
+	}));
+	for (const base of scope.boxes.splice(0)) {
+		try {
+			rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+		} catch {
+			unlockTree(base);
+			try {
+				rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+			} catch (e) {
+				console.error(`could not remove sandbox ${base}: ${e.message}`);
+			}
+		}
+	}
+}
+
+/** Only under node:test: hooks registered by a plain script (bench, demo) would start a test run of their own. */
+const UNDER_TEST = process.env.NODE_TEST_CONTEXT !== undefined || /\.test\.m?js$/.test(process.argv[1] ?? "");
+if (UNDER_TEST) {
+	beforeEach(() => {
+		current = perTest;
+	});
+	afterEach(async () => {
+		current = perFile;
+		await cleanUp(perTest);
+	});
+	after(() => cleanUp(perFile));
+}
+
+/** A fresh sandbox: agent dir, tmp dir and workspace, all under one temp folder (removed after the test). */
 export function sandbox(prefix = "pct-e2e-") {
 	const base = mkdtempSync(join(tmpdir(), prefix));
+	current.boxes.push(base);
 	const agentDir = join(base, "agent");
 	const tmp = join(base, "tmp");
 	const cwd = join(base, "work");
@@ -94,6 +152,7 @@ export function runJson(opts) {
 	const env = piEnv(box, { PCT_FAUX_SCRIPT: opts.script ?? "", ...(opts.env ?? {}) });
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(NODE22, args, { cwd: opts.cwd ?? box.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+		current.children.push(child);
 		const events = [];
 		let stderr = "";
 		child.stdout.setEncoding("utf8");
@@ -136,6 +195,7 @@ export class RpcPi {
 		args.push("--mode", "rpc");
 		const env = piEnv(this.box, { PCT_FAUX_SCRIPT: opts.script ?? "", ...(opts.env ?? {}) });
 		this.child = spawn(NODE22, args, { cwd: opts.cwd ?? this.box.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+		current.children.push(this.child);
 		this.child.stdout.setEncoding("utf8");
 		this.child.stdout.on("data", lineSplitter((line) => this.#onRecord(line)));
 		this.child.stderr.setEncoding("utf8");

@@ -214,6 +214,30 @@ impl LockGuard {
     }
 }
 
+/// Staged `owner.<token>` records a reclaimer killed before its rename left inside the lock folder; they would keep
+/// the folder from being removed on release and wedge it as "no readable owner record". Only records whose OS
+/// lock is free go: a live reclaimer keeps its staged record locked.
+fn remove_abandoned_staged_owners(lock_dir: &Path) {
+    let Ok(entries) = fs::read_dir(lock_dir) else { return };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("owner.") {
+            continue;
+        }
+        let free = File::open(entry.path())
+            .map(|f| {
+                let got = matches!(FileExt::try_lock_exclusive(&f), Ok(true));
+                if got {
+                    let _ = FileExt::unlock(&f);
+                }
+                got
+            })
+            .unwrap_or(false);
+        if free {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// An empty leftover `reclaim/` (its owner record gone) is removed; one that still has an owner is never deleted.
 fn remove_empty_reclaim(lock_dir: &Path) {
     let reclaim = lock_dir.join("reclaim");
@@ -226,6 +250,7 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         let owner = self.lock_dir.join("owner");
         if read_owner(&owner).map(|r| r.token == self.token).unwrap_or(false) {
+            remove_abandoned_staged_owners(&self.lock_dir);
             let _ = fs::remove_file(&owner);
             let _ = fs::remove_dir(&self.lock_dir);
         }
@@ -233,9 +258,79 @@ impl Drop for LockGuard {
     }
 }
 
+/// How old a leftover must be before a sweep may remove it without proof that its owner died. A live saver keeps a
+/// stage folder or temp file for milliseconds, so this only ever waits out the moment between creating a stage
+/// folder and taking the OS lock on its owner record.
+pub const STALE_AGE: Duration = Duration::from_secs(10);
+
+fn older_than_stale_age(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= STALE_AGE)
+}
+
+/// Whether a stage folder (`.<lock>.stage-*` or `.<lock>.reclaim.stage-*`) was left by a saver that is gone: its
+/// owner pid is not running, or it is older than `STALE_AGE` and nothing holds the OS lock on its owner record
+/// (or it never got one).
+fn stage_abandoned(stage: &Path) -> bool {
+    let owner = stage.join("owner");
+    if let Some(rec) = read_owner(&owner) {
+        if rec.pid != std::process::id() && !pid_running(rec.pid) {
+            return true;
+        }
+    }
+    if !older_than_stale_age(stage) {
+        return false;
+    }
+    match File::open(&owner) {
+        Ok(f) => match FileExt::try_lock_exclusive(&f) {
+            Ok(true) => {
+                let _ = FileExt::unlock(&f);
+                true
+            }
+            _ => false,
+        },
+        Err(_) => true,
+    }
+}
+
+/// Removes the stage folders a killed saver left beside `config` (docs/config.md §Saving). Called by a saver that
+/// holds the lock; a stage folder of a saver that is still trying to take the lock is never touched.
+pub fn sweep_stale_stages(config: &Path) {
+    let lock_dir = lock_dir_for(config);
+    let (Some(parent), Some(name)) = (lock_dir.parent(), lock_dir.file_name()) else {
+        return;
+    };
+    let name = name.to_string_lossy();
+    let prefixes = [format!(".{name}.stage-"), format!(".{name}.reclaim.stage-")];
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        if !prefixes.iter().any(|p| file_name.starts_with(p.as_str())) {
+            continue;
+        }
+        let path = entry.path();
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir && stage_abandoned(&path) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// A stable system code for an io error (EACCES, ENOENT, ...), never the path or message (the shared namer).
 pub fn io_code(e: &io::Error) -> String {
     crate::errno::code(e)
+}
+
+/// Test support for other config modules: an owner record with its OS lock held, as a live saver has it.
+#[cfg(test)]
+pub mod tests_support {
+    pub fn write_owner(path: &std::path::Path, rec: &super::OwnerRecord) -> std::fs::File {
+        super::write_owner(path, rec).unwrap()
+    }
 }
 
 #[cfg(test)]
@@ -293,6 +388,35 @@ mod tests {
             other => panic!("expected held, got {:?}", other.err()),
         }
         assert!(ld.join("reclaim/owner").exists());
+    }
+
+    #[test]
+    fn a_killed_reclaimers_staged_record_does_not_wedge_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("c.json");
+        let g = LockGuard::acquire(&cfg, &[]).unwrap();
+        let ld = lock_dir_for(&cfg);
+        fs::write(ld.join("owner.abandoned"), r#"{"pid":2147483000,"token":"x"}"#).unwrap();
+        let live = ld.join("owner.live");
+        let held = write_owner(
+            &live,
+            &OwnerRecord {
+                pid: std::process::id(),
+                token: "y".into(),
+            },
+        )
+        .unwrap();
+        drop(g);
+        assert!(!ld.join("owner.abandoned").exists());
+        assert!(live.exists(), "a staged record whose OS lock is held is kept");
+        drop(held);
+        fs::remove_file(&live).unwrap();
+        fs::remove_dir(&ld).unwrap();
+        let g = LockGuard::acquire(&cfg, &[]).unwrap();
+        fs::write(ld.join("owner.abandoned"), "{}").unwrap();
+        drop(g);
+        assert!(!ld.exists(), "released cleanly");
+        drop(LockGuard::acquire(&cfg, &[]).unwrap());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The toolkit's one global config file: schema validation with exact messages, defaults, read with a SHA-256
-//! revision and last-known-good semantics left to the caller, and cooperative locked saves (docs/spec/toolkit.md §1).
+//! revision and last-known-good semantics left to the caller, and cooperative locked saves (docs/spec/toolkit.md §1;
+//! limits, symlinks and leftovers: docs/config.md).
 
 pub mod draft;
+pub mod js;
 pub mod lock;
 pub mod schema;
 pub mod store;

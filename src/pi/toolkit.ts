@@ -71,7 +71,13 @@ export class Toolkit implements ToolkitHost {
 
 	/** Re-reads the file. On failure the config in force stays (last known good, else all-off defaults). */
 	reload(): { ok: true } | { ok: false; message: string } {
-		const out = native.configRead(this.configPath);
+		let out: ReturnType<typeof native.configRead>;
+		try {
+			out = native.configRead(this.configPath);
+		} catch (e) {
+			// The engine classifies every read (docs/config.md §Limits); should it still throw, Pi must start anyway.
+			out = { status: "error", code: "config-read-failed", detail: e instanceof Error ? e.message : String(e), revision: null, raw: null };
+		}
 		if (out.status === "error") {
 			this.lastError = { code: out.code!, detail: out.detail };
 			return { ok: false, message: configErrorMessage(out.code!, out.detail, this.hasLastKnownGood) };

@@ -3,7 +3,7 @@
 //! Why in Rust: the text is a rendering of the same decision the sync applied, so it can never disagree with
 //! the active tools, and golden tests pin it without running Pi.
 
-use super::decide::{decide, Decision, Requested, Routes, Source};
+use super::decide::{decide, Decision, Effective, Requested, Routes, Source};
 use super::input::ResolveInput;
 use serde_json::{json, Value};
 
@@ -72,6 +72,38 @@ pub fn rules_block(d: &Decision) -> Vec<String> {
     out
 }
 
+/// Why a feature is off, in plain words with the way to turn it on (docs/rules.md §`/pct status`). Features
+/// whose decision already carries a reason (not built, unsupported platform) keep it.
+fn off_reason(feature: &str, d: &Decision, input: &ResolveInput) -> String {
+    let (setting, word) = match feature {
+        "applyPatch" => ("applyPatch.enabled", "patch"),
+        "shellSessions" => ("shellSessions.enabled", "shell"),
+        "codeMode" => ("codeMode.enabled", "code"),
+        "toolDiscovery" => ("toolDiscovery.enabled", ""),
+        _ => return String::new(),
+    };
+    let turn_on = format!("not turned on: set {setting} to true in the config, or use /pct config");
+    if word.is_empty() {
+        return turn_on;
+    }
+    match (&d.source, &d.rule) {
+        (Source::Legacy, _) => turn_on,
+        (Source::Rules, Some(r)) => format!(
+            "execution rule {} (match {}) does not ask for {word}; change it with /pct config → Execution rules",
+            r.id, r.pattern
+        ),
+        _ if input
+            .model
+            .as_ref()
+            .and_then(|m| m.id.as_deref())
+            .is_none_or(str::is_empty) =>
+        {
+            "no current model, so no execution rule applies".into()
+        }
+        _ => "no execution rule matches the current model; add one with /pct config → Execution rules".into(),
+    }
+}
+
 /// The full `/pct status` text.
 pub fn status_text(input: &ResolveInput) -> String {
     let d = decide(input);
@@ -101,7 +133,11 @@ pub fn status_text(input: &ResolveInput) -> String {
         out.push(format!("  configured: {}", if f.configured { "on" } else { "off" }));
         out.push(format!("  effective: {}", f.effective.as_str()));
         // `reason: ` keeps its space when empty (the line's shape never changes).
-        out.push(format!("  reason: {}", f.reason));
+        let reason = match (&f.effective, f.reason.is_empty()) {
+            (Effective::Off, true) => off_reason(f.feature, &d, input),
+            _ => f.reason.clone(),
+        };
+        out.push(format!("  reason: {reason}"));
         let glue = input.extra_lines.get(f.feature);
         for (k, v) in &f.extra {
             if glue.is_some() && k == "note" {

@@ -565,7 +565,7 @@ Computer Use
 Shell Sessions
   configured: off
   effective: off
-  reason: 
+  reason: execution rule astra (match faux-*) does not ask for shell; change it with /pct config → Execution rules
   note: pipes only (no TTY); a command starts exactly once and is never replayed
 
 Code Mode
@@ -652,7 +652,7 @@ Execution rules:
         ),
         "{text}"
     );
-    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: \n"));
+    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: no execution rule matches the current model; add one with /pct config → Execution rules\n"));
 }
 
 #[test]
@@ -792,7 +792,7 @@ fn glue_status_lines_replace_the_generic_note() {
         text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  reason: \n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
         "{text}"
     );
-    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: \n  nested apply_patch approval: confirm\n  note: nested calls"));
+    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: not turned on: set codeMode.enabled to true in the config, or use /pct config\n  nested apply_patch approval: confirm\n  note: nested calls"));
 }
 
 #[test]
@@ -820,4 +820,53 @@ fn no_usable_shell_takes_the_pair_down() {
     assert_eq!(out.features["shellSessions"]["reason"], "shell-unavailable");
     assert_eq!(out.features["codeMode"]["reason"], "code-shell-pair-unavailable");
     assert!(out.hidden_natives.is_empty(), "bash stays when no route is admitted");
+}
+
+#[test]
+fn off_features_say_why_in_plain_words() {
+    let reason = |text: &str, title: &str| {
+        let start = text
+            .find(&format!("\n{title}\n"))
+            .unwrap_or_else(|| panic!("{title} in {text}"));
+        let line = text[start..].lines().find(|l| l.starts_with("  reason: ")).unwrap();
+        line["  reason: ".len()..].to_string()
+    };
+    // Legacy flags: the setting to turn on.
+    let legacy = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
+    for (title, key) in [
+        ("Apply Patch", "applyPatch"),
+        ("Shell Sessions", "shellSessions"),
+        ("Code Mode", "codeMode"),
+        ("Tool Discovery", "toolDiscovery"),
+    ] {
+        assert_eq!(
+            reason(&legacy, title),
+            format!("not turned on: set {key}.enabled to true in the config, or use /pct config")
+        );
+    }
+    // Features without an executor keep their own reason.
+    assert_eq!(reason(&legacy, "Remote Compaction"), "not built in this version");
+    // Rules: the matched rule that does not ask for it, no matching rule, no model.
+    let matched = status_text(&snapshot(
+        rules_cfg(rule(false, true, false)),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    ));
+    assert_eq!(
+        reason(&matched, "Code Mode"),
+        "execution rule r (match faux-*) does not ask for code; change it with /pct config → Execution rules"
+    );
+    assert_eq!(reason(&matched, "Shell Sessions"), "");
+    let no_model = status_text(&snapshot(rules_cfg(rule(true, true, true)), None, registry(&[], &[])));
+    assert_eq!(
+        reason(&no_model, "Apply Patch"),
+        "no current model, so no execution rule applies"
+    );
+    // Active features keep an empty reason.
+    let on = status_text(&snapshot(
+        json!({ "applyPatch": { "enabled": true } }),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    ));
+    assert_eq!(reason(&on, "Apply Patch"), "");
 }
