@@ -12,18 +12,18 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust. */
 export declare class CodeManager {
   /**
-   * `gate(request) => Promise<{allow, code?, reason?, env?, needsApproval?}>` answers the policy hook,
-   * admission re-check and approval of nested calls (see docs/code.md).
+   * `gate(request)` answers the policy hook, admission re-check, approval and file-queue locks of nested calls
+   * (see docs/code.md).
    */
-  constructor(gate: (request: any) => Promise<any>)
+  constructor(gate: (request: GateRequest) => Promise<GateAnswer>)
   /** Nested exec_command / write_stdin use this shell manager (the direct tools' one, `host.shared.get("shell")`). */
   attachShell(shell: ShellManager): void
   /** The nested adapters currently admitted (exec_command, write_stdin, apply_patch). */
-  setAdmitted(names: Array<string>): void
+  setAdmitted(names: Array<'exec_command' | 'write_stdin' | 'apply_patch'>): void
   /** `exec`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
-  exec(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
+  exec(args: Record<string, unknown>, options?: CodeCallOptions | undefined | null, progress?: (record: ProgressRecord) => void): Promise<CellRead | CodeFailure>
   /** `wait`: resolves with the read (`ok: true`) or `{ok: false, code, message}`. */
-  wait(args: any, options?: CodeCallOptions | undefined | null, progress?: (record: any) => void): Promise<any>
+  wait(args: Record<string, unknown>, options?: CodeCallOptions | undefined | null, progress?: (record: ProgressRecord) => void): Promise<CellRead | CodeFailure>
   /** Pi's AbortSignal fired for the exec/wait call with this callId: its cell is terminated. */
   abort(callId: string): void
   /** Cells not yet terminal. */
@@ -31,9 +31,9 @@ export declare class CodeManager {
   /** Cells held (running, or terminal and not yet delivered). */
   heldCells(): number
   /** Terminates every cell (session switch/fork, feature disabled); `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
-  cleanup(): Promise<any>
+  cleanup(): Promise<CodeOk | CodeFailure>
   /** A real session shutdown: terminate, refuse new cells, delete this process's recovery files. */
-  shutdown(): Promise<any>
+  shutdown(): Promise<CodeOk | CodeFailure>
 }
 export type JsCodeManager = CodeManager
 
@@ -52,29 +52,29 @@ export declare class PatchAbort {
 /** The shell session manager for one Pi session, shared with Code Mode through `host.shared.get("shell")`. */
 export declare class ShellManager {
   /** `options` (tests only): `{terminalTtlMs?, stopGraceMs?, stopConfirmMs?}`. */
-  constructor(options?: any | undefined | null)
+  constructor(options?: ShellManagerOptions | null)
   /** Sets the default shell (Pi's `getShellConfig()` result) used when a call brings none; null clears it. */
-  setShell(config?: any | undefined | null): any
+  setShell(config?: ShellConfig | null): ShellOk | ShellFailure
   /** Validates exec_command arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
-  normalizeExec(args: any): any
+  normalizeExec(args: Record<string, unknown>): { ok: true; request: NormalizedExec } | ShellFailure
   /** Validates write_stdin arguments: `{ok, request}` or `{ok:false, code, message, text}`. */
-  normalizeWrite(args: any): any
+  normalizeWrite(args: Record<string, unknown>): { ok: true; request: NormalizedWrite } | ShellFailure
   /** Runs exec_command. `context` = `{cwd, shell?, env?, stopOnCancel?}`; `callId` pairs with `cancel(callId)`. */
-  exec(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  exec(args: Record<string, unknown>, context: ShellContext, callId?: string | undefined | null): Promise<ShellCallOk | ShellFailure>
   /** Runs write_stdin (poll, input, closeStdin, terminate). Same context and cancellation as `exec`. */
-  writeStdin(args: any, context: any, callId?: string | undefined | null): Promise<any>
+  writeStdin(args: Record<string, unknown>, context: ShellContext, callId?: string | undefined | null): Promise<ShellCallOk | ShellFailure>
   /** Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped. */
   cancel(callId: string): void
   /** Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
-  cleanup(): Promise<any>
+  cleanup(): Promise<ShellOk | ShellFailure>
   /** Closes the manager for good (session_shutdown): stops every job; new calls get manager-closed. */
-  close(): Promise<any>
+  close(): Promise<ShellOk | ShellFailure>
   /** Deletes the recovery files this manager created (only those); returns how many. */
   deleteRecoveryFiles(): number
   /** Paths of recovery files this manager owns. */
   recoveryFiles(): Array<string>
   /** Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`. */
-  status(): any
+  status(): ShellStatus
 }
 
 /**
@@ -84,6 +84,30 @@ export declare class ShellManager {
  */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
 
+/**
+ * One read of a cell (what exec/wait resolve with `ok: true`); `text` is what the model reads (docs/code.md
+ * "Results").
+ */
+export interface CellRead {
+  ok: true
+  cellId: string
+  cell_id: string
+  status: 'running' | 'completed' | 'failed' | 'terminated'
+  output: string
+  result?: string
+  error?: string
+  truncated: number
+  dropped: number
+  resultTruncated: boolean
+  errorTruncated: boolean
+  nested: NestedCounts
+  shellSessions: Array<string>
+  unknownOutcome?: true
+  recovery?: RecoverySnapshot
+  progressDropped: number
+  text: string
+}
+
 /** Per-call options of exec/wait. */
 export interface CodeCallOptions {
   /** Pi's cwd (exec: nested shells resolve workdir against it). */
@@ -92,29 +116,67 @@ export interface CodeCallOptions {
   callId?: string
 }
 
-/** The all-off defaults. */
-export declare function configDefaults(): Record<string, any>
+/** Code Mode's error codes (docs/code.md), plus `internal-panic` (docs/napi.md). */
+export interface CodeFailure {
+  ok: false
+  code: 'invalid-code' | 'invalid-uses' | 'invalid-limit' | 'invalid-input' | 'cell-limit' | 'stale-cell' | 'closed' | 'unavailable' | 'cell-start-failed' | 'unknown-adapter' | 'adapter-disabled' | 'invalid-arguments' | 'approval-unavailable' | 'approval-denied' | 'policy-denied' | 'aborted' | 'bridge-overload' | 'cleanup-incomplete' | 'internal-panic'
+  message: string
+}
 
-/** Sets one dotted setting on a draft, keeping unknown fields; null at a top-level key removes it. */
-export declare function configDraftSet(raw: Record<string, any> | null, path: string, value: unknown): Record<string, any>
+/** `{ok: true}` of cleanup / shutdown. */
+export interface CodeOk {
+  ok: true
+}
+
+/** The all-off defaults. */
+export declare function configDefaults(): EffectiveConfig
+
+/**
+ * Sets one dotted setting on a draft, keeping unknown fields; null at a top-level key removes it. A path that does
+ * not name a setting is a programmer error: it throws `Error { code: "invalid-input" }`.
+ */
+export declare function configDraftSet(raw: Record<string, unknown> | null, path: string, value: unknown): Record<string, unknown>
 
 /** The effective view of a valid raw config (defaults filled, unknown fields dropped). */
-export declare function configEffective(raw: Record<string, any> | null): Record<string, any>
+export declare function configEffective(raw: Record<string, unknown> | null): EffectiveConfig
 
 /** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model. */
-export declare function configFeatures(effective: Record<string, any>): Array<string>
+export declare function configFeatures(effective: EffectiveConfig): Array<'applyPatch' | 'shellSessions' | 'codeMode'>
 
 /** `<agentDir>/extensions/pi-codex-toolkit.json`. */
 export declare function configPath(agentDir: string): string
 
 /** Reads and classifies the config file: `{status, code?, detail?, revision, raw}`. */
-export declare function configRead(path: string): { status: 'ok' | 'missing' | 'error'; code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'; detail?: string; revision: string | null; raw: Record<string, any> | null }
+export declare function configRead(path: string): ConfigReadResult
+
+/** The classified config file. */
+export interface ConfigReadResult {
+  status: 'ok' | 'missing' | 'error'
+  code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'
+  detail?: string
+  revision?: string | null
+  raw?: Record<string, unknown> | null
+}
 
 /**
  * Saves a draft under the lock if the file still has `baseRevision` (null = still missing). Resolves
  * `{ok: true, revision, raw}` or `{ok: false, code, message}`; nothing is written on refusal.
  */
-export declare function configSave(path: string, draft: Record<string, any>, baseRevision?: string | undefined | null): Promise<{ ok: true; revision: string; raw: Record<string, any> } | { ok: false; code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed'; message: string }>
+export declare function configSave(path: string, draft: Record<string, unknown>, baseRevision?: string | undefined | null): Promise<ConfigSaveOk | ConfigSaveFailure>
+
+/** A refused save (nothing was written). */
+export interface ConfigSaveFailure {
+  ok: false
+  code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed' | 'internal-panic'
+  message: string
+}
+
+/** A completed save: the new revision and the raw config as written. */
+export interface ConfigSaveOk {
+  ok: true
+  revision: string
+  raw: Record<string, unknown>
+}
 
 /** The first validation problem of a raw config, or null when it is valid. */
 export declare function configValidate(raw: unknown): string | null
@@ -125,12 +187,78 @@ export declare function configValidate(raw: unknown): string | null
  */
 export declare function discoveryFindTools(inputJson: string, requestJson: string): string
 
+/** The effective configuration: defaults filled, unknown fields dropped (docs/spec/toolkit.md §1). */
+export interface EffectiveConfig {
+  webSearch: { enabled: boolean; backend: 'auto' | 'native' | 'sidecar'; mode: 'live' | 'cached'; contextSize: 'low' | 'medium' | 'high'; sidecarModel: Record<string, unknown> | null }
+  remoteCompaction: { enabled: boolean }
+  imageGeneration: { enabled: boolean }
+  applyPatch: { enabled: boolean }
+  computerUse: { enabled: boolean; approvalMode: 'confirm' | 'always' }
+  shellSessions: { enabled: boolean }
+  codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
+  toolDiscovery: { enabled: boolean; deferred: string[] }
+  debug: boolean
+  execution?: { version: 1; rules: Array<Record<string, unknown>> }
+}
+
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
 
+/** The host's answer to a [`GateRequest`]; an invalid or rejected answer denies the nested call. */
+export interface GateAnswer {
+  allow: boolean
+  code?: 'policy-denied' | 'adapter-disabled' | 'approval-unavailable' | 'approval-denied' | 'unavailable'
+  reason?: string
+  env?: Record<string, string>
+  needsApproval?: boolean
+  shell?: ShellConfig
+  lease?: string
+}
+
+/**
+ * A question the cell manager asks the TypeScript host (docs/code.md "Inside a cell"): `policy` (admission
+ * re-check and invocation hooks), `approval` (the confirm dialog), `lock` / `unlock` (Pi's file mutation queue).
+ */
+export interface GateRequest {
+  phase: 'policy' | 'approval' | 'lock' | 'unlock'
+  tool: 'exec_command' | 'write_stdin' | 'apply_patch'
+  cellId: string
+  cwd: string
+  sessionId?: string
+  preview?: string
+  paths?: Array<string>
+  lease?: string
+}
+
+/** Nested call counts of a cell read. */
+export interface NestedCounts {
+  completed: number
+  failed: number
+  cancelledBeforeDispatch: number
+  unsettled: number
+}
+
+/** A validated exec_command request (what hooks see). */
+export interface NormalizedExec {
+  cmd: string
+  workdir?: string | null
+  yieldTimeMs: number
+  maxOutputBytes: number
+}
+
+/** A validated write_stdin request. */
+export interface NormalizedWrite {
+  sessionId: string
+  input: string
+  closeStdin: boolean
+  terminate: boolean
+  yieldTimeMs: number
+  maxOutputBytes: number
+}
+
 /** One applied operation: `operation` is add, update, delete or move; `from` is the Move source. */
 export interface PatchOperation {
-  operation: string
+  operation: 'add' | 'update' | 'delete' | 'move'
   path: string
   from?: string
 }
@@ -158,18 +286,36 @@ export interface PatchResult {
   text: string
   operations: Array<PatchOperation>
   code?: string
-  outcome?: string
+  outcome?: 'no-change' | 'partial' | 'unknown' | 'partial; unknown'
+}
+
+/** One progress record of an outer exec/wait call: names and ids only, never arguments. */
+export interface ProgressRecord {
+  event: 'start' | 'waiting-approval' | 'end'
+  tool: string
+  cellId: string
+  sessionId?: string
+  ok?: boolean
+  code?: string
+}
+
+/** The `recovery` snapshot of a shell read or a code cell read (docs/shell.md "Recovery files"). */
+export interface RecoverySnapshot {
+  state: 'capturing' | 'complete' | 'partial' | 'unavailable'
+  path?: string
+  bytes: number
+  capturedBytes: number
+  reason?: 'io-error' | 'io-timeout' | 'overload' | 'source-error' | 'missing' | 'owner-closed'
 }
 
 /** The `pi.events` channel the diagnostics record goes to. */
 export declare function rulesDiagnosticsChannel(): string
 
 /**
- * One edit of the `/pct config` rules editor: `action` is add | delete | up | down | id | match | toggle, `index`
- * 0-based, `value` the new id / pattern / flag name. Returns `{rules}` (JSON text of the new list) or
- * `{error}` with the message to show (the list is then unchanged).
+ * One edit of the `/pct config` rules editor: `index` 0-based, `value` the new id / pattern / flag name. Returns
+ * JSON text of `{rules}` (the new list) or `{error}` with the message to show (the list is then unchanged).
  */
-export declare function rulesEditorApply(rulesJson: string, action: string, index?: number | undefined | null, value?: string | undefined | null): string
+export declare function rulesEditorApply(rulesJson: string, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null): string
 
 /** The editor's rows `N. id  match  P+S+C` for a rules list (JSON text). */
 export declare function rulesEditorRows(rulesJson: string): Array<string>
@@ -187,10 +333,91 @@ export declare function rulesGlobMatch(pattern: string, provider: string | undef
 export declare function rulesPreviewText(inputJson: string): string
 
 /**
- * One sync decision (JSON in, JSON out): the list for `pi.setActiveTools`, hidden/restored builtins, names,
- * notes, feature statuses and the diagnostics record.
+ * One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for
+ * `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
  */
 export declare function rulesResolve(inputJson: string): string
 
-/** The complete `/pct status` text for the snapshot (JSON text). */
+/** The complete `/pct status` text for the snapshot (JSON text of a `RulesInput`). */
 export declare function rulesStatusText(inputJson: string): string
+
+/** A finished exec_command / write_stdin read: the model text and the structured details. */
+export interface ShellCallOk {
+  ok: true
+  text: string
+  details: ShellDetails
+}
+
+/** Pi's `getShellConfig()` result: the shell binary, its leading args, and how the command is passed. */
+export interface ShellConfig {
+  shell: string
+  args?: Array<string>
+  commandTransport?: 'argv' | 'stdin'
+}
+
+/**
+ * What a call brings besides its arguments: Pi's cwd, a shell (else the default), an env overlay for this one
+ * spawn, and whether cancelling stops the job (true for direct calls).
+ */
+export interface ShellContext {
+  cwd: string
+  shell?: ShellConfig | null
+  env?: Record<string, string> | null
+  stopOnCancel?: boolean
+}
+
+/** `details` of a shell read (both spellings of the id and exit code are kept for Codex-trained models). */
+export interface ShellDetails {
+  sessionId?: string | null
+  session_id?: string | null
+  status: 'running' | 'completed' | 'terminated'
+  exitCode?: number | null
+  exit_code?: number | null
+  signal?: string | null
+  stdout: string
+  stderr: string
+  truncated: number
+  dropped: number
+  stdin: ShellStdinDetails
+  /** Present (true) when the job was stopped and its outcome cannot be known. */
+  unknownOutcome?: true
+  recovery?: RecoverySnapshot
+  inputDelivery?: 'written' | 'unknown'
+}
+
+/** `{ok: false, code, message, text}`: a refusal or failure; `text` is what the model reads. */
+export interface ShellFailure {
+  ok: false
+  code: 'invalid-command' | 'invalid-cwd' | 'invalid-limit' | 'invalid-session' | 'stale-session' | 'session-limit' | 'spawn-failed' | 'shell-unavailable' | 'stdin-closed' | 'stdin-failed' | 'stdin-overload' | 'stdin-transport' | 'manager-closed' | 'cleanup-incomplete' | 'aborted' | 'internal-panic'
+  message: string
+  text: string
+}
+
+/** Test-only limits of the constructor. */
+export interface ShellManagerOptions {
+  terminalTtlMs?: number
+  stopGraceMs?: number
+  stopConfirmMs?: number
+}
+
+/** `{ok: true}` of setShell / cleanup / close. */
+export interface ShellOk {
+  ok: true
+}
+
+/** Facts for /pct status. */
+export interface ShellStatus {
+  running: number
+  unreadTerminal: number
+  stopUnconfirmed: number
+  cleanupPending: boolean
+  closed: boolean
+  recoveryFiles: number
+}
+
+/** stdin facts of a shell read. */
+export interface ShellStdinDetails {
+  state: 'open' | 'closed' | 'broken'
+  pendingBytes: number
+  pendingCalls: number
+}

@@ -178,8 +178,8 @@ test("a nested patch fails closed when Pi's file mutation queue cannot be taken 
 });
 
 test("leases a nested patch still holds are released by the codeMode lifecycle (disabled, beforeSwitch, shutdown)", { timeout: 60000 }, async () => {
-	const { createRequire } = await import("node:module");
-	const addon = createRequire(import.meta.url)("../index.js");
+	// The glue's view of the addon (a mutable copy: index.js is an ES module, its namespace is read-only).
+	const { native: addon } = await import("../src/pi/native.ts");
 	const Original = addon.CodeManager;
 	let gate;
 	addon.CodeManager = class extends Original {

@@ -2,6 +2,7 @@
  * pi-codex-toolkit: the Pi extension entry (default export) and the embedder factory.
  * Embedders import this file (`pi-codex-toolkit/src/index.ts`) and call createPiCodexToolkit({...}).
  */
+import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { registerPctCommand, say } from "./pi/commands.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
@@ -12,13 +13,13 @@ export type { InvocationCall, InvocationHooks, PolicyDecision, ToolkitOptions } 
 
 /** Builds the extension factory Pi calls once per load. */
 export function createPiCodexToolkit(options: ToolkitOptions = {}) {
-	return function piCodexToolkit(pi: any): void {
+	return function piCodexToolkit(pi: ExtensionAPI): void {
 		const tk = new Toolkit(pi, options);
 		const registered = new Set<string>();
 		// Feature modules register through a view of `pi` that records their tool names (for status).
 		const recordingPi = Object.create(pi, {
 			registerTool: {
-				value: (def: any) => {
+				value: (def: ToolDefinition) => {
 					registered.add(def.name);
 					tk.ownSchemas.set(def.name, def.parameters);
 					return pi.registerTool(def);
@@ -30,7 +31,7 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		registerPctCommand(tk, registered);
 
 		tk.reload();
-		pi.on("session_start", async (_event: any, ctx: any) => {
+		pi.on("session_start", async (_event, ctx) => {
 			const r = tk.reload();
 			// Every session start (new, resumed, forked, startup) hides deferred names again.
 			resetSessionLoads(tk);
@@ -38,7 +39,7 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 			// One warning with an interactive UI (TUI or RPC); print and json modes stay quiet.
 			if (!r.ok && ctx.hasUI) say(ctx, r.message, "warning");
 		});
-		pi.on("model_select", async (event: any, ctx: any) => tk.sync(ctx, event?.model));
+		pi.on("model_select", async (event, ctx) => tk.sync(ctx, event.model));
 		const veto = async () => ((await tk.beforeSwitch()) ? undefined : { cancel: true });
 		pi.on("session_before_switch", veto);
 		pi.on("session_before_fork", veto);

@@ -24,42 +24,59 @@ pub struct JsGate(pub Arc<GateFn>);
 impl HostGate for JsGate {
     fn ask(&self, req: GateRequest) -> BoxFuture<GateAnswer> {
         let f = self.0.clone();
-        Box::pin(async move {
-            let phase = req.phase.clone();
-            let denied = |why: String| GateAnswer {
-                allow: false,
-                code: Some(
-                    if phase == "approval" {
-                        "approval-unavailable"
-                    } else {
-                        "policy-denied"
-                    }
-                    .into(),
-                ),
-                reason: Some(why),
-                ..Default::default()
-            };
-            let v = serde_json::to_value(&req).unwrap_or(Value::Null);
-            match f.call_async_catch(v).await {
-                Ok(p) => match p.await {
-                    Ok(ans) => serde_json::from_value::<GateAnswer>(ans).unwrap_or_else(|_| {
-                        denied("The host answered the nested-call check with an invalid value.".into())
-                    }),
-                    Err(e) => denied(format!("The host check failed: {}", e.reason)),
-                },
-                Err(e) => denied(format!("The host check failed: {}", e.reason)),
-            }
-        })
+        // A panic while asking (including awaiting the host's promise) denies the call with `internal-panic`
+        // instead of unwinding through the cell (docs/napi.md "Panics").
+        let panicked = |why: String| GateAnswer {
+            allow: false,
+            code: Some(crate::bind::guard::PANIC_CODE.into()),
+            reason: Some(why),
+            ..Default::default()
+        };
+        Box::pin(crate::bind::guard::future_or("code.gate", ask(f, req), panicked))
     }
 }
 
-/// Wraps a per-call JS progress callback as a [`ProgressFn`] (fire and forget, never blocks the cell).
+/// One round trip to the TypeScript gate; a throwing, rejecting or malformed answer denies the call.
+async fn ask(f: Arc<GateFn>, req: GateRequest) -> GateAnswer {
+    let phase = req.phase.clone();
+    let denied = |why: String| GateAnswer {
+        allow: false,
+        code: Some(
+            if phase == "approval" {
+                "approval-unavailable"
+            } else {
+                "policy-denied"
+            }
+            .into(),
+        ),
+        reason: Some(why),
+        ..Default::default()
+    };
+    let v = serde_json::to_value(&req).unwrap_or(Value::Null);
+    match f.call_async_catch(v).await {
+        Ok(p) => match p.await {
+            Ok(ans) => serde_json::from_value::<GateAnswer>(ans)
+                .unwrap_or_else(|_| denied("The host answered the nested-call check with an invalid value.".into())),
+            Err(e) => denied(format!("The host check failed: {}", e.reason)),
+        },
+        Err(e) => denied(format!("The host check failed: {}", e.reason)),
+    }
+}
+
+/// Wraps a per-call JS progress callback as a [`ProgressFn`] (fire and forget, never blocks the cell). A panic while
+/// forwarding drops that one record (progress is advisory) instead of unwinding into the cell.
 pub fn progress_fn(f: ProgressJsFn) -> ProgressFn {
     let f = Arc::new(f);
     Arc::new(move |rec: ProgressRecord| {
-        if let Ok(v) = serde_json::to_value(&rec) {
-            f.call(v, ThreadsafeFunctionCallMode::NonBlocking);
-        }
+        crate::bind::guard::sync_or(
+            "code.progress",
+            || {
+                if let Ok(v) = serde_json::to_value(&rec) {
+                    f.call(v, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            },
+            |_| (),
+        )
     })
 }
 

@@ -2,16 +2,17 @@
  * The `/pct` command: config menu (a ctx.ui.select loop over a draft, saved under the lock), status and reload.
  * Without an interactive UI, output goes to stderr and the config menu only prints the file path.
  */
+import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Toolkit } from "./toolkit.ts";
 import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
 import { observe, rulesPreview } from "./rules.ts";
 import { statusText } from "./status.ts";
 
-type Ctx = any;
+type Ctx = ExtensionCommandContext;
 
 /** notify with a UI, else stderr. */
-export function say(ctx: Ctx, message: string, type: "info" | "warning" | "error" = "info"): void {
+export function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
 	if (ctx?.hasUI) ctx.ui.notify(message, type);
 	else process.stderr.write(message + "\n");
 }
@@ -41,10 +42,12 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 /** The settings menu. Edits a draft; Save writes it under the lock; a refused save keeps the draft open. */
 async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 	if (!ctx.hasUI) return say(ctx, `Pi Codex Toolkit config: ${tk.configPath}`);
-	let draft: Record<string, any> = structuredClone(tk.raw ?? {});
+	let draft: Record<string, unknown> = structuredClone(tk.raw ?? {});
 	let base = tk.revision;
 	const eff = () => native.configEffective(native.configValidate(draft) ? {} : draft);
-	const set = (path: string, value: unknown) => (draft = native.configDraftSet(draft, path, value));
+	const set = (path: string, value: unknown): void => {
+		draft = native.configDraftSet(draft, path, value);
+	};
 	for (;;) {
 		const e = eff();
 		const ws = e.webSearch;
@@ -68,7 +71,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			);
 		}
 		rows.push(
-			[`Execution rules: ${draft.execution ? `${draft.execution.rules.length} rule(s)` : "not set (legacy flags)"}`, async () => {
+			[`Execution rules: ${draft.execution ? `${(draft.execution as { rules: unknown[] }).rules.length} rule(s)` : "not set (legacy flags)"}`, async () => {
 				draft = await rulesEditor(tk, ctx, draft);
 			}],
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
@@ -120,7 +123,7 @@ async function pickEffort(ctx: Ctx, sm: any, set: (p: string, v: unknown) => voi
 }
 
 /** One edit through the Rust rules editor; a refusal (e.g. a duplicate id) is shown and changes nothing. */
-function edit(ctx: Ctx, rules: any[], action: string, index?: number, value?: string): any[] {
+function edit(ctx: Ctx, rules: any[], action: Parameters<typeof native.rulesEditorApply>[1], index?: number, value?: string): any[] {
 	const out = JSON.parse(native.rulesEditorApply(JSON.stringify(rules), action, index, value));
 	if (out.error) {
 		say(ctx, out.error, "error");
@@ -143,7 +146,7 @@ async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, any>): P
 		}
 		if (choice === "Add rule") rules = edit(ctx, rules, "add");
 		else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
-			const i = ruleRows.indexOf(await ctx.ui.select(choice, ruleRows));
+			const i = ruleRows.indexOf((await ctx.ui.select(choice, ruleRows)) ?? "");
 			if (i < 0) continue;
 			rules = edit(ctx, rules, choice === "Delete rule" ? "delete" : choice === "Move rule up" ? "up" : "down", i);
 		} else if (choice === "Preview current model") {

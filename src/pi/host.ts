@@ -1,3 +1,6 @@
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { EffectiveConfig } from "../../index.js";
+
 /**
  * The seam between the toolkit core (config, sync, lifecycle) and each feature's Pi glue.
  * Feature modules (src/pi/tools/*.ts) export `register(host)` and talk to Pi only through `host.pi`,
@@ -47,13 +50,13 @@ export interface FeatureLifecycle {
 /** What the core offers each feature module. */
 export interface ToolkitHost {
 	/** Pi's extension API (registerTool, events, ...). */
-	readonly pi: any;
+	readonly pi: ExtensionAPI;
 	/** The embedder's invocation hooks ({} when none). */
 	readonly hooks: InvocationHooks;
 	/** Pi's agent dir (honours PI_CODING_AGENT_DIR). */
 	readonly agentDir: string;
 	/** The effective (validated, defaults filled) configuration currently in force. */
-	config(): any;
+	config(): EffectiveConfig;
 	/**
 	 * Whether a toolkit tool name is currently admitted (may execute). Tools check this at execute time and fail
 	 * with their feature's "not enabled" message otherwise; nested adapters check it at dispatch time.

@@ -4,10 +4,11 @@
  * ToolkitHost (host.ts); the /pct commands live in commands.ts.
  */
 import { fileURLToPath } from "node:url";
-import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FeatureLifecycle, InvocationHooks, ToolkitHost, ToolkitOptions } from "./host.ts";
 import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
+import type { EffectiveConfig } from "../../index.js";
 import { findTools, newRulesState, observe, type RulesState, syncRules } from "./rules.ts";
 
 /** The last failed read, shown by /pct status and reload. */
@@ -17,7 +18,7 @@ export interface ConfigError {
 }
 
 export class Toolkit implements ToolkitHost {
-	readonly pi: any;
+	readonly pi: ExtensionAPI;
 	readonly hooks: InvocationHooks;
 	readonly agentDir: string;
 	readonly configPath: string;
@@ -30,18 +31,18 @@ export class Toolkit implements ToolkitHost {
 	 * getAllTools(), which proves a registration is ours even when Pi attributes it to an embedder's file. */
 	readonly ownSchemas = new Map<string, unknown>();
 	/** The raw object and revision in force (null raw = all-off defaults). */
-	raw: Record<string, any> | null = null;
+	raw: Record<string, unknown> | null = null;
 	revision: string | null = null;
 	/** Whether a valid config was read or saved since load (decides the reload message ending). */
 	hasLastKnownGood = false;
 	lastError: ConfigError | null = null;
 	applyError: string | null = null;
-	private effectiveConfig: any;
+	private effectiveConfig: EffectiveConfig;
 	private lifecycles = new Map<string, FeatureLifecycle>();
 	/** Execution-rules / discovery state between syncs (decisions are made in Rust: src/rules, src/discovery). */
 	rules: RulesState = newRulesState();
 
-	constructor(pi: any, options: ToolkitOptions) {
+	constructor(pi: ExtensionAPI, options: ToolkitOptions) {
 		this.pi = pi;
 		this.hooks = options.invocationHooks ?? {};
 		this.agentDir = getAgentDir();
@@ -49,10 +50,10 @@ export class Toolkit implements ToolkitHost {
 		this.entryPath = fileURLToPath(new URL("../index.ts", import.meta.url));
 		this.pinnedSource = options.sourcePath;
 		this.effectiveConfig = native.configDefaults();
-		this.shared.set("rules.findTools", (params: any) => findTools(this, params));
+		this.shared.set("rules.findTools", (params: Record<string, unknown>) => findTools(this, params));
 	}
 
-	config(): any {
+	config(): EffectiveConfig {
 		return this.effectiveConfig;
 	}
 
@@ -83,13 +84,13 @@ export class Toolkit implements ToolkitHost {
 			return { ok: false, message: configErrorMessage(out.code!, out.detail, this.hasLastKnownGood) };
 		}
 		this.lastError = null;
-		this.adopt(out.status === "ok" ? out.raw : null, out.revision);
+		this.adopt(out.status === "ok" ? (out.raw ?? null) : null, out.revision ?? null);
 		if (out.status === "ok") this.hasLastKnownGood = true;
 		return { ok: true };
 	}
 
 	/** Puts a raw config in force (after a good read or a successful save). */
-	adopt(raw: Record<string, any> | null, revision: string | null): void {
+	adopt(raw: Record<string, unknown> | null, revision: string | null): void {
 		const before = this.effectiveConfig;
 		this.raw = raw;
 		this.revision = revision;
@@ -97,9 +98,9 @@ export class Toolkit implements ToolkitHost {
 		void this.notifyDisabled(before, this.effectiveConfig);
 	}
 
-	private async notifyDisabled(before: any, after: any): Promise<void> {
-		const was = new Set(native.configFeatures(before));
-		const now = new Set(native.configFeatures(after));
+	private async notifyDisabled(before: EffectiveConfig, after: EffectiveConfig): Promise<void> {
+		const was = new Set<string>(native.configFeatures(before));
+		const now = new Set<string>(native.configFeatures(after));
 		for (const [feature, cb] of this.lifecycles) {
 			if (was.has(feature) && !now.has(feature) && cb.disabled) {
 				try {
@@ -119,7 +120,7 @@ export class Toolkit implements ToolkitHost {
 	get identities(): Set<string> {
 		if (this.pinnedSource) return new Set([this.pinnedSource]);
 		const proven = new Set<string>();
-		for (const t of this.pi.getAllTools() as any[]) {
+		for (const t of this.pi.getAllTools()) {
 			const mine = this.ownSchemas.get(t.name);
 			if (mine !== undefined && t.parameters === mine && t.sourceInfo?.path) proven.add(t.sourceInfo.path);
 		}
@@ -131,7 +132,7 @@ export class Toolkit implements ToolkitHost {
 	ownedNames(): Set<string> {
 		const ids = this.identities;
 		const owned = new Set<string>();
-		for (const t of this.pi.getAllTools() as any[]) {
+		for (const t of this.pi.getAllTools()) {
 			if (ids.has(t.sourceInfo?.path)) owned.add(t.name);
 		}
 		return owned;
@@ -141,7 +142,7 @@ export class Toolkit implements ToolkitHost {
 	 * Applies the projection decided by the rules engine (execution rules or legacy flags, ownership, discovery)
 	 * with setActiveTools and emits the diagnostics record. `ctx`/`model` refresh what is known about the session.
 	 */
-	sync(ctx?: any, model?: any): void {
+	sync(ctx?: ExtensionContext, model?: ExtensionContext["model"]): void {
 		observe(this, ctx, model);
 		syncRules(this);
 	}

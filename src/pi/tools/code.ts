@@ -6,6 +6,8 @@
  * onUpdate, Pi's AbortSignal, and the session lifecycle.
  */
 import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CodeManager, GateAnswer, GateRequest, ProgressRecord, ShellConfig, ShellManager } from "../../../index.js";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -81,7 +83,7 @@ const WAIT_DESCRIPTION =
 	"reachable with write_stdin).";
 
 /** Pi's shell for nested exec_command, or undefined (the nested call then fails shell-unavailable). */
-function resolveShell(): any {
+function resolveShell(): ShellConfig | undefined {
 	try {
 		const c = getShellConfig();
 		return c && typeof c.shell === "string" && c.shell ? c : undefined;
@@ -91,7 +93,7 @@ function resolveShell(): any {
 }
 
 /** One progress record as a short line (names and ids only). */
-function progressLine(rec: any): string {
+function progressLine(rec: ProgressRecord): string {
 	const who = `cell ${rec.cellId}: ${rec.tool}${rec.sessionId ? ` (${rec.sessionId})` : ""}`;
 	if (rec.event === "start") return `${who} started`;
 	if (rec.event === "waiting-approval") return `${who} waiting for approval`;
@@ -101,15 +103,15 @@ function progressLine(rec: any): string {
 let callSeq = 0;
 
 export function register(host: ToolkitHost): void {
-	let manager: any = null;
+	let manager: CodeManager | null = null;
 	let boundShell: unknown = null;
 	/** The ctx of the latest exec/wait: its UI answers approvals of nested apply_patch (dispatch time). */
-	let lastCtx: any = null;
+	let lastCtx: ExtensionContext | null = null;
 
 	// Nested adapters are admitted like the direct tools; a host that distinguishes nested-only routes (execution
 	// rules: patch only inside cells) may offer isNestedAdmitted.
 	const nestedAdmitted = (tool: string) =>
-		typeof (host as any).isNestedAdmitted === "function" ? (host as any).isNestedAdmitted(tool) : host.isAdmitted(tool);
+		host.isNestedAdmitted ? host.isNestedAdmitted(tool) : host.isAdmitted(tool);
 
 	/** Held Pi file-mutation-queue leases of nested patches: lease id -> release. */
 	const leases = new Map<string, () => void>();
@@ -119,7 +121,7 @@ export function register(host: ToolkitHost): void {
 	 * Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock.
 	 * Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation.
 	 */
-	async function lock(paths: string[]): Promise<any> {
+	async function lock(paths: string[]): Promise<GateAnswer> {
 		const sorted = [...new Set(paths)].sort();
 		let release!: () => void;
 		const released = new Promise<void>((r) => (release = r));
@@ -129,7 +131,7 @@ export function register(host: ToolkitHost): void {
 			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
 		const failed = take(0).then(
 			() => undefined,
-			(e: any) => e ?? new Error("the file mutation queue failed"),
+			(e: unknown) => e ?? new Error("the file mutation queue failed"),
 		);
 		const outcome = await Promise.race([held.then(() => undefined), failed]);
 		if (outcome !== undefined) {
@@ -137,7 +139,7 @@ export function register(host: ToolkitHost): void {
 			return {
 				allow: false,
 				code: "unavailable",
-				reason: `Pi's file mutation queue failed: ${outcome?.message ?? String(outcome)}`,
+				reason: `Pi's file mutation queue failed: ${outcome instanceof Error ? outcome.message : String(outcome)}`,
 			};
 		}
 		const lease = `lease-${++leaseSeq}`;
@@ -145,7 +147,7 @@ export function register(host: ToolkitHost): void {
 		return { allow: true, lease };
 	}
 
-	async function gate(req: any): Promise<any> {
+	async function gate(req: GateRequest): Promise<GateAnswer> {
 		if (req.phase === "lock") {
 			try {
 				return await lock(req.paths ?? []);
@@ -154,8 +156,8 @@ export function register(host: ToolkitHost): void {
 			}
 		}
 		if (req.phase === "unlock") {
-			const release = leases.get(req.lease);
-			leases.delete(req.lease);
+			const release = leases.get(req.lease ?? "");
+			leases.delete(req.lease ?? "");
 			try {
 				release?.();
 			} catch {
@@ -165,7 +167,7 @@ export function register(host: ToolkitHost): void {
 		}
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
 		if (req.sessionId) call.sessionId = req.sessionId;
-		const disabled = () => ({
+		const disabled = (): GateAnswer => ({
 			allow: false,
 			code: "adapter-disabled",
 			reason: `Tool "${req.tool}" is not enabled right now; enable it in /pct config or stop calling it.`,
@@ -209,12 +211,12 @@ export function register(host: ToolkitHost): void {
 	}
 
 	/** The manager, bound to the current shell manager, with admission refreshed. */
-	function current(): any {
+	function current(): CodeManager {
 		if (!manager) {
 			manager = new native.CodeManager(gate);
 			boundShell = null;
 		}
-		const shell = host.shared.get("shell");
+		const shell = host.shared.get("shell") as ShellManager | undefined;
 		if (shell && shell !== boundShell && typeof manager.attachShell === "function") {
 			manager.attachShell(shell);
 			boundShell = shell;
@@ -223,7 +225,13 @@ export function register(host: ToolkitHost): void {
 		return manager;
 	}
 
-	async function run(tool: "exec" | "wait", params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
+	async function run(
+		tool: "exec" | "wait",
+		params: Record<string, unknown>,
+		signal: AbortSignal | undefined,
+		onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+		ctx: ExtensionContext,
+	) {
 		if (!host.isAdmitted(tool)) throw new Error(CODE_NOT_ENABLED);
 		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
 		lastCtx = ctx;
@@ -233,9 +241,9 @@ export function register(host: ToolkitHost): void {
 		signal?.addEventListener("abort", onAbort, { once: true });
 		const progress =
 			typeof onUpdate === "function"
-				? (rec: any) => {
+				? (rec: ProgressRecord) => {
 						try {
-							onUpdate({ content: [{ type: "text", text: progressLine(rec) }], details: { progress: rec } });
+							onUpdate({ content: [{ type: "text" as const, text: progressLine(rec) }], details: { progress: rec } });
 						} catch {
 							// A UI that cannot take an update must not fail the cell.
 						}
@@ -246,7 +254,7 @@ export function register(host: ToolkitHost): void {
 			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
 			if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
 			const { text, ok: _ok, ...details } = res;
-			return { content: [{ type: "text", text }], details };
+			return { content: [{ type: "text" as const, text }], details };
 		} finally {
 			signal?.removeEventListener("abort", onAbort);
 		}
@@ -259,7 +267,7 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "exec: run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
 		parameters: execSchema,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } },
-		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("exec", params, signal, onUpdate, ctx),
+		execute: (_id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx),
 	});
 
 	host.pi.registerTool({
@@ -268,7 +276,7 @@ export function register(host: ToolkitHost): void {
 		description: WAIT_DESCRIPTION,
 		promptSnippet: "wait: continue or terminate a running code cell",
 		parameters: waitSchema,
-		execute: (_id: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) => run("wait", params, signal, onUpdate, ctx),
+		execute: (_id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx),
 	});
 
 	/**

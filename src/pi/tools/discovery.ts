@@ -18,11 +18,11 @@ export function register(host: ToolkitHost): void {
 			query: Type.Optional(Type.String({ description: "Words to search for in tool names and descriptions (case-insensitive)." })),
 			load: Type.Optional(Type.Array(Type.String(), { description: "Exact managed tool names to load for the next turn." })),
 		}),
-		async execute(_id: string, params: any) {
+		async execute(_id, params) {
 			if (!host.isAdmitted("find_tools")) throw new Error(NOT_ENABLED);
-			const find = host.shared.get("rules.findTools") as (p: any) => { text: string; details: any };
+			const find = host.shared.get("rules.findTools") as (p: Record<string, unknown>) => { text: string; details: unknown };
 			const { text, details } = find(params);
-			return { content: [{ type: "text", text }], details };
+			return { content: [{ type: "text" as const, text }], details };
 		},
 	});
 }

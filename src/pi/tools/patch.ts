@@ -5,6 +5,7 @@
  * deadlock and Pi's own edit/write never race us), and forwards Pi's abort signal.
  */
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -70,7 +71,7 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "Add, update, delete or move files with one Codex-style patch (*** Begin Patch ... *** End Patch)",
 		parameters: PARAMETERS,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: APPLY_PATCH_LARK } },
-		async execute(_toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: any) {
+		async execute(_toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
 			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");

@@ -5,6 +5,8 @@
  * and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ShellContext } from "../../../index.js";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -96,7 +98,7 @@ export function register(host: ToolkitHost): void {
 	let manager = newManager();
 	host.shared.set("shell", manager);
 
-	async function run(tool: "exec_command" | "write_stdin", params: any, signal: AbortSignal | undefined, ctx: any) {
+	async function run(tool: "exec_command" | "write_stdin", params: Record<string, unknown>, signal: AbortSignal | undefined, ctx: ExtensionContext | undefined) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
 		const mgr = manager;
@@ -104,7 +106,7 @@ export function register(host: ToolkitHost): void {
 		if (!norm.ok) throw new Error(norm.text);
 		const cwd: string = ctx?.cwd ?? process.cwd();
 		const call: InvocationCall = { tool, path: "direct", cwd };
-		if (tool === "write_stdin") call.sessionId = norm.request.sessionId;
+		if ("sessionId" in norm.request) call.sessionId = norm.request.sessionId;
 		const hooked = await runInvocationHooks(host.hooks, call);
 		if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was started.`);
 		const env = hooked.env;
@@ -112,7 +114,7 @@ export function register(host: ToolkitHost): void {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (mgr !== manager) throw new Error(MANAGER_REPLACED);
 		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
-		const context: any = { cwd, env, stopOnCancel: true };
+		const context: ShellContext = { cwd, env, stopOnCancel: true };
 		if (tool === "exec_command") {
 			const shell = resolveShell();
 			if (!shell) throw new Error("shell-unavailable: Pi could not resolve a usable local shell (getShellConfig failed); nothing was started.");
@@ -124,7 +126,7 @@ export function register(host: ToolkitHost): void {
 		try {
 			const res = tool === "exec_command" ? await mgr.exec(params, context, callId) : await mgr.writeStdin(params, context, callId);
 			if (!res.ok) throw new Error(res.text);
-			return { content: [{ type: "text", text: res.text }], details: res.details };
+			return { content: [{ type: "text" as const, text: res.text }], details: res.details };
 		} finally {
 			signal?.removeEventListener("abort", onAbort);
 		}
@@ -141,7 +143,7 @@ export function register(host: ToolkitHost): void {
 			LIMITS_TEXT,
 		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
-		execute: (_id: string, params: any, signal: AbortSignal | undefined, _onUpdate: any, ctx: any) => run("exec_command", params, signal, ctx),
+		execute: (_id, params, signal, _onUpdate, ctx) => run("exec_command", params, signal, ctx),
 	});
 
 	host.pi.registerTool({
@@ -154,7 +156,7 @@ export function register(host: ToolkitHost): void {
 			LIMITS_TEXT,
 		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
-		execute: (_id: string, params: any, signal: AbortSignal | undefined, _onUpdate: any, ctx: any) => run("write_stdin", params, signal, ctx),
+		execute: (_id, params, signal, _onUpdate, ctx) => run("write_stdin", params, signal, ctx),
 	});
 
 	host.lifecycle("shellSessions", {

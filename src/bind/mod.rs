@@ -1,0 +1,17 @@
+//! The napi boundary, one binding module per capability (docs/napi.md). These modules only bind: they convert
+//! arguments, call the capability's plain-Rust API, shape results, and run every body inside a panic guard
+//! ([`guard`]). Conventions: results are typed objects; expected failures resolve `{ok: false, code, message}`;
+//! programmer errors (`invalid-input`) and contained panics (`internal-panic`) throw an `Error` with that `code`.
+
+pub mod code;
+pub mod config;
+pub mod guard;
+pub mod patch;
+pub mod rules;
+pub mod shell;
+
+/// The addon's version, so the TypeScript side can refuse a stale binary.
+#[napi(catch_unwind)]
+pub fn engine_version(env: &napi::Env) -> napi::Result<String> {
+    guard::sync(env, "engineVersion", || Ok(env!("CARGO_PKG_VERSION").to_string()))
+}

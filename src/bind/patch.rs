@@ -1,0 +1,154 @@
+//! apply_patch bindings. Logic lives in src/patch (no napi types there); results are real `#[napi(object)]` structs.
+
+use super::guard;
+use crate::patch;
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Cancels one `applyPatch` call: Pi's AbortSignal calls `abort()`; the executor checks it before preflight,
+/// before staging and before the first commit step.
+#[napi]
+pub struct PatchAbort {
+    flag: Arc<AtomicBool>,
+}
+
+#[napi]
+impl PatchAbort {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        PatchAbort {
+            flag: Default::default(),
+        }
+    }
+    /// Requests cancellation (takes effect at the next checkpoint; a started commit finishes).
+    #[napi]
+    pub fn abort(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+    /// Whether abort() was called.
+    #[napi(getter)]
+    pub fn aborted(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// One applied operation: `operation` is add, update, delete or move; `from` is the Move source.
+#[napi(object)]
+pub struct PatchOperation {
+    #[napi(ts_type = "'add' | 'update' | 'delete' | 'move'")]
+    pub operation: String,
+    pub path: String,
+    pub from: Option<String>,
+}
+
+/// Result of applyPatch: ok with the model text (`Applied patch:` ...) and operations, or the exact error text
+/// (`apply_patch failed (...)...`) with its stable code and outcome (no-change, partial, unknown, partial; unknown).
+#[napi(object)]
+pub struct PatchResult {
+    pub ok: bool,
+    pub text: String,
+    pub operations: Vec<PatchOperation>,
+    pub code: Option<String>,
+    #[napi(ts_type = "'no-change' | 'partial' | 'unknown' | 'partial; unknown'")]
+    pub outcome: Option<String>,
+}
+
+/// Result of patchPaths: the sorted absolute paths a patch touches, or the parse/path error it would fail with.
+#[napi(object)]
+pub struct PatchPathsResult {
+    pub ok: bool,
+    pub paths: Vec<String>,
+    pub error: Option<String>,
+    pub code: Option<String>,
+}
+
+fn patch_result(r: std::result::Result<patch::Applied, patch::PatchError>) -> PatchResult {
+    match r {
+        Ok(applied) => PatchResult {
+            ok: true,
+            text: applied.text(),
+            operations: applied
+                .operations
+                .into_iter()
+                .map(|o| PatchOperation {
+                    operation: o.kind.as_str().to_string(),
+                    path: o.path,
+                    from: o.from,
+                })
+                .collect(),
+            code: None,
+            outcome: None,
+        },
+        Err(e) => PatchResult {
+            ok: false,
+            text: e.to_string(),
+            operations: vec![],
+            code: Some(e.code.to_string()),
+            outcome: Some(e.outcome.label().to_string()),
+        },
+    }
+}
+
+/// A contained panic: the outcome is unknown (the apply may have stopped mid-commit).
+fn panicked(message: String) -> PatchResult {
+    PatchResult {
+        ok: false,
+        text: format!("apply_patch failed (outcome unknown): {message}"),
+        operations: vec![],
+        code: Some(guard::PANIC_CODE.to_string()),
+        outcome: Some("unknown".to_string()),
+    }
+}
+
+/// Which files a patch touches (Move source and destination included), sorted, so the Pi tool can take
+/// `withFileMutationQueue` for each before applying. Parse only; no filesystem access.
+#[napi(catch_unwind)]
+pub fn patch_paths(cwd: String, patch: String) -> PatchPathsResult {
+    let run = || match patch::touched_paths(std::path::Path::new(&cwd), &patch) {
+        Ok(paths) => PatchPathsResult {
+            ok: true,
+            paths: paths.into_iter().map(|p| p.to_string_lossy().into_owned()).collect(),
+            error: None,
+            code: None,
+        },
+        Err(e) => PatchPathsResult {
+            ok: false,
+            paths: vec![],
+            error: Some(e.to_string()),
+            code: Some(e.code.to_string()),
+        },
+    };
+    guard::sync_or("patch.paths", run, |m| PatchPathsResult {
+        ok: false,
+        paths: vec![],
+        error: Some(m),
+        code: Some(guard::PANIC_CODE.to_string()),
+    })
+}
+
+/// Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
+/// The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
+/// and parked libuv workers would stall Node's fs, dns and crypto.
+#[napi(catch_unwind, ts_return_type = "Promise<PatchResult>")]
+pub fn apply_patch<'env>(
+    env: &'env Env,
+    cwd: String,
+    patch: String,
+    abort: Option<&PatchAbort>,
+) -> napi::Result<PromiseRaw<'env, PatchResult>> {
+    let abort = abort.map(|a| a.flag.clone()).unwrap_or_default();
+    env.spawn_future(async move {
+        let applied = tokio::task::spawn_blocking(move || {
+            guard::sync_or(
+                "patch.apply",
+                || patch_result(patch::apply(std::path::Path::new(&cwd), &patch, &abort)),
+                panicked,
+            )
+        })
+        .await;
+        Ok(applied.unwrap_or_else(|e| panicked(format!("the apply task did not finish ({e})"))))
+    })
+}
