@@ -64,7 +64,11 @@ export function suffixOfTarget(target: string): string {
 /** Every message in an error's `cause` chain (the napi-rs loader chains one error per place it tried). */
 function causes(err: unknown): string[] {
 	const out: string[] = [];
-	for (let e: any = err, n = 0; e && n < 32; e = e.cause, n++) out.push(String(e.message ?? e).split("\n")[0]);
+	for (let e: unknown = err, n = 0; e && n < 32; n++) {
+		const { message, cause } = e as { message?: unknown; cause?: unknown };
+		out.push(String(message ?? e).split("\n")[0]);
+		e = cause;
+	}
 	return out;
 }
 
