@@ -1,0 +1,70 @@
+// The release floor check (scripts/release-lib.mjs checkBinary, docs/release.md §The symbol trap) on tiny shared
+// objects built here with the system C compiler: a symbol above the glibc floor and a libc symbol that links without
+// a version (the trap) are refused; Node-API symbols and symbols at the floor pass. Also: the release targets match
+// package.json and npm/. Skipped where cc or objdump is missing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
+
+const have = (cmd, args) => spawnSync(cmd, args).status === 0;
+const tools = have("cc", ["--version"]) && have("objdump", ["--version"]);
+const glibc = Boolean(process.report?.getReport()?.header?.glibcVersionRuntime);
+const X64 = { suffix: "linux-x64-gnu", glibc: "2.28" };
+
+/** Builds `source` into a shared object with undefined symbols allowed (as a cdylib links). */
+function sharedObject(dir, name, source) {
+	const c = join(dir, `${name}.c`);
+	const so = join(dir, `${name}.so`);
+	writeFileSync(c, source);
+	const r = spawnSync("cc", ["-shared", "-fPIC", "-O1", "-o", so, c, "-lm"], { encoding: "utf8" });
+	assert.equal(r.status, 0, r.stderr);
+	return so;
+}
+
+test("floor check: above-floor glibc symbols and unversioned libc symbols are refused; Node-API passes", { skip: !(tools && glibc) && "needs cc, objdump and glibc" }, () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		const ok = sharedObject(dir, "ok", `#include <string.h>
+			extern int napi_create_object(void *, void *);
+			int f(char *d, const char *s) { memcpy(d, s, 4); return napi_create_object(0, 0); }`);
+		assert.deepEqual(checkBinary(X64, ok).problems, []);
+
+		// A symbol only a newer glibc has (the host's glibc is 2.36 on Debian 12: hypot is GLIBC_2.35 there).
+		const recent = sharedObject(dir, "recent", `#include <math.h>
+			double f(double a, double b) { return hypot(a, b); }`);
+		const r = checkBinary(X64, recent);
+		assert.match(r.problems.join("\n"), /^hypot needs GLIBC_2\.\d+, above the floor 2\.28$/m);
+		assert.match(r.floor, /^glibc 2\.\d+$/);
+		assert.deepEqual(checkBinary({ ...X64, glibc: "9.99" }, recent).problems, [], "at or below the floor passes");
+
+		// The trap: a function the linking libc lacks stays undefined without a version.
+		const trap = sharedObject(dir, "trap", `extern int renameat9(int, const char *, int, const char *, unsigned);
+			int f(void) { return renameat9(0, "a", 0, "b", 1); }`);
+		assert.deepEqual(checkBinary(X64, trap).problems, ["renameat9 is undefined without a version (missing from the target libc; loading would fail)"]);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("release targets: package.json napi.targets, npm/<platform>/package.json os/cpu/libc and the floors agree", () => {
+	const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+	assert.deepEqual(pkg.napi.targets, TARGETS.map((t) => t.target));
+	assert.equal(pkg.optionalDependencies, undefined, "no optionalDependencies in the repository (added at publish)");
+	assert.equal(pkg.scripts.prepare, undefined, "no build on install");
+	assert.ok(pkg.files.includes("docs/") && pkg.files.includes("LICENSE"));
+	for (const t of TARGETS) {
+		const pj = JSON.parse(readFileSync(join(ROOT, "npm", t.suffix, "package.json"), "utf8"));
+		const [os, cpu, abi] = t.suffix.split("-");
+		assert.equal(pj.name, `pi-codex-toolkit-${t.suffix}`);
+		assert.equal(pj.version, pkg.version);
+		assert.deepEqual([pj.os, pj.cpu], [[os], [cpu]]);
+		assert.deepEqual(pj.libc, abi === "gnu" ? ["glibc"] : abi === "musl" ? ["musl"] : undefined);
+		assert.deepEqual(pj.files, [`pi-codex-toolkit.${t.suffix}.node`]);
+		assert.equal(pj.main, `pi-codex-toolkit.${t.suffix}.node`);
+		if (abi === "gnu") assert.match(t.build, new RegExp(`\\.${t.glibc.replace(".", "\\.")}$`), "zig target carries the floor");
+	}
+});
