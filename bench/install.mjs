@@ -80,7 +80,8 @@ try {
 			if (inst.status !== 0) throw new Error(`pi install ${s.spec}: ${inst.stderr}`);
 			s.times.push(ms);
 			if (s.size === undefined) {
-				const top = findInstalled(agentDir, s.pkgs[0].split("/").at(-1));
+				const top = findInstalled(agentDir, s.pkgs[0]);
+				if (!top) throw new Error(`${s.pkgs[0]} not found under ${agentDir}`);
 				const nm = s.pkgs[0].includes("/") ? dirname(dirname(top)) : dirname(top);
 				s.sizes = s.pkgs.map((p) => du(join(nm, p)));
 				s.size = s.sizes.reduce((a, b) => a + b, 0);

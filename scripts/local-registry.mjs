@@ -175,14 +175,15 @@ export async function pctStatusOverRpc(version, agentDir, cwd, env) {
 	}
 }
 
-/** The installed package directory under an agent dir (Pi's npm install root differs between versions). */
+/** The installed package directory (`node_modules/<name>`, scoped names too) under an agent dir (Pi's npm install
+ * root differs between versions). */
 export function findInstalled(dir, name, depth = 0) {
-	if (depth > 6 || !existsSync(dir)) return null;
+	if (depth > 7 || !existsSync(dir)) return null;
+	const here = join(dir, "node_modules", name);
+	if (existsSync(join(here, "package.json"))) return here;
 	for (const e of readdirSync(dir, { withFileTypes: true })) {
-		if (!e.isDirectory()) continue;
-		const p = join(dir, e.name);
-		if (e.name === name && dirname(p).endsWith("node_modules") && existsSync(join(p, "package.json"))) return p;
-		const hit = findInstalled(p, name, depth + 1);
+		if (!e.isDirectory() || e.name === "node_modules") continue;
+		const hit = findInstalled(join(dir, e.name), name, depth + 1);
 		if (hit) return hit;
 	}
 	return null;

@@ -96,6 +96,9 @@ for (const version of PI_VERSIONS) {
 		const platformPkg = join(dirname(pkgDir), `pi-codex-toolkit-${host.suffix}`);
 		assert.ok(statSync(join(platformPkg, binaryName(host))).size > 0, "npm installed the host platform package with its binary");
 		assert.ok(!existsSync(join(pkgDir, "node_modules/@napi-rs")), "no build tooling installed");
+		for (const s of published.binaries.filter((s) => s !== host.suffix)) {
+			assert.ok(!existsSync(join(dirname(pkgDir), `pi-codex-toolkit-${s}`)), `npm skipped ${s} (os/cpu/libc)`);
+		}
 
 		const r = await pctStatusOverRpc(version, agentDir, cwd, { ...env, PI_OFFLINE: "1" });
 		assert.match(r.status, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m, `${r.status}\n${r.stderr}`);
