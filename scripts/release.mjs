@@ -31,8 +31,10 @@ function restore() {
 	return true;
 }
 
+// npm is npm.cmd on Windows, which only a shell runs.
+const shell = process.platform === "win32";
 function npm(args, opts = {}) {
-	return spawnSync("npm", args, { encoding: "utf8", ...opts });
+	return spawnSync("npm", args, { encoding: "utf8", shell, ...opts });
 }
 
 /** Is `name@version` already on the registry npm is configured for? */
@@ -111,7 +113,7 @@ function prepublish() {
 			continue;
 		}
 		log(`publishing ${pj.name}@${version}`);
-		const r = spawnSync("npm", ["publish"], { cwd: dir, stdio: "inherit" });
+		const r = spawnSync("npm", ["publish"], { cwd: dir, stdio: "inherit", shell });
 		if (r.status !== 0) fail(`npm publish of ${pj.name} failed (exit ${r.status}); the main package was not published`);
 		optional[pj.name] = version;
 	}

@@ -117,20 +117,21 @@ export function diagnosisText(d: NativeDiagnosis): string {
 /** Loads `index.js` (the napi-rs loader) from `root`; never throws. Exported for tests with a fake root. */
 export function loadNative(root: string = ROOT, requireFn: (id: string) => unknown = require): NativeLoad {
 	const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as RootManifest;
-	const triple = platformTriple();
+	// The triple is worked out only on failure (the glibc probe reads a process report).
+	const failed = (err: unknown, version?: string): NativeLoad => ({ ok: false, diagnosis: diagnose(manifest, platformTriple(), err, version) });
 	let binding: Native;
 	try {
 		binding = requireFn(join(root, "index.js")) as Native;
 	} catch (err) {
-		return { ok: false, diagnosis: diagnose(manifest, triple, err) };
+		return failed(err);
 	}
 	let version: string;
 	try {
 		version = binding.engineVersion();
 	} catch (err) {
-		return { ok: false, diagnosis: diagnose(manifest, triple, err) };
+		return failed(err);
 	}
-	if (version !== manifest.version) return { ok: false, diagnosis: diagnose(manifest, triple, undefined, version) };
+	if (version !== manifest.version) return failed(undefined, version);
 	return { ok: true, native: binding };
 }
 
