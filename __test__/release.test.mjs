@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
@@ -66,5 +66,41 @@ test("release targets: package.json napi.targets, npm/<platform>/package.json os
 		assert.deepEqual(pj.files, [`pi-codex-toolkit.${t.suffix}.node`]);
 		assert.equal(pj.main, `pi-codex-toolkit.${t.suffix}.node`);
 		if (abi === "gnu") assert.match(t.build, new RegExp(`\\.${t.glibc.replace(".", "\\.")}$`), "zig target carries the floor");
+	}
+});
+
+/** A minimal checkout for scripts/release.mjs: its scripts, package.json, Cargo.toml and the npm/ package files. */
+function miniCheckout(dir) {
+	for (const f of ["package.json", "Cargo.toml", "scripts/release.mjs", "scripts/release-lib.mjs"]) {
+		mkdirSync(join(dir, f, ".."), { recursive: true });
+		cpSync(join(ROOT, f), join(dir, f));
+	}
+	for (const t of TARGETS) {
+		mkdirSync(join(dir, "npm", t.suffix), { recursive: true });
+		cpSync(join(ROOT, "npm", t.suffix, "package.json"), join(dir, "npm", t.suffix, "package.json"));
+	}
+}
+
+test("prepublish refuses a binary above its floor and a Cargo/package version mismatch; nothing is published or changed", { skip: !(tools && glibc && process.arch === "x64") && "needs cc, objdump, glibc x64" }, () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		miniCheckout(dir);
+		const before = readFileSync(join(dir, "package.json"), "utf8");
+		// The host platform binary needs a newer glibc than the 2.28 floor (hypot is GLIBC_2.35 on this glibc).
+		const so = sharedObject(dir, "recent", "#include <math.h>\ndouble f(double a, double b) { return hypot(a, b); }");
+		cpSync(so, join(dir, "npm/linux-x64-gnu/pi-codex-toolkit.linux-x64-gnu.node"));
+		const env = { ...process.env, PCT_RELEASE_LOCAL: "", npm_config_registry: "http://127.0.0.1:9/" };
+		let r = spawnSync(process.execPath, ["scripts/release.mjs", "prepublish"], { cwd: dir, env, encoding: "utf8" });
+		assert.equal(r.status, 1, r.stdout + r.stderr);
+		assert.match(r.stderr, /binaries above their libc floor \(nothing published\):\n {2}linux-x64-gnu: hypot needs GLIBC_2\.\d+, above the floor 2\.28/);
+		assert.doesNotMatch(r.stdout, /publishing/);
+		assert.equal(readFileSync(join(dir, "package.json"), "utf8"), before, "package.json untouched");
+
+		writeFileSync(join(dir, "Cargo.toml"), readFileSync(join(dir, "Cargo.toml"), "utf8").replace(/^version = ".*"$/m, 'version = "9.9.9"'));
+		r = spawnSync(process.execPath, ["scripts/release.mjs", "prepublish"], { cwd: dir, env, encoding: "utf8" });
+		assert.equal(r.status, 1);
+		assert.match(r.stderr, /Cargo\.toml version 9\.9\.9 != package\.json version /);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
 	}
 });
