@@ -104,3 +104,17 @@ test("prepublish refuses a binary above its floor and a Cargo/package version mi
 		rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+test("npm run build without Rust: a clear message pointing at the registry install, not a stack trace", () => {
+	const nodeOnly = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		// An empty PATH: no cargo (the script runs in this Node, started by path).
+		const r = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs"), "--debug"], { cwd: ROOT, env: { ...process.env, PATH: nodeOnly }, encoding: "utf8" });
+		assert.equal(r.status, 1);
+		assert.match(r.stderr, /^build: cargo was not found\. Building the native engine from source needs Rust/);
+		assert.match(r.stderr, /pi install npm:pi-codex-toolkit/);
+		assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+	} finally {
+		rmSync(nodeOnly, { recursive: true, force: true });
+	}
+});
