@@ -2,7 +2,7 @@
 // benchmark share: a staged copy of this checkout, a PATH without Rust, an RPC `/pct status` (docs/release.md).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -84,24 +84,29 @@ export async function startRegistry(work) {
 	child.stdout.on("data", (d) => (log += d));
 	child.stderr.on("data", (d) => (log += d));
 	const url = `http://127.0.0.1:${port}/`;
-	for (let i = 0; i < 300; i++) {
-		if (child.exitCode !== null) throw new Error(`verdaccio exited (${child.exitCode}): ${log}`);
-		try {
-			if ((await fetch(`${url}-/ping`)).ok) break;
-		} catch {}
-		await new Promise((r) => setTimeout(r, 100));
-		if (i === 299) throw new Error(`verdaccio did not answer on ${url}: ${log}`);
-	}
-	// A user for publishing; reading stays anonymous (what `pi install` does).
-	const res = await fetch(`${url}-/user/org.couchdb.user:pct`, {
-		method: "PUT",
-		headers: { "content-type": "application/json" },
-		body: JSON.stringify({ name: "pct", password: "pct-throwaway", type: "user" }),
-	});
-	const { token } = await res.json();
-	assert.ok(token, `verdaccio gave no token (${res.status})`);
 	const npmrc = join(dir, "npmrc");
-	writeFileSync(npmrc, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+	try {
+		for (let i = 0; i < 300; i++) {
+			if (child.exitCode !== null) throw new Error(`verdaccio exited (${child.exitCode}): ${log}`);
+			try {
+				if ((await fetch(`${url}-/ping`)).ok) break;
+			} catch {}
+			await new Promise((r) => setTimeout(r, 100));
+			if (i === 299) throw new Error(`verdaccio did not answer on ${url}: ${log}`);
+		}
+		// A user for publishing; reading stays anonymous (what `pi install` does).
+		const res = await fetch(`${url}-/user/org.couchdb.user:pct`, {
+			method: "PUT",
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify({ name: "pct", password: "pct-throwaway", type: "user" }),
+		});
+		const { token } = await res.json();
+		assert.ok(token, `verdaccio gave no token (${res.status})`);
+		writeFileSync(npmrc, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+	} catch (err) {
+		child.kill("SIGKILL"); // never leave the registry behind when start-up fails
+		throw err;
+	}
 	return { url, child, npmrc, log: () => log, stop: () => child.exitCode === null && child.kill("SIGKILL") };
 }
 
