@@ -103,7 +103,7 @@ test("diagnose: unsupported platform -> build from source; glibc too old -> says
 	const m = { name: "pi-codex-toolkit", version: "0.1.0", napi: { binaryName: "pi-codex-toolkit", targets: ["x86_64-unknown-linux-gnu", "aarch64-apple-darwin"] } };
 	const notFound = Object.assign(new Error("Cannot find native binding. npm has a bug"), { cause: new Error("Cannot find module './x.node'") });
 	const riscv = diagnose(m, "linux-riscv64-gnu", notFound);
-	assert.match(riscv.reason, /no prebuilt engine is published for linux-riscv64-gnu \(published: linux-x64-gnu, darwin-arm64\)/);
+	assert.match(riscv.reason, /no prebuilt engine is published for linux-riscv64-gnu \(prebuilt: linux-x64-gnu, darwin-arm64\)/);
 	assert.match(riscv.fix, /npm install && npm run build/);
 	const old = diagnose(m, "linux-x64-gnu", Object.assign(new Error("Cannot find native binding"), { cause: new Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.35' not found (required by x.node)") }));
 	assert.match(old.reason, /cannot be loaded: .*GLIBC_2\.35' not found/);

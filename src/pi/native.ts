@@ -86,7 +86,7 @@ export function diagnose(manifest: RootManifest, triple: string, err: unknown, f
 		return {
 			triple,
 			lookedFor,
-			reason: `no prebuilt engine is published for ${triple} (published: ${supported.join(", ")})`,
+			reason: `no prebuilt engine is published for ${triple} (prebuilt: ${supported.join(", ")})`,
 			fix: `build it from source: clone the repository, run \`npm install && npm run build\` (needs Rust), then \`pi install <path of the clone>\``,
 		};
 	}
