@@ -4,7 +4,7 @@
  * version from another release), `nativeLoad` carries a diagnosis and the extension registers only `/pct` with that
  * diagnosis (src/pi/unavailable.ts) instead of stopping Pi. See docs/release.md §Missing binary.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -121,7 +121,9 @@ export function loadNative(root: string = ROOT, requireFn: (id: string) => unkno
 	const failed = (err: unknown, version?: string): NativeLoad => ({ ok: false, diagnosis: diagnose(manifest, platformTriple(), err, version) });
 	let binding: Native;
 	try {
-		binding = requireFn(join(root, "index.js")) as Native;
+		// The napi-rs loader is CommonJS: index.js, or index.cjs once the package is `"type": "module"`.
+		const loader = existsSync(join(root, "index.cjs")) ? "index.cjs" : "index.js";
+		binding = requireFn(join(root, loader)) as Native;
 	} catch (err) {
 		return failed(err);
 	}
