@@ -6,14 +6,18 @@ import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-age
 import { registerPctCommand, say } from "./pi/commands.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
+import { nativeLoad } from "./pi/native.ts";
 import { resetSessionLoads } from "./pi/rules.ts";
 import { Toolkit } from "./pi/toolkit.ts";
+import { registerUnavailable } from "./pi/unavailable.ts";
 
 export type { InvocationCall, InvocationHooks, PolicyDecision, ToolkitOptions } from "./pi/host.ts";
 
 /** Builds the extension factory Pi calls once per load. */
 export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 	return function piCodexToolkit(pi: ExtensionAPI): void {
+		// A missing or wrong binary never stops Pi: /pct explains it, no tool is registered (docs/release.md).
+		if (!nativeLoad.ok) return registerUnavailable(pi, nativeLoad.diagnosis);
 		const tk = new Toolkit(pi, options);
 		const registered = new Set<string>();
 		// Feature modules register through a view of `pi` that records their tool names (for status).

@@ -122,12 +122,18 @@ fn cstr(p: &Path) -> io::Result<CString> {
 
 /// rename(2) that refuses to replace an existing target (renameat2 RENAME_NOREPLACE; plain rename after an
 /// existence check where the filesystem lacks it).
+///
+/// Called through syscall(2), not libc's `renameat2` wrapper: glibc has the wrapper only from 2.28 and musl 1.2.3
+/// not at all, and a cdylib links a missing libc symbol silently, so the release builds for older glibc and musl
+/// would fail to load (docs/release.md §The symbol trap).
 #[cfg(target_os = "linux")]
 fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     let (a, b) = (cstr(from)?, cstr(to)?);
-    // SAFETY: both are valid NUL-terminated paths; AT_FDCWD with absolute paths.
+    // SAFETY: both are valid NUL-terminated paths; AT_FDCWD with absolute paths; the kernel ABI of renameat2 is
+    // (int, const char *, int, const char *, unsigned int).
     let rc = unsafe {
-        libc::renameat2(
+        libc::syscall(
+            libc::SYS_renameat2,
             libc::AT_FDCWD,
             a.as_ptr(),
             libc::AT_FDCWD,

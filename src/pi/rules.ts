@@ -3,7 +3,7 @@
  * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
-import { native } from "./native.ts";
+import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 
 /** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
@@ -15,7 +15,8 @@ const call = {
 };
 
 /** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
-export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
+// Read at import: guarded so a missing engine leaves the module loadable (src/pi/unavailable.ts takes over).
+export const DIAGNOSTICS_CHANNEL: string = nativeLoad.ok ? native.rulesDiagnosticsChannel() : "";
 
 /** What the core keeps between syncs (owned by the Toolkit instance). */
 export interface RulesState {

@@ -1,0 +1,120 @@
+// The release floor check (scripts/release-lib.mjs checkBinary, docs/release.md §The symbol trap) on tiny shared
+// objects built here with the system C compiler: a symbol above the glibc floor and a libc symbol that links without
+// a version (the trap) are refused; Node-API symbols and symbols at the floor pass. Also: the release targets match
+// package.json and npm/. Skipped where cc or objdump is missing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
+
+const have = (cmd, args) => spawnSync(cmd, args).status === 0;
+const tools = have("cc", ["--version"]) && have("objdump", ["--version"]);
+const glibc = Boolean(process.report?.getReport()?.header?.glibcVersionRuntime);
+const X64 = { suffix: "linux-x64-gnu", glibc: "2.28" };
+
+/** Builds `source` into a shared object with undefined symbols allowed (as a cdylib links). */
+function sharedObject(dir, name, source) {
+	const c = join(dir, `${name}.c`);
+	const so = join(dir, `${name}.so`);
+	writeFileSync(c, source);
+	const r = spawnSync("cc", ["-shared", "-fPIC", "-O1", "-o", so, c, "-lm"], { encoding: "utf8" });
+	assert.equal(r.status, 0, r.stderr);
+	return so;
+}
+
+test("floor check: above-floor glibc symbols and unversioned libc symbols are refused; Node-API passes", { skip: !(tools && glibc) && "needs cc, objdump and glibc" }, () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		const ok = sharedObject(dir, "ok", `#include <string.h>
+			extern int napi_create_object(void *, void *);
+			int f(char *d, const char *s) { memcpy(d, s, 4); return napi_create_object(0, 0); }`);
+		assert.deepEqual(checkBinary(X64, ok).problems, []);
+
+		// A symbol only a newer glibc has (the host's glibc is 2.36 on Debian 12: hypot is GLIBC_2.35 there).
+		const recent = sharedObject(dir, "recent", `#include <math.h>
+			double f(double a, double b) { return hypot(a, b); }`);
+		const r = checkBinary(X64, recent);
+		assert.match(r.problems.join("\n"), /^hypot needs GLIBC_2\.\d+, above the floor 2\.28$/m);
+		assert.match(r.floor, /^glibc 2\.\d+$/);
+		assert.deepEqual(checkBinary({ ...X64, glibc: "9.99" }, recent).problems, [], "at or below the floor passes");
+
+		// The trap: a function the linking libc lacks stays undefined without a version.
+		const trap = sharedObject(dir, "trap", `extern int renameat9(int, const char *, int, const char *, unsigned);
+			int f(void) { return renameat9(0, "a", 0, "b", 1); }`);
+		assert.deepEqual(checkBinary(X64, trap).problems, ["renameat9 is undefined without a version (missing from the target libc; loading would fail)"]);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("release targets: package.json napi.targets, npm/<platform>/package.json os/cpu/libc and the floors agree", () => {
+	const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+	assert.deepEqual(pkg.napi.targets, TARGETS.map((t) => t.target));
+	assert.equal(pkg.optionalDependencies, undefined, "no optionalDependencies in the repository (added at publish)");
+	assert.equal(pkg.scripts.prepare, undefined, "no build on install");
+	assert.ok(pkg.files.includes("docs/") && pkg.files.includes("LICENSE"));
+	for (const t of TARGETS) {
+		const pj = JSON.parse(readFileSync(join(ROOT, "npm", t.suffix, "package.json"), "utf8"));
+		const [os, cpu, abi] = t.suffix.split("-");
+		assert.equal(pj.name, `pi-codex-toolkit-${t.suffix}`);
+		assert.equal(pj.version, pkg.version);
+		assert.deepEqual([pj.os, pj.cpu], [[os], [cpu]]);
+		assert.deepEqual(pj.libc, abi === "gnu" ? ["glibc"] : abi === "musl" ? ["musl"] : undefined);
+		assert.deepEqual(pj.files, [`pi-codex-toolkit.${t.suffix}.node`]);
+		assert.equal(pj.main, `pi-codex-toolkit.${t.suffix}.node`);
+		if (abi === "gnu") assert.match(t.build, new RegExp(`\\.${t.glibc.replace(".", "\\.")}$`), "zig target carries the floor");
+	}
+});
+
+/** A minimal checkout for scripts/release.mjs: its scripts, package.json, Cargo.toml and the npm/ package files. */
+function miniCheckout(dir) {
+	for (const f of ["package.json", "Cargo.toml", "scripts/release.mjs", "scripts/release-lib.mjs"]) {
+		mkdirSync(join(dir, f, ".."), { recursive: true });
+		cpSync(join(ROOT, f), join(dir, f));
+	}
+	for (const t of TARGETS) {
+		mkdirSync(join(dir, "npm", t.suffix), { recursive: true });
+		cpSync(join(ROOT, "npm", t.suffix, "package.json"), join(dir, "npm", t.suffix, "package.json"));
+	}
+}
+
+test("prepublish refuses a binary above its floor and a Cargo/package version mismatch; nothing is published or changed", { skip: !(tools && glibc && process.arch === "x64") && "needs cc, objdump, glibc x64" }, () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		miniCheckout(dir);
+		const before = readFileSync(join(dir, "package.json"), "utf8");
+		// The host platform binary needs a newer glibc than the 2.28 floor (hypot is GLIBC_2.35 on this glibc).
+		const so = sharedObject(dir, "recent", "#include <math.h>\ndouble f(double a, double b) { return hypot(a, b); }");
+		cpSync(so, join(dir, "npm/linux-x64-gnu/pi-codex-toolkit.linux-x64-gnu.node"));
+		const env = { ...process.env, PCT_RELEASE_LOCAL: "", npm_config_registry: "http://127.0.0.1:9/" };
+		let r = spawnSync(process.execPath, ["scripts/release.mjs", "prepublish"], { cwd: dir, env, encoding: "utf8" });
+		assert.equal(r.status, 1, r.stdout + r.stderr);
+		assert.match(r.stderr, /binaries above their libc floor \(nothing published\):\n {2}linux-x64-gnu: hypot needs GLIBC_2\.\d+, above the floor 2\.28/);
+		assert.doesNotMatch(r.stdout, /publishing/);
+		assert.equal(readFileSync(join(dir, "package.json"), "utf8"), before, "package.json untouched");
+
+		writeFileSync(join(dir, "Cargo.toml"), readFileSync(join(dir, "Cargo.toml"), "utf8").replace(/^version = ".*"$/m, 'version = "9.9.9"'));
+		r = spawnSync(process.execPath, ["scripts/release.mjs", "prepublish"], { cwd: dir, env, encoding: "utf8" });
+		assert.equal(r.status, 1);
+		assert.match(r.stderr, /Cargo\.toml version 9\.9\.9 != package\.json version /);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("npm run build without Rust: a clear message pointing at the registry install, not a stack trace", () => {
+	const nodeOnly = mkdtempSync(join(tmpdir(), "pct-release-"));
+	try {
+		// An empty PATH: no cargo (the script runs in this Node, started by path).
+		const r = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs"), "--debug"], { cwd: ROOT, env: { ...process.env, PATH: nodeOnly }, encoding: "utf8" });
+		assert.equal(r.status, 1);
+		assert.match(r.stderr, /^build: cargo was not found\. Building the native engine from source needs Rust/);
+		assert.match(r.stderr, /pi install npm:pi-codex-toolkit/);
+		assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+	} finally {
+		rmSync(nodeOnly, { recursive: true, force: true });
+	}
+});
