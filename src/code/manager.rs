@@ -112,6 +112,8 @@ struct CellState {
     outstanding_bytes: usize,
     shells: BTreeSet<String>,
     result_delivered: bool,
+    /// The cell thread reported its outcome (done() ran).
+    thread_ended: bool,
 }
 
 struct Forwarder {
@@ -191,6 +193,8 @@ struct MState {
     aborts: HashMap<String, watch::Sender<bool>>,
     /// Aborts that arrived before their call registered (bounded).
     early_aborts: Vec<String>,
+    /// Cells whose stop was not confirmed by the last cleanup: new cells are refused until a cleanup succeeds.
+    cleanup_pending: Vec<String>,
 }
 
 struct Inner {
@@ -205,6 +209,11 @@ struct Inner {
     recovery: RecoveryStore,
     /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
     unread_ttl: Mutex<Duration>,
+    /// How long a stop waits for the cell thread to confirm (STOP_CONFIRM_MS; shorter only in tests).
+    stop_confirm: Mutex<Duration>,
+    /// Test seam: a pause before an observer installs its progress sink (widens the start-up race).
+    #[cfg(test)]
+    observe_delay: Mutex<Duration>,
 }
 
 /// The code-cell manager (one per toolkit instance). Cheap to clone.
@@ -342,13 +351,17 @@ impl EngineSink for Sink {
         let Some(cell) = self.cell.upgrade() else { return };
         let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_some() {
-            // The stop was reported unconfirmed earlier; the thread has now really ended.
-            st.unknown_outcome = false;
+            // The stop was reported unconfirmed earlier; the thread has now really ended. Its real outcome (which
+            // may be the program's own result) replaces the stop's, without the stop's uncertainty.
+            st.outcome = Some(outcome);
+            st.thread_ended = true;
+            st.unknown_outcome = st.queued + st.dispatched > 0;
             drop(st);
             cell.bump();
             return;
         }
         let seal = !matches!(outcome, Outcome::Returned(_));
+        st.thread_ended = true;
         st.outcome = Some(outcome);
         let became = cell.settle_check(&mut st);
         drop(st);
@@ -538,6 +551,10 @@ impl NestedTask {
                 Ended::CancelledBeforeDispatch => st.cancelled += 1,
                 Ended::Abandoned => st.abandoned += 1,
             }
+            // An unconfirmed stop becomes certain once the thread ended and the last tracked call settled.
+            if st.unknown_outcome && st.thread_ended && st.queued + st.dispatched == 0 {
+                st.unknown_outcome = false;
+            }
             cell.settle_check(&mut st);
         }
         if let Ended::Reply(r) = &ended {
@@ -657,6 +674,9 @@ impl CodeManager {
                 rt,
                 limits,
                 unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
+                stop_confirm: Mutex::new(Duration::from_millis(STOP_CONFIRM_MS)),
+                #[cfg(test)]
+                observe_delay: Mutex::new(Duration::ZERO),
                 recovery: RecoveryStore::new("code"),
                 slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
                 patch_lock: Arc::new(tokio::sync::Mutex::new(())),
@@ -666,6 +686,7 @@ impl CodeManager {
                     closed: false,
                     aborts: HashMap::new(),
                     early_aborts: Vec::new(),
+                    cleanup_pending: Vec::new(),
                 }),
             }),
         }
@@ -681,6 +702,18 @@ impl CodeManager {
     #[cfg(test)]
     pub fn set_unread_ttl(&self, ttl: Duration) {
         *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner) = ttl;
+    }
+
+    /// Test hook: how long a stop waits for the cell thread to confirm.
+    #[cfg(test)]
+    pub fn set_stop_confirm(&self, window: Duration) {
+        *self.inner.stop_confirm.lock().unwrap_or_else(PoisonError::into_inner) = window;
+    }
+
+    /// Test hook: a pause before an outer call installs its progress sink.
+    #[cfg(test)]
+    pub fn set_observe_delay(&self, delay: Duration) {
+        *self.inner.observe_delay.lock().unwrap_or_else(PoisonError::into_inner) = delay;
     }
 
     /// Cells not yet terminal.
@@ -803,6 +836,15 @@ impl CodeManager {
                     "Code cells are shut down for this session; start a new session.",
                 ));
             }
+            if !st.cleanup_pending.is_empty() {
+                return Err(CodeError::new(
+                    "cleanup-incomplete",
+                    format!(
+                        "Code Mode cleanup is incomplete: cells {} did not confirm that they stopped, so no new cell starts. Stop them with wait {{\"cell_id\": ..., \"terminate\": true}}; /pct reload or a model change retries the cleanup.",
+                        st.cleanup_pending.join(", ")
+                    ),
+                ));
+            }
             self.prune(&mut st);
             let running = st
                 .cells
@@ -837,7 +879,9 @@ impl CodeManager {
                 seal: watch::channel(false).0,
                 sealed_flag: Arc::new(AtomicBool::new(false)),
                 observe: tokio::sync::Mutex::new(()),
-                observer: Mutex::new(None),
+                // This exec's progress sink is in place before the thread starts: the program's first nested
+                // calls report immediately, possibly before observe() runs.
+                observer: Mutex::new(forwarder(&outer)),
             });
             st.cells.insert(id, cell.clone());
             cell
@@ -866,8 +910,16 @@ impl CodeManager {
                 }
             }
         }
-        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort)
-            .await
+        self.observe(
+            cell,
+            false,
+            input.yield_time_ms,
+            input.max_output_bytes,
+            outer,
+            abort,
+            true,
+        )
+        .await
     }
 
     /// `wait`: continues observing a cell, or terminates it.
@@ -900,6 +952,7 @@ impl CodeManager {
             input.max_output_bytes,
             outer,
             abort,
+            false,
         )
         .await
     }
@@ -912,6 +965,7 @@ impl CodeManager {
         budget: usize,
         outer: OuterCall,
         mut abort_rx: Option<watch::Receiver<bool>>,
+        started: bool,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
         if !self
@@ -924,14 +978,19 @@ impl CodeManager {
         {
             return Err(stale(&cell.id));
         }
-        let fwd = outer.progress.clone().map(|sink| {
-            Arc::new(Forwarder {
-                sink,
-                sent: AtomicUsize::new(0),
-                dropped: AtomicUsize::new(0),
-            })
-        });
-        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = fwd.clone();
+        #[cfg(test)]
+        {
+            let delay = *self.inner.observe_delay.lock().unwrap_or_else(PoisonError::into_inner);
+            tokio::time::sleep(delay).await;
+        }
+        let fwd = if started {
+            // exec installed this call's sink before the cell thread started (its first records are not lost).
+            cell.observer.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        } else {
+            let f = forwarder(&outer);
+            *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = f.clone();
+            f
+        };
         let mut aborted = false;
         if terminate {
             self.stop(&cell).await;
@@ -983,7 +1042,8 @@ impl CodeManager {
         cell.sealed_flag.store(true, Ordering::SeqCst);
         cell.seal.send_replace(true);
         let mut changed = cell.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);
+        let window = *self.inner.stop_confirm.lock().unwrap_or_else(PoisonError::into_inner);
+        let deadline = tokio::time::Instant::now() + window;
         loop {
             if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                 return;
@@ -993,15 +1053,17 @@ impl CodeManager {
                 _ = tokio::time::sleep_until(deadline) => break,
             }
         }
-        // Not confirmed: report terminated with an unknown outcome.
+        // Not confirmed: report terminated with an unknown outcome. The cell is terminal for observers now; nested
+        // calls that settle later still update their counts, and a thread that ends later reports its real outcome.
         let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_none() {
             st.outcome = Some(Outcome::Terminated);
         }
         st.unknown_outcome = true;
-        st.queued = 0;
-        st.dispatched = 0;
-        cell.settle_check(&mut st);
+        if !st.terminal {
+            st.terminal = true;
+            st.terminal_at = Some(Instant::now());
+        }
     }
 
     fn read(&self, cell: &Arc<Cell>, budget: usize, progress_dropped: u64) -> CellRead {
@@ -1109,6 +1171,9 @@ impl CodeManager {
                 st.cells.remove(&c.id);
             }
         }
+        // Kept cells stay reachable with wait (and terminate); new cells wait for a cleanup that succeeds.
+        st.cleanup_pending = incomplete.clone();
+        drop(st);
         if incomplete.is_empty() {
             Ok(())
         } else {
@@ -1120,6 +1185,16 @@ impl CodeManager {
                 ),
             ))
         }
+    }
+
+    /// Whether the last cleanup left cells unconfirmed (new cells are refused until a cleanup succeeds).
+    pub fn cleanup_pending(&self) -> Vec<String> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cleanup_pending
+            .clone()
     }
 
     /// A real session shutdown: terminate everything, refuse new cells, delete this process's recovery files.
@@ -1185,6 +1260,17 @@ fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> Cod
             reason.as_deref().unwrap_or("no lease was granted")
         ),
     )
+}
+
+/// The progress forwarder of one outer call (None without a sink).
+fn forwarder(outer: &OuterCall) -> Option<Arc<Forwarder>> {
+    outer.progress.clone().map(|sink| {
+        Arc::new(Forwarder {
+            sink,
+            sent: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
+        })
+    })
 }
 
 /// Resolves once the cell is sealed (failure, terminate, close).
