@@ -31,6 +31,9 @@ pub struct NestedContext {
     /// Set once the cell is sealed (terminate, close, failure): a nested patch still in preflight/staging stops
     /// with `aborted` and changes nothing (a started commit finishes).
     pub cancel: Arc<AtomicBool>,
+    /// The same seal as a watch: a nested shell call still in flight (not yet yielded back to the cell) is aborted
+    /// the way a cancelled direct call is — an `exec_command` stops its job, a `write_stdin` ends its poll only.
+    pub sealed: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions

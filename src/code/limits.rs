@@ -38,6 +38,10 @@ pub const DEFAULT_YIELD_MS: u64 = 10_000;
 /// How long terminate/close wait for a cell thread to confirm it stopped before reporting an unknown outcome.
 pub const STOP_CONFIRM_MS: u64 = 5_000;
 
+/// How long a sealed cell waits for an in-flight nested shell call to abort cooperatively before abandoning it
+/// (well inside STOP_CONFIRM_MS, so a prompt abort never makes the stop unconfirmed).
+pub const NESTED_ABORT_GRACE_MS: u64 = 2_000;
+
 /// Cuts `s` to at most `max` bytes on a UTF-8 code point boundary (`output::cut_utf8`, as a slice).
 pub fn cut_utf8(s: &str, max: usize) -> &str {
     &s[..crate::output::cut_utf8(s, max)]

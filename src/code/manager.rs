@@ -422,6 +422,7 @@ impl NestedTask {
                     env: env.0,
                     shell: env.1,
                     cancel: cell.sealed_flag.clone(),
+                    sealed: Some(cell.seal.subscribe()),
                 };
                 // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
                 // its end (a started commit finishes); other calls end their wait when the cell is sealed.
@@ -472,9 +473,18 @@ impl NestedTask {
                         let r = if self.tool == "apply_patch" {
                             Ended::Reply(fut.await)
                         } else {
+                            tokio::pin!(fut);
                             tokio::select! {
-                                _ = sealed(&mut seal) => Ended::Abandoned,
-                                r = fut => Ended::Reply(r),
+                                r = &mut fut => Ended::Reply(r),
+                                _ = sealed(&mut seal) => {
+                                    // Unsettled dispatch: the adapter sees the seal and aborts cooperatively (an
+                                    // in-flight exec_command stops its job). One that ignores it is abandoned.
+                                    let grace = Duration::from_millis(NESTED_ABORT_GRACE_MS);
+                                    match tokio::time::timeout(grace, &mut fut).await {
+                                        Ok(r) => Ended::Reply(r),
+                                        Err(_) => Ended::Abandoned,
+                                    }
+                                }
                             }
                         };
                         if let Some(lease) = lease {
