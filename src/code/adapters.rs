@@ -205,7 +205,20 @@ pub mod fake {
                     return Err(CodeError::new(code, "fake failure"));
                 }
                 if let Some(n) = args.get("reply_bytes").and_then(|v| v.as_u64()) {
+                    if args.get("with_session").is_some() {
+                        return Ok(serde_json::json!({
+                            "blob": "x".repeat(n as usize), "sessionId": "pct-shell-7", "status": "running",
+                            "recovery": {"path": "/tmp/fake-recovery.log"},
+                        }));
+                    }
                     return Ok(serde_json::json!({ "blob": "x".repeat(n as usize) }));
+                }
+                if let Some(n) = args.get("stdout_bytes").and_then(|v| v.as_u64()) {
+                    // Control characters: six bytes each once JSON-escaped.
+                    return Ok(serde_json::json!({
+                        "sessionId": "pct-shell-8", "status": "completed", "stdout": "\u{1}".repeat(n as usize),
+                        "stderr": "é".repeat(4),
+                    }));
                 }
                 let echo = if args.to_string().len() < 4096 {
                     args.clone()

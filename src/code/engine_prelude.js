@@ -138,7 +138,10 @@
 			if (ok) p.resolve(jsonParse(payload));
 			else {
 				const err = jsonParse(payload);
-				p.reject(toolError(err.code, err.message));
+				const e = toolError(err.code, err.message);
+				if (typeof err.sessionId === "string") e.sessionId = err.sessionId;
+				if (typeof err.recoveryPath === "string") e.recoveryPath = err.recoveryPath;
+				p.reject(e);
 			}
 		},
 	};

@@ -504,12 +504,20 @@ impl NestedTask {
         // Size check of replies and errors.
         let ended = match ended {
             Ended::Reply(Ok(v)) => {
-                let json = v.to_string();
-                if json.len() > MAX_NESTED_PAYLOAD_BYTES {
-                    Ended::Reply(Err(CodeError::new(
-                        "bridge-overload",
-                        format!("The reply of tools.{} is {} bytes; a single reply may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes. Ask for less output (e.g. a smaller max_output_tokens).", self.tool, json.len()),
-                    )))
+                let size = reply_size(&v);
+                let limit = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES;
+                if size > limit {
+                    let running = v.get("status").and_then(Value::as_str) == Some("running");
+                    let e = oversized_reply(&self.tool, size, limit, &v);
+                    if let (true, Some(sid), false) = (running, &e.session_id, self.tool == "apply_patch") {
+                        // The shell was yielded even though its reply was not: it stays reported in `shells`.
+                        cell.st
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .shells
+                            .insert(sid.clone());
+                    }
+                    Ended::Reply(Err(e))
                 } else {
                     Ended::Reply(Ok(v))
                 }
@@ -1281,6 +1289,45 @@ fn forwarder(outer: &OuterCall) -> Option<Arc<Forwarder>> {
             dropped: AtomicUsize::new(0),
         })
     })
+}
+
+/// The size a nested reply counts against its limit: stdout/stderr by their UTF-8 bytes (however JSON escapes
+/// them), everything else as JSON text.
+fn reply_size(v: &Value) -> usize {
+    let Value::Object(o) = v else {
+        return v.to_string().len();
+    };
+    let mut meta = o.clone();
+    let mut output = 0;
+    for k in ["stdout", "stderr"] {
+        if let Some(Value::String(text)) = meta.get_mut(k) {
+            output += text.len();
+            text.clear();
+        }
+    }
+    Value::Object(meta).to_string().len() + output
+}
+
+/// The error of a reply too large to deliver. The call already ran, so the error names its session and recovery
+/// file (also as `sessionId` / `recoveryPath` on the error in the cell): the output is not lost.
+fn oversized_reply(tool: &str, size: usize, limit: usize, v: &Value) -> CodeError {
+    let mut e = CodeError::new(
+        "bridge-overload",
+        format!("The reply of tools.{tool} is {size} bytes; a single reply may be at most {limit} bytes. The call ran; ask for less output (e.g. a smaller max_output_tokens)."),
+    );
+    e.session_id = session_id_of(v);
+    e.recovery_path = v.pointer("/recovery/path").and_then(Value::as_str).map(str::to_string);
+    if let Some(sid) = &e.session_id {
+        let status = v.get("status").and_then(Value::as_str).unwrap_or("unknown");
+        e.message.push_str(&format!(
+            " Its session is {sid} (status {status}): poll or stop it with write_stdin {{\"session_id\": \"{sid}\"}}."
+        ));
+    }
+    if let Some(p) = &e.recovery_path {
+        e.message
+            .push_str(&format!(" Its full output is in the recovery file {p}."));
+    }
+    e
 }
 
 /// Resolves once the cell is sealed (failure, terminate, close).

@@ -570,9 +570,43 @@ async fn reply_bytes_limit() {
     let prog = |n: usize| {
         format!("return await tools.exec_command({{cmd: 'x', reply_bytes: {n}}}).then(r => r.blob.length, e => e.code)")
     };
-    let n = MAX_NESTED_PAYLOAD_BYTES - 11;
+    let n = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES - 11;
     assert_eq!(run(&m, &prog(n)).await.result.as_deref(), Some(n.to_string().as_str()));
     assert_eq!(run(&m, &prog(n + 1)).await.result.as_deref(), Some("bridge-overload"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_the_read_budget_allows_always_fits_a_nested_reply() {
+    let (m, _) = manager();
+    // 262,144 control characters are 1.5 MB of JSON; they count by their UTF-8 bytes (the budget's unit).
+    // Before: bridge-overload after the command ran, and its output was lost.
+    let r = run(
+        &m,
+        "const r = await tools.exec_command({cmd: 'x', stdout_bytes: 262144}); return [r.stdout.length, r.stderr]",
+    )
+    .await;
+    assert_eq!(r.result.as_deref(), Some("[262144,\"éééé\"]"), "{}", r.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_reply_still_yields_the_session_id_and_recovery_path() {
+    let (m, _) = manager();
+    let r = run(
+        &m,
+        "try { await tools.exec_command({cmd: 'x', reply_bytes: 400000, with_session: 1}) } catch (e) { return [e.code, e.sessionId, e.recoveryPath, e.message] }",
+    )
+    .await;
+    let v: Value = serde_json::from_str(r.result.as_deref().unwrap()).unwrap();
+    assert_eq!(v[0], "bridge-overload");
+    assert_eq!(v[1], "pct-shell-7");
+    assert_eq!(v[2], "/tmp/fake-recovery.log");
+    let msg = v[3].as_str().unwrap();
+    assert!(
+        msg.contains("write_stdin {\"session_id\": \"pct-shell-7\"}") && msg.contains("/tmp/fake-recovery.log"),
+        "{msg}"
+    );
+    // The running shell is still reported in the cell's shells.
+    assert_eq!(r.shell_sessions, vec!["pct-shell-7".to_string()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

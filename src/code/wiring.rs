@@ -215,6 +215,43 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_nested_read_at_the_largest_budget_is_delivered_and_carries_its_output_once() {
+        // Before: stdout was carried twice (stdout and text), the reply passed 256 KiB and the cell got
+        // bridge-overload after the command ran.
+        let dir = tempfile::tempdir().unwrap();
+        let adapters = Arc::new(ToolkitAdapters::default());
+        let shell_mgr = Arc::new(shell::Manager::new(
+            shell::Limits::default(),
+            crate::output::RecoveryStore::new("shell"),
+        ));
+        adapters.attach_shell(shell_mgr.clone());
+        let m = CodeManager::new(Arc::new(adapters), Arc::new(Allow), Handle::current());
+        m.set_admitted(vec!["exec_command".into()]);
+        let code = r#"
+            const r = await tools.exec_command({cmd: "head -c 300000 /dev/zero | tr '\\0' x", max_output_tokens: 65536, yield_time_ms: 20000});
+            return [r.status, r.stdout.length, r.truncated, r.text.includes("xxxx"), r.text.split("\n")[0], typeof r.recovery?.path];
+        "#;
+        let r = m
+            .exec(
+                json!({"code": code, "yield_time_ms": 30000}),
+                OuterCall {
+                    cwd: dir.path().to_string_lossy().into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.status, "completed", "{}", r.text);
+        let v: Value = serde_json::from_str(r.result.as_deref().unwrap()).unwrap();
+        assert_eq!(v[0], "completed");
+        assert_eq!(v[1], 262144);
+        assert_eq!(v[2], true);
+        assert_eq!(v[3], false, "the output is not repeated in text");
+        assert!(v[4].as_str().unwrap().starts_with("session_id pct-shell-"), "{v}");
+        assert_eq!(v[5], "string", "the cut output is in the shell's recovery file");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn schema_refusals_are_invalid_arguments() {
         let a = Arc::new(ToolkitAdapters::default());
         assert_eq!(
