@@ -590,9 +590,6 @@ mod tests {
     fn run(program: &str) -> (String, Outcome) {
         run_with(program, false)
     }
-    pub(super) fn probe_run(program: &str) -> (String, Outcome) {
-        run_with(program, false)
-    }
 
     #[test]
     fn text_print_console_formatting() {
