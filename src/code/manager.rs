@@ -374,6 +374,17 @@ impl EngineSink for Sink {
     }
 }
 
+/// Which outer call observes a cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The exec that started it (its progress sink was installed before the thread started).
+    Exec,
+    /// A wait that continues it.
+    Wait,
+    /// A wait {terminate: true}.
+    Terminate,
+}
+
 struct NestedTask {
     cell: Arc<Cell>,
     mgr: Arc<Inner>,
@@ -930,12 +941,11 @@ impl CodeManager {
         }
         self.observe(
             cell,
-            false,
+            Via::Exec,
             input.yield_time_ms,
             input.max_output_bytes,
             outer,
             abort,
-            true,
         )
         .await
     }
@@ -963,27 +973,19 @@ impl CodeManager {
         let Some(cell) = cell else {
             return Err(stale(&input.cell_id));
         };
-        self.observe(
-            cell,
-            input.terminate,
-            input.yield_time_ms,
-            input.max_output_bytes,
-            outer,
-            abort,
-            false,
-        )
-        .await
+        let via = if input.terminate { Via::Terminate } else { Via::Wait };
+        self.observe(cell, via, input.yield_time_ms, input.max_output_bytes, outer, abort)
+            .await
     }
 
     async fn observe(
         &self,
         cell: Arc<Cell>,
-        terminate: bool,
+        via: Via,
         yield_ms: u64,
         budget: usize,
         outer: OuterCall,
         mut abort_rx: Option<watch::Receiver<bool>>,
-        started: bool,
     ) -> Result<CellRead, CodeError> {
         let _turn = cell.observe.lock().await;
         if !self
@@ -1001,7 +1003,7 @@ impl CodeManager {
             let delay = *self.inner.observe_delay.lock().unwrap_or_else(PoisonError::into_inner);
             tokio::time::sleep(delay).await;
         }
-        let fwd = if started {
+        let fwd = if via == Via::Exec {
             // exec installed this call's sink before the cell thread started (its first records are not lost).
             cell.observer.lock().unwrap_or_else(PoisonError::into_inner).clone()
         } else {
@@ -1010,7 +1012,7 @@ impl CodeManager {
             f
         };
         let mut aborted = false;
-        if terminate {
+        if via == Via::Terminate {
             self.stop(&cell).await;
         } else {
             let mut changed = cell.changed.subscribe();
@@ -1205,7 +1207,9 @@ impl CodeManager {
         }
     }
 
-    /// Whether the last cleanup left cells unconfirmed (new cells are refused until a cleanup succeeds).
+    /// The cells the last cleanup left unconfirmed (new cells are refused until a cleanup succeeds). The host learns
+    /// the same from cleanup's `cleanup-incomplete` answer; tests read it here.
+    #[cfg(test)]
     pub fn cleanup_pending(&self) -> Vec<String> {
         self.inner
             .state
