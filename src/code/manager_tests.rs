@@ -1098,3 +1098,25 @@ async fn progress_of_the_first_nested_calls_is_not_lost_before_exec_observes() {
     assert_eq!(*recs.lock().unwrap(), vec!["start".to_string(), "end".to_string()]);
     assert_eq!(r.progress_dropped, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_100_mb_print_is_cut_like_other_output_with_the_whole_text_in_the_recovery_file() {
+    let (m, _) = manager();
+    // Before: the cell failed with "InternalError: QuickJS library created a unknown error".
+    let r = run(&m, "print('y'.repeat(100 * 1024 * 1024)); return 'after'").await;
+    assert_eq!(r.status, "completed", "{}", r.text);
+    assert_eq!(r.result.as_deref(), Some("after"));
+    let total = 100 * 1024 * 1024 + 1;
+    assert_eq!(r.output.len() as u64 + r.truncated + r.dropped, total as u64);
+    assert_eq!(r.dropped, (total - OUTPUT_BUFFER_BYTES) as u64);
+    let rec = r.recovery.clone().expect("dropped output needs the recovery file");
+    assert_eq!(rec.captured_bytes, total as u64);
+    assert_eq!(rec.bytes, total as u64, "{}", r.text);
+    let path = rec.path.clone().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), total as u64);
+    m.shutdown().await.unwrap();
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "shutdown deletes the manager's own files"
+    );
+}
