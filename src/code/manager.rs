@@ -1200,7 +1200,7 @@ impl CodeManager {
             Err(CodeError::new(
                 "cleanup-incomplete",
                 format!(
-                    "Cells {} did not confirm that they stopped; retry.",
+                    "Cells {} did not confirm that they stopped within 5 s (a native operation without an interrupt check); new cells are refused until /pct reload or a model change retries the cleanup and it succeeds.",
                     incomplete.join(", ")
                 ),
             ))
