@@ -392,6 +392,54 @@ mod seal_tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn terminating_a_cell_during_a_nested_write_stdin_ends_the_poll_but_not_the_shell() {
+        let (m, shell_mgr, dir) = setup();
+        let code = "const a = await tools.exec_command({cmd: 'sleep 100', yield_time_ms: 50}); print(a.sessionId); await tools.write_stdin({session_id: a.sessionId, yield_time_ms: 30000}); return 'never'";
+        let r = m
+            .exec(json!({"code": code, "yield_time_ms": 0}), outer(&dir))
+            .await
+            .unwrap();
+        // Bounded polling until the write_stdin poll is in flight (the shell was yielded first).
+        let mut printed = r.output.clone();
+        for _ in 0..3000 {
+            if !printed.is_empty() {
+                break;
+            }
+            let w = m
+                .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 10}), outer(&dir))
+                .await
+                .unwrap();
+            printed.push_str(&w.output);
+        }
+        let sid = printed.trim().to_string();
+        assert!(sid.starts_with("pct-shell-"), "{printed}");
+        let t = m
+            .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer(&dir))
+            .await
+            .unwrap();
+        assert_eq!(t.status, "terminated", "{}", t.text);
+        assert_eq!(t.shell_sessions, vec![sid.clone()]);
+        // The yielded shell keeps running in Shell and answers a direct poll.
+        assert_eq!(shell_mgr.status().running, 1);
+        let poll = shell_mgr
+            .write_stdin(
+                &json!({"session_id": sid, "yield_time_ms": 0}),
+                shell::CallContext {
+                    cwd: dir.path().into(),
+                    shell: None,
+                    env: None,
+                    cancel: None,
+                    stop_on_cancel: true,
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(poll.status, shell::Status::Running);
+        shell_mgr.cleanup().await.unwrap();
+        running_becomes(&shell_mgr, 0).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn yielded_shells_stay_with_shell_and_are_reported_when_the_cell_is_terminated_fails_or_is_cut() {
         let (m, shell_mgr, dir) = setup();
         let yielded = "const a = await tools.exec_command({cmd: 'sleep 100', yield_time_ms: 50});";
