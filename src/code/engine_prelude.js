@@ -67,10 +67,22 @@
 		atLineStart = s.charCodeAt(s.length - 1) === 10;
 	}
 	function line(args) {
-		if (!atLineStart) out("\n");
+		const parts = [];
+		let total = 0;
 		for (let i = 0; i < args.length; i++) {
+			const p = fmt(args[i]);
+			parts.push(p);
+			total += p.length;
+		}
+		// The usual short line crosses once; a huge one is streamed part by part (never joined into a copy).
+		if (total <= CHUNK) {
+			out((atLineStart ? "" : "\n") + parts.join(" ") + "\n");
+			return;
+		}
+		if (!atLineStart) out("\n");
+		for (let i = 0; i < parts.length; i++) {
 			if (i > 0) out(" ");
-			out(fmt(args[i]));
+			out(parts[i]);
 		}
 		out("\n");
 	}
