@@ -8,6 +8,11 @@
 //! interrupt handler that stops CPU-bound code as soon as the cancel flag is raised (the interrupt is not
 //! catchable by `try/catch`). A cell parked on a host call is cancelled by a message on its inbox; the thread
 //! then drops the context and runtime without waiting for the runtime to go idle.
+//!
+//! The heap limit is enforced by the cell's own allocator ([`HeapLimit`]) so a bomb is reported as out of memory
+//! even when QuickJS cannot build the error. After the body returns, the thread keeps delivering replies of nested
+//! calls still in flight so work chained on them runs (docs/code.md, "Results"); a stop that arrives after the body
+//! returned keeps the body's result.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
