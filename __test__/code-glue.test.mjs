@@ -230,3 +230,34 @@ test("nested shell calls go to the shell manager the Shell glue published", asyn
 	const w = await tools.get("write_stdin").execute("id", { session_id: sid, terminate: true }, undefined, undefined, ctx);
 	assert.match(w.content[0].text, new RegExp(`^session_id ${sid}: terminated`));
 });
+
+// A cell stuck in one native operation (no interrupt check) for longer than the 5 s stop window: a substring search
+// of a wide needle in a narrow haystack (~5e9 character comparisons, well over 5 s; it then ends on its own).
+const STUCK = "const h = 'a'.repeat(5e5); return h.indexOf('a'.repeat(1e4) + '\\u0100')";
+
+test("cleanup-incomplete: new cells are refused, the Apply error is published, and retry recovers once the cell ends", { timeout: 180000 }, async () => {
+	const { call, life, host } = fakeHost();
+	const applyError = host.shared.get("code.applyError");
+	assert.equal(applyError(), null);
+	const r = await call("exec", { code: STUCK, yield_time_ms: 0 });
+	assert.equal(r.details.status, "running");
+	// Before: the veto was all; a new cell started and nothing was reported on the Apply error line.
+	assert.equal(await life.codeMode.beforeSwitch(), false);
+	assert.match(applyError(), new RegExp(`^cleanup-incomplete \\(Cells ${r.details.cellId} did not confirm that they stopped`));
+	assert.equal(host.shared.get("code.cleanupPending")(), true);
+	await assert.rejects(call("exec", { code: "return 1" }), /^Error: cleanup-incomplete: Code Mode cleanup is incomplete: cells cell-[0-9a-f]+ .*\/pct reload/);
+	// The kept cell is still reachable with wait.
+	const kept = await call("wait", { cell_id: r.details.cellId, yield_time_ms: 0 });
+	assert.equal(kept.details.cellId, r.details.cellId);
+	// Reload / model change run the retry callback; once the thread ended the cleanup succeeds (bounded polling).
+	const t = Date.now();
+	while (applyError() !== null) {
+		assert.ok(Date.now() - t < 170000, "the stuck cell never ended");
+		await life.codeMode.retry();
+		if (applyError() !== null) await new Promise((res) => setTimeout(res, 200));
+	}
+	assert.equal(host.shared.get("code.cleanupPending")(), false);
+	const again = await call("exec", { code: "return 'again'" });
+	assert.equal(again.details.result, "again");
+	await life.codeMode.shutdown();
+});

@@ -205,3 +205,50 @@ test("exec is refused while Code Mode is off (the tools stay inactive)", async (
 	assert.equal(r.toolEnds[0].isError, true);
 	assert.doesNotMatch(toolText(r.toolEnds[0]), /cell_id/);
 });
+
+// A cell stuck in one native operation (no interrupt check) for longer than the 5 s stop window (a wide needle searched
+// in a narrow haystack: ~5e9 character comparisons; it then ends on its own).
+const STUCK_CELL = "const h = 'a'.repeat(5e5); return h.indexOf('a'.repeat(1e4) + '\\u0100')";
+const CLEANUP_SCRIPT = `
+const step = (ctx) => {
+	const last = ctx.messages.at(-1);
+	if (last?.role === "toolResult") return { text: "ok" };
+	const text = JSON.stringify(last?.content ?? "");
+	if (text.includes("stuck")) return { tools: [{ name: "exec", args: { code: ${JSON.stringify(STUCK_CELL)}, yield_time_ms: 0 } }] };
+	return { tools: [{ name: "exec", args: { code: "return 'fresh cell'" } }] };
+};
+export default Array(40).fill(step);`;
+
+test("an unconfirmed Code Mode cleanup refuses new cells, shows on the Apply error line and is retried by /pct reload", { timeout: 180000 }, async () => {
+	const version = PI_VERSIONS[PI_VERSIONS.length - 1];
+	const box = sandbox("pct-code-e2e-");
+	writeConfig(box, CONFIG);
+	const pi = new RpcPi({ version, box, script: writeScript(box, CLEANUP_SCRIPT) });
+	const status = async () => (await pi.prompt("/pct status")).notifications.join("\n");
+	const lastTool = (events) => events.filter((e) => e.type === "tool_execution_end").at(-1);
+	try {
+		const started = lastTool((await pi.prompt("stuck")).events);
+		assert.equal(started.result.details.status, "running", toolText(started));
+		const cellId = started.result.details.cellId;
+		// The switch preflight cannot confirm the stop within 5 s: it vetoes.
+		const veto = await pi.command("new_session", {}, 60000);
+		assert.equal(veto.data?.cancelled, true, JSON.stringify(veto));
+		assert.match(await status(), new RegExp(`^Apply error: cleanup-incomplete \\(Cells ${cellId} did not confirm that they stopped`, "m"));
+		const refused = lastTool((await pi.prompt("new cell")).events);
+		assert.equal(refused.isError, true);
+		assert.match(toolText(refused), /^cleanup-incomplete: Code Mode cleanup is incomplete/);
+		// /pct reload retries the cleanup; once the stuck operation ended it succeeds (bounded polling).
+		const t = Date.now();
+		for (;;) {
+			await pi.prompt("/pct reload");
+			await new Promise((r) => setTimeout(r, 500));
+			if (!/^Apply error:/m.test(await status())) break;
+			assert.ok(Date.now() - t < 150000, "the stuck cell never ended");
+		}
+		const fresh = lastTool((await pi.prompt("new cell")).events);
+		assert.equal(fresh.isError, false, toolText(fresh));
+		assert.match(toolText(fresh), /\[result\]\nfresh cell$/);
+	} finally {
+		await pi.close();
+	}
+});

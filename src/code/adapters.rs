@@ -31,6 +31,9 @@ pub struct NestedContext {
     /// Set once the cell is sealed (terminate, close, failure): a nested patch still in preflight/staging stops
     /// with `aborted` and changes nothing (a started commit finishes).
     pub cancel: Arc<AtomicBool>,
+    /// The same seal as a watch: a nested shell call still in flight (not yet yielded back to the cell) is aborted
+    /// the way a cancelled direct call is — an `exec_command` stops its job, a `write_stdin` ends its poll only.
+    pub sealed: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions
@@ -202,7 +205,20 @@ pub mod fake {
                     return Err(CodeError::new(code, "fake failure"));
                 }
                 if let Some(n) = args.get("reply_bytes").and_then(|v| v.as_u64()) {
+                    if args.get("with_session").is_some() {
+                        return Ok(serde_json::json!({
+                            "blob": "x".repeat(n as usize), "sessionId": "pct-shell-7", "status": "running",
+                            "recovery": {"path": "/tmp/fake-recovery.log"},
+                        }));
+                    }
                     return Ok(serde_json::json!({ "blob": "x".repeat(n as usize) }));
+                }
+                if let Some(n) = args.get("stdout_bytes").and_then(|v| v.as_u64()) {
+                    // Control characters: six bytes each once JSON-escaped.
+                    return Ok(serde_json::json!({
+                        "sessionId": "pct-shell-8", "status": "completed", "stdout": "\u{1}".repeat(n as usize),
+                        "stderr": "é".repeat(4),
+                    }));
                 }
                 let echo = if args.to_string().len() < 4096 {
                     args.clone()

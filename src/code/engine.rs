@@ -8,6 +8,11 @@
 //! interrupt handler that stops CPU-bound code as soon as the cancel flag is raised (the interrupt is not
 //! catchable by `try/catch`). A cell parked on a host call is cancelled by a message on its inbox; the thread
 //! then drops the context and runtime without waiting for the runtime to go idle.
+//!
+//! The heap limit is enforced by the cell's own allocator ([`HeapLimit`]) so a bomb is reported as out of memory
+//! even when QuickJS cannot build the error. After the body returns, the thread keeps delivering replies of nested
+//! calls still in flight so work chained on them runs (docs/code.md, "Results"); a stop that arrives after the body
+//! returned keeps the body's result.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,6 +20,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Promise, Runtime, Value};
@@ -106,6 +112,85 @@ impl Drop for EngineHandle {
 
 const PRELUDE: &str = include_str!("engine_prelude.js");
 
+/// The cell's heap limit, enforced in the allocator rather than by QuickJS's own `set_memory_limit` so that a
+/// refused allocation is *known*: when the heap is so full that even the "out of memory" error object cannot be
+/// allocated, QuickJS throws `null`, and the flag lets the cell still report `out of memory` instead of
+/// `Uncaught null`. Hand-written: rquickjs offers the allocator seam but no limiting allocator.
+struct HeapLimit {
+    limit: usize,
+    used: usize,
+    hit: Arc<AtomicBool>,
+}
+
+impl HeapLimit {
+    /// Whether `more` bytes (rounded like `RustAllocator` does) still fit; raises the flag when not.
+    fn admit(&mut self, more: usize) -> bool {
+        let rounded = more.div_ceil(8).saturating_mul(8);
+        if self.used.saturating_add(rounded) > self.limit {
+            self.hit.store(true, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+}
+
+// SAFETY: every pointer comes from `RustAllocator` and goes back to it; this wrapper only counts sizes.
+unsafe impl Allocator for HeapLimit {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let p = RustAllocator.alloc(size);
+        if !p.is_null() {
+            self.used += unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            return std::ptr::null_mut();
+        };
+        if !self.admit(total) {
+            return std::ptr::null_mut();
+        }
+        let p = RustAllocator.calloc(count, size);
+        if !p.is_null() {
+            self.used += unsafe { RustAllocator::usable_size(p) };
+        }
+        p
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+        RustAllocator.dealloc(ptr)
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        let old = RustAllocator::usable_size(ptr);
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        let p = RustAllocator.realloc(ptr, new_size);
+        if !p.is_null() {
+            self.used = self.used.saturating_sub(old) + RustAllocator::usable_size(p);
+        }
+        p
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        RustAllocator::usable_size(ptr)
+    }
+}
+
+/// The error text of a cell that ran out of heap. QuickJS throws `null` when even its error object does not fit.
+fn oom_text(limits: &EngineLimits) -> String {
+    format!(
+        "InternalError: out of memory (the cell reached its heap limit of {} MB; build less data in the cell, or do heavy work in the shell)",
+        limits.memory_bytes >> 20
+    )
+}
+
 /// Globals that QuickJS-NG may provide but that cells must not see (timers, host objects, module loading).
 const REMOVED_GLOBALS: &[&str] = &[
     "setTimeout",
@@ -195,11 +280,16 @@ fn run_cell(
     if source.contains("/*pct-test-panic*/") {
         panic!("test panic in the cell thread");
     }
-    let rt = match Runtime::new() {
+    let oom = Arc::new(AtomicBool::new(false));
+    let heap = HeapLimit {
+        limit: limits.memory_bytes,
+        used: 0,
+        hit: oom.clone(),
+    };
+    let rt = match Runtime::new_with_alloc(heap) {
         Ok(rt) => rt,
         Err(e) => return Outcome::Threw(format!("InternalError: the engine could not start: {e}")),
     };
-    rt.set_memory_limit(limits.memory_bytes);
     rt.set_max_stack_size(limits.js_stack_bytes);
     let flag = interrupt.clone();
     rt.set_interrupt_handler(Some(Box::new(move || flag.load(Ordering::Relaxed))));
@@ -208,11 +298,23 @@ fn run_cell(
         Err(e) => return Outcome::Threw(format!("InternalError: the engine could not start: {e}")),
     };
     let outcome = ctx.with(|ctx| drive(&ctx, source, declared, &interrupt, &inbox, sink));
+    // A heap bomb whose error object itself did not fit is thrown as `null`: report what really happened.
+    let outcome = match outcome {
+        Outcome::Threw(t) if oom.load(Ordering::SeqCst) && is_valueless_throw(&t) => Outcome::Threw(oom_text(limits)),
+        o => o,
+    };
     // Dropped here without waiting for the runtime to go idle (pending jobs are simply freed).
     drop(ctx);
     drop(rt);
     outcome
 }
+
+/// Error texts of a throw that carried no error object (what QuickJS leaves when it cannot allocate one).
+fn is_valueless_throw(t: &str) -> bool {
+    t == "Uncaught null" || t == "Uncaught undefined" || t == NO_ERROR_TEXT || t.starts_with("Error: (the thrown error")
+}
+
+const NO_ERROR_TEXT: &str = "Error: the program failed before it could report an error";
 
 fn eval_options(filename: &str) -> EvalOptions {
     let mut o = EvalOptions::default();
@@ -243,7 +345,7 @@ fn exception_text(ctx: &Ctx<'_>) -> String {
     if let Some(s) = v.as_string().and_then(|s| s.to_string().ok()) {
         return format!("Uncaught {s}");
     }
-    "Error: the program failed before it could report an error".into()
+    NO_ERROR_TEXT.into()
 }
 
 fn drive<'js>(
@@ -285,10 +387,13 @@ fn drive<'js>(
         Err(_) => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
     };
     // Under the heap limit even these lookups can fail: a thrown outcome, never a panic.
-    let (settle, deliver): (Function, Function) = match (harness.get("settle"), harness.get("deliver")) {
-        (Ok(s), Ok(d)) => (s, d),
-        _ => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
-    };
+    let (settle, deliver, pending): (Function, Function, Function) =
+        match (harness.get("settle"), harness.get("deliver"), harness.get("pending")) {
+            (Ok(s), Ok(d), Ok(p)) => (s, d, p),
+            _ => return Outcome::Threw(format!("InternalError: prelude failed: {}", exception_text(ctx))),
+        };
+    #[cfg(test)]
+    test_seams(ctx);
 
     let body: Value = match ctx.eval_with_options::<Value, _>(source, eval_options("cell")) {
         Ok(v) => v,
@@ -308,38 +413,62 @@ fn drive<'js>(
             return Outcome::Threw(exception_text(ctx));
         }
     };
+    // Nested calls sent and not yet answered (0 when the count itself cannot be read).
+    let in_flight = || pending.call::<_, f64>(()).unwrap_or(0.0) > 0.0;
+    // The program's own result once its body returned; reported even when a stop arrives later (a stop after the
+    // program ended returns the program's result, docs/spec/toolkit.md §7).
+    let mut finished: Option<Outcome> = None;
     loop {
         while ctx.execute_pending_job() {
             if cancelled() {
-                return Outcome::Terminated;
+                break;
             }
+        }
+        if finished.is_none() {
+            match settled.state() {
+                PromiseState::Pending => {}
+                PromiseState::Resolved => {
+                    let rec: Object = match settled.result::<Object>() {
+                        Some(Ok(o)) => o,
+                        _ => return Outcome::Threw(exception_text(ctx)),
+                    };
+                    let ok: bool = rec.get("ok").unwrap_or(false);
+                    if !ok {
+                        // Failure seals undelivered work: chained reactions do not run.
+                        return Outcome::Threw(rec.get::<_, String>("error").unwrap_or_else(|_| exception_text(ctx)));
+                    }
+                    let outcome = match rec.get::<_, Option<String>>("result") {
+                        Ok(r) => Outcome::Returned(r),
+                        Err(_) => Outcome::Threw(format!(
+                            "InternalError: the returned value could not be handed over ({}); return less data, or print it",
+                            exception_text(ctx)
+                        )),
+                    };
+                    // Work chained on nested calls still in flight runs before the cell completes.
+                    if !matches!(outcome, Outcome::Returned(_)) || !in_flight() {
+                        return outcome;
+                    }
+                    finished = Some(outcome);
+                }
+                PromiseState::Rejected => {
+                    let _ = settled.result::<Value>();
+                    return Outcome::Threw(exception_text(ctx));
+                }
+            }
+        } else if !in_flight() {
+            return finished.unwrap_or(Outcome::Terminated);
         }
         if cancelled() {
-            return Outcome::Terminated;
-        }
-        match settled.state() {
-            PromiseState::Pending => {}
-            PromiseState::Resolved => {
-                let rec: Object = match settled.result::<Object>() {
-                    Some(Ok(o)) => o,
-                    _ => return Outcome::Threw(exception_text(ctx)),
-                };
-                let ok: bool = rec.get("ok").unwrap_or(false);
-                return if ok {
-                    Outcome::Returned(rec.get::<_, Option<String>>("result").ok().flatten())
-                } else {
-                    Outcome::Threw(rec.get::<_, String>("error").unwrap_or_else(|_| "Error".into()))
-                };
-            }
-            PromiseState::Rejected => {
-                let _ = settled.result::<Value>();
-                return Outcome::Threw(exception_text(ctx));
-            }
+            return finished.unwrap_or(Outcome::Terminated);
         }
         // Parked: nothing runnable until a nested call settles or the owner cancels.
         match inbox.recv() {
             Ok(Inbox::Reply { id, ok, payload }) => {
                 if deliver.call::<_, ()>((id as f64, ok, payload)).is_err() {
+                    if let Some(done) = finished {
+                        // Chained work failed after the program returned: the program's result stands.
+                        return done;
+                    }
                     if cancelled() {
                         return Outcome::Terminated;
                     }
@@ -347,9 +476,20 @@ fn drive<'js>(
                     return Outcome::Threw(exception_text(ctx));
                 }
             }
-            Ok(Inbox::Cancel) | Err(_) => return Outcome::Terminated,
+            Ok(Inbox::Cancel) | Err(_) => return finished.unwrap_or(Outcome::Terminated),
         }
     }
+}
+
+/// Test seam: `__pctTestBlock(ms)` blocks the cell thread in native code (no interrupt check), the way a long
+/// native operation would, so tests can produce a stop that is not confirmed in time.
+#[cfg(test)]
+fn test_seams(ctx: &Ctx<'_>) {
+    let f = Function::new(ctx.clone(), |ms: f64| {
+        std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+    })
+    .unwrap();
+    ctx.globals().set("__pctTestBlock", f).unwrap();
 }
 
 #[cfg(test)]
@@ -550,6 +690,99 @@ mod tests {
             matches!(o, Outcome::Threw(ref s) if s.contains("out of memory")),
             "{o:?}"
         );
+    }
+
+    #[test]
+    fn lone_surrogates_print_as_replacement_characters() {
+        // Before: "TypeError: Conversion from string failed: invalid utf-8 sequence" failed the whole cell.
+        let (t, o) = run(r#"print("\uD800"); text("a\uDC00b"); print(); print("ok \uD83D\uDE00"); return "r\uD800""#);
+        assert_eq!(t, "\u{FFFD}\na\u{FFFD}b\n\nok \u{1F600}\n");
+        assert_eq!(o, Outcome::Returned(Some("r\u{FFFD}".into())));
+        let (_, o) = run(r#"throw new Error("bad \uDBFF")"#);
+        assert!(
+            matches!(o, Outcome::Threw(ref s) if s.starts_with("Error: bad \u{FFFD}")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn a_surrogate_pair_is_never_split_between_chunks() {
+        // 65535 ASCII bytes then an emoji: the pair straddles the 65536-unit chunk boundary.
+        let (t, o) = run(r#"print("a".repeat(65535) + "\uD83D\uDE00")"#);
+        assert_eq!(o, Outcome::Returned(None));
+        assert_eq!(t.len(), 65535 + 4 + 1);
+        assert!(t.ends_with("a\u{1F600}\n") && !t.contains('\u{FFFD}'));
+    }
+
+    #[test]
+    fn printing_a_100_mb_string_is_delivered_in_chunks() {
+        // Before: "InternalError: QuickJS library created a unknown error" failed the cell.
+        let (t, o) = run("print('x'.repeat(100 * 1024 * 1024)); return 2");
+        assert_eq!(o, Outcome::Returned(Some("2".into())));
+        assert_eq!(t.len(), 100 * 1024 * 1024 + 1);
+    }
+
+    #[test]
+    fn a_heap_bomb_that_leaves_no_room_for_its_error_still_reports_out_of_memory() {
+        // Before: this bomb failed with "Uncaught null" (the error object itself did not fit).
+        for bomb in [
+            "const a = []; while (true) a.push('x'.repeat(1000) + a.length);",
+            "let o = {}; let i = 0; while (true) o['k' + i++] = i;",
+        ] {
+            let (_, o) = run(bomb);
+            assert!(
+                matches!(o, Outcome::Threw(ref s) if s.contains("out of memory")),
+                "{bomb}: {o:?}"
+            );
+        }
+        // A program that throws null on its own is still reported as such.
+        let (_, o) = run("throw null");
+        assert_eq!(o, Outcome::Threw("Uncaught null".into()));
+    }
+
+    #[test]
+    fn work_chained_after_the_last_nested_call_runs_before_the_cell_ends() {
+        // Before: the cell ended as soon as the body returned; the reaction never ran.
+        let rec = Arc::new(Rec::default());
+        let h = start(
+            "tools.echo({}).then((r) => { print('chained', r.v); return tools.echo({}) }).then((r) => print('second', r.v)); return 'body'",
+            vec!["echo".into()],
+            EngineLimits::default(),
+            rec.clone(),
+        )
+        .unwrap();
+        let t = Instant::now();
+        for n in 1..=2 {
+            while rec.calls.lock().unwrap().len() < n {
+                assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(rec.done.lock().unwrap().is_none(), "the cell waits for its nested call");
+            let id = rec.calls.lock().unwrap()[n - 1].0;
+            h.reply(id, true, format!("{{\"v\":{n}}}"));
+        }
+        let o = wait_outcome(&rec.done);
+        assert_eq!(o, Outcome::Returned(Some("body".into())));
+        assert_eq!(*rec.text.lock().unwrap(), "chained 1\nsecond 2\n");
+    }
+
+    #[test]
+    fn a_stop_after_the_body_returned_keeps_the_programs_result() {
+        let rec = Arc::new(Rec::default());
+        let h = start(
+            "tools.echo({}).then(() => print('never')); return 7",
+            vec!["echo".into()],
+            EngineLimits::default(),
+            rec.clone(),
+        )
+        .unwrap();
+        let t = Instant::now();
+        while rec.calls.lock().unwrap().is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        h.cancel();
+        assert_eq!(wait_outcome(&rec.done), Outcome::Returned(Some("7".into())));
     }
 
     #[test]

@@ -44,17 +44,47 @@
 		try { return StringCtor(v); } catch (_) { return "[unprintable]"; }
 	}
 
+	// Text crosses to the host as well-formed UTF-16 (a lone surrogate becomes U+FFFD, as in the output of any
+	// other tool) and in bounded chunks: a 100 MB string is never copied whole, so printing it is cut like other
+	// output (the unread buffer keeps 256 KiB, the recovery file the rest) instead of failing the cell.
+	const CHUNK = 65536;
+	function wellFormed(s) {
+		return s.toWellFormed();
+	}
 	// print/console always write whole lines: after text() left a partial line, they start a new one.
 	let atLineStart = true;
 	function out(s) {
 		if (s.length === 0) return;
-		emit(s);
+		let i = 0;
+		while (i < s.length) {
+			let end = Math.min(i + CHUNK, s.length);
+			// Never split a surrogate pair between two chunks.
+			const last = s.charCodeAt(end - 1);
+			if (end < s.length && end - i > 1 && last >= 0xd800 && last <= 0xdbff) end--;
+			emit(wellFormed(s.slice(i, end)));
+			i = end;
+		}
 		atLineStart = s.charCodeAt(s.length - 1) === 10;
 	}
 	function line(args) {
 		const parts = [];
-		for (let i = 0; i < args.length; i++) parts.push(fmt(args[i]));
-		out((atLineStart ? "" : "\n") + parts.join(" ") + "\n");
+		let total = 0;
+		for (let i = 0; i < args.length; i++) {
+			const p = fmt(args[i]);
+			parts.push(p);
+			total += p.length;
+		}
+		// The usual short line crosses once; a huge one is streamed part by part (never joined into a copy).
+		if (total <= CHUNK) {
+			out((atLineStart ? "" : "\n") + parts.join(" ") + "\n");
+			return;
+		}
+		if (!atLineStart) out("\n");
+		for (let i = 0; i < parts.length; i++) {
+			if (i > 0) out(" ");
+			out(parts[i]);
+		}
+		out("\n");
 	}
 
 	const hidden = (name, value) => Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
@@ -104,9 +134,14 @@
 	return {
 		settle(p) {
 			return p.then(
-				(v) => ({ ok: true, result: v === undefined ? undefined : fmt(v) }),
-				(e) => ({ ok: false, error: fmtErr(e) }),
+				(v) => ({ ok: true, result: v === undefined ? undefined : wellFormed(fmt(v)) }),
+				(e) => ({ ok: false, error: wellFormed(fmtErr(e)) }),
 			);
+		},
+		// Nested calls sent but not yet answered: the cell keeps running reactions chained on them after the
+		// body returned (completion waits for tracked calls, docs/spec/toolkit.md §7).
+		pending() {
+			return pending.size;
 		},
 		deliver(id, ok, payload) {
 			const p = pending.get(id);
@@ -115,7 +150,10 @@
 			if (ok) p.resolve(jsonParse(payload));
 			else {
 				const err = jsonParse(payload);
-				p.reject(toolError(err.code, err.message));
+				const e = toolError(err.code, err.message);
+				if (typeof err.sessionId === "string") e.sessionId = err.sessionId;
+				if (typeof err.recoveryPath === "string") e.recoveryPath = err.recoveryPath;
+				p.reject(e);
 			}
 		},
 	};

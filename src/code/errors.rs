@@ -7,6 +7,13 @@ use serde::Serialize;
 pub struct CodeError {
     pub code: String,
     pub message: String,
+    /// A nested shell call's session, when its reply could not be delivered (the error in the cell carries it as
+    /// `sessionId`, so the session stays reachable).
+    #[serde(rename = "sessionId", skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// That call's recovery file, when one exists (`recoveryPath` on the error in the cell).
+    #[serde(rename = "recoveryPath", skip_serializing_if = "Option::is_none")]
+    pub recovery_path: Option<String>,
 }
 
 impl CodeError {
@@ -15,6 +22,8 @@ impl CodeError {
         CodeError {
             code: code.to_string(),
             message: message.into(),
+            session_id: None,
+            recovery_path: None,
         }
     }
 }

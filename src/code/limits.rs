@@ -15,6 +15,10 @@ pub const MAX_OUTSTANDING_NESTED: usize = 16;
 pub const MAX_OUTSTANDING_ARG_BYTES: usize = 256 * 1024;
 /// Any single nested argument, reply or error (JSON bytes).
 pub const MAX_NESTED_PAYLOAD_BYTES: usize = 256 * 1024;
+/// A nested reply's metadata around its output (status, ids, recovery, text lines) has this allowance on top of
+/// MAX_NESTED_PAYLOAD_BYTES; stdout/stderr count by their UTF-8 bytes, so any output the read budget allows
+/// (at most 262,144 bytes) fits however JSON escapes it.
+pub const NESTED_REPLY_META_BYTES: usize = 16 * 1024;
 /// Adapter calls executing at once across all cells; apply_patch calls additionally run one at a time.
 pub const ADAPTER_SLOTS: usize = 4;
 /// Emitted text kept unread per cell; beyond it text is dropped (and counted).
@@ -37,6 +41,10 @@ pub const DEFAULT_YIELD_MS: u64 = 10_000;
 
 /// How long terminate/close wait for a cell thread to confirm it stopped before reporting an unknown outcome.
 pub const STOP_CONFIRM_MS: u64 = 5_000;
+
+/// How long a sealed cell waits for an in-flight nested shell call to abort cooperatively before abandoning it
+/// (well inside STOP_CONFIRM_MS, so a prompt abort never makes the stop unconfirmed).
+pub const NESTED_ABORT_GRACE_MS: u64 = 2_000;
 
 /// Cuts `s` to at most `max` bytes on a UTF-8 code point boundary (`output::cut_utf8`, as a slice).
 pub fn cut_utf8(s: &str, max: usize) -> &str {

@@ -112,6 +112,8 @@ struct CellState {
     outstanding_bytes: usize,
     shells: BTreeSet<String>,
     result_delivered: bool,
+    /// The cell thread reported its outcome (done() ran).
+    thread_ended: bool,
 }
 
 struct Forwarder {
@@ -191,6 +193,8 @@ struct MState {
     aborts: HashMap<String, watch::Sender<bool>>,
     /// Aborts that arrived before their call registered (bounded).
     early_aborts: Vec<String>,
+    /// Cells whose stop was not confirmed by the last cleanup: new cells are refused until a cleanup succeeds.
+    cleanup_pending: Vec<String>,
 }
 
 struct Inner {
@@ -205,6 +209,11 @@ struct Inner {
     recovery: RecoveryStore,
     /// How long unread terminal results are kept (UNREAD_TTL_MS; shorter only in tests).
     unread_ttl: Mutex<Duration>,
+    /// How long a stop waits for the cell thread to confirm (STOP_CONFIRM_MS; shorter only in tests).
+    stop_confirm: Mutex<Duration>,
+    /// Test seam: a pause before an observer installs its progress sink (widens the start-up race).
+    #[cfg(test)]
+    observe_delay: Mutex<Duration>,
 }
 
 /// The code-cell manager (one per toolkit instance). Cheap to clone.
@@ -342,13 +351,17 @@ impl EngineSink for Sink {
         let Some(cell) = self.cell.upgrade() else { return };
         let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_some() {
-            // The stop was reported unconfirmed earlier; the thread has now really ended.
-            st.unknown_outcome = false;
+            // The stop was reported unconfirmed earlier; the thread has now really ended. Its real outcome (which
+            // may be the program's own result) replaces the stop's, without the stop's uncertainty.
+            st.outcome = Some(outcome);
+            st.thread_ended = true;
+            st.unknown_outcome = st.queued + st.dispatched > 0;
             drop(st);
             cell.bump();
             return;
         }
         let seal = !matches!(outcome, Outcome::Returned(_));
+        st.thread_ended = true;
         st.outcome = Some(outcome);
         let became = cell.settle_check(&mut st);
         drop(st);
@@ -359,6 +372,17 @@ impl EngineSink for Sink {
         let _ = became;
         cell.bump();
     }
+}
+
+/// Which outer call observes a cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The exec that started it (its progress sink was installed before the thread started).
+    Exec,
+    /// A wait that continues it.
+    Wait,
+    /// A wait {terminate: true}.
+    Terminate,
 }
 
 struct NestedTask {
@@ -409,6 +433,7 @@ impl NestedTask {
                     env: env.0,
                     shell: env.1,
                     cancel: cell.sealed_flag.clone(),
+                    sealed: Some(cell.seal.subscribe()),
                 };
                 // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
                 // its end (a started commit finishes); other calls end their wait when the cell is sealed.
@@ -459,9 +484,18 @@ impl NestedTask {
                         let r = if self.tool == "apply_patch" {
                             Ended::Reply(fut.await)
                         } else {
+                            tokio::pin!(fut);
                             tokio::select! {
-                                _ = sealed(&mut seal) => Ended::Abandoned,
-                                r = fut => Ended::Reply(r),
+                                r = &mut fut => Ended::Reply(r),
+                                _ = sealed(&mut seal) => {
+                                    // Unsettled dispatch: the adapter sees the seal and aborts cooperatively (an
+                                    // in-flight exec_command stops its job). One that ignores it is abandoned.
+                                    let grace = Duration::from_millis(NESTED_ABORT_GRACE_MS);
+                                    match tokio::time::timeout(grace, &mut fut).await {
+                                        Ok(r) => Ended::Reply(r),
+                                        Err(_) => Ended::Abandoned,
+                                    }
+                                }
                             }
                         };
                         if let Some(lease) = lease {
@@ -481,12 +515,20 @@ impl NestedTask {
         // Size check of replies and errors.
         let ended = match ended {
             Ended::Reply(Ok(v)) => {
-                let json = v.to_string();
-                if json.len() > MAX_NESTED_PAYLOAD_BYTES {
-                    Ended::Reply(Err(CodeError::new(
-                        "bridge-overload",
-                        format!("The reply of tools.{} is {} bytes; a single reply may be at most {MAX_NESTED_PAYLOAD_BYTES} bytes. Ask for less output (e.g. a smaller max_output_tokens).", self.tool, json.len()),
-                    )))
+                let size = reply_size(&v);
+                let limit = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES;
+                if size > limit {
+                    let running = v.get("status").and_then(Value::as_str) == Some("running");
+                    let e = oversized_reply(&self.tool, size, limit, &v);
+                    if let (true, Some(sid), false) = (running, &e.session_id, self.tool == "apply_patch") {
+                        // The shell was yielded even though its reply was not: it stays reported in `shells`.
+                        cell.st
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .shells
+                            .insert(sid.clone());
+                    }
+                    Ended::Reply(Err(e))
                 } else {
                     Ended::Reply(Ok(v))
                 }
@@ -537,6 +579,10 @@ impl NestedTask {
                 Ended::Reply(Err(_)) => st.failed += 1,
                 Ended::CancelledBeforeDispatch => st.cancelled += 1,
                 Ended::Abandoned => st.abandoned += 1,
+            }
+            // An unconfirmed stop becomes certain once the thread ended and the last tracked call settled.
+            if st.unknown_outcome && st.thread_ended && st.queued + st.dispatched == 0 {
+                st.unknown_outcome = false;
             }
             cell.settle_check(&mut st);
         }
@@ -657,6 +703,9 @@ impl CodeManager {
                 rt,
                 limits,
                 unread_ttl: Mutex::new(Duration::from_millis(UNREAD_TTL_MS)),
+                stop_confirm: Mutex::new(Duration::from_millis(STOP_CONFIRM_MS)),
+                #[cfg(test)]
+                observe_delay: Mutex::new(Duration::ZERO),
                 recovery: RecoveryStore::new("code"),
                 slots: Arc::new(Semaphore::new(ADAPTER_SLOTS)),
                 patch_lock: Arc::new(tokio::sync::Mutex::new(())),
@@ -666,6 +715,7 @@ impl CodeManager {
                     closed: false,
                     aborts: HashMap::new(),
                     early_aborts: Vec::new(),
+                    cleanup_pending: Vec::new(),
                 }),
             }),
         }
@@ -681,6 +731,18 @@ impl CodeManager {
     #[cfg(test)]
     pub fn set_unread_ttl(&self, ttl: Duration) {
         *self.inner.unread_ttl.lock().unwrap_or_else(PoisonError::into_inner) = ttl;
+    }
+
+    /// Test hook: how long a stop waits for the cell thread to confirm.
+    #[cfg(test)]
+    pub fn set_stop_confirm(&self, window: Duration) {
+        *self.inner.stop_confirm.lock().unwrap_or_else(PoisonError::into_inner) = window;
+    }
+
+    /// Test hook: a pause before an outer call installs its progress sink.
+    #[cfg(test)]
+    pub fn set_observe_delay(&self, delay: Duration) {
+        *self.inner.observe_delay.lock().unwrap_or_else(PoisonError::into_inner) = delay;
     }
 
     /// Cells not yet terminal.
@@ -803,6 +865,15 @@ impl CodeManager {
                     "Code cells are shut down for this session; start a new session.",
                 ));
             }
+            if !st.cleanup_pending.is_empty() {
+                return Err(CodeError::new(
+                    "cleanup-incomplete",
+                    format!(
+                        "Code Mode cleanup is incomplete: cells {} did not confirm that they stopped, so no new cell starts. Stop them with wait {{\"cell_id\": ..., \"terminate\": true}}; /pct reload or a model change retries the cleanup.",
+                        st.cleanup_pending.join(", ")
+                    ),
+                ));
+            }
             self.prune(&mut st);
             let running = st
                 .cells
@@ -837,7 +908,9 @@ impl CodeManager {
                 seal: watch::channel(false).0,
                 sealed_flag: Arc::new(AtomicBool::new(false)),
                 observe: tokio::sync::Mutex::new(()),
-                observer: Mutex::new(None),
+                // This exec's progress sink is in place before the thread starts: the program's first nested
+                // calls report immediately, possibly before observe() runs.
+                observer: Mutex::new(forwarder(&outer)),
             });
             st.cells.insert(id, cell.clone());
             cell
@@ -866,8 +939,15 @@ impl CodeManager {
                 }
             }
         }
-        self.observe(cell, false, input.yield_time_ms, input.max_output_bytes, outer, abort)
-            .await
+        self.observe(
+            cell,
+            Via::Exec,
+            input.yield_time_ms,
+            input.max_output_bytes,
+            outer,
+            abort,
+        )
+        .await
     }
 
     /// `wait`: continues observing a cell, or terminates it.
@@ -893,21 +973,15 @@ impl CodeManager {
         let Some(cell) = cell else {
             return Err(stale(&input.cell_id));
         };
-        self.observe(
-            cell,
-            input.terminate,
-            input.yield_time_ms,
-            input.max_output_bytes,
-            outer,
-            abort,
-        )
-        .await
+        let via = if input.terminate { Via::Terminate } else { Via::Wait };
+        self.observe(cell, via, input.yield_time_ms, input.max_output_bytes, outer, abort)
+            .await
     }
 
     async fn observe(
         &self,
         cell: Arc<Cell>,
-        terminate: bool,
+        via: Via,
         yield_ms: u64,
         budget: usize,
         outer: OuterCall,
@@ -924,16 +998,21 @@ impl CodeManager {
         {
             return Err(stale(&cell.id));
         }
-        let fwd = outer.progress.clone().map(|sink| {
-            Arc::new(Forwarder {
-                sink,
-                sent: AtomicUsize::new(0),
-                dropped: AtomicUsize::new(0),
-            })
-        });
-        *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = fwd.clone();
+        #[cfg(test)]
+        {
+            let delay = *self.inner.observe_delay.lock().unwrap_or_else(PoisonError::into_inner);
+            tokio::time::sleep(delay).await;
+        }
+        let fwd = if via == Via::Exec {
+            // exec installed this call's sink before the cell thread started (its first records are not lost).
+            cell.observer.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        } else {
+            let f = forwarder(&outer);
+            *cell.observer.lock().unwrap_or_else(PoisonError::into_inner) = f.clone();
+            f
+        };
         let mut aborted = false;
-        if terminate {
+        if via == Via::Terminate {
             self.stop(&cell).await;
         } else {
             let mut changed = cell.changed.subscribe();
@@ -983,7 +1062,8 @@ impl CodeManager {
         cell.sealed_flag.store(true, Ordering::SeqCst);
         cell.seal.send_replace(true);
         let mut changed = cell.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_CONFIRM_MS);
+        let window = *self.inner.stop_confirm.lock().unwrap_or_else(PoisonError::into_inner);
+        let deadline = tokio::time::Instant::now() + window;
         loop {
             if cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal {
                 return;
@@ -993,15 +1073,17 @@ impl CodeManager {
                 _ = tokio::time::sleep_until(deadline) => break,
             }
         }
-        // Not confirmed: report terminated with an unknown outcome.
+        // Not confirmed: report terminated with an unknown outcome. The cell is terminal for observers now; nested
+        // calls that settle later still update their counts, and a thread that ends later reports its real outcome.
         let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
         if st.outcome.is_none() {
             st.outcome = Some(Outcome::Terminated);
         }
         st.unknown_outcome = true;
-        st.queued = 0;
-        st.dispatched = 0;
-        cell.settle_check(&mut st);
+        if !st.terminal {
+            st.terminal = true;
+            st.terminal_at = Some(Instant::now());
+        }
     }
 
     fn read(&self, cell: &Arc<Cell>, budget: usize, progress_dropped: u64) -> CellRead {
@@ -1109,17 +1191,32 @@ impl CodeManager {
                 st.cells.remove(&c.id);
             }
         }
+        // Kept cells stay reachable with wait (and terminate); new cells wait for a cleanup that succeeds.
+        st.cleanup_pending = incomplete.clone();
+        drop(st);
         if incomplete.is_empty() {
             Ok(())
         } else {
             Err(CodeError::new(
                 "cleanup-incomplete",
                 format!(
-                    "Cells {} did not confirm that they stopped; retry.",
+                    "Cells {} did not confirm that they stopped within 5 s (a native operation without an interrupt check); new cells are refused until /pct reload or a model change retries the cleanup and it succeeds.",
                     incomplete.join(", ")
                 ),
             ))
         }
+    }
+
+    /// The cells the last cleanup left unconfirmed (new cells are refused until a cleanup succeeds). The host learns
+    /// the same from cleanup's `cleanup-incomplete` answer; tests read it here.
+    #[cfg(test)]
+    pub fn cleanup_pending(&self) -> Vec<String> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cleanup_pending
+            .clone()
     }
 
     /// A real session shutdown: terminate everything, refuse new cells, delete this process's recovery files.
@@ -1185,6 +1282,56 @@ fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> Cod
             reason.as_deref().unwrap_or("no lease was granted")
         ),
     )
+}
+
+/// The progress forwarder of one outer call (None without a sink).
+fn forwarder(outer: &OuterCall) -> Option<Arc<Forwarder>> {
+    outer.progress.clone().map(|sink| {
+        Arc::new(Forwarder {
+            sink,
+            sent: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
+        })
+    })
+}
+
+/// The size a nested reply counts against its limit: stdout/stderr by their UTF-8 bytes (however JSON escapes
+/// them), everything else as JSON text.
+fn reply_size(v: &Value) -> usize {
+    let Value::Object(o) = v else {
+        return v.to_string().len();
+    };
+    let mut meta = o.clone();
+    let mut output = 0;
+    for k in ["stdout", "stderr"] {
+        if let Some(Value::String(text)) = meta.get_mut(k) {
+            output += text.len();
+            text.clear();
+        }
+    }
+    Value::Object(meta).to_string().len() + output
+}
+
+/// The error of a reply too large to deliver. The call already ran, so the error names its session and recovery
+/// file (also as `sessionId` / `recoveryPath` on the error in the cell): the output is not lost.
+fn oversized_reply(tool: &str, size: usize, limit: usize, v: &Value) -> CodeError {
+    let mut e = CodeError::new(
+        "bridge-overload",
+        format!("The reply of tools.{tool} is {size} bytes; a single reply may be at most {limit} bytes. The call ran; ask for less output (e.g. a smaller max_output_tokens)."),
+    );
+    e.session_id = session_id_of(v);
+    e.recovery_path = v.pointer("/recovery/path").and_then(Value::as_str).map(str::to_string);
+    if let Some(sid) = &e.session_id {
+        let status = v.get("status").and_then(Value::as_str).unwrap_or("unknown");
+        e.message.push_str(&format!(
+            " Its session is {sid} (status {status}): poll or stop it with write_stdin {{\"session_id\": \"{sid}\"}}."
+        ));
+    }
+    if let Some(p) = &e.recovery_path {
+        e.message
+            .push_str(&format!(" Its full output is in the recovery file {p}."));
+    }
+    e
 }
 
 /// Resolves once the cell is sealed (failure, terminate, close).

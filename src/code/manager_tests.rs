@@ -570,9 +570,43 @@ async fn reply_bytes_limit() {
     let prog = |n: usize| {
         format!("return await tools.exec_command({{cmd: 'x', reply_bytes: {n}}}).then(r => r.blob.length, e => e.code)")
     };
-    let n = MAX_NESTED_PAYLOAD_BYTES - 11;
+    let n = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES - 11;
     assert_eq!(run(&m, &prog(n)).await.result.as_deref(), Some(n.to_string().as_str()));
     assert_eq!(run(&m, &prog(n + 1)).await.result.as_deref(), Some("bridge-overload"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_the_read_budget_allows_always_fits_a_nested_reply() {
+    let (m, _) = manager();
+    // 262,144 control characters are 1.5 MB of JSON; they count by their UTF-8 bytes (the budget's unit).
+    // Before: bridge-overload after the command ran, and its output was lost.
+    let r = run(
+        &m,
+        "const r = await tools.exec_command({cmd: 'x', stdout_bytes: 262144}); return [r.stdout.length, r.stderr]",
+    )
+    .await;
+    assert_eq!(r.result.as_deref(), Some("[262144,\"éééé\"]"), "{}", r.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_reply_still_yields_the_session_id_and_recovery_path() {
+    let (m, _) = manager();
+    let r = run(
+        &m,
+        "try { await tools.exec_command({cmd: 'x', reply_bytes: 400000, with_session: 1}) } catch (e) { return [e.code, e.sessionId, e.recoveryPath, e.message] }",
+    )
+    .await;
+    let v: Value = serde_json::from_str(r.result.as_deref().unwrap()).unwrap();
+    assert_eq!(v[0], "bridge-overload");
+    assert_eq!(v[1], "pct-shell-7");
+    assert_eq!(v[2], "/tmp/fake-recovery.log");
+    let msg = v[3].as_str().unwrap();
+    assert!(
+        msg.contains("write_stdin {\"session_id\": \"pct-shell-7\"}") && msg.contains("/tmp/fake-recovery.log"),
+        "{msg}"
+    );
+    // The running shell is still reported in the cell's shells.
+    assert_eq!(r.shell_sessions, vec!["pct-shell-7".to_string()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -955,4 +989,134 @@ async fn a_dropped_lease_guard_still_sends_unlock() {
     drop(LeaseGuard::new(gate, Handle::current(), req));
     let got = rx.recv().await.expect("unlock was sent");
     assert_eq!((got.phase.as_str(), got.lease.as_deref()), ("unlock", Some("L7")));
+}
+
+/// Polls `wait` (bounded) until the cell's outcome is certain; returns that read.
+async fn wait_until_certain(m: &CodeManager, id: &str) -> CellRead {
+    for _ in 0..1500 {
+        let w = m
+            .wait(json!({"cell_id": id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
+        if !w.unknown_outcome {
+            return w;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the cell thread never ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_ends_after_an_unconfirmed_stop_reports_its_real_result() {
+    let (m, _) = manager();
+    m.set_stop_confirm(Duration::from_millis(50));
+    // The thread is stuck in native code (no interrupt check) longer than the confirmation window.
+    let r = m
+        .exec(
+            json!({"code": "__pctTestBlock(1500); return 42", "yield_time_ms": 0}),
+            outer(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, "running");
+    let t = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
+    assert_eq!(t.status, "terminated");
+    assert!(t.unknown_outcome, "{}", t.text);
+    assert!(t.text.contains("outcome: unknown"), "{}", t.text);
+    // Before: the later read still said "terminated" (the stop's outcome was kept).
+    let w = wait_until_certain(&m, &r.cell_id).await;
+    assert_eq!(w.status, "completed", "{}", w.text);
+    assert_eq!(w.result.as_deref(), Some("42"));
+    assert!(!w.text.contains("outcome: unknown"), "{}", w.text);
+    let e = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap_err();
+    assert_eq!(
+        e.code, "stale-cell",
+        "the real result was delivered: the handle is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_incomplete_refuses_new_cells_until_a_retried_cleanup_succeeds() {
+    let (m, _) = manager();
+    m.set_stop_confirm(Duration::from_millis(50));
+    let r = m
+        .exec(
+            json!({"code": "__pctTestBlock(1500); return 1", "yield_time_ms": 0}),
+            outer(),
+        )
+        .await
+        .unwrap();
+    let e = m.cleanup().await.unwrap_err();
+    assert_eq!(e.code, "cleanup-incomplete");
+    assert!(e.message.contains(&r.cell_id), "{}", e.message);
+    assert_eq!(m.cleanup_pending(), vec![r.cell_id.clone()]);
+    // Before: a new cell started as if nothing were pending.
+    let refused = m.exec(json!({"code": "return 2"}), outer()).await.unwrap_err();
+    assert_eq!(refused.code, "cleanup-incomplete");
+    assert!(refused.message.contains("/pct reload"), "{}", refused.message);
+    assert_eq!(m.held_cells(), 1, "a refusal starts nothing");
+    // The kept cell is still reachable with wait (and terminate).
+    let kept = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
+    assert_eq!(kept.status, "terminated");
+    // Once the thread really ended, a retried cleanup succeeds and cells start again.
+    for i in 0.. {
+        assert!(i < 1500, "the cell thread never ended");
+        if m.cleanup().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(m.cleanup_pending().is_empty());
+    assert_eq!(run(&m, "return 2").await.result.as_deref(), Some("2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_the_first_nested_calls_is_not_lost_before_exec_observes() {
+    let (m, _) = manager();
+    // A slow observer start (as under load): the nested call starts and ends before observe() runs.
+    m.set_observe_delay(Duration::from_millis(300));
+    let recs = Arc::new(Mutex::new(Vec::<String>::new()));
+    let r2 = recs.clone();
+    let r = m
+        .exec(
+            json!({"code": "await tools.exec_command({cmd: 'x'}); return 1", "yield_time_ms": 30000}),
+            OuterCall {
+                progress: Some(Arc::new(move |rec: ProgressRecord| r2.lock().unwrap().push(rec.event))),
+                ..outer()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, "completed");
+    // Before: both records went nowhere (no observer yet) and were not even counted as dropped.
+    assert_eq!(*recs.lock().unwrap(), vec!["start".to_string(), "end".to_string()]);
+    assert_eq!(r.progress_dropped, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_100_mb_print_is_cut_like_other_output_with_the_whole_text_in_the_recovery_file() {
+    let (m, _) = manager();
+    // Before: the cell failed with "InternalError: QuickJS library created a unknown error".
+    let r = run(&m, "print('y'.repeat(100 * 1024 * 1024)); return 'after'").await;
+    assert_eq!(r.status, "completed", "{}", r.text);
+    assert_eq!(r.result.as_deref(), Some("after"));
+    let total = 100 * 1024 * 1024 + 1;
+    assert_eq!(r.output.len() as u64 + r.truncated + r.dropped, total as u64);
+    assert_eq!(r.dropped, (total - OUTPUT_BUFFER_BYTES) as u64);
+    let rec = r.recovery.clone().expect("dropped output needs the recovery file");
+    assert_eq!(rec.captured_bytes, total as u64);
+    assert_eq!(rec.bytes, total as u64, "{}", r.text);
+    let path = rec.path.clone().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), total as u64);
+    m.shutdown().await.unwrap();
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "shutdown deletes the manager's own files"
+    );
 }

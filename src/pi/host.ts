@@ -45,6 +45,8 @@ export interface FeatureLifecycle {
 	shutdown?(): Promise<void>;
 	/** The feature was disabled by config: clean up that feature only. */
 	disabled?(): Promise<void>;
+	/** After every sync (/pct reload, model change, session start): retry cleanup that did not complete earlier. */
+	retry?(): Promise<void>;
 }
 
 /** What the core offers each feature module. */

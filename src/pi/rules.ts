@@ -68,6 +68,18 @@ function cleanupPending(host: RulesHost): boolean {
 	}
 }
 
+/** The `Apply error:` line: a failed apply, and an unconfirmed Code Mode cleanup even after later syncs committed. */
+function applyError(host: RulesHost): string | null {
+	let code: string | null = null;
+	try {
+		code = (host.shared?.get("code.applyError") as (() => string | null) | undefined)?.() ?? null;
+	} catch {
+		code = null;
+	}
+	const parts = [host.applyError, code].filter((p): p is string => typeof p === "string" && p.length > 0);
+	return parts.length > 0 ? parts.join("; ") : null;
+}
+
 /** Remembers what a Pi context tells us about the model and the UI. */
 export function observe(host: RulesHost, ctx?: any, model?: any): void {
 	if (model) host.rules.model = model;
@@ -112,7 +124,7 @@ export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {
 		configRevision: host.revision,
 		configPath: host.configPath,
 		configError: host.lastError,
-		applyError: host.applyError,
+		applyError: applyError(host),
 		toolkit: { name: "pi-codex-toolkit", version: host.packageVersion ?? native.engineVersion() },
 		...overrides,
 	};

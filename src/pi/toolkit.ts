@@ -145,6 +145,8 @@ export class Toolkit implements ToolkitHost {
 	sync(ctx?: ExtensionContext, model?: ExtensionContext["model"]): void {
 		observe(this, ctx, model);
 		syncRules(this);
+		// Reload, model change and session start retry cleanup a feature could not finish (reported until it does).
+		for (const cb of this.lifecycles.values()) void cb.retry?.().catch(() => undefined);
 	}
 
 	/** Asks every feature to release its work before a session switch/fork; false = incomplete (veto). */

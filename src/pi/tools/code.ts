@@ -296,17 +296,35 @@ export function register(host: ToolkitHost): void {
 	};
 	host.shared.set("code.heldLeases", () => leases.size);
 
-	/** Whether the last cleanup of cells could not be confirmed (reported as cleanupPending in diagnostics). */
+	/**
+	 * An unconfirmed cleanup (docs/spec/toolkit.md §7, §10): the Rust manager refuses new cells (`cleanup-incomplete`)
+	 * while its kept cells stay reachable with wait/terminate; `/pct reload`, a model change and a session start
+	 * retry it (the `retry` lifecycle callback), and until one succeeds `/pct status` shows it on the `Apply error:`
+	 * line and the diagnostics record has cleanupPending.
+	 */
 	let cleanupPending = false;
-	const cleanup = async (): Promise<boolean> => {
-		try {
-			cleanupPending = manager ? (await manager.cleanup()).ok !== true : false;
-		} finally {
-			releaseLeases();
-		}
-		return !cleanupPending;
+	let cleanupMessage = "";
+	let cleanupRun: Promise<boolean> | null = null;
+	const cleanup = (): Promise<boolean> => {
+		// One cleanup at a time: a retry while one runs shares its answer.
+		cleanupRun ??= (async () => {
+			try {
+				const r = manager ? await manager.cleanup() : { ok: true };
+				cleanupPending = r.ok !== true;
+				cleanupMessage = cleanupPending ? String(r.message ?? "") : "";
+			} catch (e: any) {
+				cleanupPending = true;
+				cleanupMessage = String(e?.message ?? e);
+			} finally {
+				releaseLeases();
+				cleanupRun = null;
+			}
+			return !cleanupPending;
+		})();
+		return cleanupRun;
 	};
 	host.shared.set("code.cleanupPending", () => cleanupPending);
+	host.shared.set("code.applyError", () => (cleanupPending ? `cleanup-incomplete (${cleanupMessage || "Code Mode cells did not confirm that they stopped"})` : null));
 
 	host.lifecycle("codeMode", {
 		// Switch/fork preflight: terminate every cell; an unconfirmed stop vetoes.
@@ -325,6 +343,11 @@ export function register(host: ToolkitHost): void {
 		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
 		disabled: async () => {
 			await cleanup();
+		},
+		// Reload, model change, session start: retry an unconfirmed cleanup (the same manager serves again once
+		// it succeeds; its recovery files stay until session_shutdown).
+		retry: async () => {
+			if (cleanupPending) await cleanup();
 		},
 	});
 }
