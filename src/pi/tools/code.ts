@@ -309,9 +309,9 @@ export function register(host: ToolkitHost): void {
 		// One cleanup at a time: a retry while one runs shares its answer.
 		cleanupRun ??= (async () => {
 			try {
-				const r = manager ? await manager.cleanup() : { ok: true };
+				const r = manager ? await manager.cleanup() : { ok: true as const };
 				cleanupPending = r.ok !== true;
-				cleanupMessage = cleanupPending ? String(r.message ?? "") : "";
+				cleanupMessage = "message" in r ? String(r.message ?? "") : "";
 			} catch (e: any) {
 				cleanupPending = true;
 				cleanupMessage = String(e?.message ?? e);
