@@ -98,3 +98,48 @@ test("while Node lives the watchdog kills nothing: a settled job's group is forg
 	assert.equal(alive(wd), true);
 	await m.close();
 });
+
+// Race: Node is SIGKILLed at a random moment while 16 spawns are still in flight (some jobs registered with the
+// watchdog, some not yet). Jobs are tagged through an env variable of the child Node, which they inherit.
+const RACE = `
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const m = new native.ShellManager({});
+const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
+for (let i = 0; i < 16; i++) m.exec({ cmd: "sleep 1000", yield_time_ms: 0 }, ctx);
+setTimeout(() => process.kill(process.pid, "SIGKILL"), Math.floor(Math.random() * 60));
+setInterval(() => {}, 1000);
+`;
+
+function tagged(tag) {
+	const out = [];
+	for (const d of readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(`PCT_RACE_TAG=${tag}`) && alive(Number(d))) out.push(Number(d));
+		} catch {}
+	}
+	return out;
+}
+
+test("race: SIGKILL of Node while 16 spawns are in flight leaves no job behind (10 rounds)", { timeout: 120000 }, async () => {
+	let started = 0;
+	for (let round = 0; round < 10; round++) {
+		const tag = `${process.pid}-${round}-${Math.random().toString(16).slice(2)}`;
+		const child = spawn(process.execPath, ["-e", RACE], { stdio: "ignore", env: { ...process.env, PCT_RACE_TAG: tag } });
+		const seen = new Set();
+		const exited = new Promise((r) => child.on("exit", r));
+		while (child.exitCode === null && child.signalCode === null) {
+			for (const p of tagged(tag)) {
+				try {
+					if (readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("sleep")) seen.add(p);
+				} catch {}
+			}
+			await new Promise((r) => setTimeout(r, 2));
+		}
+		await exited;
+		started += seen.size;
+		const left = () => tagged(tag);
+		assert.equal(await until(() => left().length === 0, 10000), true, `round ${round}: left ${left()}`);
+	}
+	console.log(`# race: 10 rounds, ${started} sleep jobs observed before the SIGKILL, none left after (nor the watchdog)`);
+});
