@@ -24,10 +24,12 @@ const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
 	const b = await m.exec({ cmd: "echo $$; head -c 5000 /dev/zero | tr '\\\\0' x; echo; exec sleep 1000", yield_time_ms: 500, maxOutputBytes: 1024 }, ctx);
 	const pids = [...out.trim().split("\\n"), b.details.stdout.split("\\n")[0]].map(Number);
 	console.log(JSON.stringify({ pids, files: m.recoveryFiles() }));
-	const how = process.argv[1];
-	if (how === "exit") process.exit(0);
-	if (how === "throw") throw new Error("uncaught on purpose");
-	setInterval(() => {}, 1000); // sigterm / sigkill: wait to be killed
+	// end only when the test says so (after it found the watchdog); sigterm / sigkill: wait to be killed
+	process.stdin.once("data", () => {
+		const how = process.argv[1];
+		if (how === "exit") process.exit(0);
+		if (how === "throw") throw new Error("uncaught on purpose");
+	});
 })();
 `;
 
@@ -52,7 +54,7 @@ function watchdogOf(ppid) {
 
 for (const how of ["sigkill", "sigterm", "throw", "exit"]) {
 	test(`when Node ends by ${how}, every job process is killed and the recovery file removed`, { timeout: 60000 }, async () => {
-		const child = spawn(process.execPath, ["-e", CHILD, how], { stdio: ["ignore", "pipe", "pipe"] });
+		const child = spawn(process.execPath, ["-e", CHILD, how], { stdio: ["pipe", "pipe", "pipe"] });
 		let stdout = "";
 		let stderr = "";
 		child.stdout.on("data", (d) => (stdout += d));
@@ -68,7 +70,8 @@ for (const how of ["sigkill", "sigterm", "throw", "exit"]) {
 		const filesLeft = () => files.filter((f) => existsSync(f));
 		assert.deepEqual(filesLeft(), files);
 		if (how === "sigkill") child.kill("SIGKILL");
-		if (how === "sigterm") child.kill("SIGTERM");
+		else if (how === "sigterm") child.kill("SIGTERM");
+		else child.stdin.write("go\n");
 		const end = await exited;
 		const t0 = Date.now();
 		if (how === "sigkill") assert.equal(end.signal, "SIGKILL");
