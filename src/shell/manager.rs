@@ -98,6 +98,8 @@ pub struct Manager {
     default_shell: Mutex<Option<ShellConfig>>,
     /// `<instance>:<manager>:` — the start of every marker of this manager's jobs (see [`Job::marker`]).
     marker_prefix: String,
+    /// Whether any job was ever spawned (a close without jobs skips the `/proc` scan).
+    spawned: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Manager {
@@ -138,6 +140,7 @@ impl Manager {
                 super::watchdog::instance(),
                 &uuid::Uuid::new_v4().simple().to_string()[..12]
             ),
+            spawned: Default::default(),
         }
     }
 
@@ -261,6 +264,7 @@ impl Manager {
         c.env(super::watchdog::MARKER_VAR, &marker);
         // Before the first spawn, so no job can outlive this process unnoticed (docs/shell.md "When Node exits").
         super::watchdog::ensure_started();
+        self.spawned.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut child = c.spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ShellError::new(
@@ -699,6 +703,9 @@ impl Manager {
     /// SIGTERM to every live process carrying this manager's marker prefix, SIGKILL after the grace period; returns
     /// the pids still alive after the confirmation window.
     async fn stop_marked(&self) -> Vec<i32> {
+        if !self.spawned.load(std::sync::atomic::Ordering::SeqCst) {
+            return Vec::new();
+        }
         let prefix = self.marker_prefix.clone();
         let mine = move |v: &str| v.starts_with(&prefix);
         let pids = super::process::marked_pids(&mine);
