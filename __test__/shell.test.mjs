@@ -324,13 +324,15 @@ test("a second stop sends SIGKILL at once (with a 60 s grace period this test wo
 
 test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and close fail cleanup-incomplete", async () => {
 	const { m, exec, write } = shellManager(FAST);
-	const d = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
+	// own session and no PCT_JOB marker: not findable, but it holds the output pipes, so it is named
+	const d = ok(await exec({ cmd: "setsid env -u PCT_JOB sleep 60 & echo $!", yield_time_ms: 300 }));
 	const escaped = Number((await pollUntil(write, d.sessionId, d, (out) => out.endsWith("\n"))).stdout.trim());
 	const s = await write({ session_id: d.sessionId, terminate: true });
 	assert.equal(s.details.status, "terminated");
 	assert.equal(s.details.unknownOutcome, true);
+	assert.deepEqual(s.details.survivorPids, [escaped]);
 	assert.equal(s.details.exitCode, null);
-	assert.match(s.text, /exit_code: unknown\nThe stop was not confirmed/);
+	assert.match(s.text, new RegExp(`exit_code: unknown\\nThe stop was not confirmed: still alive: pid ${escaped} `));
 	assert.equal(m.status().stopUnconfirmed, 1);
 	assert.equal(m.status().cleanupPending, true);
 	assert.equal(code(await m.cleanup()), "cleanup-incomplete");
@@ -343,11 +345,54 @@ test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and 
 	assert.deepEqual(await m.cleanup(), { ok: true });
 	assert.equal(m.status().cleanupPending, false);
 	// close with an escaped holder: cleanup-incomplete
-	const e = ok(await exec({ cmd: "setsid sleep 60 & echo $!", yield_time_ms: 300 }));
+	const e = ok(await exec({ cmd: "setsid env -u PCT_JOB sleep 60 & echo $!", yield_time_ms: 300 }));
 	const escaped2 = Number((await pollUntil(write, e.sessionId, e, (out) => out.endsWith("\n"))).stdout.trim());
 	assert.equal(code(await m.close()), "cleanup-incomplete");
 	process.kill(escaped2, "SIGKILL");
 	assert.equal(await until(() => procState(escaped2) === null), true);
+});
+
+test("a descendant that left the group with its pipes closed is found by its marker and killed by terminate", async () => {
+	const { m, exec, write } = shellManager(FAST);
+	const d = ok(await exec({ cmd: "setsid sleep 60 >/dev/null 2>&1 </dev/null & echo $!; sleep 60", yield_time_ms: 300 }));
+	const escaped = Number((await pollUntil(write, d.sessionId, d, (out) => out.endsWith("\n"))).stdout.trim());
+	const marker = new RegExp(`^PCT_JOB=[0-9a-f]{32}:[0-9a-f]{12}:${d.sessionId}$`);
+	assert.equal(readFileSync(`/proc/${escaped}/environ`, "latin1").split("\0").filter((kv) => marker.test(kv)).length, 1);
+	const s = ok(await write({ session_id: d.sessionId, terminate: true }));
+	assert.equal(s.status, "terminated");
+	assert.equal(s.unknownOutcome, undefined, "confirmed: nothing of the job is left");
+	assert.equal(await until(() => [null, "Z"].includes(procState(escaped))), true, "the escaped process was killed");
+	await m.close();
+});
+
+test("session shutdown (close) also stops what completed commands left running outside their group", async () => {
+	const { m, exec } = shellManager(FAST);
+	const d = ok(await exec({ cmd: "setsid sleep 60 >/dev/null 2>&1 </dev/null & echo $!" }));
+	assert.equal(d.status, "completed");
+	const escaped = Number(d.stdout.trim());
+	assert.equal(procState(escaped) !== null && procState(escaped) !== "Z", true);
+	assert.deepEqual(await m.close(), { ok: true });
+	assert.equal(await until(() => [null, "Z"].includes(procState(escaped))), true, "killed by close");
+});
+
+test("recovery: a missing temp directory says that nothing beyond the preview was saved", async () => {
+	const { m, exec } = shellManager();
+	const saved = process.env.TMPDIR;
+	process.env.TMPDIR = join(saved, "missing", "dir");
+	try {
+		const r = await exec({ cmd: "seq 1 20000", maxOutputBytes: 1024 });
+		const d = ok(r);
+		assert.equal(d.truncated, true);
+		assert.equal(d.recovery.state, "unavailable");
+		assert.equal(d.recovery.reason, "io-error");
+		assert.match(d.recovery.error, /No such file or directory/);
+		assert.doesNotMatch(r.text, /full output/);
+		assert.match(r.text, /recovery: unavailable, no file \(\d+ bytes captured\) \(reason: io-error: creating a file in .*missing\/dir: No such file/);
+		assert.match(r.text, /No recovery file could be created: nothing beyond the preview shown here is saved\./);
+	} finally {
+		process.env.TMPDIR = saved;
+	}
+	assert.deepEqual(m.recoveryFiles(), []);
 });
 
 test("cancellation: a direct call's job is stopped; a nested call's is not; a pre-cancelled call runs nothing", async () => {

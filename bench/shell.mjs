@@ -4,8 +4,10 @@
 //  (b) throughput of 1 GiB of output through the capture path (decode, preview budget, recovery file) vs
 //      `cat > /dev/null` of the same stream (the physical limit of the pipe), with the peak RSS of the capturing
 //      process;
-//  (c) 16 concurrent sessions producing output, to completion, vs 16 concurrent child_process.spawn.
-// Usage: node bench/shell.mjs [--quick]   (build with `npx napi build --platform --release` first)
+//  (c) 16 concurrent sessions producing output, to completion, vs 16 concurrent child_process.spawn;
+//  (d) terminate of a running `sleep` to a confirmed `terminated` result (SIGTERM to the group, the PCT_JOB marker
+//      scan of /proc for escaped descendants, confirmation) vs child_process.spawn(detached) + kill(-pgid) + close.
+// Usage: node bench/shell.mjs [--quick] [--only latency|throughput|concurrent|terminate]   (build with `npx napi build --platform --release` first)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -153,13 +155,40 @@ async function concurrent() {
 	console.log(`ratio: ${(median(ours) / median(base)).toFixed(2)}`);
 }
 
+async function terminate() {
+	const rounds = quick ? 20 : 100;
+	const m = new native.ShellManager();
+	const ctx = { cwd: tmp, shell: SH };
+	const ours = [], base = [];
+	for (let i = 0; i < rounds + 5; i++) {
+		const r = await m.exec({ cmd: "sleep 1000", yield_time_ms: 0 }, ctx);
+		let t = performance.now();
+		const s = await m.writeStdin({ session_id: r.details.sessionId, terminate: true }, ctx);
+		const ms = performance.now() - t;
+		if (s.details.status !== "terminated" || s.details.unknownOutcome) throw new Error(s.text);
+		const c = spawn(SH.shell, [...SH.args, "sleep 1000"], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+		await new Promise((r) => c.on("spawn", r));
+		const closed = new Promise((r) => c.on("close", r));
+		t = performance.now();
+		process.kill(-c.pid, "SIGTERM");
+		await closed;
+		if (i >= 5) (ours.push(ms), base.push(performance.now() - t)); // 5 warm-up rounds
+	}
+	await m.close();
+	console.log(`\n(d) terminate of a running command to a confirmed result (${rounds} runs)`);
+	console.table([
+		{ path: "write_stdin terminate (group + marker scan + confirm)", "median ms": median(ours).toFixed(2), "p90 ms": p90(ours).toFixed(2) },
+		{ path: "baseline: kill(-pgid) + close of a detached spawn", "median ms": median(base).toFixed(2), "p90 ms": p90(base).toFixed(2) },
+	]);
+	console.log(`ratio (median): ${(median(ours) / median(base)).toFixed(2)}`);
+}
+
 if (process.argv.includes("--capture-child")) {
 	await captureChild(Number(process.argv[process.argv.indexOf("--capture-child") + 1]));
 } else {
 	try {
-		await latency();
-		await throughput();
-		await concurrent();
+		const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : null;
+		for (const [name, run] of Object.entries({ latency, throughput, concurrent, terminate })) if (!only || only === name) await run();
 	} finally {
 		rmSync(tmp, { recursive: true, force: true });
 	}

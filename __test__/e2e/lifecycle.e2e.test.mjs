@@ -2,7 +2,7 @@
 // does not admit Shell; a config change that drops Shell for every model cleans up Shell's jobs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { PI_VERSIONS, RpcPi, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
 
 /** Pids whose command line contains `marker`. */
@@ -52,6 +52,53 @@ for (const version of PI_VERSIONS) {
 			const reload = await pi.prompt("/pct reload");
 			assert.deepEqual(reload.notifications, ["Pi Codex Toolkit configuration reloaded."]);
 			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "disabling Shell stopped its job");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	// Issue 13 item 7: a descendant that left the process group (own session, pipes closed) does not survive Pi's
+	// shutdown: it carries the job's PCT_JOB marker and close() stops it.
+	test(`[pi ${version.name}] Pi's shutdown stops a setsid descendant of a completed command`, async () => {
+		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}1`;
+		const box = sandbox();
+		writeConfig(box, { shellSessions: { enabled: true } });
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec_command", args: { cmd: "setsid sleep ${marker} >/dev/null 2>&1 </dev/null &" } }] },
+			{ text: "started" },
+		];`);
+		const pi = new RpcPi({ version, box, script });
+		try {
+			await pi.prompt("start a daemon");
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the escaped process runs");
+		} finally {
+			await pi.close();
+		}
+		assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "stopped when Pi shut down");
+	});
+
+	// Issue 13 item 6: SIGKILL skips every exit hook; the per-process watchdog still kills the jobs (also the one
+	// that left its group) and removes the recovery file.
+	test(`[pi ${version.name}] SIGKILL of Pi: running jobs are killed and recovery files removed`, async () => {
+		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}2`;
+		const box = sandbox();
+		writeConfig(box, { shellSessions: { enabled: true } });
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "exec_command", args: { cmd: "echo up; setsid sleep ${marker} >/dev/null 2>&1 </dev/null & sleep ${marker}", yield_time_ms: 300 } }] },
+			{ text: "started" },
+		];`);
+		const pi = new RpcPi({ version, box, script });
+		let file;
+		try {
+			const r = await pi.prompt("start a job");
+			const end = r.events.find((e) => e.type === "tool_execution_end");
+			file = end?.result?.details?.recovery?.path;
+			assert.ok(file && existsSync(file), `a yield with output has a recovery file: ${JSON.stringify(end?.result?.details)}`);
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 3), "the shell and both sleeps run");
+			pi.child.kill("SIGKILL");
+			await pi.exited;
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0 && !existsSync(file)),
+				`left: ${pidsWith(`sleep ${marker}`)}, file ${existsSync(file)}`);
 		} finally {
 			await pi.close();
 		}

@@ -37,12 +37,8 @@ pub enum RecoveryState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RecoveryReason {
-    /// Creating or writing the file failed.
+    /// Creating or writing the file failed (disk full, the temp directory missing or not writable, ...).
     IoError,
-    /// A write did not finish in time.
-    IoTimeout,
-    /// The capture was refused to protect the host.
-    Overload,
     /// The source itself failed to read.
     SourceError,
     /// The file vanished after it was created.
@@ -67,10 +63,14 @@ pub struct RecoverySnapshot {
     /// Why the evidence is incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<RecoveryReason>,
+    /// With `io-error`: the operating system's message (e.g. `No space left on device (os error 28)`) and where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl RecoverySnapshot {
-    /// The human lines for tool result text (the model reads these; they say how to get the full output).
+    /// The human lines for tool result text: the facts, then one line saying exactly what the file holds (the
+    /// model must not be told the full output is saved when a write was partial or failed; docs/shell.md).
     pub fn render_lines(&self) -> Vec<String> {
         let state = match self.state {
             RecoveryState::Capturing => "capturing",
@@ -78,27 +78,51 @@ impl RecoverySnapshot {
             RecoveryState::Partial => "partial",
             RecoveryState::Unavailable => "unavailable",
         };
+        let (b, c) = (self.bytes, self.captured_bytes);
         let mut line = match &self.path {
-            Some(p) => format!(
-                "recovery: {state}, {} of {} bytes written to {p}",
-                self.bytes, self.captured_bytes
-            ),
-            None => format!("recovery: {state}, no file ({} bytes captured)", self.captured_bytes),
+            Some(p) => format!("recovery: {state}, {b} of {c} bytes written to {p}"),
+            None => format!("recovery: {state}, no file ({c} bytes captured)"),
         };
         if let Some(r) = self.reason {
             let r = serde_json::to_value(r)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
-            line.push_str(&format!(" (reason: {r})"));
+            match &self.error {
+                Some(e) => line.push_str(&format!(" (reason: {r}: {e})")),
+                None => line.push_str(&format!(" (reason: {r})")),
+            }
         }
-        let mut lines = vec![line];
-        if self.path.is_some() && self.state != RecoveryState::Unavailable {
-            lines.push(
-                "The full output is in that file: read it by line range instead of re-running the command.".into(),
-            );
-        }
-        lines
+        let read = "read it by line range instead of re-running the command.";
+        let held = if b == 0 {
+            format!("The file holds none of the {c} captured bytes")
+        } else {
+            format!("The file holds only the first {b} of {c} captured bytes")
+        };
+        let hint = match (self.state, self.reason) {
+            (RecoveryState::Complete, _) => format!("The full output is in that file: {read}"),
+            (RecoveryState::Capturing, _) => {
+                format!("The output so far is in that file and it grows while the command runs: {read}")
+            }
+            (RecoveryState::Partial, Some(RecoveryReason::SourceError)) => format!(
+                "Reading the output failed part-way: the file holds the {b} bytes read before that, later output was \
+                 lost. Read the file by line range; re-run the command only if the missing end matters."
+            ),
+            (RecoveryState::Partial, Some(RecoveryReason::OwnerClosed)) => format!(
+                "{held}: the session ended while the source was still running and nothing after that was saved."
+            ),
+            (RecoveryState::Partial, _) => format!(
+                "{held}: writing the rest failed, so the output after that point is not saved anywhere. Read what \
+                 is there by line range; re-run the command only if the missing part matters."
+            ),
+            (RecoveryState::Unavailable, Some(RecoveryReason::Missing)) => {
+                "That file was deleted: nothing beyond the preview shown here is saved.".to_string()
+            }
+            (RecoveryState::Unavailable, _) => {
+                "No recovery file could be created: nothing beyond the preview shown here is saved.".to_string()
+            }
+        };
+        vec![line, hint]
     }
 }
 
@@ -159,6 +183,7 @@ impl RecoveryStore {
             finished: false,
             failed: None,
             create_failed: false,
+            error: None,
         }
     }
 
@@ -207,9 +232,14 @@ impl RecoveryStore {
         self.inner.lock().unwrap().closed
     }
 
+    /// The directory new files go to (the OS temp dir unless a test chose one).
+    fn dir(&self) -> PathBuf {
+        self.dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
     fn create_file(&self) -> std::io::Result<(File, PathBuf)> {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-        let dir = self.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let dir = self.dir();
         let path = dir.join(format!("pi-codex-toolkit-{}-{}.log", self.prefix, uuid::Uuid::new_v4()));
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -223,6 +253,8 @@ impl RecoveryStore {
             ino: meta.ino(),
             born: meta.created().ok(),
         });
+        // deleted by the per-process watchdog if Node ends before a session shutdown does (docs/shell.md)
+        crate::shell::watchdog::add_file(&path);
         Ok((file, path))
     }
 }
@@ -239,6 +271,8 @@ pub struct Capture {
     finished: bool,
     failed: Option<RecoveryReason>,
     create_failed: bool,
+    /// The OS error of a failed create or write, with the path or directory.
+    error: Option<String>,
 }
 
 impl Capture {
@@ -278,8 +312,9 @@ impl Capture {
                 let buf = std::mem::take(&mut self.buffer);
                 self.write(&buf);
             }
-            Err(_) => {
+            Err(e) => {
                 self.create_failed = true;
+                self.error = Some(format!("creating a file in {}: {e}", self.store.dir().display()));
                 self.buffer = Vec::new();
             }
         }
@@ -332,6 +367,7 @@ impl Capture {
                 bytes: 0,
                 captured_bytes: self.captured,
                 reason: Some(RecoveryReason::IoError),
+                error: self.error.clone(),
             });
         }
         if let Some(p) = &self.path {
@@ -342,6 +378,7 @@ impl Capture {
                     bytes: self.written,
                     captured_bytes: self.captured,
                     reason: Some(RecoveryReason::Missing),
+                    error: None,
                 });
             }
         }
@@ -361,6 +398,11 @@ impl Capture {
             bytes: self.written,
             captured_bytes: self.captured,
             reason,
+            error: if reason == Some(RecoveryReason::IoError) {
+                self.error.clone()
+            } else {
+                None
+            },
         })
     }
 
@@ -371,13 +413,32 @@ impl Capture {
             return;
         }
         let Some(f) = self.file.as_mut() else { return };
-        match f.write_all(text) {
-            Ok(()) => self.written += text.len() as u64,
-            Err(_) => {
-                self.failed = Some(RecoveryReason::IoError);
-                self.file = None;
+        // write (not write_all) so a short write before a failure (disk full) is counted exactly
+        let mut rest = text;
+        while !rest.is_empty() {
+            match f.write(rest) {
+                Ok(0) => {
+                    self.fail_write(std::io::Error::from(std::io::ErrorKind::WriteZero));
+                    return;
+                }
+                Ok(n) => {
+                    self.written += n as u64;
+                    rest = &rest[n..];
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail_write(e);
+                    return;
+                }
             }
         }
+    }
+
+    fn fail_write(&mut self, e: std::io::Error) {
+        self.failed = Some(RecoveryReason::IoError);
+        self.file = None;
+        let path = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        self.error = Some(format!("writing {path}: {e}"));
     }
 }
 
@@ -484,5 +545,77 @@ mod tests {
             (RecoveryState::Partial, Some(RecoveryReason::OwnerClosed))
         );
         assert_eq!((snap.bytes, snap.captured_bytes), (1, 2));
+    }
+
+    #[test]
+    fn disk_full_part_way_says_exactly_what_was_saved() {
+        let (_d, s) = store(1024);
+        let mut c = s.capture();
+        c.require_file();
+        c.append(b"saved\n");
+        // the same file handle now reports ENOSPC, as a full disk does (the kernel's /dev/full)
+        c.file = Some(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+        c.append(b"lost\n");
+        c.append(b"also lost\n");
+        c.finish();
+        let snap = c.snapshot().unwrap();
+        assert_eq!(
+            (snap.state, snap.reason, snap.bytes, snap.captured_bytes),
+            (RecoveryState::Partial, Some(RecoveryReason::IoError), 6, 21)
+        );
+        assert!(
+            snap.error.as_deref().unwrap().contains("No space left on device"),
+            "{snap:?}"
+        );
+        let text = snap.render_lines().join("\n");
+        assert!(!text.contains("full output"), "{text}");
+        assert!(text.contains("holds only the first 6 of 21 captured bytes"), "{text}");
+        assert!(text.contains("No space left on device"), "{text}");
+        assert_eq!(std::fs::read_to_string(snap.path.unwrap()).unwrap(), "saved\n");
+        let v = serde_json::to_value(c.snapshot().unwrap()).unwrap();
+        assert_eq!(v["reason"], "io-error");
+        assert!(v["error"].as_str().unwrap().contains("os error 28"));
+    }
+
+    #[test]
+    fn missing_temp_dir_and_other_states_never_claim_the_full_output() {
+        let s = RecoveryStore::with_options("t", Some("/nonexistent/dir".into()), 8);
+        let mut c = s.capture();
+        c.append(b"0123456789");
+        let text = c.snapshot().unwrap().render_lines().join("\n");
+        assert!(text.starts_with("recovery: unavailable, no file (10 bytes captured) (reason: io-error: creating a file in /nonexistent/dir: No such file or directory"), "{text}");
+        assert!(text.contains("nothing beyond the preview"), "{text}");
+        // owner closed mid-capture and a source read error: partial, each says what the file holds
+        let (_d, s) = store(1024);
+        let mut c = s.capture();
+        c.require_file();
+        c.append(b"ab");
+        s.close();
+        c.append(b"cd");
+        let text = c.snapshot().unwrap().render_lines().join("\n");
+        assert!(
+            text.contains("holds only the first 2 of 4") && !text.contains("full output"),
+            "{text}"
+        );
+        let (_d, s) = store(1024);
+        let mut c = s.capture();
+        c.require_file();
+        c.append(b"ab");
+        c.fail_source();
+        c.finish();
+        let text = c.snapshot().unwrap().render_lines().join("\n");
+        assert!(
+            text.contains("Reading the output failed") && !text.contains("full output"),
+            "{text}"
+        );
+        // only a complete file is called the full output
+        let (_d, s) = store(1024);
+        let mut c = s.capture();
+        c.require_file();
+        c.append(b"ab");
+        assert!(c.snapshot().unwrap().render_lines()[1].starts_with("The output so far is in that file"));
+        c.finish();
+        assert!(c.snapshot().unwrap().render_lines()[1].starts_with("The full output is in that file"));
+        assert_eq!(s.delete_files(), 1);
     }
 }

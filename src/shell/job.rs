@@ -4,7 +4,7 @@
 //! Settlement = the leader exited, its process group is gone and both stdout and stderr reached EOF. Descendants
 //! left in the group and children holding the inherited pipes keep the job managed after the leader exits.
 
-use super::process::{group_exists, group_has_live_member};
+use super::process::{group_exists, group_has_live_member, marked_pids, pipe_holders};
 use crate::output::budget::MAX_OUTPUT_BYTES;
 use crate::output::{Capture, Utf8Decoder};
 use serde::Serialize;
@@ -109,8 +109,11 @@ pub struct JobState {
     pub stdin_pending_calls: usize,
     /// Stop progress.
     pub stop: StopPhase,
-    /// A stop finished without confirming the group and pipes are gone.
+    /// A stop finished without confirming the group, the pipes and the marked processes are gone.
     pub unknown_outcome: bool,
+    /// With `unknown_outcome`: the pids still alive that the stop could not end (marked processes outside the
+    /// group, or processes holding the output pipes).
+    pub survivors: Vec<i32>,
     /// Any read returned while the job was still running (a yield).
     pub yielded: bool,
 }
@@ -172,6 +175,11 @@ pub struct Job {
     pub id: String,
     /// Leader pid = process group id.
     pub pgid: i32,
+    /// The value of `PCT_JOB` in the job's environment (`<instance>:<manager>:<id>`), inherited by every
+    /// descendant, so the ones that leave the process group can still be found (docs/shell.md).
+    pub marker: String,
+    /// Inode numbers of the stdout and stderr pipes, to name processes still holding them after a stop.
+    pub pipe_inodes: [u64; 2],
     /// The command went through stdin (which is therefore closed to input).
     pub stdin_transport: bool,
     /// Mutable facts.
@@ -195,7 +203,10 @@ impl Job {
         let mut st = self.state.lock().unwrap();
         if st.settled_at.is_none() && st.leader.is_some() && st.group_gone && st.out_eof && st.err_eof {
             st.settled_at = Some(Instant::now());
-            st.unknown_outcome = false;
+            // survivors outside the group keep an unconfirmed stop unconfirmed until a retry confirms it
+            if st.survivors.is_empty() {
+                st.unknown_outcome = false;
+            }
             st.capture.finish();
         }
     }
@@ -213,6 +224,29 @@ impl Job {
                 _ = tokio::time::sleep_until(deadline) => return self.state.lock().unwrap().settled(),
             }
         }
+    }
+}
+
+impl Job {
+    /// Live processes carrying this job's marker (in the group or not).
+    pub fn marked(&self) -> Vec<i32> {
+        marked_pids(|v| v == self.marker)
+    }
+
+    /// What keeps a stop from being confirmed: marked processes still alive plus processes holding the output
+    /// pipes (the group's own members count too while it exists).
+    pub fn survivors(&self) -> Vec<i32> {
+        let mut v = self.marked();
+        let (out_eof, err_eof) = {
+            let st = self.state.lock().unwrap();
+            (st.out_eof, st.err_eof)
+        };
+        if !(out_eof && err_eof) {
+            v.extend(pipe_holders(&self.pipe_inodes));
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 }
 
@@ -306,6 +340,7 @@ pub async fn supervise(job: Arc<Job>, mut child: Child) {
         delay = (delay * 2).min(Duration::from_millis(50));
     }
     job.state.lock().unwrap().group_gone = true;
+    super::watchdog::remove_group(job.pgid);
     job.try_settle();
     job.bump();
 }

@@ -96,6 +96,10 @@ pub struct Manager {
     limits: Limits,
     store: RecoveryStore,
     default_shell: Mutex<Option<ShellConfig>>,
+    /// `<instance>:<manager>:` — the start of every marker of this manager's jobs (see [`Job::marker`]).
+    marker_prefix: String,
+    /// Whether any job was ever spawned (a close without jobs skips the `/proc` scan).
+    spawned: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Manager {
@@ -131,6 +135,12 @@ impl Manager {
             limits,
             store,
             default_shell: Mutex::new(None),
+            marker_prefix: format!(
+                "{}:{}:",
+                super::watchdog::instance(),
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            ),
+            spawned: Default::default(),
         }
     }
 
@@ -248,6 +258,13 @@ impl Manager {
         for (k, v) in env {
             c.env(k, v);
         }
+        let id = format!("pct-shell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        // After the overlay: the marker is ours, an embedder's env cannot replace it.
+        let marker = format!("{}{id}", self.marker_prefix);
+        c.env(super::watchdog::MARKER_VAR, &marker);
+        // Before the first spawn, so no job can outlive this process unnoticed (docs/shell.md "When Node exits").
+        super::watchdog::ensure_started();
+        self.spawned.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut child = c.spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ShellError::new(
@@ -265,6 +282,7 @@ impl Manager {
             }
         })?;
         let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        super::watchdog::add_group(pgid);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         if let Some(o) = &stdout {
@@ -275,10 +293,15 @@ impl Manager {
         }
         let stdin = child.stdin.take();
         let (tx, rx) = mpsc::unbounded_channel();
-        let id = format!("pct-shell-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let pipe_inodes = [
+            stdout.as_ref().map_or(0, super::process::pipe_inode),
+            stderr.as_ref().map_or(0, super::process::pipe_inode),
+        ];
         let job = Arc::new(Job {
             id,
             pgid,
+            marker,
+            pipe_inodes,
             stdin_transport: shell.stdin_transport,
             state: Mutex::new(JobState {
                 stdout: Pending::default(),
@@ -299,6 +322,7 @@ impl Manager {
                 stdin_pending_calls: 0,
                 stop: StopPhase::None,
                 unknown_outcome: false,
+                survivors: Vec::new(),
                 yielded: false,
             }),
             version: watch::channel(0u64).0,
@@ -538,7 +562,10 @@ impl Manager {
                 if !st.capture.has_file() {
                     st.capture.discard_buffer();
                 }
-                st.released = true;
+                // an unconfirmed stop keeps the handle for a retry, even when the group itself is gone
+                if !st.unknown_outcome {
+                    st.released = true;
+                }
             }
             let (exit_code, signal) = match st.leader {
                 Some(job::LeaderExit::Code(c)) => (Some(c), None),
@@ -559,7 +586,12 @@ impl Manager {
                 stderr: err.text[..p.stderr_len].to_string(),
                 dropped,
                 budget,
-                unknown_outcome: st.unknown_outcome && !settled,
+                unknown_outcome: st.unknown_outcome,
+                survivors: if st.unknown_outcome {
+                    st.survivors.clone()
+                } else {
+                    Vec::new()
+                },
                 recovery: st.capture.snapshot(),
                 input_delivery: delivery,
                 input_bytes,
@@ -583,7 +615,11 @@ impl Manager {
         let mut terminal: Vec<(Instant, String)> = reg
             .jobs
             .values()
-            .filter_map(|j| j.state.lock().unwrap().settled_at.map(|t| (t, j.id.clone())))
+            .filter_map(|j| {
+                let st = j.state.lock().unwrap();
+                // an unconfirmed stop keeps its handle until a retry confirms it
+                st.settled_at.filter(|_| !st.unknown_outcome).map(|t| (t, j.id.clone()))
+            })
             .collect();
         terminal.sort();
         let excess = terminal.len().saturating_sub(self.limits.max_terminal);
@@ -613,40 +649,88 @@ impl Manager {
             self.prune(&mut reg);
             reg.jobs
                 .values()
-                .filter(|j| !j.state.lock().unwrap().settled())
+                .filter(|j| {
+                    let st = j.state.lock().unwrap();
+                    !st.settled() || st.unknown_outcome
+                })
                 .cloned()
                 .collect()
         };
         let limits = self.limits.clone();
         let tasks: Vec<_> = jobs
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|j| {
                 let limits = limits.clone();
                 tokio::spawn(async move { stop_job(&j, &limits).await })
             })
             .collect();
         let mut all = true;
-        for t in tasks {
-            all &= t.await.unwrap_or(false);
+        let mut survivors = Vec::new();
+        for (t, j) in tasks.into_iter().zip(jobs) {
+            if !t.await.unwrap_or(false) {
+                all = false;
+                survivors.extend(j.state.lock().unwrap().survivors.iter().copied());
+            }
         }
         self.reg.lock().unwrap().cleanup_pending = !all;
         if all {
             Ok(())
         } else {
-            Err(ShellError::new(
-                "cleanup-incomplete",
-                "Some shell jobs could not be confirmed stopped (a process escaped its group or still holds the output pipes). Their handles are kept; retry the cleanup.",
-            ))
+            Err(cleanup_incomplete(&survivors))
         }
     }
 
-    /// Closes the manager (new calls get `manager-closed`) after stopping every job. Files are not deleted here:
-    /// see [`Manager::delete_recovery_files`] (a real `session_shutdown` does both).
+    /// Closes the manager (new calls get `manager-closed`) after stopping every job, then stops every process
+    /// still carrying one of this manager's job markers — also descendants of commands that completed on their
+    /// own (`setsid`, daemons): the session that started them is ending. Files are not deleted here: see
+    /// [`Manager::delete_recovery_files`] (a real `session_shutdown` does both).
     pub async fn close(&self) -> Result<(), ShellError> {
         self.reg.lock().unwrap().closed = true;
         let r = self.cleanup().await;
+        let escaped = self.stop_marked().await;
         self.store.close();
-        r
+        match (r, escaped.is_empty()) {
+            (Ok(()), true) => Ok(()),
+            (Ok(()), false) => {
+                self.reg.lock().unwrap().cleanup_pending = true;
+                Err(cleanup_incomplete(&escaped))
+            }
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    /// SIGTERM to every live process carrying this manager's marker prefix, SIGKILL after the grace period; returns
+    /// the pids still alive after the confirmation window.
+    async fn stop_marked(&self) -> Vec<i32> {
+        if !self.spawned.load(std::sync::atomic::Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let prefix = self.marker_prefix.clone();
+        let mine = move |v: &str| v.starts_with(&prefix);
+        let pids = super::process::marked_pids(&mine);
+        if pids.is_empty() {
+            return pids;
+        }
+        super::process::signal_marked(&pids, &mine, libc::SIGTERM);
+        for (window, then_kill) in [(self.limits.stop_grace, true), (self.limits.stop_confirm, false)] {
+            let deadline = tokio::time::Instant::now() + window;
+            loop {
+                let left = super::process::marked_pids(&mine);
+                if left.is_empty() {
+                    return left;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    if then_kill {
+                        super::process::signal_marked(&left, &mine, libc::SIGKILL);
+                        break;
+                    }
+                    return left;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Vec::new()
     }
 
     /// Deletes the recovery files this manager created (only those). Returns how many were deleted.
@@ -667,13 +751,13 @@ impl Manager {
         };
         for j in reg.jobs.values() {
             let st = j.state.lock().unwrap();
+            if st.unknown_outcome {
+                s.stop_unconfirmed += 1;
+            }
             if st.settled() {
                 s.unread_terminal += 1;
             } else {
                 s.running += 1;
-                if st.unknown_outcome {
-                    s.stop_unconfirmed += 1;
-                }
             }
         }
         s
@@ -693,6 +777,35 @@ impl Manager {
     }
 }
 
+fn cleanup_incomplete(survivors: &[i32]) -> ShellError {
+    let named = if survivors.is_empty() {
+        String::new()
+    } else {
+        format!(" Still alive: pid {}.", join_pids(survivors))
+    };
+    ShellError::new(
+        "cleanup-incomplete",
+        format!(
+            "Some shell jobs could not be confirmed stopped (a process escaped its group or still holds the output \
+             pipes).{named} Their handles are kept; retry the cleanup, or stop those processes yourself."
+        ),
+    )
+}
+
+/// `12, 34` (at most 16 named, then `and N more`).
+pub(super) fn join_pids(pids: &[i32]) -> String {
+    let mut s = pids
+        .iter()
+        .take(16)
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if pids.len() > 16 {
+        s.push_str(&format!(" and {} more", pids.len() - 16));
+    }
+    s
+}
+
 fn remember_released(reg: &mut Registry, id: &str) {
     if reg.released.insert(id.to_string()) {
         reg.released_order.push_back(id.to_string());
@@ -704,40 +817,87 @@ fn remember_released(reg: &mut Registry, id: &str) {
     }
 }
 
-/// SIGTERM to the group, SIGKILL after the grace period, then a confirmation window. A stop while another is in
-/// progress sends SIGKILL at once. Returns whether settlement was confirmed; otherwise marks `unknownOutcome`.
+/// How long a stop lets the group end before the one `/proc` scan for marked processes outside it. A scan reads
+/// every process's environment (about 3 ms for 120 processes on a small VM), so the common stop — the group ends
+/// at once — costs exactly one scan, which then also confirms that nothing escaped.
+const ESCAPE_SCAN_AFTER: Duration = Duration::from_millis(50);
+
+/// SIGTERM to the group and to every process carrying the job's marker outside it, SIGKILL to both after the
+/// grace period, then a confirmation window. A stop while another is in progress (or a retry after an unconfirmed
+/// one) sends SIGKILL at once. Confirmed = the job settled and no marked process is alive; otherwise the job is
+/// marked `unknownOutcome` with the pids that survived (docs/shell.md "Processes that leave the group").
 async fn stop_job(job: &Arc<Job>, limits: &Limits) -> bool {
-    let first = {
+    let (first, sig) = {
         let mut st = job.state.lock().unwrap();
-        if st.settled() {
+        if st.settled() && !st.unknown_outcome && st.stop == StopPhase::None {
+            // settled on its own before the stop: its escaped processes are the session shutdown's business
             return true;
         }
         let first = st.stop == StopPhase::None;
+        let sig = if first { libc::SIGTERM } else { libc::SIGKILL };
+        st.stop = if first { StopPhase::Term } else { StopPhase::Kill };
         if !st.group_gone {
-            if first {
-                st.stop = StopPhase::Term;
-                signal_group(job.pgid, libc::SIGTERM);
-            } else {
-                st.stop = StopPhase::Kill;
-                signal_group(job.pgid, libc::SIGKILL);
-            }
-        } else if first {
-            st.stop = StopPhase::Term;
+            signal_group(job.pgid, sig);
         }
-        first
+        (first, sig)
     };
     job.bump();
-    if first && !job.wait_settled(limits.stop_grace).await {
-        let mut st = job.state.lock().unwrap();
-        st.stop = StopPhase::Kill;
-        if !st.group_gone {
+    let start = tokio::time::Instant::now();
+    let settled = job.wait_settled(ESCAPE_SCAN_AFTER.min(limits.stop_grace)).await;
+    let marked = job.marked();
+    if settled && marked.is_empty() {
+        return finish_stop(job, true);
+    }
+    super::process::signal_marked(&marked, |v| v == job.marker, sig);
+    if first && !wait_clean(job, limits.stop_grace.saturating_sub(start.elapsed())).await {
+        let group_gone = {
+            let mut st = job.state.lock().unwrap();
+            st.stop = StopPhase::Kill;
+            st.group_gone
+        };
+        if !group_gone {
             signal_group(job.pgid, libc::SIGKILL);
         }
+        signal_escaped(job, libc::SIGKILL);
     }
-    let ok = job.wait_settled(limits.stop_confirm).await;
-    if !ok {
-        job.state.lock().unwrap().unknown_outcome = true;
+    let ok = wait_clean(job, limits.stop_confirm).await;
+    finish_stop(job, ok)
+}
+
+/// Records a stop's outcome (with the survivors when unconfirmed) and wakes the observers.
+fn finish_stop(job: &Job, ok: bool) -> bool {
+    let survivors = if ok { Vec::new() } else { job.survivors() };
+    {
+        let mut st = job.state.lock().unwrap();
+        st.unknown_outcome = !ok;
+        st.survivors = survivors;
     }
     job.bump();
     ok
+}
+
+/// Signals the job's marked processes (those still in the group were signalled with it; repeating is harmless).
+fn signal_escaped(job: &Job, sig: i32) {
+    let pids = job.marked();
+    if !pids.is_empty() {
+        super::process::signal_marked(&pids, |v| v == job.marker, sig);
+    }
+}
+
+/// Waits up to `dur` for the job to settle and its marked processes to be gone (a `/proc` scan every 50 ms once
+/// the group settled).
+async fn wait_clean(job: &Job, dur: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + dur;
+    if !job.wait_settled(dur).await {
+        return false;
+    }
+    loop {
+        if job.marked().is_empty() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

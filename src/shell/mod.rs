@@ -17,6 +17,7 @@ pub mod manager;
 pub mod process;
 pub mod render;
 pub mod request;
+pub mod watchdog;
 
 pub use cancel::Cancel;
 pub use error::ShellError;

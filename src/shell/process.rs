@@ -180,3 +180,108 @@ pub fn grow_pipe(fd: &impl std::os::fd::AsRawFd) {
     #[cfg(not(target_os = "linux"))]
     let _ = fd;
 }
+
+/// Pids of live processes whose environment carries the job marker [`super::watchdog::MARKER_VAR`] with a value
+/// `matches` accepts (docs/shell.md "Processes that leave the group"). Every job inherits its marker, so this finds
+/// descendants that left the process group (`setsid`, double forks) unless they cleared their environment.
+/// Processes whose environment cannot be read (another user's) are skipped; this process is never listed.
+pub fn marked_pids(matches: impl Fn(&str) -> bool) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid != me && has_marker(pid, &matches) {
+            out.push(pid);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether `pid`'s environment has a marker `matches` accepts (false for zombies: their environment is empty).
+fn has_marker(pid: i32, matches: &impl Fn(&str) -> bool) -> bool {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let key = super::watchdog::MARKER_VAR.as_bytes();
+    env.split(|b| *b == 0).any(|kv| {
+        kv.len() > key.len()
+            && kv.starts_with(key)
+            && kv[key.len()] == b'='
+            && std::str::from_utf8(&kv[key.len() + 1..]).is_ok_and(matches)
+    })
+}
+
+/// Sends `sig` to each marked pid, re-checking the marker through a pidfd first so a pid reused by an unrelated
+/// process since the scan is never signalled (plain `kill` after the same re-check where pidfds are missing).
+pub fn signal_marked(pids: &[i32], matches: impl Fn(&str) -> bool, sig: i32) {
+    for &pid in pids {
+        #[cfg(target_os = "linux")]
+        {
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd >= 0 {
+                if has_marker(pid, &matches) {
+                    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd, sig, std::ptr::null::<u8>(), 0) };
+                }
+                unsafe { libc::close(fd) };
+                continue;
+            }
+        }
+        if has_marker(pid, &matches) {
+            unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+/// Pids (other than this process) holding a descriptor to one of the pipes with these inode numbers: the
+/// processes that keep a job's output open after leaving its group without its marker (named, never signalled:
+/// nothing proves they belong to the job).
+pub fn pipe_holders(inodes: &[u64]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let wanted: Vec<String> = inodes
+        .iter()
+        .filter(|i| **i != 0)
+        .map(|i| format!("pipe:[{i}]"))
+        .collect();
+    let mut out = Vec::new();
+    if wanted.is_empty() {
+        return out;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.to_str().is_some_and(|t| wanted.iter().any(|w| w == t)))
+        });
+        if holds {
+            out.push(pid);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The inode number of a pipe end (0 when it cannot be read), to recognise its holders in `/proc/<pid>/fd`.
+pub fn pipe_inode(fd: &impl std::os::fd::AsRawFd) -> u64 {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0 {
+        st.st_ino
+    } else {
+        0
+    }
+}

@@ -1,7 +1,7 @@
 //! The result of one shell call: typed fields, the `details` object and the text the model reads (docs/spec/toolkit.md §5).
 
 use super::job::{Delivery, StdinState};
-use crate::output::RecoverySnapshot;
+use crate::output::{RecoverySnapshot, RecoveryState};
 use serde_json::{json, Value};
 
 /// `status` of a result.
@@ -56,8 +56,10 @@ pub struct ShellResult {
     pub dropped: u64,
     /// The budget this read used.
     pub budget: usize,
-    /// A stop could not confirm that the group and pipes are gone.
+    /// A stop could not confirm that the group, the pipes and the marked processes are gone.
     pub unknown_outcome: bool,
+    /// With `unknown_outcome`: the pids still alive (`survivorPids`).
+    pub survivors: Vec<i32>,
     /// Recovery file snapshot when a file was needed.
     pub recovery: Option<RecoverySnapshot>,
     /// Input delivery of this call, when it sent input or closed stdin.
@@ -96,6 +98,7 @@ impl ShellResult {
         let o = d.as_object_mut().unwrap();
         if self.unknown_outcome {
             o.insert("unknownOutcome".into(), Value::Bool(true));
+            o.insert("survivorPids".into(), json!(self.survivors));
         }
         if let Some(r) = &self.recovery {
             o.insert("recovery".into(), serde_json::to_value(r).unwrap());
@@ -124,9 +127,17 @@ impl ShellResult {
             ));
         }
         if self.unknown_outcome {
+            let who = if self.survivors.is_empty() {
+                "processes or inherited pipes of this job may still be alive".to_string()
+            } else {
+                format!(
+                    "still alive: pid {} (left the process group, or hold its output pipes)",
+                    super::manager::join_pids(&self.survivors)
+                )
+            };
             lines.push(format!(
-                "The stop was not confirmed: processes or inherited pipes of this job may still be alive. Retry with \
-                 write_stdin {{\"session_id\": \"{id}\", \"terminate\": true}} (sends SIGKILL at once)."
+                "The stop was not confirmed: {who}. Retry with write_stdin {{\"session_id\": \"{id}\", \"terminate\": \
+                 true}} (sends SIGKILL at once), or stop those processes yourself."
             ));
         }
         if let Some(del) = self.input_delivery {
@@ -147,8 +158,11 @@ impl ShellResult {
         }
         if let Some(r) = &self.recovery {
             let mut rl = r.render_lines();
-            if !self.truncated() {
-                rl.truncate(1); // the "read the file" hint only when this preview lost output
+            // the "read the file" hint only when this preview lost output; what a partial or missing file holds
+            // is always said
+            let whole = matches!(r.state, RecoveryState::Complete | RecoveryState::Capturing);
+            if !self.truncated() && whole {
+                rl.truncate(1);
             }
             lines.extend(rl);
         }

@@ -422,10 +422,13 @@ async fn stop_escalates_to_sigkill_and_second_stop_kills_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unconfirmed_stop_reports_unknown_outcome_and_cleanup_incomplete() {
     let (_d, m) = manager_with(fast_stop());
-    // an escaped process (own session) keeps the stdout pipe open
-    let r = exec(&m, json!({"cmd": "setsid sleep 30 & echo $!", "yield_time_ms": 300}))
-        .await
-        .unwrap();
+    // an escaped process (own session, marker removed from its environment) keeps the stdout pipe open
+    let r = exec(
+        &m,
+        json!({"cmd": "setsid env -u PCT_JOB sleep 30 & echo $!", "yield_time_ms": 300}),
+    )
+    .await
+    .unwrap();
     let pid: i32 = r.stdout.trim().parse().unwrap();
     let id = r.session_id.clone();
     let r = write(&m, json!({"session_id": id, "terminate": true})).await.unwrap();
@@ -433,7 +436,10 @@ async fn unconfirmed_stop_reports_unknown_outcome_and_cleanup_incomplete() {
     assert!(r.unknown_outcome);
     assert_eq!(r.details()["unknownOutcome"], json!(true));
     assert!(r.text().contains("exit_code: unknown"));
+    assert_eq!(r.survivors, vec![pid], "the pipe holder is named");
+    assert!(r.text().contains(&format!("still alive: pid {pid}")), "{}", r.text());
     let e = m.cleanup().await.unwrap_err();
+    assert!(e.message.contains(&format!("pid {pid}")), "{}", e.message);
     assert_eq!(e.code, "cleanup-incomplete");
     assert_eq!(m.status_json()["cleanupPending"], json!(true));
     // handle kept for retry; once the escaped process is gone the retry confirms
@@ -711,4 +717,43 @@ async fn flood_stays_in_bounded_memory() {
     let grown = rss_kb().saturating_sub(before);
     assert!(grown < 64 * 1024, "RSS grew by {grown} KiB for 200 MB of output");
     m.delete_recovery_files();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_kills_marked_process_that_left_the_group() {
+    let (_d, m) = manager_with(fast_stop());
+    // own session, pipes closed: invisible to the group and the pipes, found by its PCT_JOB marker
+    let r = exec(
+        &m,
+        json!({"cmd": "setsid sleep 30 >/dev/null 2>&1 </dev/null & echo $!; sleep 30", "yield_time_ms": 300}),
+    )
+    .await
+    .unwrap();
+    let pid: i32 = r.stdout.trim().parse().unwrap();
+    let r = write(&m, json!({"session_id": r.session_id, "terminate": true}))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::Terminated);
+    assert!(!r.unknown_outcome, "{}", r.text());
+    assert!(
+        !crate::shell::process::marked_pids(|_| true).contains(&pid),
+        "escaped process killed"
+    );
+    m.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_kills_marked_processes_of_completed_commands() {
+    let (_d, m) = manager_with(fast_stop());
+    let r = exec(
+        &m,
+        json!({"cmd": "setsid sleep 30 >/dev/null 2>&1 </dev/null & echo $!"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, Status::Completed);
+    let pid: i32 = r.stdout.trim().parse().unwrap();
+    assert!(crate::shell::process::marked_pids(|_| true).contains(&pid));
+    m.close().await.unwrap();
+    assert!(!crate::shell::process::marked_pids(|_| true).contains(&pid));
 }

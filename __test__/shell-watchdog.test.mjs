@@ -1,0 +1,148 @@
+// Jobs do not outlive Node (issue 13 item 6; docs/shell.md "When Node exits"): a child Node process loads the addon,
+// starts jobs (one with a descendant that left the process group) and a recovery file, then ends by SIGKILL, SIGTERM,
+// an uncaught throw or a normal exit. Every job process must be gone and the recovery file removed, by bounded
+// polling (the watchdog needs well under a second; the bound only absorbs a loaded machine).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { procState, until } from "./helpers/shell.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+// The child: two jobs and a recovery file, prints what it started, then ends the way argv[1] says.
+const CHILD = `
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const m = new native.ShellManager({});
+const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
+(async () => {
+	const a = await m.exec({ cmd: "echo $$; setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $!; sleep 1000 & echo $!; wait", yield_time_ms: 0 }, ctx);
+	let out = a.details.stdout;
+	while (out.split("\\n").length < 4) out += (await m.writeStdin({ session_id: a.details.sessionId, yield_time_ms: 200 }, ctx)).details.stdout;
+	const b = await m.exec({ cmd: "echo $$; head -c 5000 /dev/zero | tr '\\\\0' x; echo; exec sleep 1000", yield_time_ms: 500, maxOutputBytes: 1024 }, ctx);
+	const pids = [...out.trim().split("\\n"), b.details.stdout.split("\\n")[0]].map(Number);
+	console.log(JSON.stringify({ pids, files: m.recoveryFiles() }));
+	// end only when the test says so (after it found the watchdog); sigterm / sigkill: wait to be killed
+	process.stdin.once("data", () => {
+		const how = process.argv[1];
+		if (how === "exit") process.exit(0);
+		if (how === "throw") throw new Error("uncaught on purpose");
+	});
+})();
+`;
+
+const alive = (pid) => {
+	const s = procState(pid);
+	return s !== null && s !== "Z" && s !== "X";
+};
+
+/** The job processes of `pids` still alive. */
+const markedBy = (pids) => pids.filter(alive);
+
+/** The watchdog started by Node process `ppid` (found by its command line), or undefined. */
+function watchdogOf(ppid) {
+	for (const d of readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			const stat = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
+			if (Number(stat[1]) === ppid && readFileSync(`/proc/${d}/cmdline`, "utf8").includes("pi-codex-toolkit-watchdog")) return Number(d);
+		} catch {}
+	}
+}
+
+for (const how of ["sigkill", "sigterm", "throw", "exit"]) {
+	test(`when Node ends by ${how}, every job process is killed and the recovery file removed`, { timeout: 60000 }, async () => {
+		const child = spawn(process.execPath, ["-e", CHILD, how], { stdio: ["pipe", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.on("data", (d) => (stdout += d));
+		child.stderr.on("data", (d) => (stderr += d));
+		const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
+		assert.equal(await until(() => stdout.includes("\n"), 30000), true, `child started: ${stderr}`);
+		const { pids, files } = JSON.parse(stdout.split("\n")[0]);
+		assert.equal(pids.length, 4, stdout);
+		const watchdog = watchdogOf(child.pid);
+		assert.equal(typeof watchdog, "number", "the watchdog started with the first job");
+		assert.deepEqual(pids.filter(alive), pids, "every job process runs while Node lives");
+		assert.equal(files.length, 2, "each yield with output created a recovery file");
+		const filesLeft = () => files.filter((f) => existsSync(f));
+		assert.deepEqual(filesLeft(), files);
+		if (how === "sigkill") child.kill("SIGKILL");
+		else if (how === "sigterm") child.kill("SIGTERM");
+		else child.stdin.write("go\n");
+		const end = await exited;
+		const t0 = Date.now();
+		if (how === "sigkill") assert.equal(end.signal, "SIGKILL");
+		if (how === "throw") assert.match(stderr, /uncaught on purpose/);
+		assert.equal(await until(() => markedBy(pids).length === 0 && filesLeft().length === 0, 10000), true,
+			`still alive: ${markedBy(pids)}; files left: ${filesLeft()}`);
+		const took = Date.now() - t0;
+		assert.equal(await until(() => !alive(watchdog), 10000), true, "the watchdog exits after its cleanup");
+		console.log(`# ${how}: job processes gone and file removed ${took} ms after Node ended`);
+	});
+}
+
+test("while Node lives the watchdog kills nothing: a settled job's group is forgotten", async () => {
+	const { native } = await import("./helpers/addon.mjs");
+	const m = new native.ShellManager({});
+	const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
+	const r = await m.exec({ cmd: "echo $$" }, ctx);
+	assert.equal(r.details.status, "completed");
+	const wd = watchdogOf(process.pid);
+	assert.equal(typeof wd, "number", "one watchdog for this Node process");
+	// in its own process group, so a Ctrl-C or a kill of Node's group does not take it down before Node
+	const pgrp = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]);
+	assert.equal(pgrp(wd), wd);
+	// a second job reuses it; the settled job's group id was forgotten (checked by the pid-reuse-safe protocol)
+	assert.equal((await m.exec({ cmd: "true" }, ctx)).details.status, "completed");
+	assert.equal(watchdogOf(process.pid), wd);
+	assert.equal(alive(wd), true);
+	await m.close();
+});
+
+// Race: Node is SIGKILLed at a random moment while 16 spawns are still in flight (some jobs registered with the
+// watchdog, some not yet). Jobs are tagged through an env variable of the child Node, which they inherit.
+const RACE = `
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const m = new native.ShellManager({});
+const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
+for (let i = 0; i < 16; i++) m.exec({ cmd: "sleep 1000", yield_time_ms: 0 }, ctx);
+setTimeout(() => process.kill(process.pid, "SIGKILL"), Math.floor(Math.random() * 60));
+setInterval(() => {}, 1000);
+`;
+
+function tagged(tag) {
+	const out = [];
+	for (const d of readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(`PCT_RACE_TAG=${tag}`) && alive(Number(d))) out.push(Number(d));
+		} catch {}
+	}
+	return out;
+}
+
+test("race: SIGKILL of Node while 16 spawns are in flight leaves no job behind (10 rounds)", { timeout: 120000 }, async () => {
+	let started = 0;
+	for (let round = 0; round < 10; round++) {
+		const tag = `${process.pid}-${round}-${Math.random().toString(16).slice(2)}`;
+		const child = spawn(process.execPath, ["-e", RACE], { stdio: "ignore", env: { ...process.env, PCT_RACE_TAG: tag } });
+		const seen = new Set();
+		const exited = new Promise((r) => child.on("exit", r));
+		while (child.exitCode === null && child.signalCode === null) {
+			for (const p of tagged(tag)) {
+				try {
+					if (readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("sleep")) seen.add(p);
+				} catch {}
+			}
+			await new Promise((r) => setTimeout(r, 2));
+		}
+		await exited;
+		started += seen.size;
+		const left = () => tagged(tag);
+		assert.equal(await until(() => left().length === 0, 10000), true, `round ${round}: left ${left()}`);
+	}
+	console.log(`# race: 10 rounds, ${started} sleep jobs observed before the SIGKILL, none left after (nor the watchdog)`);
+});
