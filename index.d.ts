@@ -305,7 +305,9 @@ export interface RecoverySnapshot {
   path?: string
   bytes: number
   capturedBytes: number
-  reason?: 'io-error' | 'io-timeout' | 'overload' | 'source-error' | 'missing' | 'owner-closed'
+  reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
+  /** With `io-error`: the operating system's message and the path or directory it concerns. */
+  error?: string
 }
 
 /** The `pi.events` channel the diagnostics record goes to. */
@@ -381,6 +383,8 @@ export interface ShellDetails {
   stdin: ShellStdinDetails
   /** Present (true) when the job was stopped and its outcome cannot be known. */
   unknownOutcome?: true
+  /** With `unknownOutcome`: the pids still alive after the stop (left the process group, or hold its pipes). */
+  survivorPids?: Array<number>
   recovery?: RecoverySnapshot
   inputDelivery?: 'written' | 'unknown'
 }

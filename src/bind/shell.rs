@@ -65,6 +65,8 @@ pub struct ShellDetails {
     /// Present (true) when the job was stopped and its outcome cannot be known.
     #[napi(ts_type = "true")]
     pub unknown_outcome: Option<bool>,
+    /// With `unknownOutcome`: the pids still alive after the stop (left the process group, or hold its pipes).
+    pub survivor_pids: Option<Vec<u32>>,
     pub recovery: Option<RecoverySnapshot>,
     #[napi(ts_type = "'written' | 'unknown'")]
     pub input_delivery: Option<String>,
@@ -89,8 +91,10 @@ pub struct RecoverySnapshot {
     pub path: Option<String>,
     pub bytes: f64,
     pub captured_bytes: f64,
-    #[napi(ts_type = "'io-error' | 'io-timeout' | 'overload' | 'source-error' | 'missing' | 'owner-closed'")]
+    #[napi(ts_type = "'io-error' | 'source-error' | 'missing' | 'owner-closed'")]
     pub reason: Option<String>,
+    /// With `io-error`: the operating system's message and the path or directory it concerns.
+    pub error: Option<String>,
 }
 
 /// Facts for /pct status.
