@@ -28,6 +28,9 @@ pub struct Faults {
     pub stage_at: Option<usize>,
     pub commit_at: Option<usize>,
     pub cleanup_at: Option<usize>,
+    /// Crash test: the Nth commit step, when it is an in-place rewrite, writes half of the new content and then
+    /// aborts the process (`crash:<N>`), leaving the half-written file and its journal as a real crash would.
+    pub crash_at: Option<usize>,
     pub errno: i32,
     pub after: bool,
     /// Sleep this long between preflight and staging (to prove serialization in end-to-end tests).
@@ -39,12 +42,13 @@ impl Faults {
         stage_at: None,
         commit_at: None,
         cleanup_at: None,
+        crash_at: None,
         errno: 0,
         after: false,
         delay_ms: 0,
     };
 
-    /// Reads `PCT_TEST_PATCH_FAULT=commit:<N>:<ERRNO>[:after]`, `stage:<N>:<ERRNO>` or `cleanup:<N>:<ERRNO>` (for tests that drive the
+    /// Reads `PCT_TEST_PATCH_FAULT=commit:<N>:<ERRNO>[:after]`, `stage:<N>:<ERRNO>` `cleanup:<N>:<ERRNO>` or `crash:<N>` (for tests that drive the
     /// addon or the real Pi: running as root, permissions cannot make a rename fail). Unset = no faults.
     /// `PCT_TEST_PATCH_DELAY_MS=<ms>` adds a pause between preflight and staging.
     pub fn from_env() -> Faults {
@@ -64,6 +68,15 @@ impl Faults {
     /// Parses `commit:<N>:<ERRNO>[:after]` / `stage:<N>:<ERRNO>[:after]`; anything else is no fault.
     pub fn parse(spec: &str) -> Faults {
         let parts: Vec<&str> = spec.split(':').collect();
+        if let ["crash", n] = parts[..] {
+            return match n.parse::<usize>() {
+                Ok(n) => Faults {
+                    crash_at: Some(n),
+                    ..Faults::NONE
+                },
+                Err(_) => Faults::NONE,
+            };
+        }
         let (Some(kind), Some(n), Some(errno)) = (
             parts.first(),
             parts.get(1).and_then(|s| s.parse::<usize>().ok()),
@@ -276,6 +289,10 @@ fn rewrite_in_place(
         }
         Ok(())
     };
+    if steps.faults.crash_at == Some(steps.committed + 1) {
+        let _ = file.write_all_at(&r.new[..r.new.len() / 2], 0);
+        std::process::abort();
+    }
     steps.commit(|| write(&r.new, r.old.len())).map_err(|e| {
         let _ = write(&r.old, r.new.len().max(r.old.len()));
         Failed::Io(e)

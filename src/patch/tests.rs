@@ -532,6 +532,22 @@ fn fault_spec_grammar() {
     );
     assert_eq!(Faults::parse("commit:x:1"), Faults::NONE);
     assert_eq!(Faults::parse("other:1:1"), Faults::NONE);
+    assert_eq!(
+        Faults::parse("crash:2"),
+        Faults {
+            crash_at: Some(2),
+            ..Faults::NONE
+        }
+    );
+    assert_eq!(
+        Faults::parse("cleanup:1:5"),
+        Faults {
+            cleanup_at: Some(1),
+            errno: 5,
+            ..Faults::NONE
+        }
+    );
+    assert_eq!(Faults::parse("crash:x"), Faults::NONE);
 }
 
 #[test]
@@ -1143,9 +1159,10 @@ fn symlink_swap_race_never_writes_outside() {
             }
         })
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    // At least 3 s and 200 patches (other tests hold the process lock at times), at most 20 s.
+    let start = std::time::Instant::now();
     let (mut applied, mut refused_n, mut i) = (0, 0, 0u64);
-    while std::time::Instant::now() < deadline {
+    while (start.elapsed().as_secs() < 3 || applied + refused_n < 200) && start.elapsed().as_secs() < 20 {
         i += 1;
         let body = format!(
             "*** Add File: sub/n{i}.txt\n+x\n*** Update File: sub/f.txt\n@@\n-{}\n+{}\n",
@@ -1168,7 +1185,10 @@ fn symlink_swap_race_never_writes_outside() {
         out_before,
         "a patch wrote outside the workspace"
     );
-    assert!(applied + refused_n > 10);
+    assert!(
+        applied > 0,
+        "no patch got through: the race did not exercise the commit"
+    );
 }
 
 /// The current content line of `sub/f.txt` wherever the real folder is at the moment (`sub` or `swap`).
