@@ -160,6 +160,9 @@ pub fn recover(root: &mut Root, cwd: &std::path::Path) -> io::Result<Vec<Recover
         buf.try_reserve_exact(size as usize)
             .map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
         (&mut file).take(size).read_to_end(&mut buf)?;
+        if !buf.starts_with(MAGIC) {
+            continue; // not ours: a user file that happens to have such a name is never removed
+        }
         for (rel, old, new) in parse(&buf).unwrap_or_default() {
             if let Some(r) = recover_one(root, &rel, old, new)? {
                 out.push(r);

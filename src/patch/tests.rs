@@ -1363,6 +1363,21 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
 }
 
 #[test]
+fn a_user_file_named_like_a_journal_is_kept() {
+    let d = ws();
+    let r = d.path();
+    put(r, ".pct-patch-mine.journal", b"my notes\n");
+    apply_with(
+        r,
+        &envelope("*** Add File: z.txt\n+z\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap();
+    assert_eq!(read(r, ".pct-patch-mine.journal"), b"my notes\n");
+}
+
+#[test]
 fn a_live_journal_of_another_patch_is_not_touched() {
     let d = ws();
     let r = d.path();
