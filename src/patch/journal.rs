@@ -164,8 +164,12 @@ pub fn recover(root: &mut Root, cwd: &std::path::Path) -> io::Result<Vec<Recover
             continue; // not ours: a user file that happens to have such a name is never removed
         }
         for (rel, old, new) in parse(&buf).unwrap_or_default() {
-            if let Some(r) = recover_one(root, &rel, old, new)? {
-                out.push(r);
+            // A file that cannot be opened beneath the root any more (now a symlink, no permission) is reported as
+            // left alone; it never blocks recovering the others.
+            match recover_one(root, &rel, old, new) {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => {}
+                Err(_) => out.push(Recovered::Left(rel)),
             }
         }
         root.unlink(&name)?;

@@ -1319,6 +1319,8 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
     put(r, "a.txt", b"old line one\nold line two\n");
     put(r, "b.txt", b"b new\n"); // finished before the crash
     put(r, "c.txt", b"c changed by the user since\n");
+    put(r, "real/d.txt", b"d old\n");
+    symlink(r.join("real"), r.join("d")).unwrap(); // d/d.txt now goes through a symlink: never followed
     {
         let mut root = beneath::Root::open(r).unwrap();
         let entries = [
@@ -1337,6 +1339,11 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
                 old: b"c old\n",
                 new: b"c new\n",
             },
+            journal::Entry {
+                rel: "d/d.txt",
+                old: b"d old\n",
+                new: b"d new\n",
+            },
         ];
         // The journal is written, then the process "dies" (its handle and lock go away, the file stays) while
         // a.txt is half rewritten: NEW\n over the start, the old tail still there.
@@ -1353,11 +1360,12 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "apply_patch failed (no-change): an earlier apply_patch was interrupted while writing; restored to their content before it: a.txt; changed since and left as they are: c.txt. Nothing of this patch was applied: re-read these files, then send it again"
+        "apply_patch failed (no-change): an earlier apply_patch was interrupted while writing; restored to their content before it: a.txt; changed since and left as they are: c.txt, d/d.txt. Nothing of this patch was applied: re-read these files, then send it again"
     );
     assert_eq!(read(r, "a.txt"), b"old line one\nold line two\n");
     assert_eq!(read(r, "b.txt"), b"b new\n");
     assert_eq!(read(r, "c.txt"), b"c changed by the user since\n");
+    assert_eq!(read(r, "real/d.txt"), b"d old\n");
     assert!(!r.join(".pct-patch-crashed.journal").exists());
     ok(r, "*** Add File: z.txt\n+z\n");
 }
