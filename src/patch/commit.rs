@@ -250,8 +250,11 @@ enum Failed {
     Io(io::Error),
     /// Failed before touching anything (a folder or the file could not be opened beneath the root).
     Before(io::Error),
-    /// The source is no longer what preflight read (another writer): left untouched.
-    Changed,
+    /// The source is no longer what preflight read (another writer): left untouched. `moved`: found only after
+    /// this Move's rename (so the paths must be re-checked).
+    Changed {
+        moved: bool,
+    },
 }
 
 impl From<io::Error> for Failed {
@@ -264,7 +267,7 @@ impl From<io::Error> for Failed {
 fn expect_unchanged(root: &mut Root, rel: &str, stamp: &Stamp) -> Result<(), Failed> {
     match root.stat(rel).map_err(Failed::Before)? {
         Some(now) if now.unchanged(stamp) => Ok(()),
-        _ => Err(Failed::Changed),
+        _ => Err(Failed::Changed { moved: false }),
     }
 }
 
@@ -280,7 +283,7 @@ fn rewrite_in_place(
 ) -> Result<(), Failed> {
     let file = root.open_file(rel, true).map_err(Failed::Before)?;
     if !same(&beneath::fstat(&file).map_err(Failed::Before)?) {
-        return Err(Failed::Changed);
+        return Err(Failed::Changed { moved: false });
     }
     let write = |new: &[u8], old_len: usize| -> io::Result<()> {
         file.write_all_at(new, 0)?;
@@ -336,9 +339,15 @@ fn commit_one(
             ensure_dir(root, split(&to.rel).0, steps, created)?;
             steps.commit(|| root.rename_noreplace(&from.rel, &to.rel))?;
             match rewrite {
-                // After the rename the ctime moved on; the inode, size and mtime must still be the source's.
+                // After the rename the ctime moved on; the inode, size and mtime must still be the source's. Any
+                // failure from here on follows a rename that happened: never "unchanged" without a re-check.
                 Some(r) => rewrite_in_place(root, &to.rel, r, steps, |now| {
                     (now.dev, now.ino, now.size, now.mtime) == (stamp.dev, stamp.ino, stamp.size, stamp.mtime)
+                })
+                .map_err(|f| match f {
+                    Failed::Before(e) => Failed::Io(e),
+                    Failed::Changed { .. } => Failed::Changed { moved: true },
+                    io => io,
                 }),
                 None => Ok(()),
             }
@@ -530,8 +539,8 @@ pub fn stage_and_commit(root: &mut Root, plan: &Plan, abort: &AtomicBool, faults
             continue;
         };
         let outcome_of_step = match failure {
-            Failed::Changed | Failed::Before(_) => After::Unchanged,
-            Failed::Io(_) => recheck(root, step, tmp.map(|(_, st)| st)),
+            Failed::Changed { moved: false } | Failed::Before(_) => After::Unchanged,
+            Failed::Io(_) | Failed::Changed { moved: true } => recheck(root, step, tmp.map(|(_, st)| st)),
         };
         let mut left = staged.discard(root, &mut steps);
         left.extend(remove_created(root, &created));
@@ -570,7 +579,7 @@ fn report(step: &Step, failure: Failed, done: &[String], unknown: &[String], lef
     };
     let (code, what) = match &failure {
         Failed::Io(e) | Failed::Before(e) => ("commit-failed", format!("filesystem commit failed ({})", errno_name(e))),
-        Failed::Changed => (
+        Failed::Changed { .. } => (
             "source-changed",
             format!(
                 "'{}' was changed by another program after this patch read it and was left as it is",
@@ -580,7 +589,7 @@ fn report(step: &Step, failure: Failed, done: &[String], unknown: &[String], lef
     };
     let next = match failure {
         Failed::Io(_) | Failed::Before(_) => "",
-        Failed::Changed => ". Re-read it and send the rest of the patch again",
+        Failed::Changed { .. } => ". Re-read it and send the rest of the patch again",
     };
     let left_text = if left.is_empty() {
         String::new()
@@ -593,7 +602,7 @@ fn report(step: &Step, failure: Failed, done: &[String], unknown: &[String], lef
     let reason = if outcome == Outcome::NoChange {
         match failure {
             Failed::Io(_) | Failed::Before(_) => format!("{what} at '{}'; nothing was changed", shown(&failed_at)),
-            Failed::Changed => format!("{what}; nothing was changed{next}"),
+            Failed::Changed { .. } => format!("{what}; nothing was changed{next}"),
         }
     } else {
         format!(
