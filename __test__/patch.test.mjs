@@ -167,7 +167,7 @@ test("many concurrent applyPatch calls on one file lose no update (process-wide 
 test("a process killed in the middle of a rewrite leaves the old content recoverable; the next patch puts it back", async () => {
 	const old = Array.from({ length: 200 }, (_, i) => `old line ${i}`).join("\n") + "\n";
 	const dir = ws({ "a.txt": old, "b.txt": "b\n" });
-	const patch = env("*** Update File: b.txt\n-b\n+B\n*** Update File: a.txt\n@@\n-old line 0\n+NEW FIRST LINE, LONGER THAN THE OLD ONE\n");
+	const patch = env("*** Update File: b.txt\n-b\n+B\n*** Update File: a.txt\n@@\n-old line 0\n+NEW FIRST LINE, LONGER THAN THE OLD ONE\n*** Add File: later.txt\n+later\n");
 	const script = `
 		const native = require(${JSON.stringify(require.resolve("../index.js"))});
 		native.applyPatch(${JSON.stringify(dir)}, ${JSON.stringify(patch)}).then((r) => process.stdout.write(JSON.stringify(r)));`;
@@ -179,6 +179,8 @@ test("a process killed in the middle of a rewrite leaves the old content recover
 	assert.ok(torn.startsWith("NEW FIRST"), torn.slice(0, 40));
 	assert.equal(readFileSync(join(dir, "b.txt"), "utf8"), "B\n"); // committed before the crash
 	assert.equal(readdirSync(dir).filter((n) => n.endsWith(".journal")).length, 1);
+	assert.equal(readdirSync(dir).filter((n) => n.startsWith(".pct-patch-") && n.endsWith(".tmp")).length, 1); // later.txt, staged
+	assert.equal(existsSync(join(dir, "later.txt")), false);
 
 	const r = await native.applyPatch(dir, env("*** Add File: c.txt\n+c\n"));
 	assert.deepEqual(

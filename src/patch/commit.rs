@@ -505,13 +505,20 @@ pub fn stage_and_commit(root: &mut Root, plan: &Plan, abort: &AtomicBool, faults
             _ => None,
         })
         .collect();
+    let temps: Vec<&str> = staged.0.iter().flatten().map(|(p, _)| p.as_str()).collect();
     let id = names.prefix.clone();
-    let journal = match steps.stage(|| journal::write(root, &id, &entries)) {
+    let journal = match steps.stage(|| journal::write(root, &id, &temps, &entries)) {
         Ok(j) => j,
         Err(e) => {
             staged.discard(root, &mut steps);
-            // The journal holds every rewrite; name the first file it was written for.
-            return Err(staging_failed(&e, entries.first().map_or("", |e| e.rel)));
+            // The journal covers every rewrite and staged file; name the first file it was written for.
+            let first = entries.first().map(|e| e.rel).or_else(|| {
+                plan.steps.iter().find_map(|s| match s {
+                    Step::Add { path, .. } => Some(path.rel.as_str()),
+                    _ => None,
+                })
+            });
+            return Err(staging_failed(&e, first.unwrap_or("")));
         }
     };
     if abort.load(Ordering::SeqCst) {

@@ -33,10 +33,10 @@ pub struct Journal {
     _file: File,
 }
 
-/// Writes the journal for `entries` (complete, trailer last) and locks it. Returns `None` when there is nothing
-/// to rewrite.
-pub fn write(root: &mut Root, id: &str, entries: &[Entry<'_>]) -> io::Result<Option<Journal>> {
-    if entries.is_empty() {
+/// Writes the journal for `entries` and the staged temp files `temps` (complete, trailer last) and locks it.
+/// Returns `None` when there is nothing to cover.
+pub fn write(root: &mut Root, id: &str, temps: &[&str], entries: &[Entry<'_>]) -> io::Result<Option<Journal>> {
+    if entries.is_empty() && temps.is_empty() {
         return Ok(None);
     }
     let name = format!("{PREFIX}{id}{SUFFIX}");
@@ -45,6 +45,11 @@ pub fn write(root: &mut Root, id: &str, entries: &[Entry<'_>]) -> io::Result<Opt
         FileExt::try_lock_exclusive(&file)?;
         let mut w = BufWriter::with_capacity(1 << 20, &file);
         w.write_all(MAGIC)?;
+        w.write_all(&(temps.len() as u64).to_le_bytes())?;
+        for t in temps {
+            w.write_all(&(t.len() as u64).to_le_bytes())?;
+            w.write_all(t.as_bytes())?;
+        }
         for e in entries {
             for part in [e.rel.as_bytes(), e.old, e.new] {
                 w.write_all(&(part.len() as u64).to_le_bytes())?;
@@ -119,13 +124,18 @@ fn read_part<'a>(buf: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
 /// One parsed journal entry: path, old content, new content.
 type Parsed<'a> = (String, &'a [u8], &'a [u8]);
 
-/// Parses a journal: its entries when the trailer is there (the rewrites may have started), `None` when it is
-/// incomplete (the process died before the first rewrite) or not a journal.
-fn parse(buf: &[u8]) -> Option<Vec<Parsed<'_>>> {
+/// Parses a journal: its temp files and entries when the trailer is there (the commit may have started), `None`
+/// when it is incomplete (the process died before the first commit step) or not a journal.
+fn parse(buf: &[u8]) -> Option<(Vec<&str>, Vec<Parsed<'_>>)> {
     if buf.get(..8)? != MAGIC {
         return None;
     }
     let mut at = 8;
+    let n_temps = read_u64(buf, &mut at)?;
+    let mut temps = Vec::new();
+    for _ in 0..n_temps {
+        temps.push(std::str::from_utf8(read_part(buf, &mut at)?).ok()?);
+    }
     let mut out = Vec::new();
     while buf.get(at..at + 8)? != TRAILER {
         let rel = std::str::from_utf8(read_part(buf, &mut at)?).ok()?.to_string();
@@ -134,7 +144,7 @@ fn parse(buf: &[u8]) -> Option<Vec<Parsed<'_>>> {
         out.push((rel, old, new));
     }
     at += 8;
-    (read_u64(buf, &mut at)? == out.len() as u64 && at == buf.len()).then_some(out)
+    (read_u64(buf, &mut at)? == out.len() as u64 && at == buf.len()).then_some((temps, out))
 }
 
 /// Finishes the interrupted patches of this workspace: every journal in the root whose lock is free. Journals are
@@ -163,7 +173,15 @@ pub fn recover(root: &mut Root, cwd: &std::path::Path) -> io::Result<Vec<Recover
         if !buf.starts_with(MAGIC) {
             continue; // not ours: a user file that happens to have such a name is never removed
         }
-        for (rel, old, new) in parse(&buf).unwrap_or_default() {
+        let (temps, entries) = parse(&buf).unwrap_or_default();
+        for t in temps {
+            // Staged temp files of Adds that were never renamed into place (only names this executor makes).
+            let name = super::beneath::split(t).1;
+            if name.starts_with(PREFIX) && name.ends_with(".tmp") {
+                let _ = root.unlink(t);
+            }
+        }
+        for (rel, old, new) in entries {
             // A file that cannot be opened beneath the root any more (now a symlink, no permission) is reported as
             // left alone; it never blocks recovering the others.
             match recover_one(root, &rel, old, new) {
@@ -229,6 +247,7 @@ mod tests {
         let j = write(
             &mut root,
             "t1",
+            &["d/.pct-patch-x-1.tmp"],
             &[Entry {
                 rel: "a/b.txt",
                 old: b"old\n",
@@ -238,7 +257,8 @@ mod tests {
         .unwrap()
         .unwrap();
         let bytes = std::fs::read(ws.path().join(".pct-patch-t1.journal")).unwrap();
-        let parsed = parse(&bytes).unwrap();
+        let (temps, parsed) = parse(&bytes).unwrap();
+        assert_eq!(temps, ["d/.pct-patch-x-1.tmp"]);
         assert_eq!(
             parsed,
             vec![("a/b.txt".to_string(), b"old\n".as_slice(), b"new\n".as_slice())]

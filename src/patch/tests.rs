@@ -1320,6 +1320,9 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
     put(r, "b.txt", b"b new\n"); // finished before the crash
     put(r, "c.txt", b"c changed by the user since\n");
     put(r, "real/d.txt", b"d old\n");
+    // An Add's staged temp file the crashed patch never renamed, and a user file the journal names (never ours).
+    put(r, "sub/.pct-patch-crashed-1.tmp", b"staged\n");
+    put(r, "sub/keep.tmp", b"mine\n");
     symlink(r.join("real"), r.join("d")).unwrap(); // d/d.txt now goes through a symlink: never followed
     {
         let mut root = beneath::Root::open(r).unwrap();
@@ -1347,7 +1350,14 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
         ];
         // The journal is written, then the process "dies" (its handle and lock go away, the file stays) while
         // a.txt is half rewritten: NEW\n over the start, the old tail still there.
-        let j = journal::write(&mut root, "crashed", &entries).unwrap().unwrap();
+        let j = journal::write(
+            &mut root,
+            "crashed",
+            &["sub/.pct-patch-crashed-1.tmp", "sub/keep.tmp"],
+            &entries,
+        )
+        .unwrap()
+        .unwrap();
         std::mem::drop(j);
     }
     fs::write(r.join("a.txt"), b"NEW\nline one\nold line two\n").unwrap();
@@ -1366,6 +1376,8 @@ fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
     assert_eq!(read(r, "b.txt"), b"b new\n");
     assert_eq!(read(r, "c.txt"), b"c changed by the user since\n");
     assert_eq!(read(r, "real/d.txt"), b"d old\n");
+    assert!(!r.join("sub/.pct-patch-crashed-1.tmp").exists());
+    assert_eq!(read(r, "sub/keep.tmp"), b"mine\n");
     assert!(!r.join(".pct-patch-crashed.journal").exists());
     ok(r, "*** Add File: z.txt\n+z\n");
 }
@@ -1394,6 +1406,7 @@ fn a_live_journal_of_another_patch_is_not_touched() {
     let j = journal::write(
         &mut root,
         "live",
+        &[],
         &[journal::Entry {
             rel: "a.txt",
             old: b"old\n",
