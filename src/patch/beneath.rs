@@ -14,6 +14,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::rc::Rc;
 
 /// At most this many folder handles are kept open at once (a patch touching more folders reopens them).
 const CACHE_MAX: usize = 256;
@@ -40,8 +41,9 @@ pub fn split(rel: &str) -> (&str, &str) {
 
 /// The workspace root and the folder handles opened beneath it during one patch.
 pub struct Root {
-    fd: OwnedFd,
-    dirs: HashMap<String, OwnedFd>,
+    fd: Rc<OwnedFd>,
+    /// Shared handles: a caller keeps its `Rc` while it uses one, so evicting the cache never closes it early.
+    dirs: HashMap<String, Rc<OwnedFd>>,
     /// `false` once `openat2` reported it is missing (ENOSYS) or filtered (EPERM): use the walk from then on.
     openat2: bool,
 }
@@ -95,7 +97,7 @@ impl Root {
         let fd = check(unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) })?;
         Ok(Root {
             // SAFETY: `fd` was just opened and is owned here.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: Rc::new(unsafe { OwnedFd::from_raw_fd(fd) }),
             dirs: HashMap::new(),
             openat2: cfg!(target_os = "linux"),
         })
@@ -103,20 +105,19 @@ impl Root {
 
     /// Opens a folder (`""` = the root) beneath the root; a symlink or an escape anywhere on the way fails
     /// (`ELOOP`, `EXDEV` or `ENOTDIR`). Handles are cached for the rest of the patch.
-    pub fn dir(&mut self, rel_dir: &str) -> io::Result<RawFd> {
+    pub fn dir(&mut self, rel_dir: &str) -> io::Result<Rc<OwnedFd>> {
         if rel_dir.is_empty() {
-            return Ok(self.fd.as_raw_fd());
+            return Ok(self.fd.clone());
         }
         if let Some(fd) = self.dirs.get(rel_dir) {
-            return Ok(fd.as_raw_fd());
+            return Ok(fd.clone());
         }
-        let fd = self.open_beneath(rel_dir)?;
+        let fd = Rc::new(self.open_beneath(rel_dir)?);
         if self.dirs.len() >= CACHE_MAX {
             self.dirs.clear();
         }
-        let raw = fd.as_raw_fd();
-        self.dirs.insert(rel_dir.to_string(), fd);
-        Ok(raw)
+        self.dirs.insert(rel_dir.to_string(), fd.clone());
+        Ok(fd)
     }
 
     fn open_beneath(&mut self, rel_dir: &str) -> io::Result<OwnedFd> {
@@ -181,7 +182,7 @@ impl Root {
         let c = cstr(name)?;
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
         // SAFETY: valid dirfd and name; `st` is written on success.
-        let rc = unsafe { libc::fstatat(dfd, c.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+        let rc = unsafe { libc::fstatat(dfd.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
         if rc < 0 {
             let e = io::Error::last_os_error();
             return if e.raw_os_error() == Some(libc::ENOENT) {
@@ -203,7 +204,7 @@ impl Root {
         // SAFETY: valid dirfd and name.
         let fd = check(unsafe {
             libc::openat(
-                dfd,
+                dfd.as_raw_fd(),
                 c.as_ptr(),
                 acc | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY,
             )
@@ -218,7 +219,7 @@ impl Root {
         let c = cstr(name)?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: valid dirfd and name.
-        let fd = check(unsafe { libc::openat(dfd, c.as_ptr(), flags, mode as libc::c_uint) })?;
+        let fd = check(unsafe { libc::openat(dfd.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) })?;
         // SAFETY: new fd owned by the File.
         Ok(unsafe { File::from_raw_fd(fd) })
     }
@@ -229,7 +230,7 @@ impl Root {
         let dfd = self.dir(dir)?;
         let c = cstr(name)?;
         // SAFETY: valid dirfd and name.
-        check(unsafe { libc::unlinkat(dfd, c.as_ptr(), 0) }).map(drop)
+        check(unsafe { libc::unlinkat(dfd.as_raw_fd(), c.as_ptr(), 0) }).map(drop)
     }
 
     /// Removes the empty folder `rel`.
@@ -239,7 +240,7 @@ impl Root {
         let dfd = self.dir(dir)?;
         let c = cstr(name)?;
         // SAFETY: valid dirfd and name.
-        check(unsafe { libc::unlinkat(dfd, c.as_ptr(), libc::AT_REMOVEDIR) }).map(drop)
+        check(unsafe { libc::unlinkat(dfd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(drop)
     }
 
     /// Renames `from` to `to` (both relative to the root), refusing to replace an existing `to`
@@ -253,7 +254,15 @@ impl Root {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: valid dirfds and names.
-            let rc = unsafe { libc::renameat2(fdf, a.as_ptr(), tdf, b.as_ptr(), libc::RENAME_NOREPLACE) };
+            let rc = unsafe {
+                libc::renameat2(
+                    fdf.as_raw_fd(),
+                    a.as_ptr(),
+                    tdf.as_raw_fd(),
+                    b.as_ptr(),
+                    libc::RENAME_NOREPLACE,
+                )
+            };
             if rc == 0 {
                 return Ok(());
             }
@@ -266,7 +275,7 @@ impl Root {
             return Err(io::Error::from_raw_os_error(libc::EEXIST));
         }
         // SAFETY: valid dirfds and names.
-        check(unsafe { libc::renameat(fdf, a.as_ptr(), tdf, b.as_ptr()) }).map(drop)
+        check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
     }
 
     /// Creates every missing folder of `rel_dir` (mode 0777 minus umask), never through a symlink. Returns the
@@ -291,7 +300,7 @@ impl Root {
                     let pfd = self.dir(parent)?;
                     let c = cstr(name)?;
                     // SAFETY: valid dirfd and name.
-                    check(unsafe { libc::mkdirat(pfd, c.as_ptr(), 0o777) })?;
+                    check(unsafe { libc::mkdirat(pfd.as_raw_fd(), c.as_ptr(), 0o777) })?;
                     created.push(prefix.to_string());
                     self.dir(prefix)?;
                 }
@@ -351,5 +360,22 @@ mod tests {
             made.clear();
         }
         assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_full_cache_never_closes_a_handle_in_use() {
+        let ws = tempfile::tempdir().unwrap();
+        for i in 0..CACHE_MAX + 2 {
+            std::fs::create_dir(ws.path().join(format!("d{i}"))).unwrap();
+        }
+        std::fs::write(ws.path().join(format!("d{}/a.txt", CACHE_MAX)), b"a").unwrap();
+        let mut r = Root::open(ws.path()).unwrap();
+        for i in 0..CACHE_MAX - 1 {
+            r.dir(&format!("d{i}")).unwrap();
+        }
+        // The source folder fills the cache; opening the destination folder evicts it while the rename uses it.
+        let (from, to) = (format!("d{}/a.txt", CACHE_MAX), format!("d{}/b.txt", CACHE_MAX + 1));
+        r.rename_noreplace(&from, &to).unwrap();
+        assert_eq!(std::fs::read(ws.path().join(&to)).unwrap(), b"a");
     }
 }
