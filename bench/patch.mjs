@@ -198,7 +198,7 @@ for (const make of [bigFile, manyFiles]) {
 			"ours whole process ms": ow.toFixed(1),
 			"ratio whole/codex": (ow / k).toFixed(2),
 			"git apply ms": capped ? `> ${g.toFixed(0)} (stopped)` : g.toFixed(1),
-			"ratio ours/git": capped ? `< ${(o / g).toFixed(3)}` : (o / g).toFixed(2),
+			"ratio ours/git": capped ? `< ${(o / g).toFixed(3)}` : (o / g).toFixed(o / g < 0.1 ? 3 : 2),
 			"ours peak MB (above node)": `${(om / 1024).toFixed(0)} (+${((om - nodeBaseline) / 1024).toFixed(0)})`,
 			"codex peak MB": (km / 1024).toFixed(0),
 			"git peak MB": capped ? "n/a" : (gm / 1024).toFixed(0),
