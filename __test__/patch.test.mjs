@@ -2,7 +2,7 @@
 // and the partial-commit report through the PCT_TEST_PATCH_FAULT hook (run in a child process: it is read per call).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync, readdirSync, statSync, chmodSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync, readdirSync, statSync, chmodSync, linkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -162,4 +162,49 @@ test("many concurrent applyPatch calls on one file lose no update (process-wide 
 	for (const r of results) assert.equal(r.ok, true, r.text);
 	const text = readFileSync(join(dir, "f.txt"), "utf8");
 	lines.forEach((l, i) => assert.ok(text.includes(`${l}\nadded${i}\n`), `lost update ${i}`));
+});
+
+test("a process killed in the middle of a rewrite leaves the old content recoverable; the next patch puts it back", async () => {
+	const old = Array.from({ length: 200 }, (_, i) => `old line ${i}`).join("\n") + "\n";
+	const dir = ws({ "a.txt": old, "b.txt": "b\n" });
+	const patch = env("*** Update File: b.txt\n-b\n+B\n*** Update File: a.txt\n@@\n-old line 0\n+NEW FIRST LINE, LONGER THAN THE OLD ONE\n*** Add File: later.txt\n+later\n");
+	const script = `
+		const native = require(${JSON.stringify(require.resolve("../index.js"))});
+		native.applyPatch(${JSON.stringify(dir)}, ${JSON.stringify(patch)}).then((r) => process.stdout.write(JSON.stringify(r)));`;
+	// Commit step 2 is the rewrite of a.txt: half of it is written, then the process aborts (a real crash).
+	const out = spawnSync(process.execPath, ["-e", script], { env: { ...process.env, PCT_TEST_PATCH_FAULT: "crash:2" }, encoding: "utf8" });
+	assert.equal(out.signal, "SIGABRT", out.stderr);
+	const torn = readFileSync(join(dir, "a.txt"), "utf8");
+	assert.notEqual(torn, old);
+	assert.ok(torn.startsWith("NEW FIRST"), torn.slice(0, 40));
+	assert.equal(readFileSync(join(dir, "b.txt"), "utf8"), "B\n"); // committed before the crash
+	assert.equal(readdirSync(dir).filter((n) => n.endsWith(".journal")).length, 1);
+	assert.equal(readdirSync(dir).filter((n) => n.startsWith(".pct-patch-") && n.endsWith(".tmp")).length, 1); // later.txt, staged
+	assert.equal(existsSync(join(dir, "later.txt")), false);
+
+	const r = await native.applyPatch(dir, env("*** Add File: c.txt\n+c\n"));
+	assert.deepEqual(
+		[r.ok, r.code, r.outcome, r.text],
+		[false, "interrupted-patch", "no-change", "apply_patch failed (no-change): an earlier apply_patch was interrupted while writing; restored to their content before it: a.txt; changed since and left as they are: none. Nothing of this patch was applied: re-read these files, then send it again"],
+	);
+	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), old);
+	assert.equal(readFileSync(join(dir, "b.txt"), "utf8"), "B\n");
+	assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".pct-patch-")), []);
+	assert.equal((await native.applyPatch(dir, env("*** Add File: c.txt\n+c\n"))).ok, true);
+	rmSync(dir, { recursive: true, force: true });
+});
+
+test("an update rewrites in place: inode and hard links are kept; a pure move is a rename", async () => {
+	const dir = ws({ "f.txt": "one\n", "bin/blob.dat": "\u0000\u00ff" });
+	linkSync(join(dir, "f.txt"), join(dir, "link.txt"));
+	const ino = statSync(join(dir, "f.txt")).ino;
+	const blob = statSync(join(dir, "bin/blob.dat")).ino;
+	const r = await native.applyPatch(dir, env("*** Update File: f.txt\n-one\n+two\n*** Update File: bin/blob.dat\n*** Move to: moved/blob.dat\n"));
+	assert.equal(r.ok, true, r.text);
+	assert.equal(r.text, "Applied patch:\n- update f.txt\n- move bin/blob.dat -> moved/blob.dat");
+	assert.equal(statSync(join(dir, "f.txt")).ino, ino);
+	assert.equal(statSync(join(dir, "f.txt")).nlink, 2);
+	assert.equal(readFileSync(join(dir, "link.txt"), "utf8"), "two\n");
+	assert.equal(statSync(join(dir, "moved/blob.dat")).ino, blob);
+	rmSync(dir, { recursive: true, force: true });
 });

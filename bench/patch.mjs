@@ -1,10 +1,14 @@
-// apply_patch executor benchmark, side by side with `git apply` of the equivalent unified diff on an identical
-// tree, in the same run (ratio = ours / git apply):
-//  (a) one 100,000-line file with 1,000 chunks;  (b) 1,000 small files, one chunk each;
-// each at 1x, 4x and 16x size to show linear growth, plus peak memory (max RSS of the applying process).
+// apply_patch executor benchmark, side by side on identical trees in the same run with
+//  - Codex's own apply_patch (the Rust binary of the npm package `@openai/codex`, run as `apply_patch` with the
+//    patch on stdin; installed on demand into bench/results/codex, which is gitignored), ratio = ours / Codex;
+//  - `git apply` of the equivalent unified diff, ratio = ours / git apply.
+// Scenarios: (a) one 100,000-line file with 1,000 chunks; (b) 1,000 small files, one chunk each; each at 1x, 4x
+// and 16x size to show linear growth, plus peak memory (max RSS of the applying process). The three appliers run
+// in turn (ours, Codex, git) on fresh trees, after `sync`, so the machine's drift hits all of them alike.
 // Build the release addon first (`npm run build`). Usage: node bench/patch.mjs [--quick]   (--quick = 1x only)
+// PCT_BENCH_CODEX=/path/to/codex uses that binary instead of installing the package.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -85,9 +89,11 @@ process.stdout.write(JSON.stringify({ ms, maxRssKb: process.resourceUsage().maxR
 
 /** Our executor in a fresh Node process: apply time (patch read + apply) and the process's peak RSS. */
 function runOurs(cwd, patchFile) {
+	const t0 = performance.now();
 	const r = spawnSync(process.execPath, ["--input-type=module", "-e", CHILD, cwd ?? "", patchFile ?? ""], { encoding: "utf8", maxBuffer: 1 << 20 });
+	const wholeMs = performance.now() - t0;
 	if (r.status !== 0) throw new Error(`ours failed: ${r.stderr}`);
-	return JSON.parse(r.stdout);
+	return { ...JSON.parse(r.stdout), wholeMs };
 }
 
 /**
@@ -107,6 +113,44 @@ function runGit(cwd, diffFile) {
 	return { ms, maxRssKb };
 }
 
+/** Codex's version used as the baseline (pinned so runs compare). */
+const CODEX_VERSION = "0.171.0";
+/**
+ * The Codex binary, linked as `apply_patch` (its argv0 dispatch applies the patch read from stdin). Installs
+ * `@openai/codex@CODEX_VERSION` into bench/results/codex on first use (not a devDependency: CI never needs it).
+ */
+function codexApplyPatch() {
+	const dir = join(ROOT, "bench/results/codex");
+	let bin = process.env.PCT_BENCH_CODEX;
+	if (!bin) {
+		const vendor = join(dir, "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+		if (!existsSync(vendor)) {
+			console.log(`installing @openai/codex@${CODEX_VERSION} into ${dir} ...`);
+			mkdirSync(dir, { recursive: true });
+			const r = spawnSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, `@openai/codex@${CODEX_VERSION}`], { stdio: "inherit" });
+			if (r.status !== 0 || !existsSync(vendor)) throw new Error("could not install @openai/codex (set PCT_BENCH_CODEX to a codex binary)");
+		}
+		bin = vendor;
+	}
+	const link = join(dir, "apply_patch");
+	mkdirSync(dir, { recursive: true });
+	rmSync(link, { force: true });
+	symlinkSync(bin, link);
+	const v = spawnSync(bin, ["--version"], { encoding: "utf8" });
+	return { link, version: v.stdout.trim() };
+}
+
+/** Codex's apply_patch: wall time of the whole process (patch on stdin) and its peak RSS. */
+function runCodex(cwd, patchFile, link) {
+	const t0 = performance.now();
+	const r = spawnSync("/usr/bin/time", ["-f", "%M", link], { cwd, input: readFileSync(patchFile), encoding: "utf8", maxBuffer: 64 << 20 });
+	const ms = performance.now() - t0;
+	if (r.status !== 0) throw new Error(`codex apply_patch failed: ${r.stderr.slice(0, 2000)}`);
+	return { ms, maxRssKb: Number(r.stderr.trim().split("\n").pop()) };
+}
+
+const codex = codexApplyPatch();
+console.log(`baseline: ${codex.version} apply_patch (${codex.link})`);
 const base = mkdtempSync(join(tmpdir(), "pct-bench-patch-"));
 const addon = join(ROOT, "pi-codex-toolkit.linux-x64-gnu.node");
 console.log(`addon: ${addon} (${(statSync(addon).size / 1e6).toFixed(1)} MB, built ${statSync(addon).mtime.toISOString()}; use a release build)`);
@@ -115,44 +159,57 @@ console.log(`node + addon baseline peak RSS: ${(nodeBaseline / 1024).toFixed(0)}
 
 const rows = [];
 let run = 0;
+const sync = () => spawnSync("sync");
 for (const make of [bigFile, manyFiles]) {
 	for (const scale of SCALES) {
 		const s = make(scale);
-		const rounds = scale === 1 ? 3 : 1;
-		const ours = [], git = [];
+		const rounds = scale === 1 ? 5 : 3;
+		const ours = [], cx = [], git = [];
 		for (let i = 0; i < rounds; i++) {
 			const dir = join(base, `r${++run}`);
-			const [a, b] = [join(dir, "ours"), join(dir, "git")];
+			const [a, c, b] = [join(dir, "ours"), join(dir, "codex"), join(dir, "git")];
 			writeTree(a, s.tree);
+			writeTree(c, s.tree);
 			writeTree(b, s.tree);
 			writeFileSync(join(dir, "patch.txt"), s.ours);
 			writeFileSync(join(dir, "patch.diff"), s.diff);
+			sync();
 			ours.push(runOurs(a, join(dir, "patch.txt")));
+			sync();
+			cx.push(runCodex(c, join(dir, "patch.txt"), codex.link));
+			sync();
 			git.push(runGit(b, join(dir, "patch.diff")));
 			checkTree(a, s.expected, "ours");
+			checkTree(c, s.expected, "codex");
 			if (!git.at(-1).capped) checkTree(b, s.expected, "git apply");
 			rmSync(dir, { recursive: true, force: true });
 		}
-		const o = median(ours.map((x) => x.ms)), g = median(git.map((x) => x.ms));
+		const ow = median(ours.map((x) => x.wholeMs));
+		const o = median(ours.map((x) => x.ms)), k = median(cx.map((x) => x.ms)), g = median(git.map((x) => x.ms));
 		const capped = git.some((x) => x.capped);
-		const om = Math.max(...ours.map((x) => x.maxRssKb)), gm = Math.max(...git.map((x) => x.maxRssKb));
+		const om = Math.max(...ours.map((x) => x.maxRssKb)), km = Math.max(...cx.map((x) => x.maxRssKb)), gm = Math.max(...git.map((x) => x.maxRssKb));
 		rows.push({
 			scenario: s.label,
 			scale: `${scale}x`,
 			size: s.size,
 			"ours ms": o.toFixed(1),
+			"codex ms": k.toFixed(1),
+			"ratio ours/codex": (o / k).toFixed(2),
+			"ours whole process ms": ow.toFixed(1),
+			"ratio whole/codex": (ow / k).toFixed(2),
 			"git apply ms": capped ? `> ${g.toFixed(0)} (stopped)` : g.toFixed(1),
-			"ratio ours/git": capped ? `< ${(o / g).toFixed(3)}` : (o / g).toFixed(2),
+			"ratio ours/git": capped ? `< ${(o / g).toFixed(3)}` : (o / g).toFixed(o / g < 0.1 ? 3 : 2),
 			"ours peak MB (above node)": `${(om / 1024).toFixed(0)} (+${((om - nodeBaseline) / 1024).toFixed(0)})`,
+			"codex peak MB": (km / 1024).toFixed(0),
 			"git peak MB": capped ? "n/a" : (gm / 1024).toFixed(0),
 		});
 		console.log(`${s.label} ${scale}x done`);
 	}
 }
 rmSync(base, { recursive: true, force: true });
-console.log(`\napply_patch vs git apply (1x: median of 3 runs, 4x/16x: 1 run; ours = patch read + applyPatch in a fresh Node process, git = whole process, stopped after ${GIT_CAP_MS / 1000} s)`);
+console.log(`\napply_patch vs Codex ${codex.version} apply_patch and git apply (1x: median of 5 runs, 4x/16x: median of 3; ours = patch read + applyPatch in a fresh Node process (whole process: Node start-up and addon load too), Codex and git = whole process; git stopped after ${GIT_CAP_MS / 1000} s)`);
 console.table(rows);
-console.log("Note: each Update is an atomic rename over the old file; on ext4 that makes the kernel start writeback of the new\n" +
-	"file (auto_da_alloc), which dominates (b). git apply rewrites files in place (unlink + write), which is not atomic.");
+console.log("Note: ours rewrites each updated file in place behind an undo journal (docs/patch.md); Codex rewrites in place\n" +
+	"without one (a crash can leave a half-written file); git apply unlinks and writes the file again.");
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
-writeFileSync(join(ROOT, "bench/results/patch.json"), JSON.stringify({ date: new Date().toISOString(), nodeBaselineKb: nodeBaseline, rows }, null, 2));
+writeFileSync(join(ROOT, "bench/results/patch.json"), JSON.stringify({ date: new Date().toISOString(), codex: codex.version, nodeBaselineKb: nodeBaseline, rows }, null, 2));

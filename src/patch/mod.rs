@@ -5,8 +5,10 @@
 //! one executor: [`apply`] does the work, [`touched_paths`] tells a caller which files to serialize on first.
 //! All applies in the process are serialized by one lock, nested calls included.
 
+mod beneath;
 mod commit;
 mod error;
+mod journal;
 mod matcher;
 mod parser;
 mod paths;
@@ -107,6 +109,57 @@ fn aborted() -> PatchError {
     PatchError::no_change("aborted", "aborted")
 }
 
+fn unavailable(cwd: &Path, e: &std::io::Error) -> PatchError {
+    PatchError::no_change(
+        "workspace-unavailable",
+        format!(
+            "workspace folder is not accessible ({}): '{}'",
+            crate::errno::code(e),
+            cwd.display()
+        ),
+    )
+}
+
+/// Finishes what an interrupted patch (its process died mid-commit) left: see `journal`. When a half-written file
+/// had to be put back, or a file of that patch is in neither state, this patch is refused (nothing of it applied)
+/// so the model re-reads those files first.
+fn recover(root: &mut beneath::Root, cwd: &Path) -> Result<(), PatchError> {
+    let found = journal::recover(root, cwd).map_err(|e| {
+        PatchError::no_change(
+            "recovery-failed",
+            format!(
+                "an interrupted earlier patch could not be finished ({}): check the '{}*{}' file in the workspace root",
+                crate::errno::code(&e),
+                journal::PREFIX,
+                journal::SUFFIX
+            ),
+        )
+    })?;
+    root.forget();
+    if found.is_empty() {
+        return Ok(());
+    }
+    let pick = |restored: bool| -> Vec<String> {
+        found
+            .iter()
+            .filter_map(|r| match r {
+                journal::Recovered::Restored(p) if restored => Some(paths::shown(p)),
+                journal::Recovered::Left(p) if !restored => Some(paths::shown(p)),
+                _ => None,
+            })
+            .collect()
+    };
+    let (restored, left) = (pick(true), pick(false));
+    Err(PatchError::no_change(
+        "interrupted-patch",
+        format!(
+            "an earlier apply_patch was interrupted while writing; restored to their content before it: {}; changed since and left as they are: {}. Nothing of this patch was applied: re-read these files, then send it again",
+            if restored.is_empty() { "none".to_string() } else { restored.join(", ") },
+            if left.is_empty() { "none".to_string() } else { left.join(", ") },
+        ),
+    ))
+}
+
 fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
     match std::fs::metadata(cwd) {
         Ok(md) if md.is_dir() => Ok(()),
@@ -140,11 +193,13 @@ pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -
     let parsed = parser::parse(patch)?;
     let _guard = PATCH_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     check_workspace(cwd)?;
-    let plan = preflight::preflight(cwd, &parsed)?;
+    let mut root = beneath::Root::open(cwd).map_err(|e| unavailable(cwd, &e))?;
+    recover(&mut root, cwd)?;
+    let plan = preflight::preflight(cwd, &mut root, &parsed)?;
     if abort.load(Ordering::SeqCst) {
         return Err(aborted());
     }
-    commit::stage_and_commit(&plan, abort, faults)?;
+    commit::stage_and_commit(&mut root, &plan, abort, faults)?;
     Ok(Applied {
         operations: operations(&plan),
     })

@@ -28,7 +28,7 @@ pub enum Hunk<'a> {
     Add { path: &'a str, lines: Vec<&'a str> },
     /// `*** Delete File:`.
     Delete { path: &'a str },
-    /// `*** Update File:` with an optional `*** Move to:` and at least one chunk.
+    /// `*** Update File:` with an optional `*** Move to:` and at least one chunk (none for a pure Move).
     Update {
         path: &'a str,
         move_to: Option<&'a str>,
@@ -219,7 +219,8 @@ fn parse_hunk<'a>(lines: &[&'a str], line_number: usize) -> Result<(Hunk<'a>, us
             rest = &rest[n..];
             used += n;
         }
-        if chunks.is_empty() {
+        // A pure Move (no chunks) is a rename; an Update without a Move needs at least one chunk.
+        if chunks.is_empty() && move_to.is_none() {
             return Err(invalid_hunk(
                 line_number,
                 format!("Update file hunk for path '{}' is empty", clip(path)),

@@ -27,6 +27,11 @@ pub fn shown(raw: &str) -> String {
     super::parser::clip(&s)
 }
 
+/// Longest file or folder name, in bytes (Linux NAME_MAX).
+pub const NAME_MAX: usize = 255;
+/// A path (workspace folder included) must be shorter than this many bytes (Linux PATH_MAX, NUL included).
+pub const PATH_MAX: usize = 4096;
+
 fn is_drive_like(seg: &str) -> bool {
     let b = seg.as_bytes();
     b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
@@ -70,6 +75,28 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     let mut abs = cwd.to_path_buf();
     for s in &kept {
         abs.push(s);
+    }
+    // Linux limits (docs/patch.md, Limits): a name of at most NAME_MAX bytes, a whole path below PATH_MAX.
+    if let Some(long) = kept.iter().find(|s| s.len() > NAME_MAX) {
+        return Err(PatchError::no_change(
+            "path-too-long",
+            format!(
+                "path too long: '{}' has a name of {} bytes (the limit is {NAME_MAX} bytes per name): use a shorter name.",
+                shown(raw),
+                long.len()
+            ),
+        ));
+    }
+    let abs_len = abs.as_os_str().len();
+    if abs_len >= PATH_MAX {
+        return Err(PatchError::no_change(
+            "path-too-long",
+            format!(
+                "path too long: '{}' is {abs_len} bytes inside the workspace (the limit is {} bytes): use a shorter path.",
+                shown(raw),
+                PATH_MAX - 1
+            ),
+        ));
     }
     Ok(PatchPath { rel, abs })
 }
@@ -258,6 +285,28 @@ mod tests {
             "apply_patch failed (no-change): patch paths cannot resolve to the workspace root. Got './': name a file inside the workspace."
         );
         assert_eq!(validate(Path::new("/ws"), ".").unwrap_err().code, "workspace-root");
+        // Boundaries: a 255-byte name passes, 256 is refused; "/ws/" + rel must stay below PATH_MAX bytes.
+        assert!(validate(Path::new("/ws"), &"n".repeat(255)).is_ok());
+        let e = validate(Path::new("/ws"), &"n".repeat(256)).unwrap_err();
+        assert_eq!(e.code, "path-too-long");
+        assert!(e
+            .to_string()
+            .starts_with("apply_patch failed (no-change): path too long: 'nnn"));
+        assert!(e
+            .to_string()
+            .ends_with("' has a name of 256 bytes (the limit is 255 bytes per name): use a shorter name."));
+        let deep = |len: usize| {
+            let mut s = "d/".repeat(len / 2 - 1);
+            while s.len() < len {
+                s.push('x');
+            }
+            s
+        };
+        let fits = deep(PATH_MAX - 1 - 4);
+        assert_eq!(fits.len(), PATH_MAX - 5);
+        assert!(validate(Path::new("/ws"), &fits).is_ok());
+        let over = deep(PATH_MAX - 4);
+        assert_eq!(validate(Path::new("/ws"), &over).unwrap_err().code, "path-too-long");
     }
 
     #[test]

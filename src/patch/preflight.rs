@@ -1,6 +1,7 @@
 //! Preflight: everything that can be checked before the first write, for the whole patch. A patch that passes
 //! becomes a [`Plan`] holding every new file content; a patch that fails changes nothing.
 
+use super::beneath::{self, Root, Stamp};
 use super::error::PatchError;
 use super::matcher;
 use super::parser::{Hunk, Patch};
@@ -9,10 +10,44 @@ use super::text::{self, Style};
 use crate::errno::code as errno_name;
 use std::path::Path;
 
-/// The identity (device, inode) of an existing source, to tell after a failure whether it was replaced.
-pub type FileId = (u64, u64);
+/// The largest source file a patch reads, in bytes (checked from metadata before reading; docs/patch.md, Limits).
+pub const MAX_SOURCE_BYTES: u64 = 128 << 20;
+/// The most source bytes one patch reads in total (each Update/Move keeps old and new content in memory).
+pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
 
-/// One operation ready to commit, with the source identity it expects on disk (for re-checking after a failure).
+/// The two limits above; tests lower them to prove each boundary without gigabyte files.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub source: u64,
+    pub total: u64,
+}
+
+#[cfg(test)]
+thread_local! {
+    pub static TEST_LIMITS: std::cell::Cell<Option<Limits>> = const { std::cell::Cell::new(None) };
+}
+
+fn limits() -> Limits {
+    #[cfg(test)]
+    if let Some(l) = TEST_LIMITS.with(|c| c.get()) {
+        return l;
+    }
+    Limits {
+        source: MAX_SOURCE_BYTES,
+        total: MAX_TOTAL_BYTES,
+    }
+}
+
+/// An Update's content before and after (the old one is the undo copy written to the journal before the file is
+/// rewritten in place).
+#[derive(Debug)]
+pub struct Rewrite {
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+}
+
+/// One operation ready to commit, with the source's stamp as preflight saw it (re-checked right before the
+/// commit step touches it, and used after a failure to tell what happened).
 #[derive(Debug)]
 pub enum Step {
     Add {
@@ -21,20 +56,19 @@ pub enum Step {
     },
     Update {
         path: PatchPath,
-        content: Vec<u8>,
-        source: FileId,
-        mode: u32,
+        rewrite: Rewrite,
+        stamp: Stamp,
     },
+    /// A rename, then (when the patch has chunks) an in-place rewrite at the destination.
     Move {
         from: PatchPath,
         to: PatchPath,
-        content: Vec<u8>,
-        source: FileId,
-        mode: u32,
+        rewrite: Option<Rewrite>,
+        stamp: Stamp,
     },
     Delete {
         path: PatchPath,
-        source: FileId,
+        stamp: Stamp,
     },
 }
 
@@ -65,22 +99,77 @@ pub fn validate_paths(cwd: &Path, patch: &Patch<'_>) -> Result<Vec<Vec<PatchPath
         .collect()
 }
 
-fn read_source(p: &PatchPath) -> Result<Vec<u8>, PatchError> {
-    std::fs::read(&p.abs).map_err(|e| {
+fn too_big(p: &PatchPath, what: String, limit: u64) -> PatchError {
+    PatchError::no_change(
+        "source-too-large",
+        format!(
+            "source too large: '{}' {what} bytes; the limit is {limit} bytes ({} MiB). Edit it with a shell tool instead, or split the patch",
+            paths::shown(&p.rel),
+            limit >> 20
+        ),
+    )
+}
+
+/// Reads a source through a handle opened beneath the workspace root (never through a symlink). The size is
+/// checked from metadata first, and the buffer is reserved fallibly, so a huge file is refused instead of
+/// aborting the process. `write` opens it read-write (an Update rewrites it in place later); `total` counts the
+/// bytes read by this patch so far.
+fn read_source(root: &mut Root, p: &PatchPath, write: bool, total: &mut u64) -> Result<(Vec<u8>, Stamp), PatchError> {
+    let failed = |e: &std::io::Error| {
+        let hint = if write && e.raw_os_error() == Some(libc::EACCES) {
+            ": this tool rewrites files in place, so it needs write permission on the file"
+        } else {
+            ""
+        };
         PatchError::no_change(
             "read-failed",
             format!(
-                "source could not be read ({}): '{}'",
-                errno_name(&e),
+                "source could not be read ({}): '{}'{hint}",
+                errno_name(e),
                 paths::shown(&p.rel)
             ),
         )
-    })
+    };
+    let mut file = root.open_file(&p.rel, write).map_err(|e| failed(&e))?;
+    let stamp = beneath::fstat(&file).map_err(|e| failed(&e))?;
+    if !stamp.is_file() {
+        return Err(must_be_source(p, Found::Other).unwrap_err());
+    }
+    let lim = limits();
+    if stamp.size > lim.source {
+        return Err(too_big(p, format!("is {}", stamp.size), lim.source));
+    }
+    *total += stamp.size;
+    if *total > lim.total {
+        return Err(too_big(
+            p,
+            format!("brings the sources this patch reads to {total}"),
+            lim.total,
+        ));
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(stamp.size as usize + 1)
+        .map_err(|_| failed(&std::io::Error::from_raw_os_error(libc::ENOMEM)))?;
+    use std::io::Read;
+    (&mut file)
+        .take(stamp.size + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| failed(&e))?;
+    if buf.len() as u64 != stamp.size {
+        return Err(PatchError::no_change(
+            "source-changed",
+            format!(
+                "source changed while it was read: '{}'. Another program is writing it; retry when it is done",
+                paths::shown(&p.rel)
+            ),
+        ));
+    }
+    Ok((buf, stamp))
 }
 
-fn must_be_source(p: &PatchPath, found: Found) -> Result<(u64, u64, u32), PatchError> {
+fn must_be_source(p: &PatchPath, found: Found) -> Result<(u64, u64), PatchError> {
     match found {
-        Found::File { dev, ino, mode } => Ok((dev, ino, mode)),
+        Found::File { dev, ino, .. } => Ok((dev, ino)),
         Found::Missing => Err(PatchError::no_change(
             "source-missing",
             format!(
@@ -121,8 +210,9 @@ fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) 
 }
 
 /// Runs the whole preflight. The order of checks is: path syntax (all), aliases by name, then per operation in
-/// patch order the filesystem checks (components, existence), then aliases by identity, then contents and matches.
-pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
+/// patch order the filesystem checks (components, existence), then aliases by identity, then sizes, contents and
+/// matches. Sources are read through `root` (beneath the workspace, no symlinks); Delete reads no content.
+pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     let all = validate_paths(cwd, patch)?;
     let named: Vec<(usize, &str)> = all
         .iter()
@@ -132,8 +222,6 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     paths::check_aliases(&named)?;
 
     let mut identities = Vec::new();
-    let mut modes = vec![0u32; all.len()];
-    let mut ids = vec![(0u64, 0u64); all.len()];
     let mut dirs = std::collections::HashSet::new();
     for (i, (hunk, ps)) in patch.hunks.iter().zip(&all).enumerate() {
         let found: Vec<Found> = ps
@@ -143,10 +231,8 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
         match hunk {
             Hunk::Add { .. } => must_be_absent(&ps[0], found[0])?,
             Hunk::Delete { .. } | Hunk::Update { .. } => {
-                let (dev, ino, mode) = must_be_source(&ps[0], found[0])?;
+                let (dev, ino) = must_be_source(&ps[0], found[0])?;
                 identities.push((i, ps[0].rel.as_str(), dev, ino));
-                modes[i] = mode;
-                ids[i] = (dev, ino);
                 if ps.len() == 2 {
                     must_be_absent(&ps[1], found[1])?;
                 }
@@ -155,8 +241,9 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
     }
     paths::check_identities(&identities)?;
 
+    let mut total = 0u64;
     let mut steps = Vec::with_capacity(patch.hunks.len());
-    for (((hunk, ps), mode), source) in patch.hunks.iter().zip(all).zip(modes).zip(ids) {
+    for (hunk, ps) in patch.hunks.iter().zip(all) {
         let mut ps = ps.into_iter();
         let first = ps.next().expect("every hunk has a path");
         steps.push(match hunk {
@@ -168,30 +255,56 @@ pub fn preflight(cwd: &Path, patch: &Patch<'_>) -> Result<Plan, PatchError> {
                 }
             }
             Hunk::Delete { .. } => {
-                let original = read_source(&first)?;
-                text::decode(&original, &paths::shown(&first.rel))?;
-                Step::Delete { path: first, source }
+                // No content is read: any regular file can be deleted, whatever its size or encoding.
+                let stamp = stat_source(root, &first)?;
+                Step::Delete { path: first, stamp }
+            }
+            Hunk::Update { chunks, .. } if chunks.is_empty() => {
+                let stamp = stat_source(root, &first)?;
+                let to = ps.next().expect("the parser allows no chunks only with a Move");
+                Step::Move {
+                    from: first,
+                    to,
+                    rewrite: None,
+                    stamp,
+                }
             }
             Hunk::Update { chunks, .. } => {
-                let original = read_source(&first)?;
-                let content = updated(&first, &original, chunks)?;
+                let (old, stamp) = read_source(root, &first, true, &mut total)?;
+                let new = updated(&first, &old, chunks)?;
+                let rewrite = Rewrite { old, new };
                 match ps.next() {
                     Some(to) => Step::Move {
                         from: first,
                         to,
-                        content,
-                        source,
-                        mode,
+                        rewrite: Some(rewrite),
+                        stamp,
                     },
                     None => Step::Update {
                         path: first,
-                        content,
-                        source,
-                        mode,
+                        rewrite,
+                        stamp,
                     },
                 }
             }
         });
     }
     Ok(Plan { steps })
+}
+
+/// The stamp of a source that is renamed or removed without being read (through the handles beneath the root).
+fn stat_source(root: &mut Root, p: &PatchPath) -> Result<Stamp, PatchError> {
+    match root.stat(&p.rel) {
+        Ok(Some(st)) if st.is_file() => Ok(st),
+        Ok(Some(_)) => Err(must_be_source(p, Found::Other).unwrap_err()),
+        Ok(None) => Err(must_be_source(p, Found::Missing).unwrap_err()),
+        Err(e) => Err(PatchError::no_change(
+            "read-failed",
+            format!(
+                "path could not be inspected ({}): '{}'",
+                errno_name(&e),
+                paths::shown(&p.rel)
+            ),
+        )),
+    }
 }

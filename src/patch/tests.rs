@@ -4,7 +4,8 @@
 use super::*;
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::io::Write as _;
+use std::os::unix::fs::{symlink, MetadataExt as _, PermissionsExt};
 use std::sync::atomic::AtomicBool;
 
 /// Everything under a folder: relative path -> (kind, bytes, mode).
@@ -288,7 +289,7 @@ fn content_refusals() {
     put(r, "cr.txt", b"a\rb\r");
     put(r, "mixed.txt", b"a\r\nb\n");
     assert_eq!(
-        refused(r, "*** Delete File: bin.dat\n"),
+        refused(r, "*** Update File: bin.dat\n-a\n+b\n"),
         "apply_patch failed (no-change): non-UTF-8 source: 'bin.dat'. This tool edits UTF-8 text files only"
     );
     assert_eq!(
@@ -355,13 +356,15 @@ fn abort_before_anything_changes_nothing() {
 fn abort_after_staging_removes_the_temp_files() {
     let d = ws();
     put(d.path(), "f", b"x\n");
+    let mut root = beneath::Root::open(d.path()).unwrap();
     let plan = preflight::preflight(
         d.path(),
-        &parser::parse(&envelope("*** Update File: f\n-x\n+y\n")).unwrap(),
+        &mut root,
+        &parser::parse(&envelope("*** Update File: f\n-x\n+y\n*** Add File: g/h\n+new\n")).unwrap(),
     )
     .unwrap();
     let before = snapshot(d.path());
-    let err = commit::stage_and_commit(&plan, &AtomicBool::new(true), Faults::NONE).unwrap_err();
+    let err = commit::stage_and_commit(&mut root, &plan, &AtomicBool::new(true), Faults::NONE).unwrap_err();
     assert_eq!(err.to_string(), "apply_patch failed (no-change): aborted");
     assert_eq!(snapshot(d.path()), before);
 }
@@ -448,7 +451,8 @@ fn a_step_that_failed_after_taking_effect_is_found_by_rereading() {
 fn half_done_move_is_unknown() {
     let d = ws();
     put(d.path(), "x.txt", b"x\n");
-    // Steps: mkdir dst (1), rename to dst (2), unlink source (3).
+    // Steps: mkdir dst (1), rename to dst (2), rewrite in place (3): the failed rewrite is put back at once, so
+    // the file is moved but still holds its old content.
     let err = faulty(
         d.path(),
         "*** Update File: x.txt\n*** Move to: dst/y.txt\n-x\n+y\n",
@@ -463,8 +467,8 @@ fn half_done_move_is_unknown() {
         "apply_patch failed (unknown); committed: none; reread: x.txt, dst/y.txt; filesystem commit failed (EACCES)"
     );
     assert_eq!(err.outcome, Outcome::Unknown);
-    assert_eq!(read(d.path(), "x.txt"), b"x\n");
-    assert_eq!(read(d.path(), "dst/y.txt"), b"y\n");
+    assert!(!d.path().join("x.txt").exists());
+    assert_eq!(read(d.path(), "dst/y.txt"), b"x\n");
 }
 
 #[test]
@@ -528,6 +532,22 @@ fn fault_spec_grammar() {
     );
     assert_eq!(Faults::parse("commit:x:1"), Faults::NONE);
     assert_eq!(Faults::parse("other:1:1"), Faults::NONE);
+    assert_eq!(
+        Faults::parse("crash:2"),
+        Faults {
+            crash_at: Some(2),
+            ..Faults::NONE
+        }
+    );
+    assert_eq!(
+        Faults::parse("cleanup:1:5"),
+        Faults {
+            cleanup_at: Some(1),
+            errno: 5,
+            ..Faults::NONE
+        }
+    );
+    assert_eq!(Faults::parse("crash:x"), Faults::NONE);
 }
 
 #[test]
@@ -918,4 +938,492 @@ fn parser_fuzz_never_panics() {
         iters < 1000 || parsed_ok * 4 > iters,
         "only {parsed_ok} of {iters} inputs parsed"
     );
+}
+
+// ---- Issue 13: size limits, containment under a symlink swap, in-place updates, recovery, smaller fixes ----
+
+/// Runs `f` with lowered size limits (per file, per patch) on this thread.
+fn with_limits<T>(source: u64, total: u64, f: impl FnOnce() -> T) -> T {
+    preflight::TEST_LIMITS.with(|c| c.set(Some(preflight::Limits { source, total })));
+    let out = f();
+    preflight::TEST_LIMITS.with(|c| c.set(None));
+    out
+}
+
+#[test]
+fn sources_over_the_size_limits_are_refused_before_reading() {
+    let d = ws();
+    let r = d.path();
+    put(r, "at.txt", &b"x\n".repeat(50)); // 100 bytes: exactly the per-file limit
+    put(r, "over.txt", &b"x\n".repeat(50));
+    fs::OpenOptions::new()
+        .append(true)
+        .open(r.join("over.txt"))
+        .unwrap()
+        .write_all(b"y")
+        .unwrap(); // 101
+    put(r, "b.txt", &b"x\n".repeat(40)); // 80 bytes
+    let before = snapshot(r);
+    with_limits(100, 180, || {
+        let e = apply_with(
+            r,
+            &envelope("*** Update File: over.txt\n@@\n-y\n+z\n"),
+            &AtomicBool::new(false),
+            Faults::NONE,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "apply_patch failed (no-change): source too large: 'over.txt' is 101 bytes; the limit is 100 bytes (0 MiB). Edit it with a shell tool instead, or split the patch"
+        );
+        assert_eq!(e.code, "source-too-large");
+        assert_eq!(snapshot(r), before);
+        // 100 + 80 = 180 bytes in one patch is at both limits: applied.
+        ok(r, "*** Update File: at.txt\n@@\n+z\n*** Update File: b.txt\n@@\n+z\n");
+        put(r, "at.txt", &b"x\n".repeat(50));
+        put(r, "b.txt", &b"x\n".repeat(40));
+        put(r, "c.txt", b"x\n");
+        let before = snapshot(r);
+        let e = apply_with(
+            r,
+            &envelope(
+                "*** Update File: at.txt\n@@\n+z\n*** Update File: b.txt\n@@\n+z\n*** Update File: c.txt\n-x\n+z\n",
+            ),
+            &AtomicBool::new(false),
+            Faults::NONE,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "apply_patch failed (no-change): source too large: 'c.txt' brings the sources this patch reads to 182 bytes; the limit is 180 bytes (0 MiB). Edit it with a shell tool instead, or split the patch"
+        );
+        assert_eq!(snapshot(r), before);
+    });
+    // The real limit, from metadata: a sparse file one byte over 128 MiB is refused without being read.
+    let f = fs::File::create(r.join("huge.txt")).unwrap();
+    f.set_len(preflight::MAX_SOURCE_BYTES + 1).unwrap();
+    let e = apply_with(
+        r,
+        &envelope("*** Update File: huge.txt\n-x\n+y\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "source-too-large");
+    assert!(e.reason.contains("the limit is 134217728 bytes (128 MiB)"), "{e}");
+}
+
+#[test]
+fn delete_reads_no_content() {
+    let d = ws();
+    let r = d.path();
+    put(r, "bin.dat", b"\x00\xff\xfe");
+    let f = fs::File::create(r.join("huge.bin")).unwrap();
+    f.set_len(4 * preflight::MAX_SOURCE_BYTES).unwrap(); // sparse, 512 MiB
+    with_limits(1, 1, || ok(r, "*** Delete File: bin.dat\n*** Delete File: huge.bin\n"));
+    assert!(!r.join("bin.dat").exists());
+    assert!(!r.join("huge.bin").exists());
+}
+
+#[test]
+fn pure_move_is_a_rename() {
+    let d = ws();
+    let r = d.path();
+    put(r, "a/bin.dat", b"\x00\xff binary stays as it is");
+    let ino = fs::metadata(r.join("a/bin.dat")).unwrap().ino();
+    let applied = ok(r, "*** Update File: a/bin.dat\n*** Move to: b/c/moved.dat\n");
+    assert_eq!(applied.text(), "Applied patch:\n- move a/bin.dat -> b/c/moved.dat");
+    assert!(!r.join("a/bin.dat").exists());
+    assert_eq!(read(r, "b/c/moved.dat"), b"\x00\xff binary stays as it is");
+    assert_eq!(fs::metadata(r.join("b/c/moved.dat")).unwrap().ino(), ino);
+    // Without a Move, an Update still needs a chunk.
+    assert_eq!(
+        refused(r, "*** Update File: b/c/moved.dat\n"),
+        "apply_patch failed (no-change): invalid hunk at line 2, Update file hunk for path 'b/c/moved.dat' is empty"
+    );
+}
+
+#[test]
+fn update_keeps_inode_hard_links_owner_and_xattrs() {
+    use std::os::unix::fs::MetadataExt as _;
+    let d = ws();
+    let r = d.path();
+    put(r, "f.txt", b"one\ntwo\n");
+    fs::hard_link(r.join("f.txt"), r.join("link.txt")).unwrap();
+    let before = fs::metadata(r.join("f.txt")).unwrap();
+    let c = std::ffi::CString::new(r.join("f.txt").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid path and buffers.
+    let xattr = unsafe { libc::setxattr(c.as_ptr(), c"user.pct".as_ptr(), b"kept".as_ptr().cast(), 4, 0) } == 0;
+    // As root: give the file to another user, as in the issue (an update must not make it root's).
+    let owned = unsafe { libc::chown(c.as_ptr(), 4242, 4343) } == 0;
+    ok(r, "*** Update File: f.txt\n one\n-two\n+TWO\n+three\n");
+    ok(r, "*** Update File: f.txt\n-TWO\n-three\n+2\n"); // shrinks: truncated in place
+    let after = fs::metadata(r.join("f.txt")).unwrap();
+    assert_eq!(
+        (after.dev(), after.ino(), after.nlink()),
+        (before.dev(), before.ino(), 2)
+    );
+    assert_eq!(read(r, "link.txt"), b"one\n2\n");
+    assert_eq!(after.mode(), before.mode());
+    if owned {
+        assert_eq!((after.uid(), after.gid()), (4242, 4343));
+    }
+    if xattr {
+        let mut buf = [0u8; 16];
+        // SAFETY: valid path and buffer.
+        let n = unsafe { libc::getxattr(c.as_ptr(), c"user.pct".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        assert_eq!(&buf[..n.max(0) as usize], b"kept");
+    }
+    assert!(
+        owned || xattr || unsafe { libc::geteuid() } != 0,
+        "neither chown nor xattrs could be exercised"
+    );
+}
+
+#[test]
+fn a_folder_swapped_for_a_symlink_after_preflight_is_not_followed() {
+    let d = ws();
+    let outside = ws();
+    let r = d.path().to_path_buf();
+    put(&r, "sub/f.txt", b"inside\n");
+    put(outside.path(), "f.txt", b"inside\n");
+    let out_before = snapshot(outside.path());
+    for body in [
+        "*** Update File: sub/f.txt\n-inside\n+changed\n",
+        "*** Add File: sub/new.txt\n+x\n",
+        "*** Delete File: sub/f.txt\n",
+        "*** Update File: sub/f.txt\n*** Move to: moved.txt\n",
+        "*** Add File: sub/deeper/new.txt\n+x\n",
+    ] {
+        // Restore the real folder, then swap it for the symlink right before the commit.
+        let _ = fs::remove_file(r.join("sub"));
+        if r.join("real-sub").exists() {
+            fs::rename(r.join("real-sub"), r.join("sub")).unwrap();
+        }
+        let (rr, op) = (r.clone(), outside.path().to_path_buf());
+        commit::BEFORE_COMMIT.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                fs::rename(rr.join("sub"), rr.join("real-sub")).unwrap();
+                symlink(&op, rr.join("sub")).unwrap();
+            }))
+        });
+        let e = apply_with(&r, &envelope(body), &AtomicBool::new(false), Faults::NONE);
+        commit::BEFORE_COMMIT.with(|h| *h.borrow_mut() = None);
+        let e = e.unwrap_err();
+        // Nothing was applied; an Add's temp file staged in the real folder before the swap is reported.
+        assert!(
+            e.to_string().contains("committed: none") || e.outcome == Outcome::NoChange,
+            "{body}: {e}"
+        );
+        assert!(
+            e.to_string().contains("(ELOOP)") || e.to_string().contains("(EXDEV)"),
+            "{body}: {e}"
+        );
+        assert_eq!(snapshot(outside.path()), out_before, "{body}: wrote outside: {e}");
+        assert_eq!(read(&r, "real-sub/f.txt"), b"inside\n", "{body}");
+    }
+}
+
+#[test]
+fn symlink_swap_race_never_writes_outside() {
+    // A loop swaps the workspace folder `sub` with a symlink to an outside folder (RENAME_EXCHANGE) for a few
+    // seconds while patches run; nothing may ever land outside. Bounded: stops after 3 s.
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let d = ws();
+    let outside = ws();
+    let r = d.path().to_path_buf();
+    put(&r, "sub/f.txt", b"0\n");
+    put(outside.path(), "f.txt", b"0\n");
+    symlink(outside.path(), r.join("swap")).unwrap();
+    let out_before = snapshot(outside.path());
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps, r) = (stop.clone(), swaps.clone(), r.clone());
+        std::thread::spawn(move || {
+            let a = std::ffi::CString::new(r.join("sub").into_os_string().into_encoded_bytes()).unwrap();
+            let b = std::ffi::CString::new(r.join("swap").into_os_string().into_encoded_bytes()).unwrap();
+            while !stop.load(Ordering::SeqCst) {
+                // SAFETY: valid paths.
+                unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    // At least 3 s and 200 patches (other tests hold the process lock at times), at most 20 s.
+    let start = std::time::Instant::now();
+    let (mut applied, mut refused_n, mut i) = (0, 0, 0u64);
+    while (start.elapsed().as_secs() < 3 || applied + refused_n < 200) && start.elapsed().as_secs() < 20 {
+        i += 1;
+        let body = format!(
+            "*** Add File: sub/n{i}.txt\n+x\n*** Update File: sub/f.txt\n@@\n-{}\n+{}\n",
+            applied_value(&r),
+            i
+        );
+        match apply_with(&r, &envelope(&body), &AtomicBool::new(false), Faults::NONE) {
+            Ok(_) => applied += 1,
+            Err(_) => refused_n += 1,
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    swapper.join().unwrap();
+    eprintln!(
+        "symlink swap race: {applied} applied, {refused_n} refused, {} swaps",
+        swaps.load(Ordering::Relaxed)
+    );
+    assert_eq!(
+        snapshot(outside.path()),
+        out_before,
+        "a patch wrote outside the workspace"
+    );
+    assert!(
+        applied > 0,
+        "no patch got through: the race did not exercise the commit"
+    );
+}
+
+/// The current content line of `sub/f.txt` wherever the real folder is at the moment (`sub` or `swap`).
+fn applied_value(r: &Path) -> String {
+    for dir in ["sub", "swap"] {
+        let p = r.join(dir);
+        if fs::symlink_metadata(&p).map(|m| m.is_dir()).unwrap_or(false) {
+            if let Ok(s) = fs::read_to_string(p.join("f.txt")) {
+                return s.trim().to_string();
+            }
+        }
+    }
+    "0".to_string()
+}
+
+#[test]
+fn a_file_changed_after_preflight_is_left_as_it_is() {
+    let d = ws();
+    let r = d.path().to_path_buf();
+    put(&r, "a.txt", b"a\n");
+    put(&r, "b.txt", b"b\n");
+    let rr = r.clone();
+    commit::BEFORE_COMMIT.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || {
+            fs::write(rr.join("b.txt"), b"someone else\n").unwrap();
+        }))
+    });
+    let e = apply_with(
+        &r,
+        &envelope("*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap_err();
+    commit::BEFORE_COMMIT.with(|h| *h.borrow_mut() = None);
+    assert_eq!(
+        e.to_string(),
+        "apply_patch failed (partial); committed: update a.txt; reread: none; 'b.txt' was changed by another program after this patch read it and was left as it is. Re-read it and send the rest of the patch again"
+    );
+    assert_eq!(e.code, "source-changed");
+    assert_eq!(read(&r, "b.txt"), b"someone else\n");
+    assert_eq!(read(&r, "a.txt"), b"A\n");
+    assert_no_temp_files(&r);
+}
+
+#[test]
+fn folders_created_for_a_failed_step_are_removed() {
+    let d = ws();
+    let r = d.path();
+    let before = snapshot(r);
+    // Steps: mkdir new/deep (1), rename into it (2) fails.
+    let e = faulty(
+        r,
+        "*** Add File: new/deep/a.txt\n+a\n",
+        Faults {
+            commit_at: Some(2),
+            errno: libc::EIO,
+            ..Faults::NONE
+        },
+    );
+    assert_eq!(
+        e.to_string(),
+        "apply_patch failed (no-change): filesystem commit failed (EIO) at 'new/deep/a.txt'; nothing was changed"
+    );
+    assert_eq!(snapshot(r), before);
+    // A folder a committed operation lives in stays.
+    let e = faulty(
+        r,
+        "*** Add File: new/a.txt\n+a\n*** Add File: new/b/c.txt\n+c\n",
+        Faults {
+            commit_at: Some(4),
+            errno: libc::EIO,
+            ..Faults::NONE
+        },
+    );
+    assert_eq!(e.outcome, Outcome::Partial);
+    assert!(r.join("new/a.txt").exists());
+    assert!(!r.join("new/b").exists());
+}
+
+#[test]
+fn a_temp_file_that_cannot_be_removed_is_reported() {
+    let d = ws();
+    let r = d.path();
+    let faults = Faults {
+        commit_at: Some(1),
+        cleanup_at: Some(1),
+        errno: libc::EIO,
+        ..Faults::NONE
+    };
+    let e = apply_with(
+        r,
+        &envelope("*** Add File: a.txt\n+a\n"),
+        &AtomicBool::new(false),
+        faults,
+    )
+    .unwrap_err();
+    let left: Vec<String> = fs::read_dir(r)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".pct-patch-") && n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "apply_patch failed (partial); committed: none; reread: none; filesystem commit failed (EIO); left behind (delete them): {}",
+            left[0]
+        )
+    );
+}
+
+#[test]
+fn a_path_longer_than_path_max_is_refused_in_preflight() {
+    let d = ws();
+    let r = d.path();
+    let before = snapshot(r);
+    let long = "d/".repeat(2100) + "f.txt";
+    let e = refused(r, &format!("*** Add File: {long}\n+x\n"));
+    assert!(e.starts_with("apply_patch failed (no-change): path too long: '"), "{e}");
+    assert_eq!(snapshot(r), before);
+}
+
+#[test]
+fn an_interrupted_rewrite_is_put_back_by_the_next_patch() {
+    let d = ws();
+    let r = d.path();
+    put(r, "a.txt", b"old line one\nold line two\n");
+    put(r, "b.txt", b"b new\n"); // finished before the crash
+    put(r, "c.txt", b"c changed by the user since\n");
+    put(r, "real/d.txt", b"d old\n");
+    // An Add's staged temp file the crashed patch never renamed, and a user file the journal names (never ours).
+    put(r, "sub/.pct-patch-crashed-1.tmp", b"staged\n");
+    put(r, "sub/keep.tmp", b"mine\n");
+    symlink(r.join("real"), r.join("d")).unwrap(); // d/d.txt now goes through a symlink: never followed
+    {
+        let mut root = beneath::Root::open(r).unwrap();
+        let entries = [
+            journal::Entry {
+                rel: "a.txt",
+                old: b"old line one\nold line two\n",
+                new: b"NEW\n",
+            },
+            journal::Entry {
+                rel: "b.txt",
+                old: b"b old\n",
+                new: b"b new\n",
+            },
+            journal::Entry {
+                rel: "c.txt",
+                old: b"c old\n",
+                new: b"c new\n",
+            },
+            journal::Entry {
+                rel: "d/d.txt",
+                old: b"d old\n",
+                new: b"d new\n",
+            },
+        ];
+        // The journal is written, then the process "dies" (its handle and lock go away, the file stays) while
+        // a.txt is half rewritten: NEW\n over the start, the old tail still there.
+        let j = journal::write(
+            &mut root,
+            "crashed",
+            &["sub/.pct-patch-crashed-1.tmp", "sub/keep.tmp"],
+            &entries,
+        )
+        .unwrap()
+        .unwrap();
+        std::mem::drop(j);
+    }
+    fs::write(r.join("a.txt"), b"NEW\nline one\nold line two\n").unwrap();
+    let e = apply_with(
+        r,
+        &envelope("*** Add File: z.txt\n+z\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "apply_patch failed (no-change): an earlier apply_patch was interrupted while writing; restored to their content before it: a.txt; changed since and left as they are: c.txt, d/d.txt. Nothing of this patch was applied: re-read these files, then send it again"
+    );
+    assert_eq!(read(r, "a.txt"), b"old line one\nold line two\n");
+    assert_eq!(read(r, "b.txt"), b"b new\n");
+    assert_eq!(read(r, "c.txt"), b"c changed by the user since\n");
+    assert_eq!(read(r, "real/d.txt"), b"d old\n");
+    assert!(!r.join("sub/.pct-patch-crashed-1.tmp").exists());
+    assert_eq!(read(r, "sub/keep.tmp"), b"mine\n");
+    assert!(!r.join(".pct-patch-crashed.journal").exists());
+    ok(r, "*** Add File: z.txt\n+z\n");
+}
+
+#[test]
+fn a_user_file_named_like_a_journal_is_kept() {
+    let d = ws();
+    let r = d.path();
+    put(r, ".pct-patch-mine.journal", b"my notes\n");
+    apply_with(
+        r,
+        &envelope("*** Add File: z.txt\n+z\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap();
+    assert_eq!(read(r, ".pct-patch-mine.journal"), b"my notes\n");
+}
+
+#[test]
+fn a_live_journal_of_another_patch_is_not_touched() {
+    let d = ws();
+    let r = d.path();
+    put(r, "a.txt", b"NEWold\n");
+    let mut root = beneath::Root::open(r).unwrap();
+    let j = journal::write(
+        &mut root,
+        "live",
+        &[],
+        &[journal::Entry {
+            rel: "a.txt",
+            old: b"old\n",
+            new: b"NEW\n",
+        }],
+    )
+    .unwrap()
+    .unwrap();
+    // Held (locked) by "another patch": recovery must leave it and its file alone.
+    apply_with(
+        r,
+        &envelope("*** Add File: z.txt\n+z\n"),
+        &AtomicBool::new(false),
+        Faults::NONE,
+    )
+    .unwrap();
+    assert_eq!(read(r, "a.txt"), b"NEWold\n");
+    assert!(r.join(".pct-patch-live.journal").exists());
+    assert!(j.finish(&mut root).is_none());
 }
