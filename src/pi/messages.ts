@@ -14,3 +14,8 @@ export function configErrorMessage(code: string, detail: string | undefined, has
 	const ending = hasLastKnownGood ? "using last known good settings." : "using all-off defaults.";
 	return `Pi Codex Toolkit config error: ${describeConfigError(code, detail)}; ${ending}`;
 }
+
+/** The message of a caught value (an Error's message, anything else as text), for error strings shown to the model. */
+export function errorText(e: unknown): string {
+	return e instanceof Error ? e.message : String(e);
+}

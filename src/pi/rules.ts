@@ -3,16 +3,26 @@
  * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { EffectiveConfig } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
+import type { DiagnosticsRecord, FindToolsParams, FindToolsResult, ModelRef, RuleDef, RulesInput, RulesProjection, ToolEntry } from "./rules-types.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 
-/** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
+/**
+ * Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion,
+ * bench/rules.mjs); the shapes are in ./rules-types.ts.
+ */
 const call = {
-	resolve: (input: any) => JSON.parse(native.rulesResolve(JSON.stringify(input))),
-	status: (input: any): string => native.rulesStatusText(JSON.stringify(input)),
-	preview: (input: any): string => native.rulesPreviewText(JSON.stringify(input)),
-	find: (input: any, params: any) => JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))),
+	resolve: (input: RulesInput): RulesProjection => JSON.parse(native.rulesResolve(JSON.stringify(input))) as RulesProjection,
+	status: (input: RulesInput): string => native.rulesStatusText(JSON.stringify(input)),
+	preview: (input: RulesInput): string => native.rulesPreviewText(JSON.stringify(input)),
+	find: (input: RulesInput, params: FindToolsParams | undefined): FindToolsResult =>
+		JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))) as FindToolsResult,
 };
+
+/** The model fields a decision reads (Pi's `Model` has these among many others). */
+type ModelLike = { provider?: string; id?: string; api?: string };
 
 /** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
 // Read at import: guarded so a missing engine leaves the module loadable (src/pi/unavailable.ts takes over).
@@ -21,7 +31,7 @@ export const DIAGNOSTICS_CHANNEL: string = nativeLoad.ok ? native.rulesDiagnosti
 /** What the core keeps between syncs (owned by the Toolkit instance). */
 export interface RulesState {
 	/** The current model as last seen from ctx / model_select. */
-	model: any;
+	model: ModelLike | undefined;
 	/** Whether the last context had a dialog-capable UI (nested approval transport). */
 	hasUI: boolean;
 	/** Builtins this extension hid (only those are ever restored). */
@@ -33,9 +43,9 @@ export interface RulesState {
 	/** Adapters code cells may call under the last committed sync. */
 	nested: Set<string>;
 	/** The last committed diagnostics record (re-emitted with cleanupPending on a rejected apply). */
-	lastRecord: any;
+	lastRecord: DiagnosticsRecord | null;
 	/** The last projection (for status / tests). */
-	last: any;
+	last: RulesProjection | null;
 }
 
 export function newRulesState(): RulesState {
@@ -44,9 +54,9 @@ export function newRulesState(): RulesState {
 
 /** The parts of the Toolkit the snapshot reads. */
 export interface RulesHost {
-	pi: any;
+	pi: ExtensionAPI;
 	identities: Set<string>;
-	config(): any;
+	config(): EffectiveConfig;
 	configPath: string;
 	revision: string | null;
 	lastError: { code: string; detail?: string } | null;
@@ -60,7 +70,7 @@ export interface RulesHost {
 /** Whether Shell's manager or Code Mode's cells still have cleanup to finish (reported in the diagnostics record). */
 function cleanupPending(host: RulesHost): boolean {
 	try {
-		const m: any = host.shared?.get("shell");
+		const m = host.shared?.get("shell") as { status?: () => { cleanupPending?: boolean } } | undefined;
 		const code = host.shared?.get("code.cleanupPending") as (() => boolean) | undefined;
 		return !!m?.status?.().cleanupPending || !!code?.();
 	} catch {
@@ -81,7 +91,7 @@ function applyError(host: RulesHost): string | null {
 }
 
 /** Remembers what a Pi context tells us about the model and the UI. */
-export function observe(host: RulesHost, ctx?: any, model?: any): void {
+export function observe(host: RulesHost, ctx?: Pick<ExtensionContext, "hasUI"> & { model?: ModelLike }, model?: ModelLike): void {
 	if (model) host.rules.model = model;
 	else if (ctx && "model" in ctx) host.rules.model = ctx.model;
 	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
@@ -91,13 +101,14 @@ export function observe(host: RulesHost, ctx?: any, model?: any): void {
  * `getAllTools()` reduced to {name, source[, description]}; our own registrations report the first identity.
  * Descriptions (often kilobytes each) are only sent for find_tools, and only ours: the managed set is ours.
  */
-function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): any[] {
-	const out: any[] = [];
-	for (const t of host.pi.getAllTools() as any[]) {
-		const info = t.sourceInfo ?? {};
-		const ours = ids.has(info.path);
+function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): ToolEntry[] {
+	const out: ToolEntry[] = [];
+	for (const t of host.pi.getAllTools()) {
+		// Pi 0.87 and 1.x both set sourceInfo; stay tolerant of a tool registered without one.
+		const info: { path?: string; source?: string } = t.sourceInfo ?? {};
+		const ours = info.path !== undefined && ids.has(info.path);
 		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
-		const entry: any = { name: t.name, source };
+		const entry: ToolEntry = { name: t.name, source };
 		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
 		out.push(entry);
 	}
@@ -105,13 +116,13 @@ function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescr
 }
 
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
-export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}, withDescriptions = false): any {
+export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, withDescriptions = false): RulesInput {
 	const ids = host.identities;
 	const identity = [...ids][0] ?? "";
 	const m = host.rules.model;
 	return {
 		config: host.config(),
-		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
+		model: m ? ({ provider: m.provider, id: m.id, api: m.api } satisfies ModelRef) : null,
 		tools: toolList(host, ids, identity, withDescriptions),
 		identity,
 		activeNow: host.pi.getActiveTools(),
@@ -130,7 +141,7 @@ export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {
 	};
 }
 
-function emit(host: RulesHost, record: any): void {
+function emit(host: RulesHost, record: DiagnosticsRecord): void {
 	try {
 		host.pi.events?.emit?.(DIAGNOSTICS_CHANNEL, record);
 	} catch {
@@ -144,12 +155,12 @@ function emit(host: RulesHost, record: any): void {
  * again with `cleanupPending: true`.
  */
 export function syncRules(host: RulesHost): void {
-	let out: any;
+	let out: RulesProjection;
 	try {
 		out = call.resolve(snapshot(host));
 		if (out.changed) host.pi.setActiveTools(out.active);
-	} catch (e: any) {
-		host.applyError = String(e?.message ?? e);
+	} catch (e: unknown) {
+		host.applyError = e instanceof Error ? e.message : String(e);
 		if (host.rules.lastRecord) emit(host, { ...host.rules.lastRecord, cleanupPending: true });
 		return;
 	}
@@ -171,18 +182,21 @@ export function resetSessionLoads(host: RulesHost): void {
 /** `/pct status` text (with the features' own status lines). */
 export function rulesStatus(host: RulesHost): string {
 	const extraLines: Record<string, string[]> = {};
-	if (host.shared?.get("shell")) extraLines.shellSessions = shellStatusLines(host as any);
+	if (host.shared?.get("shell")) extraLines.shellSessions = shellStatusLines({ shared: host.shared });
 	return call.status(snapshot(host, { extraLines }));
 }
 
 /** The rules editor's "Preview current model" for a draft rules list. */
-export function rulesPreview(host: RulesHost, draftRules: any[]): string {
+export function rulesPreview(host: RulesHost, draftRules: RuleDef[]): string {
 	const cfg = { ...host.config(), execution: { version: 1, rules: draftRules } };
 	return call.preview(snapshot(host, { config: cfg }));
 }
 
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
-export function findTools(host: RulesHost, params: any): { text: string; details: any } {
+export function findTools(
+	host: RulesHost,
+	params: FindToolsParams | undefined,
+): { text: string; details: Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected"> } {
 	const out = call.find(snapshot(host, {}, true), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;

@@ -12,6 +12,7 @@ import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
+import { errorText } from "../messages.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -151,8 +152,8 @@ export function register(host: ToolkitHost): void {
 		if (req.phase === "lock") {
 			try {
 				return await lock(req.paths ?? []);
-			} catch (e: any) {
-				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${e?.message ?? String(e)}` };
+			} catch (e: unknown) {
+				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${errorText(e)}` };
 			}
 		}
 		if (req.phase === "unlock") {
@@ -201,11 +202,11 @@ export function register(host: ToolkitHost): void {
 			if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
 			if (!nestedAdmitted("apply_patch")) return disabled();
 			return { allow: true };
-		} catch (e: any) {
+		} catch (e: unknown) {
 			return {
 				allow: false,
 				code: req.phase === "approval" ? "approval-unavailable" : "policy-denied",
-				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${String(e?.message ?? e)}); nothing was started.`,
+				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${errorText(e)}); nothing was started.`,
 			};
 		}
 	}
@@ -312,9 +313,9 @@ export function register(host: ToolkitHost): void {
 				const r = manager ? await manager.cleanup() : { ok: true as const };
 				cleanupPending = r.ok !== true;
 				cleanupMessage = "message" in r ? String(r.message ?? "") : "";
-			} catch (e: any) {
+			} catch (e: unknown) {
 				cleanupPending = true;
-				cleanupMessage = String(e?.message ?? e);
+				cleanupMessage = errorText(e);
 			} finally {
 				releaseLeases();
 				cleanupRun = null;
