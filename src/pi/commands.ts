@@ -4,9 +4,10 @@
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Toolkit } from "./toolkit.ts";
+import type { EffectiveConfig, ExecutionRule } from "../../index.js";
 import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
-import { observe, rulesPreview } from "./rules.ts";
+import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
 
 type Ctx = ExtensionCommandContext;
@@ -105,8 +106,8 @@ async function pick(ctx: Ctx, title: string, options: string[], apply: (v: strin
 }
 
 /** Executor candidates: OpenAI / OpenAI Codex models from Pi's model registry. */
-async function pickExecutor(ctx: Ctx, _draft: any, set: (p: string, v: unknown) => void): Promise<void> {
-	const all: any[] = ctx.modelRegistry?.getAll?.() ?? [];
+async function pickExecutor(ctx: Ctx, _draft: Record<string, unknown>, set: (p: string, v: unknown) => void): Promise<void> {
+	const all = ctx.modelRegistry?.getAll?.() ?? [];
 	const candidates = all.filter((m) => m.provider === "openai" || m.provider === "openai-codex");
 	const labels = ["none", ...candidates.map((m) => `${m.provider}/${m.id}`)];
 	const v = await ctx.ui.select("Web Search executor", labels);
@@ -116,17 +117,17 @@ async function pickExecutor(ctx: Ctx, _draft: any, set: (p: string, v: unknown) 
 	set("webSearch.sidecarModel", { provider: m.provider, model: m.id, thinkingLevel: "auto" });
 }
 
-async function pickEffort(ctx: Ctx, sm: any, set: (p: string, v: unknown) => void): Promise<void> {
+async function pickEffort(ctx: Ctx, sm: EffectiveConfig["webSearch"]["sidecarModel"], set: (p: string, v: unknown) => void): Promise<void> {
 	if (!sm) return say(ctx, "Choose a Web Search executor first.", "warning");
 	const options = sm.provider === "openai" ? ["auto"] : THINKING;
 	await pick(ctx, "Web Search executor effort", options, (v) => set("webSearch.sidecarModel", { ...sm, thinkingLevel: v }));
 }
 
 /** One edit through the Rust rules editor; a refusal (e.g. a duplicate id) is shown and changes nothing. */
-function edit(ctx: Ctx, rules: any[], action: Parameters<typeof native.rulesEditorApply>[1], index?: number, value?: string): any[] {
-	const out = JSON.parse(native.rulesEditorApply(JSON.stringify(rules), action, index, value));
-	if (out.error) {
-		say(ctx, out.error, "error");
+function edit(ctx: Ctx, rules: ExecutionRule[], action: Parameters<typeof native.rulesEditorApply>[1], index?: number, value?: string): ExecutionRule[] {
+	const out = fromJson(native.rulesEditorApply(toJson(rules), action, index, value));
+	if (out.error !== undefined || out.rules === undefined) {
+		say(ctx, out.error ?? "The rules editor returned no list.", "error");
 		return rules;
 	}
 	return out.rules;
@@ -134,15 +135,15 @@ function edit(ctx: Ctx, rules: any[], action: Parameters<typeof native.rulesEdit
 
 /** The execution-rules editor. A legacy config previews one catch-all rule; opening (and Back without edits)
  * writes nothing, not even into the draft. */
-async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, any>): Promise<Record<string, any>> {
-	const opened = native.rulesEditorRules(JSON.stringify(draft));
-	let rules: any[] = JSON.parse(opened);
+async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, unknown>): Promise<Record<string, unknown>> {
+	const opened = native.rulesEditorRules(toJson(draft));
+	let rules = fromJson(opened);
 	for (;;) {
-		const ruleRows = native.rulesEditorRows(JSON.stringify(rules));
+		const ruleRows = native.rulesEditorRows(toJson(rules));
 		const choice = await ctx.ui.select("Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
 		if (choice === undefined || choice === "Back") {
 			if (JSON.stringify(rules) === opened) return draft;
-			return native.configDraftSet(draft, "execution", { ...(draft.execution ?? {}), version: 1, rules });
+			return native.configDraftSet(draft, "execution", { ...(draft.execution as Record<string, unknown> | undefined), version: 1, rules });
 		}
 		if (choice === "Add rule") rules = edit(ctx, rules, "add");
 		else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
@@ -159,12 +160,12 @@ async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, any>): P
 }
 
 /** What the draft rules would do for the current model (decided by the rules engine). */
-function previewText(tk: Toolkit, ctx: Ctx, rules: any[]): string {
+function previewText(tk: Toolkit, ctx: Ctx, rules: ExecutionRule[]): string {
 	observe(tk, ctx);
 	return rulesPreview(tk, rules);
 }
 
-async function editRule(ctx: Ctx, rules: any[], i: number): Promise<any[]> {
+async function editRule(ctx: Ctx, rules: ExecutionRule[], i: number): Promise<ExecutionRule[]> {
 	for (;;) {
 		const r = rules[i];
 		const choice = await ctx.ui.select(`Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);

@@ -3,16 +3,30 @@
  * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
+import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RulesDecision, RulesInput, RulesTool } from "../../index.js";
 import { native } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 
-/** Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion). */
+/**
+ * JSON text of a `T`, as the addon's rules functions declare it (index.d.ts; docs/napi.md §Typed shapes). Snapshots
+ * and results cross the boundary as JSON text (much cheaper than napi object conversion: bench/rules.mjs); these
+ * two helpers are the only places the text is made or read, so `tsc` checks both ends against the interfaces.
+ */
+export type JsonText<T> = string & { readonly __json?: T };
+export const toJson = <T>(value: T): JsonText<T> => JSON.stringify(value) as JsonText<T>;
+export const fromJson = <T>(text: JsonText<T>): T => JSON.parse(text) as T;
+
 const call = {
-	resolve: (input: any) => JSON.parse(native.rulesResolve(JSON.stringify(input))),
-	status: (input: any): string => native.rulesStatusText(JSON.stringify(input)),
-	preview: (input: any): string => native.rulesPreviewText(JSON.stringify(input)),
-	find: (input: any, params: any) => JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))),
+	resolve: (input: RulesInput): RulesDecision => fromJson(native.rulesResolve(toJson(input))),
+	status: (input: RulesInput): string => native.rulesStatusText(toJson(input)),
+	preview: (input: RulesInput): string => native.rulesPreviewText(toJson(input)),
+	find: (input: RulesInput, params: Record<string, unknown>): FindToolsResult =>
+		fromJson(native.discoveryFindTools(toJson(input), toJson(params ?? {}))),
 };
+
+/** The current model as Pi reports it (`ctx.model`, or the model_select event's model). */
+export type PiModel = ExtensionContext["model"];
 
 /** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
 export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
@@ -20,7 +34,7 @@ export const DIAGNOSTICS_CHANNEL: string = native.rulesDiagnosticsChannel();
 /** What the core keeps between syncs (owned by the Toolkit instance). */
 export interface RulesState {
 	/** The current model as last seen from ctx / model_select. */
-	model: any;
+	model: PiModel;
 	/** Whether the last context had a dialog-capable UI (nested approval transport). */
 	hasUI: boolean;
 	/** Builtins this extension hid (only those are ever restored). */
@@ -32,9 +46,9 @@ export interface RulesState {
 	/** Adapters code cells may call under the last committed sync. */
 	nested: Set<string>;
 	/** The last committed diagnostics record (re-emitted with cleanupPending on a rejected apply). */
-	lastRecord: any;
+	lastRecord: DiagnosticsRecord | null;
 	/** The last projection (for status / tests). */
-	last: any;
+	last: RulesDecision | null;
 }
 
 export function newRulesState(): RulesState {
@@ -43,9 +57,9 @@ export function newRulesState(): RulesState {
 
 /** The parts of the Toolkit the snapshot reads. */
 export interface RulesHost {
-	pi: any;
+	pi: ExtensionAPI;
 	identities: Set<string>;
-	config(): any;
+	config(): EffectiveConfig;
 	configPath: string;
 	revision: string | null;
 	lastError: { code: string; detail?: string } | null;
@@ -59,7 +73,7 @@ export interface RulesHost {
 /** Whether Shell's manager or Code Mode's cells still have cleanup to finish (reported in the diagnostics record). */
 function cleanupPending(host: RulesHost): boolean {
 	try {
-		const m: any = host.shared?.get("shell");
+		const m = host.shared?.get("shell") as InstanceType<typeof native.ShellManager> | undefined;
 		const code = host.shared?.get("code.cleanupPending") as (() => boolean) | undefined;
 		return !!m?.status?.().cleanupPending || !!code?.();
 	} catch {
@@ -68,7 +82,7 @@ function cleanupPending(host: RulesHost): boolean {
 }
 
 /** Remembers what a Pi context tells us about the model and the UI. */
-export function observe(host: RulesHost, ctx?: any, model?: any): void {
+export function observe(host: RulesHost, ctx?: ExtensionContext, model?: PiModel): void {
 	if (model) host.rules.model = model;
 	else if (ctx && "model" in ctx) host.rules.model = ctx.model;
 	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
@@ -78,13 +92,14 @@ export function observe(host: RulesHost, ctx?: any, model?: any): void {
  * `getAllTools()` reduced to {name, source[, description]}; our own registrations report the first identity.
  * Descriptions (often kilobytes each) are only sent for find_tools, and only ours: the managed set is ours.
  */
-function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): any[] {
-	const out: any[] = [];
-	for (const t of host.pi.getAllTools() as any[]) {
-		const info = t.sourceInfo ?? {};
-		const ours = ids.has(info.path);
+function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): RulesTool[] {
+	const out: RulesTool[] = [];
+	for (const t of host.pi.getAllTools()) {
+		// Pi 0.87.1 has no sourceInfo on every entry.
+		const info: Partial<ToolInfo["sourceInfo"]> = t.sourceInfo ?? {};
+		const ours = info.path !== undefined && ids.has(info.path);
 		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
-		const entry: any = { name: t.name, source };
+		const entry: RulesTool = { name: t.name, source };
 		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
 		out.push(entry);
 	}
@@ -92,7 +107,7 @@ function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescr
 }
 
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
-export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {}, withDescriptions = false): any {
+export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, withDescriptions = false): RulesInput {
 	const ids = host.identities;
 	const identity = [...ids][0] ?? "";
 	const m = host.rules.model;
@@ -117,7 +132,7 @@ export function snapshot(host: RulesHost, overrides: Record<string, unknown> = {
 	};
 }
 
-function emit(host: RulesHost, record: any): void {
+function emit(host: RulesHost, record: DiagnosticsRecord): void {
 	try {
 		host.pi.events?.emit?.(DIAGNOSTICS_CHANNEL, record);
 	} catch {
@@ -131,12 +146,12 @@ function emit(host: RulesHost, record: any): void {
  * again with `cleanupPending: true`.
  */
 export function syncRules(host: RulesHost): void {
-	let out: any;
+	let out: RulesDecision;
 	try {
 		out = call.resolve(snapshot(host));
 		if (out.changed) host.pi.setActiveTools(out.active);
-	} catch (e: any) {
-		host.applyError = String(e?.message ?? e);
+	} catch (e: unknown) {
+		host.applyError = e instanceof Error ? e.message : String(e);
 		if (host.rules.lastRecord) emit(host, { ...host.rules.lastRecord, cleanupPending: true });
 		return;
 	}
@@ -158,18 +173,21 @@ export function resetSessionLoads(host: RulesHost): void {
 /** `/pct status` text (with the features' own status lines). */
 export function rulesStatus(host: RulesHost): string {
 	const extraLines: Record<string, string[]> = {};
-	if (host.shared?.get("shell")) extraLines.shellSessions = shellStatusLines(host as any);
+	if (host.shared?.get("shell")) extraLines.shellSessions = shellStatusLines({ shared: host.shared });
 	return call.status(snapshot(host, { extraLines }));
 }
 
 /** The rules editor's "Preview current model" for a draft rules list. */
-export function rulesPreview(host: RulesHost, draftRules: any[]): string {
-	const cfg = { ...host.config(), execution: { version: 1, rules: draftRules } };
+export function rulesPreview(host: RulesHost, draftRules: ExecutionRule[]): string {
+	const cfg = { ...host.config(), execution: { version: 1 as const, rules: draftRules } };
 	return call.preview(snapshot(host, { config: cfg }));
 }
 
+/** `details` of a find_tools result. */
+export type FindToolsDetails = Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected">;
+
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
-export function findTools(host: RulesHost, params: any): { text: string; details: any } {
+export function findTools(host: RulesHost, params: Record<string, unknown>): { text: string; details: FindToolsDetails } {
 	const out = call.find(snapshot(host, {}, true), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;

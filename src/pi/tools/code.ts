@@ -151,8 +151,8 @@ export function register(host: ToolkitHost): void {
 		if (req.phase === "lock") {
 			try {
 				return await lock(req.paths ?? []);
-			} catch (e: any) {
-				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${e?.message ?? String(e)}` };
+			} catch (e: unknown) {
+				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${e instanceof Error ? e.message : String(e)}` };
 			}
 		}
 		if (req.phase === "unlock") {
@@ -201,11 +201,11 @@ export function register(host: ToolkitHost): void {
 			if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
 			if (!nestedAdmitted("apply_patch")) return disabled();
 			return { allow: true };
-		} catch (e: any) {
+		} catch (e: unknown) {
 			return {
 				allow: false,
 				code: req.phase === "approval" ? "approval-unavailable" : "policy-denied",
-				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${String(e?.message ?? e)}); nothing was started.`,
+				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${e instanceof Error ? e.message : String(e)}); nothing was started.`,
 			};
 		}
 	}

@@ -71,7 +71,7 @@ export function resolveShell(): { shell: string; args: string[]; commandTranspor
 }
 
 /** Extra `/pct status` lines for Shell Sessions (composed into the status block by the core). */
-export function shellStatusLines(host: ToolkitHost): string[] {
+export function shellStatusLines(host: Pick<ToolkitHost, "shared">): string[] {
 	const m = host.shared.get("shell") as InstanceType<typeof native.ShellManager> | undefined;
 	const s = m?.status();
 	const lines = ["transport: pipes only, no TTY; a command starts once and is never replayed"];
