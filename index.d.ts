@@ -204,7 +204,7 @@ export interface DiagnosticsRecord {
  * One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
  * rejected, loadedDeferred}`.
  */
-export declare function discoveryFindTools(inputJson: string & { readonly __json?: RulesInput }, requestJson: string & { readonly __json?: Record<string, unknown> }): string & { readonly __json?: FindToolsResult }
+export declare function discoveryFindTools(inputJson: string & { readonly __json: RulesInput }, requestJson: string & { readonly __json: Record<string, unknown> }): string & { readonly __json: FindToolsResult }
 
 /** The effective configuration: defaults filled, unknown fields dropped (docs/spec/toolkit.md §1). */
 export interface EffectiveConfig {
@@ -396,16 +396,16 @@ export declare function rulesDiagnosticsChannel(): string
  * One edit of the `/pct config` rules editor: `index` 0-based, `value` the new id / pattern / flag name. Returns
  * JSON text of `{rules}` (the new list) or `{error}` with the message to show (the list is then unchanged).
  */
-export declare function rulesEditorApply(rulesJson: string & { readonly __json?: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null): string & { readonly __json?: RulesEditResult }
+export declare function rulesEditorApply(rulesJson: string & { readonly __json: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null): string & { readonly __json: RulesEditResult }
 
 /** The editor's rows `N. id  match  P+S+C` for a rules list (JSON text). */
-export declare function rulesEditorRows(rulesJson: string & { readonly __json?: ExecutionRule[] }): Array<string>
+export declare function rulesEditorRows(rulesJson: string & { readonly __json: ExecutionRule[] }): Array<string>
 
 /**
  * The rules the editor opens with (JSON text of a rules list): `execution.rules`, or the catch-all preview
  * of the legacy flags.
  */
-export declare function rulesEditorRules(configJson: string & { readonly __json?: Record<string, unknown> }): string & { readonly __json?: ExecutionRule[] }
+export declare function rulesEditorRules(configJson: string & { readonly __json: Record<string, unknown> }): string & { readonly __json: ExecutionRule[] }
 
 /** One `rulesEditorApply` answer: the new list, or the message to show (the list is then unchanged). */
 export interface RulesEditResult {
@@ -456,16 +456,16 @@ export interface RulesModel {
 }
 
 /** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */
-export declare function rulesPreviewText(inputJson: string & { readonly __json?: RulesInput }): string
+export declare function rulesPreviewText(inputJson: string & { readonly __json: RulesInput }): string
 
 /**
  * One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for
  * `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
  */
-export declare function rulesResolve(inputJson: string & { readonly __json?: RulesInput }): string & { readonly __json?: RulesDecision }
+export declare function rulesResolve(inputJson: string & { readonly __json: RulesInput }): string & { readonly __json: RulesDecision }
 
 /** The complete `/pct status` text for the snapshot (JSON text of a `RulesInput`). */
-export declare function rulesStatusText(inputJson: string & { readonly __json?: RulesInput }): string
+export declare function rulesStatusText(inputJson: string & { readonly __json: RulesInput }): string
 
 /** One `pi.getAllTools()` entry: `source` is `"builtin"` or the registering extension's path. */
 export interface RulesTool {

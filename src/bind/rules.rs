@@ -2,9 +2,10 @@
 //! (fields: src/rules/input.rs). Snapshots and results cross as JSON text: napi's object conversion walks every
 //! property through N-API calls and cost ~10x more than JSON.stringify + serde_json for a 100-tool snapshot
 //! (measured in bench/rules.mjs). The text stays typed: each JSON-text argument and result is declared as
-//! `string & { readonly __json?: T }` naming the interface `T` of what it encodes (the type-only structs below,
+//! `string & { readonly __json: T }` naming the interface `T` of what it encodes (the type-only structs below,
 //! mirroring src/rules/input.rs, src/rules/projection.rs and src/discovery/find.rs), so the glue's typed
-//! `JSON.stringify`/`JSON.parse` helpers (src/pi/rules.ts) are checked by `tsc`. Malformed JSON text is a
+//! `JSON.stringify`/`JSON.parse` helpers (src/pi/rules.ts) are checked by `tsc`. `__json` is a phantom brand, never
+//! present at runtime: it makes `tsc` refuse a plain string or the text of another shape. Malformed JSON text is a
 //! programmer error of the glue: it throws `Error { code: "invalid-input" }`.
 
 use super::guard;
@@ -216,8 +217,8 @@ fn to_json<T: serde::Serialize>(env: &Env, v: &T) -> napi::Result<String> {
 /// `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
 #[napi(
     catch_unwind,
-    ts_args_type = "inputJson: string & { readonly __json?: RulesInput }",
-    ts_return_type = "string & { readonly __json?: RulesDecision }"
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }",
+    ts_return_type = "string & { readonly __json: RulesDecision }"
 )]
 pub fn rules_resolve(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.resolve", || {
@@ -226,7 +227,7 @@ pub fn rules_resolve(env: &Env, input_json: String) -> napi::Result<String> {
 }
 
 /// The complete `/pct status` text for the snapshot (JSON text of a `RulesInput`).
-#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json?: RulesInput }")]
+#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json: RulesInput }")]
 pub fn rules_status_text(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.statusText", || {
         Ok(rules::status_text(&rules_input(env, &input_json)?))
@@ -234,7 +235,7 @@ pub fn rules_status_text(env: &Env, input_json: String) -> napi::Result<String> 
 }
 
 /// The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`).
-#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json?: RulesInput }")]
+#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json: RulesInput }")]
 pub fn rules_preview_text(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.previewText", || {
         Ok(rules::preview_text(&rules_input(env, &input_json)?))
@@ -253,8 +254,8 @@ pub fn rules_glob_match(env: &Env, pattern: String, provider: Option<String>, mo
 /// of the legacy flags.
 #[napi(
     catch_unwind,
-    ts_args_type = "configJson: string & { readonly __json?: Record<string, unknown> }",
-    ts_return_type = "string & { readonly __json?: ExecutionRule[] }"
+    ts_args_type = "configJson: string & { readonly __json: Record<string, unknown> }",
+    ts_return_type = "string & { readonly __json: ExecutionRule[] }"
 )]
 pub fn rules_editor_rules(env: &Env, config_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.editorRules", || {
@@ -265,7 +266,7 @@ pub fn rules_editor_rules(env: &Env, config_json: String) -> napi::Result<String
 /// The editor's rows `N. id  match  P+S+C` for a rules list (JSON text).
 #[napi(
     catch_unwind,
-    ts_args_type = "rulesJson: string & { readonly __json?: ExecutionRule[] }"
+    ts_args_type = "rulesJson: string & { readonly __json: ExecutionRule[] }"
 )]
 pub fn rules_editor_rows(env: &Env, rules_json: String) -> napi::Result<Vec<String>> {
     guard::sync(env, "rules.editorRows", || {
@@ -277,8 +278,8 @@ pub fn rules_editor_rows(env: &Env, rules_json: String) -> napi::Result<Vec<Stri
 /// JSON text of `{rules}` (the new list) or `{error}` with the message to show (the list is then unchanged).
 #[napi(
     catch_unwind,
-    ts_args_type = "rulesJson: string & { readonly __json?: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null",
-    ts_return_type = "string & { readonly __json?: RulesEditResult }"
+    ts_args_type = "rulesJson: string & { readonly __json: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null",
+    ts_return_type = "string & { readonly __json: RulesEditResult }"
 )]
 pub fn rules_editor_apply(
     env: &Env,
@@ -324,8 +325,8 @@ pub fn rules_diagnostics_channel(env: &Env) -> napi::Result<String> {
 /// rejected, loadedDeferred}`.
 #[napi(
     catch_unwind,
-    ts_args_type = "inputJson: string & { readonly __json?: RulesInput }, requestJson: string & { readonly __json?: Record<string, unknown> }",
-    ts_return_type = "string & { readonly __json?: FindToolsResult }"
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }, requestJson: string & { readonly __json: Record<string, unknown> }",
+    ts_return_type = "string & { readonly __json: FindToolsResult }"
 )]
 pub fn discovery_find_tools(env: &Env, input_json: String, request_json: String) -> napi::Result<String> {
     guard::sync(env, "discovery.findTools", || {

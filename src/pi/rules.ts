@@ -13,7 +13,7 @@ import { resolveShell, shellStatusLines } from "./tools/shell.ts";
  * and results cross the boundary as JSON text (much cheaper than napi object conversion: bench/rules.mjs); these
  * two helpers are the only places the text is made or read, so `tsc` checks both ends against the interfaces.
  */
-export type JsonText<T> = string & { readonly __json?: T };
+export type JsonText<T> = string & { readonly __json: T };
 export const toJson = <T>(value: T): JsonText<T> => JSON.stringify(value) as JsonText<T>;
 export const fromJson = <T>(text: JsonText<T>): T => JSON.parse(text) as T;
 
