@@ -181,11 +181,30 @@ export interface ConfigSaveOk {
 /** The first validation problem of a raw config, or null when it is valid. */
 export declare function configValidate(raw: unknown): string | null
 
+/** The diagnostics record (docs/spec/toolkit.md §4; src/rules/diagnostics.rs). */
+export interface DiagnosticsRecord {
+  version: number
+  model?: RulesModel
+  source: 'rules' | 'legacy' | 'unmatched'
+  ruleId?: string
+  requested: { patch: boolean; shell: boolean; code: boolean }
+  effective: { directPatch: boolean; nestedPatch: boolean; directShell: boolean; code: boolean }
+  admittedNames: Array<string>
+  visibleNames: Array<string>
+  nestedNames: Array<string>
+  hiddenNatives: Array<string>
+  notes: Array<string>
+  approvalTransport: 'dialog' | 'unavailable'
+  cleanupPending: boolean
+  configRevision?: string | null
+  toolkit: ToolkitId
+}
+
 /**
  * One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
  * rejected, loadedDeferred}`.
  */
-export declare function discoveryFindTools(inputJson: string, requestJson: string): string
+export declare function discoveryFindTools(inputJson: string & { readonly __json: RulesInput }, requestJson: string & { readonly __json: Record<string, unknown> }): string & { readonly __json: FindToolsResult }
 
 /** The effective configuration: defaults filled, unknown fields dropped (docs/spec/toolkit.md §1). */
 export interface EffectiveConfig {
@@ -198,11 +217,45 @@ export interface EffectiveConfig {
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   debug: boolean
-  execution?: { version: 1; rules: Array<Record<string, unknown>> }
+  execution?: { version: 1; rules: Array<ExecutionRule> }
 }
 
 /** The addon's version, so the TypeScript side can refuse a stale binary. */
 export declare function engineVersion(): string
+
+/** One execution rule (the config schema admits exactly these fields). */
+export interface ExecutionRule {
+  id: string
+  match: string
+  patch: boolean
+  shell: boolean
+  code: boolean
+}
+
+/** One feature's status in a decision. */
+export interface FeatureView {
+  configured: boolean
+  effective: 'active' | 'deferred' | 'unavailable' | 'off'
+  reason: string
+}
+
+/** A refused `find_tools` call. */
+export interface FindToolsError {
+  code: string
+  message: string
+}
+
+/** One `find_tools` answer (src/discovery/find.rs `FindResult`). */
+export interface FindToolsResult {
+  /** Set when the call was refused; `text` then repeats the message. */
+  error?: FindToolsError
+  text: string
+  matches: Array<{ name: string; summary: string; state: string }>
+  loaded: Array<string>
+  alreadyActive: Array<string>
+  rejected: Array<{ name: string; reason: string }>
+  loadedDeferred: Array<string>
+}
 
 /** The host's answer to a [`GateRequest`]; an invalid or rejected answer denies the nested call. */
 export interface GateAnswer {
@@ -310,6 +363,34 @@ export interface RecoverySnapshot {
   error?: string
 }
 
+/** A config read failure shown in status (`Config error: <code> (<detail>)`). */
+export interface RulesConfigError {
+  code: string
+  detail?: string
+}
+
+/** One sync decision (src/rules/projection.rs `Projection`). */
+export interface RulesDecision {
+  /** The full list for `pi.setActiveTools`. */
+  active: Array<string>
+  /** Whether `active` differs from `activeNow` (as a set). */
+  changed: boolean
+  /** Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`). */
+  hiddenNatives: Array<string>
+  restoredNatives: Array<string>
+  admittedNames: Array<string>
+  visibleNames: Array<string>
+  nestedNames: Array<string>
+  deferredNames: Array<string>
+  /** The loads to keep for this session. */
+  loadedDeferred: Array<string>
+  notes: Array<string>
+  /** Feature key -> status. */
+  features: Record<string, FeatureView>
+  /** The record to emit on the diagnostics channel once the sync is committed. */
+  diagnostics: DiagnosticsRecord
+}
+
 /** The `pi.events` channel the diagnostics record goes to. */
 export declare function rulesDiagnosticsChannel(): string
 
@@ -317,31 +398,84 @@ export declare function rulesDiagnosticsChannel(): string
  * One edit of the `/pct config` rules editor: `index` 0-based, `value` the new id / pattern / flag name. Returns
  * JSON text of `{rules}` (the new list) or `{error}` with the message to show (the list is then unchanged).
  */
-export declare function rulesEditorApply(rulesJson: string, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null): string
+export declare function rulesEditorApply(rulesJson: string & { readonly __json: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null): string & { readonly __json: RulesEditResult }
 
 /** The editor's rows `N. id  match  P+S+C` for a rules list (JSON text). */
-export declare function rulesEditorRows(rulesJson: string): Array<string>
+export declare function rulesEditorRows(rulesJson: string & { readonly __json: ExecutionRule[] }): Array<string>
 
 /**
  * The rules the editor opens with (JSON text of a rules list): `execution.rules`, or the catch-all preview
  * of the legacy flags.
  */
-export declare function rulesEditorRules(configJson: string): string
+export declare function rulesEditorRules(configJson: string & { readonly __json: Record<string, unknown> }): string & { readonly __json: ExecutionRule[] }
+
+/** One `rulesEditorApply` answer: the new list, or the message to show (the list is then unchanged). */
+export interface RulesEditResult {
+  rules?: Array<ExecutionRule>
+  error?: string
+}
 
 /** Whether a rule pattern selects a model (`/` in the pattern selects `provider/modelId`). */
 export declare function rulesGlobMatch(pattern: string, provider: string | undefined | null, modelId: string): boolean
 
+/** The snapshot every rules decision takes (src/rules/input.rs `ResolveInput`); missing fields read as defaults. */
+export interface RulesInput {
+  /** The effective configuration (`configEffective`; the editor preview puts its draft rules here). */
+  config?: EffectiveConfig
+  model?: RulesModel | null
+  /** `pi.getAllTools()` reduced: one entry per name, the winner. */
+  tools?: Array<RulesTool>
+  /** This factory's source path (what our registrations report as `source`). */
+  identity?: string
+  /** `pi.getActiveTools()` right now. */
+  activeNow?: Array<string>
+  /** Builtins this extension hid on an earlier sync. */
+  hiddenByUs?: Array<string>
+  /** Managed deferred names `find_tools` loaded in this session. */
+  loadedDeferred?: Array<string>
+  /** `process.platform`. */
+  platform?: string | null
+  /** Whether Pi resolves a usable shell; missing = available. */
+  shellAvailable?: boolean | null
+  /** Whether a dialog-capable UI exists (the nested apply_patch approval transport). */
+  hasUi?: boolean
+  /** Whether Shell or Code cleanup is still incomplete. */
+  cleanupPending?: boolean
+  configRevision?: string | null
+  configPath?: string | null
+  configError?: RulesConfigError | null
+  applyError?: string | null
+  toolkit?: ToolkitId | null
+  /** Status lines a feature's glue adds under its block (feature key -> lines). */
+  extraLines?: Record<string, string[]>
+}
+
+/** The current model as Pi reports it (`ctx.model`); every field may be missing. */
+export interface RulesModel {
+  provider?: string
+  id?: string
+  api?: string
+}
+
 /** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */
-export declare function rulesPreviewText(inputJson: string): string
+export declare function rulesPreviewText(inputJson: string & { readonly __json: RulesInput }): string
 
 /**
  * One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for
  * `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
  */
-export declare function rulesResolve(inputJson: string): string
+export declare function rulesResolve(inputJson: string & { readonly __json: RulesInput }): string & { readonly __json: RulesDecision }
 
 /** The complete `/pct status` text for the snapshot (JSON text of a `RulesInput`). */
-export declare function rulesStatusText(inputJson: string): string
+export declare function rulesStatusText(inputJson: string & { readonly __json: RulesInput }): string
+
+/** One `pi.getAllTools()` entry: `source` is `"builtin"` or the registering extension's path. */
+export interface RulesTool {
+  name: string
+  /** Sent only for our own tools, and only to `find_tools`. */
+  description?: string
+  source: string
+}
 
 /** A finished exec_command / write_stdin read: the model text and the structured details. */
 export interface ShellCallOk {
@@ -424,4 +558,10 @@ export interface ShellStdinDetails {
   state: 'open' | 'closed' | 'broken'
   pendingBytes: number
   pendingCalls: number
+}
+
+/** The packaged toolkit identity put into diagnostics records. */
+export interface ToolkitId {
+  name: string
+  version: string
 }

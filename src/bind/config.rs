@@ -30,7 +30,7 @@ pub struct EffectiveConfig {
     #[napi(ts_type = "{ enabled: boolean; deferred: string[] }")]
     pub tool_discovery: Value,
     pub debug: bool,
-    #[napi(ts_type = "{ version: 1; rules: Array<Record<string, unknown>> }")]
+    #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,
 }
 

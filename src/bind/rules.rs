@@ -1,18 +1,206 @@
 //! Execution rules, ownership, projection, status and discovery bindings: pure functions over one snapshot
 //! (fields: src/rules/input.rs). Snapshots and results cross as JSON text: napi's object conversion walks every
 //! property through N-API calls and cost ~10x more than JSON.stringify + serde_json for a 100-tool snapshot
-//! (measured in bench/rules.mjs). The parsed shapes are typed on the TypeScript side (src/pi/rules.ts).
-//! Malformed JSON text is a programmer error of the glue: it throws `Error { code: "invalid-input" }`.
+//! (measured in bench/rules.mjs). The text stays typed: each JSON-text argument and result is declared as
+//! `string & { readonly __json: T }` naming the interface `T` of what it encodes (the type-only structs below,
+//! mirroring src/rules/input.rs, src/rules/projection.rs and src/discovery/find.rs), so the glue's typed
+//! `JSON.stringify`/`JSON.parse` helpers (src/pi/rules.ts) are checked by `tsc`. `__json` is a phantom brand, never
+//! present at runtime: it makes `tsc` refuse a plain string or the text of another shape. Malformed JSON text is a
+//! programmer error of the glue: it throws `Error { code: "invalid-input" }`.
 
 use super::guard;
 use crate::{discovery, rules};
 use napi::Env;
+use serde_json::Value;
+
+/// The snapshot every rules decision takes (src/rules/input.rs `ResolveInput`); missing fields read as defaults.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesInput {
+    /// The effective configuration (`configEffective`; the editor preview puts its draft rules here).
+    pub config: Option<super::config::EffectiveConfig>,
+    #[napi(ts_type = "RulesModel | null")]
+    pub model: Option<RulesModel>,
+    /// `pi.getAllTools()` reduced: one entry per name, the winner.
+    pub tools: Option<Vec<RulesTool>>,
+    /// This factory's source path (what our registrations report as `source`).
+    pub identity: Option<String>,
+    /// `pi.getActiveTools()` right now.
+    pub active_now: Option<Vec<String>>,
+    /// Builtins this extension hid on an earlier sync.
+    pub hidden_by_us: Option<Vec<String>>,
+    /// Managed deferred names `find_tools` loaded in this session.
+    pub loaded_deferred: Option<Vec<String>>,
+    /// `process.platform`.
+    #[napi(ts_type = "string | null")]
+    pub platform: Option<String>,
+    /// Whether Pi resolves a usable shell; missing = available.
+    #[napi(ts_type = "boolean | null")]
+    pub shell_available: Option<bool>,
+    /// Whether a dialog-capable UI exists (the nested apply_patch approval transport).
+    pub has_ui: Option<bool>,
+    /// Whether Shell or Code cleanup is still incomplete.
+    pub cleanup_pending: Option<bool>,
+    #[napi(ts_type = "string | null")]
+    pub config_revision: Option<String>,
+    #[napi(ts_type = "string | null")]
+    pub config_path: Option<String>,
+    #[napi(ts_type = "RulesConfigError | null")]
+    pub config_error: Option<RulesConfigError>,
+    #[napi(ts_type = "string | null")]
+    pub apply_error: Option<String>,
+    #[napi(ts_type = "ToolkitId | null")]
+    pub toolkit: Option<ToolkitId>,
+    /// Status lines a feature's glue adds under its block (feature key -> lines).
+    #[napi(ts_type = "Record<string, string[]>")]
+    pub extra_lines: Option<Value>,
+}
+
+/// The current model as Pi reports it (`ctx.model`); every field may be missing.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesModel {
+    pub provider: Option<String>,
+    pub id: Option<String>,
+    pub api: Option<String>,
+}
+
+/// One `pi.getAllTools()` entry: `source` is `"builtin"` or the registering extension's path.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesTool {
+    pub name: String,
+    /// Sent only for our own tools, and only to `find_tools`.
+    pub description: Option<String>,
+    pub source: String,
+}
+
+/// A config read failure shown in status (`Config error: <code> (<detail>)`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesConfigError {
+    pub code: String,
+    pub detail: Option<String>,
+}
+
+/// The packaged toolkit identity put into diagnostics records.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct ToolkitId {
+    pub name: String,
+    pub version: String,
+}
+
+/// One execution rule (the config schema admits exactly these fields).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct ExecutionRule {
+    pub id: String,
+    #[napi(js_name = "match")]
+    pub pattern: String,
+    pub patch: bool,
+    pub shell: bool,
+    pub code: bool,
+}
+
+/// One sync decision (src/rules/projection.rs `Projection`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesDecision {
+    /// The full list for `pi.setActiveTools`.
+    pub active: Vec<String>,
+    /// Whether `active` differs from `activeNow` (as a set).
+    pub changed: bool,
+    /// Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`).
+    pub hidden_natives: Vec<String>,
+    pub restored_natives: Vec<String>,
+    pub admitted_names: Vec<String>,
+    pub visible_names: Vec<String>,
+    pub nested_names: Vec<String>,
+    pub deferred_names: Vec<String>,
+    /// The loads to keep for this session.
+    pub loaded_deferred: Vec<String>,
+    pub notes: Vec<String>,
+    /// Feature key -> status.
+    #[napi(ts_type = "Record<string, FeatureView>")]
+    pub features: Value,
+    /// The record to emit on the diagnostics channel once the sync is committed.
+    pub diagnostics: DiagnosticsRecord,
+}
+
+/// One feature's status in a decision.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct FeatureView {
+    pub configured: bool,
+    #[napi(ts_type = "'active' | 'deferred' | 'unavailable' | 'off'")]
+    pub effective: String,
+    pub reason: String,
+}
+
+/// The diagnostics record (docs/spec/toolkit.md §4; src/rules/diagnostics.rs).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct DiagnosticsRecord {
+    pub version: u32,
+    pub model: Option<RulesModel>,
+    #[napi(ts_type = "'rules' | 'legacy' | 'unmatched'")]
+    pub source: String,
+    pub rule_id: Option<String>,
+    #[napi(ts_type = "{ patch: boolean; shell: boolean; code: boolean }")]
+    pub requested: Value,
+    #[napi(ts_type = "{ directPatch: boolean; nestedPatch: boolean; directShell: boolean; code: boolean }")]
+    pub effective: Value,
+    pub admitted_names: Vec<String>,
+    pub visible_names: Vec<String>,
+    pub nested_names: Vec<String>,
+    pub hidden_natives: Vec<String>,
+    pub notes: Vec<String>,
+    #[napi(ts_type = "'dialog' | 'unavailable'")]
+    pub approval_transport: String,
+    pub cleanup_pending: bool,
+    #[napi(ts_type = "string | null")]
+    pub config_revision: Option<String>,
+    pub toolkit: ToolkitId,
+}
+
+/// One `rulesEditorApply` answer: the new list, or the message to show (the list is then unchanged).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RulesEditResult {
+    pub rules: Option<Vec<ExecutionRule>>,
+    pub error: Option<String>,
+}
+
+/// One `find_tools` answer (src/discovery/find.rs `FindResult`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct FindToolsResult {
+    /// Set when the call was refused; `text` then repeats the message.
+    pub error: Option<FindToolsError>,
+    pub text: String,
+    #[napi(ts_type = "Array<{ name: string; summary: string; state: string }>")]
+    pub matches: Value,
+    pub loaded: Vec<String>,
+    pub already_active: Vec<String>,
+    #[napi(ts_type = "Array<{ name: string; reason: string }>")]
+    pub rejected: Value,
+    pub loaded_deferred: Vec<String>,
+}
+
+/// A refused `find_tools` call.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct FindToolsError {
+    pub code: String,
+    pub message: String,
+}
 
 fn rules_input(env: &Env, input_json: &str) -> napi::Result<rules::ResolveInput> {
     rules::parse_input_str(input_json).map_err(|e| invalid(env, &e))
 }
 
-fn parse(env: &Env, json: &str) -> napi::Result<serde_json::Value> {
+fn parse(env: &Env, json: &str) -> napi::Result<Value> {
     serde_json::from_str(json).map_err(|e| invalid(env, &format!("invalid-input: {e}")))
 }
 
@@ -27,7 +215,11 @@ fn to_json<T: serde::Serialize>(env: &Env, v: &T) -> napi::Result<String> {
 
 /// One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for
 /// `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }",
+    ts_return_type = "string & { readonly __json: RulesDecision }"
+)]
 pub fn rules_resolve(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.resolve", || {
         to_json(env, &rules::resolve(&rules_input(env, &input_json)?))
@@ -35,7 +227,7 @@ pub fn rules_resolve(env: &Env, input_json: String) -> napi::Result<String> {
 }
 
 /// The complete `/pct status` text for the snapshot (JSON text of a `RulesInput`).
-#[napi(catch_unwind)]
+#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json: RulesInput }")]
 pub fn rules_status_text(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.statusText", || {
         Ok(rules::status_text(&rules_input(env, &input_json)?))
@@ -43,7 +235,7 @@ pub fn rules_status_text(env: &Env, input_json: String) -> napi::Result<String> 
 }
 
 /// The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`).
-#[napi(catch_unwind)]
+#[napi(catch_unwind, ts_args_type = "inputJson: string & { readonly __json: RulesInput }")]
 pub fn rules_preview_text(env: &Env, input_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.previewText", || {
         Ok(rules::preview_text(&rules_input(env, &input_json)?))
@@ -60,7 +252,11 @@ pub fn rules_glob_match(env: &Env, pattern: String, provider: Option<String>, mo
 
 /// The rules the editor opens with (JSON text of a rules list): `execution.rules`, or the catch-all preview
 /// of the legacy flags.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "configJson: string & { readonly __json: Record<string, unknown> }",
+    ts_return_type = "string & { readonly __json: ExecutionRule[] }"
+)]
 pub fn rules_editor_rules(env: &Env, config_json: String) -> napi::Result<String> {
     guard::sync(env, "rules.editorRules", || {
         to_json(env, &rules::editor_rules(&parse(env, &config_json)?))
@@ -68,7 +264,10 @@ pub fn rules_editor_rules(env: &Env, config_json: String) -> napi::Result<String
 }
 
 /// The editor's rows `N. id  match  P+S+C` for a rules list (JSON text).
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "rulesJson: string & { readonly __json: ExecutionRule[] }"
+)]
 pub fn rules_editor_rows(env: &Env, rules_json: String) -> napi::Result<Vec<String>> {
     guard::sync(env, "rules.editorRows", || {
         Ok(rules::editor_rows(&parse(env, &rules_json)?))
@@ -77,11 +276,15 @@ pub fn rules_editor_rows(env: &Env, rules_json: String) -> napi::Result<Vec<Stri
 
 /// One edit of the `/pct config` rules editor: `index` 0-based, `value` the new id / pattern / flag name. Returns
 /// JSON text of `{rules}` (the new list) or `{error}` with the message to show (the list is then unchanged).
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "rulesJson: string & { readonly __json: ExecutionRule[] }, action: 'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle', index?: number | undefined | null, value?: string | undefined | null",
+    ts_return_type = "string & { readonly __json: RulesEditResult }"
+)]
 pub fn rules_editor_apply(
     env: &Env,
     rules_json: String,
-    #[napi(ts_arg_type = "'add' | 'delete' | 'up' | 'down' | 'id' | 'match' | 'toggle'")] action: String,
+    action: String,
     index: Option<u32>,
     value: Option<String>,
 ) -> napi::Result<String> {
@@ -120,7 +323,11 @@ pub fn rules_diagnostics_channel(env: &Env) -> napi::Result<String> {
 
 /// One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
 /// rejected, loadedDeferred}`.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }, requestJson: string & { readonly __json: Record<string, unknown> }",
+    ts_return_type = "string & { readonly __json: FindToolsResult }"
+)]
 pub fn discovery_find_tools(env: &Env, input_json: String, request_json: String) -> napi::Result<String> {
     guard::sync(env, "discovery.findTools", || {
         let input = rules_input(env, &input_json)?;

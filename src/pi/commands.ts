@@ -4,10 +4,10 @@
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Toolkit } from "./toolkit.ts";
+import type { EffectiveConfig, ExecutionRule } from "../../index.js";
 import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
-import { observe, rulesPreview } from "./rules.ts";
-import type { RuleDef, RulesEditResult } from "./rules-types.ts";
+import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
 
 type Ctx = ExtensionCommandContext;
@@ -57,7 +57,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`Web Search backend: ${ws.backend}`, () => pick(ctx, "Web Search backend", ["auto", "native", "sidecar"], (v) => set("webSearch.backend", v))],
 			[`Web Search mode: ${ws.mode}`, () => pick(ctx, "Web Search mode", ["live", "cached"], (v) => set("webSearch.mode", v))],
 			[`Search context size: ${ws.contextSize}`, () => pick(ctx, "Search context size", ["low", "medium", "high"], (v) => set("webSearch.contextSize", v))],
-			[`Web Search executor: ${ws.sidecarModel ? `${ws.sidecarModel.provider}/${ws.sidecarModel.model}` : "—"}`, () => pickExecutor(ctx, set)],
+			[`Web Search executor: ${ws.sidecarModel ? `${ws.sidecarModel.provider}/${ws.sidecarModel.model}` : "—"}`, () => pickExecutor(ctx, draft, set)],
 			[`Web Search executor effort: ${ws.sidecarModel ? ws.sidecarModel.thinkingLevel : "—"}`, () => pickEffort(ctx, ws.sidecarModel, set)],
 			[`Remote Compaction: ${onOff(e.remoteCompaction.enabled)}`, () => set("remoteCompaction.enabled", !e.remoteCompaction.enabled)],
 			[`Image Generation: ${onOff(e.imageGeneration.enabled)}`, () => set("imageGeneration.enabled", !e.imageGeneration.enabled)],
@@ -106,8 +106,8 @@ async function pick(ctx: Ctx, title: string, options: string[], apply: (v: strin
 }
 
 /** Executor candidates: OpenAI / OpenAI Codex models from Pi's model registry. */
-async function pickExecutor(ctx: Ctx, set: (p: string, v: unknown) => void): Promise<void> {
-	const all: ReadonlyArray<{ provider: string; id: string }> = ctx.modelRegistry?.getAll?.() ?? [];
+async function pickExecutor(ctx: Ctx, _draft: Record<string, unknown>, set: (p: string, v: unknown) => void): Promise<void> {
+	const all = ctx.modelRegistry?.getAll?.() ?? [];
 	const candidates = all.filter((m) => m.provider === "openai" || m.provider === "openai-codex");
 	const labels = ["none", ...candidates.map((m) => `${m.provider}/${m.id}`)];
 	const v = await ctx.ui.select("Web Search executor", labels);
@@ -117,17 +117,17 @@ async function pickExecutor(ctx: Ctx, set: (p: string, v: unknown) => void): Pro
 	set("webSearch.sidecarModel", { provider: m.provider, model: m.id, thinkingLevel: "auto" });
 }
 
-async function pickEffort(ctx: Ctx, sm: Record<string, unknown> | null, set: (p: string, v: unknown) => void): Promise<void> {
+async function pickEffort(ctx: Ctx, sm: EffectiveConfig["webSearch"]["sidecarModel"], set: (p: string, v: unknown) => void): Promise<void> {
 	if (!sm) return say(ctx, "Choose a Web Search executor first.", "warning");
 	const options = sm.provider === "openai" ? ["auto"] : THINKING;
 	await pick(ctx, "Web Search executor effort", options, (v) => set("webSearch.sidecarModel", { ...sm, thinkingLevel: v }));
 }
 
 /** One edit through the Rust rules editor; a refusal (e.g. a duplicate id) is shown and changes nothing. */
-function edit(ctx: Ctx, rules: RuleDef[], action: Parameters<typeof native.rulesEditorApply>[1], index?: number, value?: string): RuleDef[] {
-	const out = JSON.parse(native.rulesEditorApply(JSON.stringify(rules), action, index, value)) as RulesEditResult;
+function edit(ctx: Ctx, rules: ExecutionRule[], action: Parameters<typeof native.rulesEditorApply>[1], index?: number, value?: string): ExecutionRule[] {
+	const out = fromJson(native.rulesEditorApply(toJson(rules), action, index, value));
 	if (out.error !== undefined || out.rules === undefined) {
-		say(ctx, out.error ?? "The rules editor returned no rules; nothing was changed.", "error");
+		say(ctx, out.error ?? "The rules editor returned no list.", "error");
 		return rules;
 	}
 	return out.rules;
@@ -136,14 +136,14 @@ function edit(ctx: Ctx, rules: RuleDef[], action: Parameters<typeof native.rules
 /** The execution-rules editor. A legacy config previews one catch-all rule; opening (and Back without edits)
  * writes nothing, not even into the draft. */
 async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, unknown>): Promise<Record<string, unknown>> {
-	const opened = native.rulesEditorRules(JSON.stringify(draft));
-	let rules = JSON.parse(opened) as RuleDef[];
+	const opened = native.rulesEditorRules(toJson(draft));
+	let rules = fromJson(opened);
 	for (;;) {
-		const ruleRows = native.rulesEditorRows(JSON.stringify(rules));
+		const ruleRows = native.rulesEditorRows(toJson(rules));
 		const choice = await ctx.ui.select("Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
 		if (choice === undefined || choice === "Back") {
 			if (JSON.stringify(rules) === opened) return draft;
-			return native.configDraftSet(draft, "execution", { ...((draft.execution as Record<string, unknown> | undefined) ?? {}), version: 1, rules });
+			return native.configDraftSet(draft, "execution", { ...(draft.execution as Record<string, unknown> | undefined), version: 1, rules });
 		}
 		if (choice === "Add rule") rules = edit(ctx, rules, "add");
 		else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
@@ -160,12 +160,12 @@ async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, unknown>
 }
 
 /** What the draft rules would do for the current model (decided by the rules engine). */
-function previewText(tk: Toolkit, ctx: Ctx, rules: RuleDef[]): string {
+function previewText(tk: Toolkit, ctx: Ctx, rules: ExecutionRule[]): string {
 	observe(tk, ctx);
 	return rulesPreview(tk, rules);
 }
 
-async function editRule(ctx: Ctx, rules: RuleDef[], i: number): Promise<RuleDef[]> {
+async function editRule(ctx: Ctx, rules: ExecutionRule[], i: number): Promise<ExecutionRule[]> {
 	for (;;) {
 		const r = rules[i];
 		const choice = await ctx.ui.select(`Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);

@@ -3,26 +3,30 @@
  * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { EffectiveConfig } from "../../index.js";
+import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RulesDecision, RulesInput, RulesTool } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
-import type { DiagnosticsRecord, FindToolsParams, FindToolsResult, ModelRef, RuleDef, RulesInput, RulesProjection, ToolEntry } from "./rules-types.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 
 /**
- * Snapshots and results cross the addon boundary as JSON text (much cheaper than napi object conversion,
- * bench/rules.mjs); the shapes are in ./rules-types.ts.
+ * JSON text of a `T`, as the addon's rules functions declare it (index.d.ts; docs/napi.md §Typed shapes). Snapshots
+ * and results cross the boundary as JSON text (much cheaper than napi object conversion: bench/rules.mjs); these
+ * two helpers are the only places the text is made or read, so `tsc` checks both ends against the interfaces.
  */
+export type JsonText<T> = string & { readonly __json: T };
+export const toJson = <T>(value: T): JsonText<T> => JSON.stringify(value) as JsonText<T>;
+export const fromJson = <T>(text: JsonText<T>): T => JSON.parse(text) as T;
+
 const call = {
-	resolve: (input: RulesInput): RulesProjection => JSON.parse(native.rulesResolve(JSON.stringify(input))) as RulesProjection,
-	status: (input: RulesInput): string => native.rulesStatusText(JSON.stringify(input)),
-	preview: (input: RulesInput): string => native.rulesPreviewText(JSON.stringify(input)),
-	find: (input: RulesInput, params: FindToolsParams | undefined): FindToolsResult =>
-		JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify(params ?? {}))) as FindToolsResult,
+	resolve: (input: RulesInput): RulesDecision => fromJson(native.rulesResolve(toJson(input))),
+	status: (input: RulesInput): string => native.rulesStatusText(toJson(input)),
+	preview: (input: RulesInput): string => native.rulesPreviewText(toJson(input)),
+	find: (input: RulesInput, params: Record<string, unknown>): FindToolsResult =>
+		fromJson(native.discoveryFindTools(toJson(input), toJson(params ?? {}))),
 };
 
-/** The model fields a decision reads (Pi's `Model` has these among many others). */
-type ModelLike = { provider?: string; id?: string; api?: string };
+/** The current model as Pi reports it (`ctx.model`, or the model_select event's model). */
+export type PiModel = ExtensionContext["model"];
 
 /** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
 // Read at import: guarded so a missing engine leaves the module loadable (src/pi/unavailable.ts takes over).
@@ -31,7 +35,7 @@ export const DIAGNOSTICS_CHANNEL: string = nativeLoad.ok ? native.rulesDiagnosti
 /** What the core keeps between syncs (owned by the Toolkit instance). */
 export interface RulesState {
 	/** The current model as last seen from ctx / model_select. */
-	model: ModelLike | undefined;
+	model: PiModel;
 	/** Whether the last context had a dialog-capable UI (nested approval transport). */
 	hasUI: boolean;
 	/** Builtins this extension hid (only those are ever restored). */
@@ -45,7 +49,7 @@ export interface RulesState {
 	/** The last committed diagnostics record (re-emitted with cleanupPending on a rejected apply). */
 	lastRecord: DiagnosticsRecord | null;
 	/** The last projection (for status / tests). */
-	last: RulesProjection | null;
+	last: RulesDecision | null;
 }
 
 export function newRulesState(): RulesState {
@@ -70,7 +74,7 @@ export interface RulesHost {
 /** Whether Shell's manager or Code Mode's cells still have cleanup to finish (reported in the diagnostics record). */
 function cleanupPending(host: RulesHost): boolean {
 	try {
-		const m = host.shared?.get("shell") as { status?: () => { cleanupPending?: boolean } } | undefined;
+		const m = host.shared?.get("shell") as InstanceType<typeof native.ShellManager> | undefined;
 		const code = host.shared?.get("code.cleanupPending") as (() => boolean) | undefined;
 		return !!m?.status?.().cleanupPending || !!code?.();
 	} catch {
@@ -91,7 +95,7 @@ function applyError(host: RulesHost): string | null {
 }
 
 /** Remembers what a Pi context tells us about the model and the UI. */
-export function observe(host: RulesHost, ctx?: Pick<ExtensionContext, "hasUI"> & { model?: ModelLike }, model?: ModelLike): void {
+export function observe(host: RulesHost, ctx?: ExtensionContext, model?: PiModel): void {
 	if (model) host.rules.model = model;
 	else if (ctx && "model" in ctx) host.rules.model = ctx.model;
 	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
@@ -101,14 +105,14 @@ export function observe(host: RulesHost, ctx?: Pick<ExtensionContext, "hasUI"> &
  * `getAllTools()` reduced to {name, source[, description]}; our own registrations report the first identity.
  * Descriptions (often kilobytes each) are only sent for find_tools, and only ours: the managed set is ours.
  */
-function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): ToolEntry[] {
-	const out: ToolEntry[] = [];
+function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescriptions: boolean): RulesTool[] {
+	const out: RulesTool[] = [];
 	for (const t of host.pi.getAllTools()) {
-		// Pi 0.87 and 1.x both set sourceInfo; stay tolerant of a tool registered without one.
-		const info: { path?: string; source?: string } = t.sourceInfo ?? {};
+		// Pi 0.87.1 has no sourceInfo on every entry.
+		const info: Partial<ToolInfo["sourceInfo"]> = t.sourceInfo ?? {};
 		const ours = info.path !== undefined && ids.has(info.path);
 		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
-		const entry: ToolEntry = { name: t.name, source };
+		const entry: RulesTool = { name: t.name, source };
 		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
 		out.push(entry);
 	}
@@ -122,7 +126,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 	const m = host.rules.model;
 	return {
 		config: host.config(),
-		model: m ? ({ provider: m.provider, id: m.id, api: m.api } satisfies ModelRef) : null,
+		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
 		tools: toolList(host, ids, identity, withDescriptions),
 		identity,
 		activeNow: host.pi.getActiveTools(),
@@ -155,7 +159,7 @@ function emit(host: RulesHost, record: DiagnosticsRecord): void {
  * again with `cleanupPending: true`.
  */
 export function syncRules(host: RulesHost): void {
-	let out: RulesProjection;
+	let out: RulesDecision;
 	try {
 		out = call.resolve(snapshot(host));
 		if (out.changed) host.pi.setActiveTools(out.active);
@@ -187,16 +191,16 @@ export function rulesStatus(host: RulesHost): string {
 }
 
 /** The rules editor's "Preview current model" for a draft rules list. */
-export function rulesPreview(host: RulesHost, draftRules: RuleDef[]): string {
-	const cfg = { ...host.config(), execution: { version: 1, rules: draftRules } };
+export function rulesPreview(host: RulesHost, draftRules: ExecutionRule[]): string {
+	const cfg = { ...host.config(), execution: { version: 1 as const, rules: draftRules } };
 	return call.preview(snapshot(host, { config: cfg }));
 }
 
+/** `details` of a find_tools result. */
+export type FindToolsDetails = Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected">;
+
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
-export function findTools(
-	host: RulesHost,
-	params: FindToolsParams | undefined,
-): { text: string; details: Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected"> } {
+export function findTools(host: RulesHost, params: Record<string, unknown>): { text: string; details: FindToolsDetails } {
 	const out = call.find(snapshot(host, {}, true), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;
