@@ -1,0 +1,12 @@
+//! The host file tools' engine (docs/spec/host-tools.md, docs/host.md): workspace/scratch path containment, content
+//! tags and the `[path#TAG]` + `N:text` render, the per-session snapshot store, and Read / Glob / Grep as plain Rust
+//! APIs. No napi types here; the Node surface belongs in src/bind.
+
+pub mod error;
+
+pub mod paths;
+
+pub mod snapshot;
+pub mod tag;
+
+pub use error::HostError;
