@@ -2,10 +2,12 @@
 //! tags and the `[path#TAG]` + `N:text` render, the per-session snapshot store, and Read / Glob / Grep as plain Rust
 //! APIs. No napi types here; the Node surface belongs in src/bind.
 
+pub mod args;
 pub mod error;
-
+pub mod glob;
+pub mod grep;
 pub mod paths;
-
+pub mod read;
 pub mod snapshot;
 pub mod tag;
 
