@@ -11,7 +11,7 @@ use super::args;
 use super::error::HostError;
 use super::glob;
 use super::paths::{Resolved, Root, Roots};
-use super::snapshot::{LineSet, Seen, SnapshotStore};
+use super::snapshot::{LineSet, Recorder, Seen};
 use super::tag::{self, Normalized};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -273,7 +273,7 @@ pub fn grep(
     roots: &Roots,
     target: &Resolved,
     a: &GrepArgs,
-    store: &mut SnapshotStore,
+    store: &mut impl Recorder,
 ) -> Result<GrepResult, HostError> {
     let meta = fs::metadata(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
     let matcher = build_matcher(a)?;
@@ -347,7 +347,7 @@ fn render(
     limit: u64,
     hits: Vec<(String, FileHits)>,
     binary_skipped: u64,
-    store: &mut SnapshotStore,
+    store: &mut impl Recorder,
 ) -> GrepResult {
     let mut out = GrepResult {
         path: target.shown.clone(),
@@ -462,7 +462,7 @@ fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::snapshot::Provenance;
+    use crate::host::snapshot::{Provenance, SnapshotStore};
     use serde_json::json;
     use tempfile::TempDir;
 

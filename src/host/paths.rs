@@ -311,6 +311,27 @@ impl Roots {
         Ok(now)
     }
 
+    /// Resolves `raw` for a call about to run. Inside the session roots it runs as is. An external path runs only if
+    /// `approved` is the canonical path the user approved (from an earlier `resolve`), compared against a fresh
+    /// resolution so a symlink swapped since the approval refuses the call.
+    pub fn resolve_for_call(&self, raw: &str, approved: Option<&Path>) -> Result<Resolved, HostError> {
+        let r = self.resolve(raw)?;
+        let Some(why) = r.external else { return Ok(r) };
+        match approved {
+            None => Err(outside_error(&r, why)),
+            Some(a) if a == r.canonical => Ok(r),
+            Some(a) => Err(HostError::new(
+                PATH_OUTSIDE_WORKSPACE,
+                format!(
+                    "'{raw}' now resolves to {} instead of the approved {}: a path component changed since approval. \
+                     Nothing was done; call the tool again so the new target is checked.",
+                    r.canonical.display(),
+                    a.display()
+                ),
+            )),
+        }
+    }
+
     /// Shows any canonical path the way results print it (used for files found by walking a resolved root).
     pub fn show(&self, root: Root, canonical: &Path) -> String {
         match root {
@@ -495,6 +516,30 @@ mod tests {
         let err = roots.revalidate(&approved).unwrap_err();
         assert_eq!(err.code, PATH_OUTSIDE_WORKSPACE);
         assert!(err.message.contains("changed since approval"), "{}", err.message);
+    }
+
+    #[test]
+    fn external_calls_run_only_with_the_approved_canonical_path() {
+        let (t, roots) = setup();
+        let raw = "../outside/secret.txt";
+        assert_eq!(
+            roots.resolve_for_call(raw, None).unwrap_err().code,
+            PATH_OUTSIDE_WORKSPACE
+        );
+        let approved = roots.resolve(raw).unwrap().canonical;
+        assert_eq!(
+            roots.resolve_for_call(raw, Some(&approved)).unwrap().root,
+            Root::External
+        );
+        // Swap the approved directory for a symlink elsewhere: the fresh resolution differs and is refused.
+        fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+        fs::write(t.path().join("elsewhere/secret.txt"), "e").unwrap();
+        fs::rename(t.path().join("outside"), t.path().join("outside.old")).unwrap();
+        symlink(t.path().join("elsewhere"), t.path().join("outside")).unwrap();
+        let e = roots.resolve_for_call(raw, Some(&approved)).unwrap_err();
+        assert!(e.message.contains("changed since approval"), "{}", e.message);
+        // Inside paths ignore the approval argument.
+        assert_eq!(roots.resolve_for_call("src/a.txt", None).unwrap().root, Root::Workspace);
     }
 
     #[test]

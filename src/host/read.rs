@@ -6,7 +6,7 @@
 use super::args;
 use super::error::{HostError, Suggestion};
 use super::paths::{Resolved, Root};
-use super::snapshot::{LineSet, Seen, SnapshotStore};
+use super::snapshot::{LineSet, Recorder, Seen};
 use super::tag::{self, MAX_LINE_CHARS};
 use serde_json::Value;
 use std::fs;
@@ -55,7 +55,7 @@ pub struct ReadResult {
 }
 
 /// Reads `target` (already resolved and, if external, approved) and records the shown lines as seen.
-pub fn read(target: &Resolved, a: &ReadArgs, store: &mut SnapshotStore) -> Result<ReadResult, HostError> {
+pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Result<ReadResult, HostError> {
     let meta = fs::metadata(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
     if meta.is_dir() {
         return Err(HostError {
@@ -144,7 +144,7 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut SnapshotStore) -> Resul
 mod tests {
     use super::*;
     use crate::host::paths::Roots;
-    use crate::host::snapshot::Provenance;
+    use crate::host::snapshot::{Provenance, SnapshotStore};
     use serde_json::json;
     use tempfile::TempDir;
 

@@ -10,7 +10,7 @@
 use super::tag::Normalized;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Versions kept per path.
 pub const MAX_VERSIONS: usize = 4;
@@ -321,6 +321,25 @@ impl SnapshotStore {
                 }
             }
         }
+    }
+}
+
+/// Where Read and Grep record what they showed: the store itself, or a session's shared store, locked only for the
+/// moment of recording so searches of one session run in parallel.
+pub trait Recorder {
+    fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen);
+}
+
+impl Recorder for SnapshotStore {
+    fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen) {
+        SnapshotStore::record(self, key, norm, seen)
+    }
+}
+
+impl Recorder for &Mutex<SnapshotStore> {
+    fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen) {
+        // A poisoned lock only means another call panicked mid-record; the store's bounds still hold.
+        self.lock().unwrap_or_else(|p| p.into_inner()).record(key, norm, seen)
     }
 }
 
