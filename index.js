@@ -773,9 +773,11 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
+export { HostSession }
+export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
 export { applyPatch }
