@@ -32,6 +32,8 @@ pub const DEFAULT_LIMIT: u64 = 100;
 pub const MAX_LIMIT: u64 = 100_000;
 /// Largest accepted `context` (lines before and after each match).
 pub const MAX_CONTEXT: u64 = 100;
+/// Bytes read first to spot a binary file before reading the whole of it.
+const BINARY_PROBE: usize = 64 * 1024;
 /// Shown lines are clipped at this many characters (Pi's grep line limit); a clipped match is not counted as seen.
 pub const MAX_LINE_CHARS: usize = 500;
 
@@ -136,17 +138,19 @@ enum Row {
     Context(u64, String),
 }
 
-/// What one searched file produced.
+/// What one searched file produced: the walk only counts; the detail pass (files actually shown) also keeps rows
+/// and the file's normalized text, from the same bytes, so rows and tag always agree.
 struct FileHits {
     path: PathBuf,
     rows: Vec<Row>,
     count: u64,
-    norm: Normalized,
+    norm: Option<Normalized>,
 }
 
-/// Collects rows of one file.
+/// Collects rows of one file (`keep_rows` false: counts only).
 struct Collect<'a> {
     mode: OutputMode,
+    keep_rows: bool,
     rows: &'a mut Vec<Row>,
     count: u64,
 }
@@ -161,7 +165,7 @@ impl Sink for Collect<'_> {
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         self.count += 1;
-        if self.mode == OutputMode::Content {
+        if self.keep_rows && self.mode == OutputMode::Content {
             self.rows
                 .push(Row::Match(m.line_number().unwrap_or(0), line_text(m.bytes())));
         }
@@ -169,7 +173,7 @@ impl Sink for Collect<'_> {
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        if self.mode == OutputMode::Content {
+        if self.keep_rows && self.mode == OutputMode::Content {
             self.rows
                 .push(Row::Context(c.line_number().unwrap_or(0), line_text(c.bytes())));
         }
@@ -178,9 +182,10 @@ impl Sink for Collect<'_> {
 }
 
 /// Strips a leading BOM and turns CRLF/CR into LF at the byte level (same line numbering as `tag::normalize`).
-fn normalize_bytes(b: &[u8]) -> Cow<'_, [u8]> {
+/// `has_cr`: whether `b` contains a CR (known from the binary scan, so the bytes are not scanned twice).
+fn normalize_bytes(b: &[u8], has_cr: bool) -> Cow<'_, [u8]> {
     let b = b.strip_prefix(tag::BOM.as_bytes()).unwrap_or(b);
-    if memchr::memchr(b'\r', b).is_none() {
+    if !has_cr {
         return Cow::Borrowed(b);
     }
     let mut out = Vec::with_capacity(b.len());
@@ -223,19 +228,35 @@ impl Worker {
         }
     }
 
-    /// Searches one file; None when it has no match, cannot be read, or is binary (counted in `binary`).
-    fn search(&mut self, path: &Path, binary: &AtomicU64) -> Option<FileHits> {
+    /// Searches one file; None when it has no match, cannot be read, or is binary (counted in `binary`). `detail`
+    /// keeps the rows and the normalized text (for files that will be shown).
+    fn search(&mut self, path: &Path, binary: &AtomicU64, detail: bool) -> Option<FileHits> {
         self.buf.clear();
-        let mut f = fs::File::open(path).ok()?;
-        f.read_to_end(&mut self.buf).ok()?;
+        let f = fs::File::open(path).ok()?;
+        // Most binary files show a NUL in their first block: look there before reading the rest, as ripgrep does,
+        // so a large binary costs one block instead of its whole size.
+        let mut head = f.take(BINARY_PROBE as u64);
+        head.read_to_end(&mut self.buf).ok()?;
         if memchr::memchr(0, &self.buf).is_some() {
             binary.fetch_add(1, Ordering::Relaxed);
             return None;
         }
-        let bytes = normalize_bytes(&self.buf);
+        head.into_inner().read_to_end(&mut self.buf).ok()?;
+        // One pass for both questions: is there a NUL (binary) and is there a CR (needs normalising)?
+        let (is_binary, has_cr) = match memchr::memchr2(0, b'\r', &self.buf) {
+            None => (false, false),
+            Some(i) if self.buf[i] == 0 => (true, false),
+            Some(i) => (memchr::memchr(0, &self.buf[i..]).is_some(), true),
+        };
+        if is_binary {
+            binary.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let bytes = normalize_bytes(&self.buf, has_cr);
         let mut rows = Vec::new();
         let mut sink = Collect {
             mode: self.mode,
+            keep_rows: detail,
             rows: &mut rows,
             count: 0,
         };
@@ -248,7 +269,7 @@ impl Worker {
             path: path.to_path_buf(),
             rows,
             count,
-            norm: tag::normalize(&self.buf),
+            norm: detail.then(|| tag::normalize(&self.buf)),
         })
     }
 }
@@ -285,7 +306,7 @@ pub fn grep(
         OutputMode::Count => None,
     };
     let binary = AtomicU64::new(0);
-    let mut hits: Vec<FileHits> = Vec::new();
+    let mut hits: Vec<PathBuf> = Vec::new();
     if meta.is_file() {
         let name_ok = match &a.glob {
             None => true,
@@ -295,7 +316,11 @@ pub fn grep(
             }
         };
         if name_ok {
-            hits.extend(Worker::new(&matcher, a, per_file).search(&target.canonical, &binary));
+            hits.extend(
+                Worker::new(&matcher, a, per_file)
+                    .search(&target.canonical, &binary, false)
+                    .map(|h| h.path),
+            );
         }
     } else if meta.is_dir() {
         let mut w = glob::walker(&target.canonical);
@@ -314,8 +339,8 @@ pub fn grep(
             Box::new(move |entry| {
                 let Ok(entry) = entry else { return WalkState::Continue };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
-                    if let Some(h) = worker.search(entry.path(), binary) {
-                        found.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+                    if let Some(h) = worker.search(entry.path(), binary, false) {
+                        found.lock().unwrap_or_else(|p| p.into_inner()).push(h.path);
                     }
                 }
                 WalkState::Continue
@@ -335,17 +360,21 @@ pub fn grep(
             roots.show(target.root, p)
         }
     };
-    let mut hits: Vec<(String, FileHits)> = hits.into_iter().map(|h| (show(&h.path), h)).collect();
+    let mut hits: Vec<(String, PathBuf)> = hits.into_iter().map(|p| (show(&p), p)).collect();
     hits.sort_by(|x, y| x.0.cmp(&y.0));
-    Ok(render(target, a, limit, hits, binary.into_inner(), store))
+    let mut detail = Worker::new(&matcher, a, per_file);
+    Ok(render(target, a, limit, hits, &mut detail, binary.into_inner(), store))
 }
 
-/// Builds the result and the model-facing text, and records what was shown.
+/// Builds the result and the model-facing text from the matching files (shown path, canonical path; sorted), and
+/// records what was shown. Each shown file is searched again in detail so its rows and tag come from one read; a
+/// file that no longer matches by then is left out.
 fn render(
     target: &Resolved,
     a: &GrepArgs,
     limit: u64,
-    hits: Vec<(String, FileHits)>,
+    hits: Vec<(String, PathBuf)>,
+    detail: &mut Worker,
     binary_skipped: u64,
     store: &mut impl Recorder,
 ) -> GrepResult {
@@ -363,7 +392,8 @@ fn render(
     };
     let mut blocks: Vec<String> = Vec::new();
     let mut shown_matches = 0u64;
-    for (shown, h) in hits {
+    let unused = AtomicU64::new(0);
+    for (shown, path) in hits {
         if a.output_mode != OutputMode::Content && out.files.len() as u64 == limit {
             out.truncated = true;
             break;
@@ -372,7 +402,11 @@ fn render(
             out.truncated = true;
             break;
         }
-        let header = tag::header(&shown, &h.norm.tag);
+        let Some(h) = detail.search(&path, &unused, true) else {
+            continue;
+        };
+        let Some(norm) = h.norm else { continue };
+        let header = tag::header(&shown, &norm.tag);
         let mut seen = LineSet::new();
         match a.output_mode {
             OutputMode::FilesWithMatches => blocks.push(header),
@@ -428,8 +462,8 @@ fn render(
                 blocks.push(block);
             }
         }
-        store.record(&h.path, &h.norm, Seen::Lines(seen));
-        out.tags.insert(shown.clone(), h.norm.tag.clone());
+        store.record(&h.path, &norm, Seen::Lines(seen));
+        out.tags.insert(shown.clone(), norm.tag.clone());
         out.files.push(shown);
     }
     let mut text = if out.files.is_empty() {
@@ -540,12 +574,16 @@ mod tests {
 
     #[test]
     fn gitignore_binary_and_glob_filters() {
+        // A NUL after the first probe block still makes the file binary (the whole file is checked).
+        let mut late_nul = b"needle\n".repeat(BINARY_PROBE / 7 + 1);
+        late_nul.push(0);
         let (_t, roots) = setup(&[
             (".gitignore", b"build/\n"),
             ("build/out.txt", b"needle\n"),
             ("src/a.rs", b"needle\n"),
             ("src/a.md", b"needle\n"),
             ("bin.dat", b"needle\0\n"),
+            ("late.bin", &late_nul),
             (".hidden", b"needle\n"),
         ]);
         let mut st = SnapshotStore::new();
@@ -556,8 +594,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.files, vec![".hidden", "src/a.md", "src/a.rs"]);
-        assert_eq!(r.binary_skipped, 1);
-        assert!(r.text.ends_with("[1 binary file(s) skipped.]"));
+        assert_eq!(r.binary_skipped, 2);
+        assert!(r.text.ends_with("[2 binary file(s) skipped.]"));
         // An explicit path inside an ignored tree is still searched.
         let inside = run(&roots, &mut st, json!({"pattern": "needle", "path": "build"})).unwrap();
         assert_eq!(inside.files, vec!["build/out.txt"]);
