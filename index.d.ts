@@ -257,15 +257,17 @@ export interface GateRequest {
 
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
- * request; the call resolves the path again and runs only if it still resolves there.
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
+ * stop with TOOL_TIMEOUT after this long (no bound when omitted).
  */
 export interface HostCallOptions {
   approvedPath?: string
+  timeoutMs?: number
 }
 
 /**
- * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED, or
- * internal-panic) and a message naming the model's next step.
+ * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
+ * TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
  */
 export interface HostFailure {
   ok: false
@@ -350,6 +352,18 @@ export interface HostSuggestion {
   path: string
   pattern: string
 }
+
+/** Result of the scratch sweep: the removed scratch directory names (session ids), sorted. */
+export interface HostSweepOk {
+  ok: true
+  removed: Array<string>
+}
+
+/**
+ * Start-up sweep of `<agentDir>/pi-codex-toolkit/scratch/`: removes the directories of sessions not in
+ * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
+ */
+export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
 
 /** Nested call counts of a cell read. */
 export interface NestedCounts {

@@ -155,6 +155,28 @@ test("grep content, count and filesWithMatches modes with tags and Pi's paramete
 	assert.equal((await s.grep({ pattern: "x", outputMode: "nope" })).code, "INVALID_ARGUMENT");
 });
 
+test("glob and grep stop with TOOL_TIMEOUT once their budget is spent", async () => {
+	const { s } = session({ "a.txt": "needle\n" });
+	for (const call of [() => s.glob({ pattern: "*" }, { timeoutMs: 0 }), () => s.grep({ pattern: "needle" }, { timeoutMs: 0 })]) {
+		const r = await call();
+		assert.equal(r.code, "TOOL_TIMEOUT");
+		assert.match(r.message, /0 ms budget/);
+	}
+	assert.equal((await s.grep({ pattern: "needle" }, { timeoutMs: 60_000 })).ok, true);
+});
+
+test("hostSweepScratch removes dead sessions' scratch directories and keeps live ones", () => {
+	const { dir } = session();
+	const scratch = join(dir, "agent/pi-codex-toolkit/scratch");
+	for (const id of ["live", "dead"]) {
+		mkdirSync(join(scratch, id), { recursive: true });
+		writeFileSync(join(scratch, id, "n.md"), "x");
+	}
+	assert.deepEqual(native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: ["dead"] });
+	assert.deepEqual(native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: [] });
+	assert.deepEqual(native.hostSweepScratch(join(dir, "nothing-here"), []), { ok: true, removed: [] });
+});
+
 test("the snapshot store stays within 64 paths after many reads", async () => {
 	const files = {};
 	for (let i = 0; i < 80; i++) files[`f${i}.txt`] = `file ${i}\n`.repeat(10);

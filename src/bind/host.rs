@@ -5,7 +5,7 @@
 //! resolves `{ok: false, code: "internal-panic", message}` (docs/napi.md "Panics").
 
 use super::guard;
-use crate::host::error::Suggestion;
+use crate::host::error::{Deadline, Suggestion};
 use crate::host::glob::{self as hglob, GlobArgs, GlobResult};
 use crate::host::grep::{self as hgrep, GrepArgs, GrepResult};
 use crate::host::paths::{Resolved, Roots};
@@ -26,8 +26,8 @@ pub struct HostSuggestion {
     pub pattern: String,
 }
 
-/// An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED, or
-/// internal-panic) and a message naming the model's next step.
+/// An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
+/// TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
 #[napi(object)]
 pub struct HostFailure {
     #[napi(ts_type = "false")]
@@ -38,10 +38,19 @@ pub struct HostFailure {
 }
 
 /// Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
-/// request; the call resolves the path again and runs only if it still resolves there.
+/// request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
+/// stop with TOOL_TIMEOUT after this long (no bound when omitted).
 #[napi(object)]
 pub struct HostCallOptions {
     pub approved_path: Option<String>,
+    pub timeout_ms: Option<u32>,
+}
+
+fn deadline(options: &Option<HostCallOptions>) -> Deadline {
+    match options.as_ref().and_then(|o| o.timeout_ms) {
+        Some(ms) => Deadline::after_ms(u64::from(ms)),
+        None => Deadline::none(),
+    }
 }
 
 /// Where a path resolves and which root it belongs to; `external` says why it is an external path request.
@@ -329,7 +338,7 @@ impl JsHostSession {
         blocking("host.glob", move || {
             let a = GlobArgs::from_json(&args)?;
             let t = s.target(a.path.as_deref().unwrap_or("."), &options)?;
-            hglob::glob(&s.roots, &t, &a).map(glob_ok)
+            hglob::glob(&s.roots, &t, &a, deadline(&options)).map(glob_ok)
         })
         .await
     }
@@ -346,7 +355,7 @@ impl JsHostSession {
             let a = GrepArgs::from_json(&args)?;
             let t = s.target(a.path.as_deref().unwrap_or("."), &options)?;
             let mut rec = &s.store;
-            hgrep::grep(&s.roots, &t, &a, &mut rec).map(grep_ok)
+            hgrep::grep(&s.roots, &t, &a, deadline(&options), &mut rec).map(grep_ok)
         })
         .await
     }
@@ -362,4 +371,26 @@ impl JsHostSession {
             })
         })
     }
+}
+
+/// Result of the scratch sweep: the removed scratch directory names (session ids), sorted.
+#[napi(object)]
+pub struct HostSweepOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub removed: Vec<String>,
+}
+
+/// Start-up sweep of `<agentDir>/pi-codex-toolkit/scratch/`: removes the directories of sessions not in
+/// `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
+#[napi(catch_unwind, ts_return_type = "HostSweepOk | HostFailure")]
+pub fn host_sweep_scratch(agent_dir: String, live_session_ids: Vec<String>) -> Either<HostSweepOk, HostFailure> {
+    guard::sync_or(
+        "host.sweepScratch",
+        || match crate::host::scratch::sweep(Path::new(&agent_dir), &live_session_ids, std::time::SystemTime::now()) {
+            Ok(removed) => Either::A(HostSweepOk { ok: true, removed }),
+            Err(e) => Either::B(failure(e)),
+        },
+        |m| Either::B(panicked(m)),
+    )
 }

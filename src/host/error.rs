@@ -11,6 +11,43 @@ pub const PATH_OUTSIDE_WORKSPACE: &str = "PATH_OUTSIDE_WORKSPACE";
 pub const NOT_FOUND: &str = "NOT_FOUND";
 /// The operation failed for a reason outside the model's arguments (I/O error, changed target).
 pub const TOOL_FAILED: &str = "TOOL_FAILED";
+/// The operation ran past its time budget and was stopped.
+pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+
+/// A time budget for a walk (Glob, Grep): checked per directory entry, so a search of a huge tree stops with
+/// TOOL_TIMEOUT instead of running on after Pi gave up on the call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deadline {
+    pub at: Option<std::time::Instant>,
+    /// The budget as given, for the message.
+    pub budget_ms: u64,
+}
+
+impl Deadline {
+    pub fn none() -> Self {
+        Self::default()
+    }
+    pub fn after_ms(ms: u64) -> Self {
+        Deadline {
+            at: Some(std::time::Instant::now() + std::time::Duration::from_millis(ms)),
+            budget_ms: ms,
+        }
+    }
+    pub fn passed(&self) -> bool {
+        self.at.is_some_and(|t| std::time::Instant::now() >= t)
+    }
+    /// The TOOL_TIMEOUT failure of `tool`, naming the budget and what to do instead.
+    pub fn error(&self, tool: &str) -> HostError {
+        HostError::new(
+            TOOL_TIMEOUT,
+            format!(
+                "{tool} stopped after its {} ms budget. Narrow the path or the pattern (or pass a glob), or give the \
+                 call a longer timeout.",
+                self.budget_ms
+            ),
+        )
+    }
+}
 
 /// A host-tool failure. `suggestion` carries a structured next call when there is one (Read of a directory
 /// suggests Glob, docs/spec/host-tools.md "Paths").

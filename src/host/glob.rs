@@ -5,7 +5,7 @@
 //! Pi's find. Results are sorted, with a limit (default 1,000, Pi's find default).
 
 use super::args;
-use super::error::HostError;
+use super::error::{Deadline, HostError};
 use super::paths::{Resolved, Root, Roots};
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
@@ -73,7 +73,7 @@ pub fn walker(dir: &Path) -> WalkBuilder {
 }
 
 /// Lists the files under `target` (a directory, already resolved and, if external, approved) matching the pattern.
-pub fn glob(roots: &Roots, target: &Resolved, a: &GlobArgs) -> Result<GlobResult, HostError> {
+pub fn glob(roots: &Roots, target: &Resolved, a: &GlobArgs, deadline: Deadline) -> Result<GlobResult, HostError> {
     let meta = fs::metadata(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
     if !meta.is_dir() {
         return Err(HostError::invalid(format!(
@@ -87,6 +87,9 @@ pub fn glob(roots: &Roots, target: &Resolved, a: &GlobArgs) -> Result<GlobResult
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT) as usize;
     let mut files = Vec::new();
     for entry in walker(&target.canonical).build() {
+        if deadline.passed() {
+            return Err(deadline.error("Glob"));
+        }
         let Ok(entry) = entry else { continue };
         if entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
@@ -156,7 +159,7 @@ mod tests {
     fn run(roots: &Roots, v: Value) -> Result<GlobResult, HostError> {
         let a = GlobArgs::from_json(&v)?;
         let target = roots.resolve_inside(a.path.as_deref().unwrap_or("."))?;
-        glob(roots, &target, &a)
+        glob(roots, &target, &a, Deadline::none())
     }
 
     #[test]
@@ -191,6 +194,16 @@ mod tests {
         assert_eq!((cut.files.len(), cut.truncated), (2, true));
         assert!(cut.text.contains("[Showing the first 2 files."));
         assert!(run(&roots, json!({"pattern": "*", "limit": MAX_LIMIT + 1})).is_err());
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_the_walk_with_tool_timeout() {
+        let (_t, roots) = setup();
+        let a = GlobArgs::from_json(&json!({"pattern": "*"})).unwrap();
+        let e = glob(&roots, &roots.resolve(".").unwrap(), &a, Deadline::after_ms(0)).unwrap_err();
+        assert_eq!(e.code, "TOOL_TIMEOUT");
+        assert!(e.message.contains("0 ms budget"), "{}", e.message);
+        assert!(glob(&roots, &roots.resolve(".").unwrap(), &a, Deadline::after_ms(60_000)).is_ok());
     }
 
     #[test]

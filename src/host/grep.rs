@@ -8,7 +8,7 @@
 //! lines are not, and count/files-with-matches modes record the tag with an empty seen set.
 
 use super::args;
-use super::error::HostError;
+use super::error::{Deadline, HostError};
 use super::glob;
 use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{LineSet, Recorder, Seen};
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Matches (content) or files (other modes) returned when `limit` is omitted (Pi's grep default).
@@ -294,6 +294,7 @@ pub fn grep(
     roots: &Roots,
     target: &Resolved,
     a: &GrepArgs,
+    deadline: Deadline,
     store: &mut impl Recorder,
 ) -> Result<GrepResult, HostError> {
     let meta = fs::metadata(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
@@ -332,11 +333,17 @@ pub fn grep(
             w.overrides(ov);
         }
         let found = Mutex::new(Vec::new());
+        let timed_out = AtomicBool::new(false);
         w.build_parallel().run(|| {
             let mut worker = Worker::new(&matcher, a, per_file);
             let found = &found;
             let binary = &binary;
+            let timed_out = &timed_out;
             Box::new(move |entry| {
+                if deadline.passed() {
+                    timed_out.store(true, Ordering::Relaxed);
+                    return WalkState::Quit;
+                }
                 let Ok(entry) = entry else { return WalkState::Continue };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
                     if let Some(h) = worker.search(entry.path(), binary, false) {
@@ -346,6 +353,9 @@ pub fn grep(
                 WalkState::Continue
             })
         });
+        if timed_out.into_inner() {
+            return Err(deadline.error("Grep"));
+        }
         hits = found.into_inner().unwrap_or_else(|p| p.into_inner());
     } else {
         return Err(HostError::invalid(format!(
@@ -516,7 +526,7 @@ mod tests {
     fn run(roots: &Roots, st: &mut SnapshotStore, v: Value) -> Result<GrepResult, HostError> {
         let a = GrepArgs::from_json(&v)?;
         let target = roots.resolve_inside(a.path.as_deref().unwrap_or("."))?;
-        grep(roots, &target, &a, st)
+        grep(roots, &target, &a, Deadline::none(), st)
     }
 
     #[test]
@@ -713,6 +723,29 @@ mod tests {
             Provenance::Seen(Seen::Lines(s)) => assert!(s.is_empty()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_the_walk_with_tool_timeout() {
+        let (_t, roots) = setup(&[("a.txt", b"needle\n"), ("d/b.txt", b"needle\n")]);
+        let mut st = SnapshotStore::new();
+        let a = GrepArgs::from_json(&json!({"pattern": "needle"})).unwrap();
+        let e = grep(&roots, &roots.resolve(".").unwrap(), &a, Deadline::after_ms(0), &mut st).unwrap_err();
+        assert_eq!(e.code, "TOOL_TIMEOUT");
+        assert!(
+            e.message.contains("Grep stopped after its 0 ms budget"),
+            "{}",
+            e.message
+        );
+        let ok = grep(
+            &roots,
+            &roots.resolve(".").unwrap(),
+            &a,
+            Deadline::after_ms(60_000),
+            &mut st,
+        )
+        .unwrap();
+        assert_eq!(ok.files.len(), 2);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod glob;
 pub mod grep;
 pub mod paths;
 pub mod read;
+pub mod scratch;
 pub mod snapshot;
 pub mod tag;
 
