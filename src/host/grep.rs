@@ -32,6 +32,8 @@ pub const DEFAULT_LIMIT: u64 = 100;
 pub const MAX_LIMIT: u64 = 100_000;
 /// Largest accepted `context` (lines before and after each match).
 pub const MAX_CONTEXT: u64 = 100;
+/// Output budget of content mode in bytes (Pi's grep also stops at 50 KiB): rows stop before passing it.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
 /// Bytes read first to spot a binary file before reading the whole of it.
 const BINARY_PROBE: usize = 64 * 1024;
 /// Shown lines are clipped at this many characters (Pi's grep line limit); a clipped match is not counted as seen.
@@ -402,6 +404,8 @@ fn render(
     };
     let mut blocks: Vec<String> = Vec::new();
     let mut shown_matches = 0u64;
+    let mut used = 0usize;
+    let mut budget_hit = false;
     let unused = AtomicU64::new(0);
     for (shown, path) in hits {
         if a.output_mode != OutputMode::Content && out.files.len() as u64 == limit {
@@ -433,6 +437,7 @@ fn render(
             }
             OutputMode::Content => {
                 let mut block = header;
+                let mut rows = 0usize;
                 let mut last_line: Option<u64> = None;
                 let mut last_match: Option<u64> = None;
                 for row in &h.rows {
@@ -447,11 +452,19 @@ fn render(
                     if !is_match && shown_matches == limit && last_match.is_some_and(|m| n > m + a.context) {
                         break;
                     }
-                    if last_line.is_some_and(|l| n > l + 1) {
+                    let (clipped, was_clipped) = tag::clip_line(text, MAX_LINE_CHARS);
+                    let gap = last_line.is_some_and(|l| n > l + 1);
+                    let cost = clipped.len() + 2 + n.to_string().len() + if gap { 3 } else { 0 };
+                    if shown_matches > 0 && used + block.len() + cost > MAX_OUTPUT_BYTES {
+                        out.truncated = true;
+                        budget_hit = true;
+                        break;
+                    }
+                    if gap {
                         block.push_str("\n--");
                     }
                     last_line = Some(n);
-                    let (clipped, was_clipped) = tag::clip_line(text, MAX_LINE_CHARS);
+                    rows += 1;
                     block.push('\n');
                     if is_match {
                         shown_matches += 1;
@@ -469,12 +482,19 @@ fn render(
                         block.push_str(&format!("{n}-{clipped}"));
                     }
                 }
+                if rows == 0 {
+                    break;
+                }
+                used += block.len() + 2;
                 blocks.push(block);
             }
         }
         store.record(&h.path, &norm, Seen::Lines(seen));
         out.tags.insert(shown.clone(), norm.tag.clone());
         out.files.push(shown);
+        if budget_hit {
+            break;
+        }
     }
     let mut text = if out.files.is_empty() {
         format!("No matches for '{}' in '{}'.", a.pattern, target.shown)
@@ -491,10 +511,18 @@ fn render(
         } else {
             "files"
         };
-        text.push_str(&format!(
-            "\n\n[Showing the first {limit} {what}. Narrow the pattern, path or glob, or raise limit (at most \
-             {MAX_LIMIT}).]"
-        ));
+        if budget_hit {
+            text.push_str(&format!(
+                "\n\n[Showing the first {shown_matches} matches ({} KiB output limit). Narrow the pattern, path or \
+                 glob, or use less context.]",
+                MAX_OUTPUT_BYTES / 1024
+            ));
+        } else {
+            text.push_str(&format!(
+                "\n\n[Showing the first {limit} {what}. Narrow the pattern, path or glob, or raise limit (at most \
+                 {MAX_LIMIT}).]"
+            ));
+        }
     }
     if binary_skipped > 0 {
         text.push_str(&format!("\n[{binary_skipped} binary file(s) skipped.]"));
@@ -723,6 +751,30 @@ mod tests {
             Provenance::Seen(Seen::Lines(s)) => assert!(s.is_empty()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn content_output_stops_at_the_byte_budget() {
+        // 200 matched lines of 480 characters each (rows ~485 bytes): about 105 fit in 50 KiB, and limit allows 200.
+        let body: String = (0..200).map(|i| format!("hit{:0>477}\n", i)).collect();
+        let (_t, roots) = setup(&[("a.txt", body.as_bytes()), ("b.txt", b"hit\n")]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": 1000})).unwrap();
+        assert!(r.truncated);
+        let shown = r.matches.len();
+        assert!(shown > 50 && shown < 200, "{shown}");
+        let body_len = r.text.find("\n\n[Showing").unwrap();
+        assert!(
+            body_len <= MAX_OUTPUT_BYTES && body_len + 490 > MAX_OUTPUT_BYTES,
+            "{body_len}"
+        );
+        assert!(r.text.ends_with(&format!("[Showing the first {shown} matches (50 KiB output limit). Narrow the pattern, path or glob, or use less context.]")));
+        // b.txt, after the budget, is not shown, and only shown lines are seen.
+        assert_eq!(r.files, vec!["a.txt"]);
+        let Provenance::Seen(Seen::Lines(s)) = st.provenance(&roots.workspace().join("a.txt"), &r.tags["a.txt"]) else {
+            panic!()
+        };
+        assert_eq!(s.ranges(), &[(1, shown as u32)]);
     }
 
     #[test]

@@ -13,6 +13,15 @@ use std::fs;
 
 /// Lines returned when `limit` is omitted.
 pub const DEFAULT_LIMIT: u64 = 2_000;
+/// Output budget of the rows, in bytes: like Pi's read (2,000 lines or 50 KiB, whichever comes first), a window
+/// of long lines stops early and says where to continue. Lines not shown are not seen.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
+
+/// Decimal digits of `n` plus the `:` (a row's prefix).
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1) + 1
+}
+
 /// Largest accepted `offset`/`limit` (line numbers are u32 in the snapshot store).
 pub const MAX_LINE_NUMBER: u64 = u32::MAX as u64;
 
@@ -91,15 +100,26 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
             total.max(1)
         )));
     }
-    let end = total.min(offset.saturating_add(limit) - 1);
+    let window_end = total.min(offset.saturating_add(limit) - 1);
+    let mut end = window_end;
     let mut text = tag::header(&target.shown, &norm.tag);
     let mut seen = LineSet::new();
     let mut clipped = 0u64;
-    for n in offset..=end {
+    let mut by_bytes = false;
+    let mut row_bytes = 0usize;
+    for n in offset..=window_end {
         if total == 0 {
             break;
         }
         let (shown, was_clipped) = tag::clip_line(lines[(n - 1) as usize], MAX_LINE_CHARS);
+        // The byte budget ends the window before a row that would pass it; the first row always shows.
+        let cost = shown.len() + 1 + digits(n);
+        if n > offset && row_bytes + cost > MAX_OUTPUT_BYTES {
+            end = n - 1;
+            by_bytes = true;
+            break;
+        }
+        row_bytes += cost;
         if was_clipped {
             clipped += 1;
         } else {
@@ -114,8 +134,13 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
     }
     let truncated = end < total;
     if truncated {
+        let why = if by_bytes {
+            format!(" ({} KiB output limit)", MAX_OUTPUT_BYTES / 1024)
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            "\n[Showing lines {offset}-{end} of {total}. Use offset={} to continue.]",
+            "\n[Showing lines {offset}-{end} of {total}{why}. Use offset={} to continue.]",
             end + 1
         ));
     }
@@ -224,6 +249,43 @@ mod tests {
             .contains("\n2000:l2000\n[Showing lines 1-2000 of 2001. Use offset=2001 to continue.]"));
         let last = run(&roots, &mut st, json!({"path": "big.txt", "offset": 2001})).unwrap();
         assert_eq!((last.line_count, last.truncated), (1, false));
+    }
+
+    #[test]
+    fn the_output_byte_budget_ends_the_window_at_its_boundary() {
+        // Rows "N:" + 99 chars + LF: 100 rows of 103-104 bytes, budget 51,200 bytes.
+        let line = "x".repeat(99);
+        let body: String = (1..=1000).map(|_| format!("{line}\n")).collect();
+        let (_t, roots) = setup(&[("wide.txt", body.as_bytes())]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"path": "wide.txt"})).unwrap();
+        // Rows 1-9 cost 102 bytes, 10-99 cost 103, 100-999 cost 104: count how many fit exactly.
+        let mut used = 0;
+        let mut fit = 0;
+        for n in 1u64..=1000 {
+            let cost = 99 + 1 + digits(n);
+            if used + cost > MAX_OUTPUT_BYTES {
+                break;
+            }
+            used += cost;
+            fit = n;
+        }
+        assert_eq!((r.line_count, r.truncated), (fit, true));
+        let rows_len: usize = r.text.lines().skip(1).take(fit as usize).map(|l| l.len() + 1).sum();
+        assert!(rows_len <= MAX_OUTPUT_BYTES && rows_len + 104 > MAX_OUTPUT_BYTES);
+        assert!(r.text.ends_with(&format!(
+            "[Showing lines 1-{fit} of 1000 (50 KiB output limit). Use offset={} to continue.]",
+            fit + 1
+        )));
+        let Provenance::Seen(Seen::Lines(s)) = st.provenance(&roots.workspace().join("wide.txt"), &r.tag) else {
+            panic!()
+        };
+        assert_eq!(s.ranges(), &[(1, fit as u32)]);
+        // A single row larger than the budget still shows (clipped at 16,384 characters of 4 bytes each).
+        let huge = format!("{}\nnext\n", "\u{1F600}".repeat(MAX_LINE_CHARS + 5));
+        let (_t2, roots2) = setup(&[("huge.txt", huge.as_bytes())]);
+        let h = run(&roots2, &mut st, json!({"path": "huge.txt"})).unwrap();
+        assert_eq!((h.line_count, h.truncated, h.clipped_lines), (1, true, 1));
     }
 
     #[test]
