@@ -88,7 +88,7 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
         )));
     }
     let bytes = fs::read(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
-    let norm = tag::normalize(&bytes);
+    let norm = tag::normalize_owned(bytes);
     let lines = tag::lines(&norm.text);
     let total = lines.len() as u64;
     let offset = a.offset.unwrap_or(1);

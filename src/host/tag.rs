@@ -46,11 +46,38 @@ pub fn normalize_str(s: &str) -> Cow<'_, str> {
 
 /// Decodes file bytes (lossy UTF-8) and normalises them; computes the tag and the identity digest.
 pub fn normalize(bytes: &[u8]) -> Normalized {
-    let decoded = String::from_utf8_lossy(bytes);
-    let text = normalize_str(&decoded).into_owned();
-    let tag = tag_of_normalized(&text);
-    let digest = Sha256::digest(text.as_bytes()).into();
+    normalize_owned(bytes.to_vec())
+}
+
+/// `normalize` taking the bytes: valid UTF-8 without a BOM or CR is used in place (no copy of a large file).
+pub fn normalize_owned(bytes: Vec<u8>) -> Normalized {
+    let decoded = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let text = match normalize_str(&decoded) {
+        Cow::Borrowed(b) if b.len() == decoded.len() => None,
+        other => Some(other.into_owned()),
+    }
+    .unwrap_or(decoded);
+    let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    // Most files have no trailing whitespace: then the trimmed text is the text, and one hash serves both.
+    let tag = if needs_trim(&text) {
+        tag_of_normalized(&text)
+    } else {
+        format!("{:02X}{:02X}", digest[30], digest[31])
+    };
     Normalized { text, tag, digest }
+}
+
+/// Whether any line of normalized text ends in a space, tab or CR (so the tag's trimming changes the text).
+fn needs_trim(text: &str) -> bool {
+    let b = text.as_bytes();
+    let trailing = |i: usize| matches!(b[i], b' ' | b'\t' | b'\r');
+    if !b.is_empty() && trailing(b.len() - 1) {
+        return true;
+    }
+    memchr::memchr_iter(b'\n', b).any(|p| p > 0 && trailing(p - 1))
 }
 
 /// The tag of already normalised text: every line's trailing spaces, tabs and CRs trimmed, lines rejoined by LF.
@@ -155,6 +182,21 @@ mod tests {
         let t2 = normalize(b"a\n");
         assert_eq!(t1.tag, t2.tag);
         assert_ne!(t1.digest, t2.digest);
+    }
+
+    #[test]
+    fn the_one_hash_fast_path_agrees_with_the_trimming_hash() {
+        for text in [
+            "", "a", "a\n", "a \nb", "a\nb\t", "a\n\n", " a\n b\n", "x\r", "\n \n", "é \nü",
+        ] {
+            let n = normalize(text.as_bytes());
+            assert_eq!(n.tag, tag_of_normalized(&n.text), "{text:?}");
+            assert_eq!(n.tag, tag_of(text), "{text:?}");
+        }
+        assert!(!needs_trim("a\nb\n") && needs_trim("a \nb") && needs_trim("a\nb\t") && !needs_trim(""));
+        // Owned input is used in place; a BOM or CR still normalises.
+        assert_eq!(normalize_owned(b"\xef\xbb\xbfa\r\n".to_vec()).text, "a\n");
+        assert_eq!(normalize_owned(b"plain\n".to_vec()).text, "plain\n");
     }
 
     #[test]
