@@ -371,6 +371,26 @@ mod tests {
         assert!(s.contains(u32::MAX));
     }
 
+    proptest::proptest! {
+        /// LineSet against a plain set: same membership and count, and ranges stay sorted, disjoint, non-adjacent.
+        #[test]
+        fn line_set_agrees_with_a_plain_set(ranges in proptest::collection::vec((1u32..200, 0u32..20), 0..30)) {
+            let mut s = LineSet::new();
+            let mut model = std::collections::BTreeSet::new();
+            for (a, len) in ranges {
+                s.insert_range(a, a + len);
+                model.extend(a..=a + len);
+            }
+            for n in 0..230 {
+                proptest::prop_assert_eq!(s.contains(n), model.contains(&n), "line {}", n);
+            }
+            proptest::prop_assert_eq!(s.count(), model.len() as u64);
+            for w in s.ranges().windows(2) {
+                proptest::prop_assert!(w[0].1 + 1 < w[1].0, "{:?}", s.ranges());
+            }
+        }
+    }
+
     #[test]
     fn same_text_reread_unions_seen_lines() {
         let mut st = SnapshotStore::new();

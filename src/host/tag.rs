@@ -216,6 +216,35 @@ mod tests {
         assert_eq!(lines("\n"), vec![""]);
     }
 
+    proptest::proptest! {
+        /// Re-encoding a text (BOM, CRLF or CR endings, trailing spaces/tabs) never changes its tag, and
+        /// normalisation only drops the BOM and turns the endings into LF.
+        #[test]
+        fn tags_ignore_bom_line_endings_and_trailing_whitespace(
+            lines in proptest::collection::vec("[a-z é\t{}]{0,12}", 0..12),
+            final_newline: bool,
+            bom: bool,
+            ending in 0usize..3,
+            pads in proptest::collection::vec("[ \t]{0,3}", 12),
+        ) {
+            let eol = ["\n", "\r\n", "\r"][ending];
+            let plain = lines.join("\n") + if final_newline && !lines.is_empty() { "\n" } else { "" };
+            let mut encoded = String::from(if bom { BOM } else { "" });
+            for (i, l) in lines.iter().enumerate() {
+                encoded.push_str(l);
+                encoded.push_str(&pads[i]);
+                if i + 1 < lines.len() || final_newline {
+                    encoded.push_str(eol);
+                }
+            }
+            let n = normalize(encoded.as_bytes());
+            proptest::prop_assert_eq!(&n.tag, &tag_of(&plain), "{:?} vs {:?}", encoded, plain);
+            // The normalized text is the encoded one with the BOM dropped and LF endings, padding kept.
+            let expected = encoded.strip_prefix(BOM).unwrap_or(&encoded).replace(eol, "\n");
+            proptest::prop_assert_eq!(&n.text, &expected);
+        }
+    }
+
     #[test]
     fn header_rows_and_clipping_render() {
         assert_eq!(header("src/a.rs", "0A1B"), "[src/a.rs#0A1B]");
