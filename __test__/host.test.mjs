@@ -126,6 +126,24 @@ test("an approved external read runs only while the path still resolves to the a
 	assert.match(swapped.message, /changed since approval/);
 });
 
+test("glob and grep on an approved external directory show absolute canonical paths", async () => {
+	const { dir, s } = session();
+	mkdirSync(join(dir, "ext/sub"), { recursive: true });
+	writeFileSync(join(dir, "ext/sub/n.txt"), "needle\n");
+	assert.equal((await s.grep({ pattern: "needle", path: "../ext" })).code, "PATH_OUTSIDE_WORKSPACE");
+	const approvedPath = s.resolvePath("../ext").canonical;
+	const g = await s.grep({ pattern: "needle", path: "../ext" }, { approvedPath });
+	assert.equal(g.root, "external");
+	assert.deepEqual(g.files, [join(dir, "ext/sub/n.txt")]);
+	assert.ok(g.text.startsWith(`[${join(dir, "ext/sub/n.txt")}#`));
+	const f = await s.glob({ pattern: "*.txt", path: "../ext" }, { approvedPath });
+	assert.deepEqual(f.files, [join(dir, "ext/sub/n.txt")]);
+	// A symlink inside the workspace that leads there is external too, and not followed by a workspace walk.
+	symlinkSync(join(dir, "ext"), join(dir, "ws/link"));
+	assert.equal((await s.grep({ pattern: "needle", path: "link" })).code, "PATH_OUTSIDE_WORKSPACE");
+	assert.deepEqual((await s.grep({ pattern: "needle" })).files, []);
+});
+
 test("glob lists files sorted, honours .gitignore and folds query", async () => {
 	const { s } = session({ ".gitignore": "out/\n", "src/b.rs": "", "src/a.rs": "", "out/c.rs": "", "README.md": "" });
 	const r = await s.glob({ query: "*.rs" });
