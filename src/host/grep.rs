@@ -234,7 +234,8 @@ impl Worker {
     /// keeps the rows and the normalized text (for files that will be shown).
     fn search(&mut self, path: &Path, binary: &AtomicU64, detail: bool) -> Option<FileHits> {
         self.buf.clear();
-        let f = fs::File::open(path).ok()?;
+        // Regular files only, checked on the handle (a walked entry swapped for a FIFO is skipped, not waited on).
+        let f = super::read::open_regular(path).ok()??;
         // Most binary files show a NUL in their first block: look there before reading the rest, as ripgrep does,
         // so a large binary costs one block instead of its whole size.
         let mut head = f.take(BINARY_PROBE as u64);

@@ -10,6 +10,8 @@ use super::snapshot::{LineSet, Recorder, Seen};
 use super::tag::{self, MAX_LINE_CHARS};
 use serde_json::Value;
 use std::fs;
+use std::io::Read as _;
+use std::path::Path;
 
 /// Lines returned when `limit` is omitted.
 pub const DEFAULT_LIMIT: u64 = 2_000;
@@ -24,6 +26,17 @@ fn digits(n: u64) -> usize {
 
 /// Largest accepted `offset`/`limit` (line numbers are u32 in the snapshot store).
 pub const MAX_LINE_NUMBER: u64 = u32::MAX as u64;
+
+/// Opens `path` for reading only if it is a regular file, checked on the opened handle (so a file swapped for a
+/// FIFO or device after the path was checked is refused, and opening a FIFO never blocks: O_NONBLOCK).
+pub fn open_regular(path: &Path) -> std::io::Result<Option<fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    Ok(f.metadata()?.is_file().then_some(f))
+}
 
 /// Read's arguments after alias folding and range checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +100,20 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
             target.shown
         )));
     }
-    let bytes = fs::read(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
+    let bytes = match open_regular(&target.canonical) {
+        Ok(Some(mut f)) => {
+            let mut b = Vec::with_capacity(meta.len() as usize);
+            f.read_to_end(&mut b).map_err(|e| HostError::io(&target.shown, &e))?;
+            b
+        }
+        Ok(None) => {
+            return Err(HostError::invalid(format!(
+                "{} stopped being a regular file while it was opened; Read only regular files.",
+                target.shown
+            )))
+        }
+        Err(e) => return Err(HostError::io(&target.shown, &e)),
+    };
     let norm = tag::normalize_owned(bytes);
     let lines = tag::lines(&norm.text);
     let total = lines.len() as u64;
@@ -304,6 +330,26 @@ mod tests {
             panic!()
         };
         assert!(seen.contains(1) && !seen.contains(2) && seen.contains(3));
+    }
+
+    #[test]
+    fn open_regular_refuses_fifos_without_blocking() {
+        let t = TempDir::new().unwrap();
+        let fifo = t.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(open_regular(&fifo).unwrap().is_none());
+        fs::write(t.path().join("f"), "x").unwrap();
+        assert!(open_regular(&t.path().join("f")).unwrap().is_some());
+        let roots = Roots::new(t.path(), &t.path().join("agent"), "s").unwrap();
+        let e = read(
+            &roots.resolve("fifo").unwrap(),
+            &ReadArgs::from_json(&json!({"path": "fifo"})).unwrap(),
+            &mut SnapshotStore::new(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "INVALID_ARGUMENT");
+        assert!(e.message.contains("not a regular file"));
     }
 
     #[test]
