@@ -234,8 +234,16 @@ impl Worker {
     /// keeps the rows and the normalized text (for files that will be shown).
     fn search(&mut self, path: &Path, binary: &AtomicU64, detail: bool) -> Option<FileHits> {
         self.buf.clear();
-        // Regular files only, checked on the handle (a walked entry swapped for a FIFO is skipped, not waited on).
-        let f = super::read::open_regular(path).ok()??;
+        // O_NONBLOCK: a walked entry swapped for a FIFO since the walk saw it fails its read instead of hanging.
+        // (The walk already yields regular files only; no extra fstat per file on this hot path.)
+        let f = {
+            use std::os::unix::fs::OpenOptionsExt;
+            fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .ok()?
+        };
         // Most binary files show a NUL in their first block: look there before reading the rest, as ripgrep does,
         // so a large binary costs one block instead of its whole size.
         let mut head = f.take(BINARY_PROBE as u64);
