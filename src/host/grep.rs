@@ -215,6 +215,18 @@ struct Worker {
 }
 
 impl Worker {
+    /// The walk's worker: it only asks whether a file matches, so it stops at the first match and keeps no context
+    /// (the detail pass recounts and collects rows for the files actually shown).
+    fn probe(matcher: &RegexMatcher) -> Worker {
+        Worker {
+            matcher: matcher.clone(),
+            searcher: SearcherBuilder::new().line_number(false).max_matches(Some(1)).build(),
+            mode: OutputMode::FilesWithMatches,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The detail pass's worker: line numbers, context and the per-file cap of the requested mode.
     fn new(matcher: &RegexMatcher, a: &GrepArgs, per_file: Option<u64>) -> Worker {
         let searcher = SearcherBuilder::new()
             .line_number(true)
@@ -329,7 +341,7 @@ pub fn grep(
         };
         if name_ok {
             hits.extend(
-                Worker::new(&matcher, a, per_file)
+                Worker::probe(&matcher)
                     .search(&target.canonical, &binary, false)
                     .map(|h| h.path),
             );
@@ -346,7 +358,7 @@ pub fn grep(
         let found = Mutex::new(Vec::new());
         let timed_out = AtomicBool::new(false);
         w.build_parallel().run(|| {
-            let mut worker = Worker::new(&matcher, a, per_file);
+            let mut worker = Worker::probe(&matcher);
             let found = &found;
             let binary = &binary;
             let timed_out = &timed_out;
