@@ -37,6 +37,31 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's host tools: roots bound at construction, the snapshot store in memory. */
+export declare class HostSession {
+  /**
+   * Binds `workspace` (ctx.cwd at session start; never follows later cwd changes) and the scratch root
+   * `<agentDir>/pi-codex-toolkit/scratch/<sessionId>/` (created lazily). Throws an Error whose `code` is the
+   * failure's code when the workspace is not an existing absolute directory or the session id is not one segment.
+   */
+  constructor(workspace: string, agentDir: string, sessionId: string)
+  /** The canonical workspace root. */
+  get workspace(): string
+  /** The session scratch root (absolute; may not exist yet). */
+  get scratch(): string
+  /** Classifies a path without touching it: the permission layer asks about `external` ones. */
+  resolvePath(raw: string): HostPathInfo | HostFailure
+  /** Read `{path | file_path, offset?, limit?}`. */
+  read(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostReadOk | HostFailure>
+  /** Glob `{pattern | query, path?, limit?}` (path defaults to the workspace root). */
+  glob(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGlobOk | HostFailure>
+  /** Grep `{pattern | query, path?, glob?, ignoreCase?, literal?, context?, limit?, outputMode?}`. */
+  grep(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGrepOk | HostFailure>
+  /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
+  snapshotStats(): HostSnapshotStats
+}
+export type JsHostSession = HostSession
+
 /**
  * Cancels one `applyPatch` call: Pi's AbortSignal calls `abort()`; the executor checks it before preflight,
  * before staging and before the first commit step.
@@ -282,6 +307,116 @@ export interface GateRequest {
   paths?: Array<string>
   lease?: string
 }
+
+/**
+ * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
+ * stop with TOOL_TIMEOUT after this long (no bound when omitted).
+ */
+export interface HostCallOptions {
+  approvedPath?: string
+  timeoutMs?: number
+}
+
+/**
+ * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
+ * TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
+ */
+export interface HostFailure {
+  ok: false
+  code: string
+  message: string
+  suggestion?: HostSuggestion
+}
+
+/** Glob's result: matching files, sorted, workspace-relative (absolute outside the workspace). */
+export interface HostGlobOk {
+  ok: true
+  text: string
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  files: Array<string>
+  truncated: boolean
+}
+
+/** Matched lines of one file (Grep's count mode). */
+export interface HostGrepCount {
+  path: string
+  count: number
+}
+
+/** One matched line of Grep's content mode. */
+export interface HostGrepMatch {
+  path: string
+  line: number
+  text: string
+}
+
+/** Grep's result: `matches` (content mode), `files` (every mode), `counts` (count mode), `tags` per shown file. */
+export interface HostGrepOk {
+  ok: true
+  text: string
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  mode: 'content' | 'filesWithMatches' | 'count'
+  matches: Array<HostGrepMatch>
+  files: Array<string>
+  counts: Array<HostGrepCount>
+  tags: Record<string, string>
+  truncated: boolean
+  binarySkipped: number
+}
+
+/** Where a path resolves and which root it belongs to; `external` says why it is an external path request. */
+export interface HostPathInfo {
+  ok: true
+  root: 'workspace' | 'scratch' | 'external'
+  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
+  /** The canonical absolute path (what an approval names). */
+  canonical: string
+  /** The path as results show it. */
+  path: string
+}
+
+/** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
+export interface HostReadOk {
+  ok: true
+  text: string
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  offset: number
+  lineCount: number
+  totalLines: number
+  truncated: boolean
+  fileBytes: number
+  tag: string
+  clippedLines: number
+}
+
+/** Size of the session's snapshot store (its bounds: 64 paths, 8 MiB). */
+export interface HostSnapshotStats {
+  paths: number
+  retainedBytes: number
+}
+
+/** A structured follow-up call (Read of a directory suggests Glob). */
+export interface HostSuggestion {
+  tool: string
+  path: string
+  pattern: string
+}
+
+/** Result of the scratch sweep: the removed scratch directory names (session ids), sorted. */
+export interface HostSweepOk {
+  ok: true
+  removed: Array<string>
+}
+
+/**
+ * Start-up sweep of `<agentDir>/pi-codex-toolkit/scratch/`: removes the directories of sessions not in
+ * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
+ */
+export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
 
 /** Nested call counts of a cell read. */
 export interface NestedCounts {

@@ -773,9 +773,11 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
+export { HostSession }
+export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
 export { applyPatch }
@@ -789,6 +791,7 @@ export { configSave }
 export { configValidate }
 export { discoveryFindTools }
 export { engineVersion }
+export { hostSweepScratch }
 export { patchPaths }
 export { rulesDiagnosticsChannel }
 export { rulesEditorApply }

@@ -10,6 +10,7 @@ mod code;
 mod config;
 mod discovery;
 mod errno;
+pub mod host;
 pub mod output;
 mod patch;
 mod rules;

@@ -1,0 +1,15 @@
+//! The host file tools' engine (docs/spec/host-tools.md, docs/host.md): workspace/scratch path containment, content
+//! tags and the `[path#TAG]` + `N:text` render, the per-session snapshot store, and Read / Glob / Grep as plain Rust
+//! APIs. No napi types here; the Node surface belongs in src/bind.
+
+pub mod args;
+pub mod error;
+pub mod glob;
+pub mod grep;
+pub mod paths;
+pub mod read;
+pub mod scratch;
+pub mod snapshot;
+pub mod tag;
+
+pub use error::HostError;
