@@ -88,6 +88,9 @@ pub struct ManagerStatus {
     pub closed: bool,
     /// Recovery files this manager created and still owns.
     pub recovery_files: usize,
+    /// Why the exit watchdog (docs/shell.md "When Node exits") is not running although a job or recovery file
+    /// needed it: jobs still run, but nothing cleans up after them if Node ends without a session shutdown.
+    pub watchdog_failure: Option<String>,
 }
 
 /// The shell session manager. Share it behind an `Arc`.
@@ -752,6 +755,7 @@ impl Manager {
             cleanup_pending: reg.cleanup_pending,
             closed: reg.closed,
             recovery_files: self.store.file_count(),
+            watchdog_failure: super::watchdog::failure(),
         };
         for j in reg.jobs.values() {
             let st = j.state.lock().unwrap();
@@ -770,14 +774,18 @@ impl Manager {
     /// [`Manager::status`] as a JSON object (camelCase).
     pub fn status_json(&self) -> Value {
         let s = self.status();
-        json!({
+        let mut v = json!({
             "running": s.running,
             "unreadTerminal": s.unread_terminal,
             "stopUnconfirmed": s.stop_unconfirmed,
             "cleanupPending": s.cleanup_pending || s.stop_unconfirmed > 0,
             "closed": s.closed,
             "recoveryFiles": s.recovery_files,
-        })
+        });
+        if let Some(f) = s.watchdog_failure {
+            v["watchdogFailure"] = Value::String(f);
+        }
+        v
     }
 }
 
