@@ -98,7 +98,10 @@ export declare class ShellManager {
   deleteRecoveryFiles(): number
   /** Paths of recovery files this manager owns. */
   recoveryFiles(): Array<string>
-  /** Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`. */
+  /**
+   * Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles,
+   * watchdogFailure?}`.
+   */
   status(): ShellStatus
 }
 
@@ -686,6 +689,12 @@ export interface ShellStatus {
   cleanupPending: boolean
   closed: boolean
   recoveryFiles: number
+  /**
+   * Present when the exit watchdog could not be started (or died) although jobs or recovery files needed it:
+   * why, e.g. `could not start /bin/sh: No such file or directory (os error 2)`. Jobs still run, but if Node
+   * ends without a session shutdown nothing stops them or deletes the recovery files (docs/shell.md).
+   */
+  watchdogFailure?: string
 }
 
 /** stdin facts of a shell read. */

@@ -32,6 +32,7 @@ test("registers the pair with open schemas, publishes the manager, exposes statu
 	const lines = shellStatusLines(host);
 	assert.ok(lines.some((l) => l === "jobs: 0 running, 0 finished and unread"), lines.join("\n"));
 	assert.ok(lines.includes("cleanup pending: no"));
+	assert.equal(lines.some((l) => l.startsWith("exit cleanup:")), false, "the watchdog problem is shown only when there is one");
 	const nested = host.shared.get("shell");
 	return nested.exec({ cmd: "echo nested" }, { cwd: "/tmp", stopOnCancel: false }).then((r) => {
 		assert.equal(r.details.stdout, "nested\n", "the published manager defaults to Pi's shell for calls without one");
@@ -121,4 +122,18 @@ test("lifecycle: beforeSwitch stops jobs; shutdown closes, deletes only its file
 	assert.equal(old.status().closed, true);
 	const again = await call("exec_command", { cmd: "echo fresh" });
 	assert.equal(again.details.stdout, "fresh\n");
+});
+
+test("status lines say plainly when the exit watchdog could not start, and what to do", () => {
+	const status = { running: 1, unreadTerminal: 0, stopUnconfirmed: 0, cleanupPending: false, closed: false, recoveryFiles: 0 };
+	const host = { shared: new Map([["shell", { status: () => ({ ...status, watchdogFailure: "could not start /bin/sh: No such file or directory (os error 2)" }) }]]) };
+	const line = shellStatusLines(host).find((l) => l.startsWith("exit cleanup:"));
+	assert.equal(
+		line,
+		"exit cleanup: unavailable (could not start /bin/sh: No such file or directory (os error 2)). Commands still run, but if Pi ends " +
+			"without a session shutdown (crash, kill) nothing stops the commands still running or deletes their recovery files. Stop " +
+			"long-running commands with write_stdin terminate before quitting, and make sure /bin/sh can be started: the next command retries.",
+	);
+	host.shared.set("shell", { status: () => status });
+	assert.equal(shellStatusLines(host).some((l) => l.startsWith("exit cleanup:")), false);
 });

@@ -146,3 +146,53 @@ test("race: SIGKILL of Node while 16 spawns are in flight leaves no job behind (
 	}
 	console.log(`# race: 10 rounds, ${started} sleep jobs observed before the SIGKILL, none left after (nor the watchdog)`);
 });
+
+// PCT_TEST_WATCHDOG_SH (test-only, read by src/shell/watchdog.rs) replaces /bin/sh for the watchdog alone, so its
+// start fails exactly as with a missing /bin/sh while the jobs still run through bash.
+test("when the watchdog cannot start, jobs still run and the manager's status says why", { timeout: 60000 }, async () => {
+	const child = spawn(
+		process.execPath,
+		[
+			"-e",
+			`
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const { readdirSync, readFileSync } = require("node:fs");
+const m = new native.ShellManager({});
+const ctx = { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } };
+(async () => {
+	const before = m.status();
+	const r = await m.exec({ cmd: "echo ran" }, ctx);
+	const watchdogs = readdirSync("/proc").filter((d) => {
+		try {
+			return /^\\d+$/.test(d) && Number(readFileSync("/proc/" + d + "/stat", "utf8").split(") ")[1].split(" ")[1]) === process.pid &&
+				readFileSync("/proc/" + d + "/cmdline", "utf8").includes("pi-codex-toolkit-watchdog");
+		} catch { return false; }
+	});
+	console.log(JSON.stringify({ before, details: r.details, after: m.status(), watchdogs }));
+})();
+`,
+		],
+		{ stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PCT_TEST_WATCHDOG_SH: "/nonexistent/pct-test-sh" } },
+	);
+	let stdout = "";
+	let stderr = "";
+	child.stdout.on("data", (d) => (stdout += d));
+	child.stderr.on("data", (d) => (stderr += d));
+	const code = await new Promise((r) => child.on("close", r));
+	assert.equal(code, 0, stderr);
+	const { before, details, after, watchdogs } = JSON.parse(stdout);
+	assert.equal("watchdogFailure" in before, false, "nothing needed the watchdog yet");
+	assert.equal(details.status, "completed");
+	assert.equal(details.stdout, "ran\n", "the job ran without the watchdog");
+	assert.deepEqual(watchdogs, []);
+	assert.match(after.watchdogFailure, /^could not start \/nonexistent\/pct-test-sh: No such file or directory/);
+});
+
+test("with a working watchdog the status carries no watchdogFailure", async () => {
+	const { native } = await import("./helpers/addon.mjs");
+	const m = new native.ShellManager({});
+	const r = await m.exec({ cmd: "true" }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } });
+	assert.equal(r.ok, true, r.text);
+	assert.equal("watchdogFailure" in m.status(), false);
+	await m.close();
+});

@@ -375,6 +375,21 @@ test("session shutdown (close) also stops what completed commands left running o
 	assert.equal(await until(() => [null, "Z"].includes(procState(escaped))), true, "killed by close");
 });
 
+test("terminate of a command that completed on its own (result unread) stops what it left outside its group", async () => {
+	const { m, exec, write } = shellManager(FAST);
+	const d = ok(await exec({ cmd: "setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $!; sleep 0.2", yield_time_ms: 0 }));
+	assert.equal(d.status, "running");
+	assert.equal(await until(() => m.status().running === 0 && m.status().unreadTerminal === 1), true, "settled, unread");
+	const s = ok(await write({ session_id: d.sessionId, terminate: true }));
+	const escaped = Number((d.stdout + s.stdout).trim());
+	assert.equal(s.status, "completed", "the command's own outcome");
+	assert.equal(s.exitCode, 0);
+	assert.equal(s.unknownOutcome, undefined, "confirmed: nothing of the job is left");
+	assert.equal([null, "Z"].includes(procState(escaped)), true, "stopped by terminate itself, before any close");
+	assert.equal(await write({ session_id: d.sessionId }).then(code), "stale-session", "the final result was delivered");
+	await m.close();
+});
+
 test("recovery: a missing temp directory says that nothing beyond the preview was saved", async () => {
 	const { m, exec } = shellManager();
 	const saved = process.env.TMPDIR;

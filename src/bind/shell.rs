@@ -107,6 +107,10 @@ pub struct ShellStatus {
     pub cleanup_pending: bool,
     pub closed: bool,
     pub recovery_files: u32,
+    /// Present when the exit watchdog could not be started (or died) although jobs or recovery files needed it:
+    /// why, e.g. `could not start /bin/sh: No such file or directory (os error 2)`. Jobs still run, but if Node
+    /// ends without a session shutdown nothing stops them or deletes the recovery files (docs/shell.md).
+    pub watchdog_failure: Option<String>,
 }
 
 /// Test-only limits of the constructor.
@@ -315,7 +319,8 @@ impl ShellManager {
         })
     }
 
-    /// Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles}`.
+    /// Facts for /pct status: `{running, unreadTerminal, stopUnconfirmed, cleanupPending, closed, recoveryFiles,
+    /// watchdogFailure?}`.
     #[napi(catch_unwind, ts_return_type = "ShellStatus")]
     pub fn status(&self, env: &napi::Env) -> napi::Result<Value> {
         guard::sync(env, "shell.status", || Ok(self.inner.status_json()))

@@ -116,6 +116,9 @@ pub struct JobState {
     pub survivors: Vec<i32>,
     /// Any read returned while the job was still running (a yield).
     pub yielded: bool,
+    /// Set when `terminate` came after the job had completed on its own: the marked pids it found still running
+    /// outside the group (the command's result stays `completed`; only these leftovers were being stopped).
+    pub leftover_stop: Option<Vec<i32>>,
 }
 
 impl JobState {

@@ -88,6 +88,9 @@ pub struct ManagerStatus {
     pub closed: bool,
     /// Recovery files this manager created and still owns.
     pub recovery_files: usize,
+    /// Why the exit watchdog (docs/shell.md "When Node exits") is not running although a job or recovery file
+    /// needed it: jobs still run, but nothing cleans up after them if Node ends without a session shutdown.
+    pub watchdog_failure: Option<String>,
 }
 
 /// The shell session manager. Share it behind an `Arc`.
@@ -324,6 +327,7 @@ impl Manager {
                 unknown_outcome: false,
                 survivors: Vec::new(),
                 yielded: false,
+                leftover_stop: None,
             }),
             version: watch::channel(0u64).0,
             observe_lock: tokio::sync::Mutex::new(()),
@@ -386,7 +390,7 @@ impl Manager {
             let stopper = {
                 let job = job.clone();
                 let limits = self.limits.clone();
-                tokio::spawn(async move { stop_job(&job, &limits).await })
+                tokio::spawn(async move { stop_job(&job, &limits, true).await })
             };
             tokio::select! {
                 _ = stopper => {}
@@ -487,7 +491,7 @@ impl Manager {
     fn spawn_stop(&self, job: &Arc<Job>) {
         let job = job.clone();
         let limits = self.limits.clone();
-        tokio::spawn(async move { stop_job(&job, &limits).await });
+        tokio::spawn(async move { stop_job(&job, &limits, false).await });
     }
 
     async fn observe(
@@ -536,7 +540,9 @@ impl Manager {
             let p = split_preview(&out.text, &err.text, budget);
             let dropped = (p.dropped + out.overflow + err.overflow) as u64;
             let settled = st.settled();
-            let stopped = st.stop != StopPhase::None;
+            // a terminate after the command completed on its own only went after its leftovers: still `completed`
+            let after_completion = st.leftover_stop.is_some();
+            let stopped = st.stop != StopPhase::None && !after_completion;
             let status = if settled {
                 if stopped {
                     Status::Terminated
@@ -572,7 +578,7 @@ impl Manager {
                 Some(job::LeaderExit::Signal(s)) => (None, Some(super::process::signal_name(s))),
                 _ => (None, None),
             };
-            let (exit_code, signal) = if status == Status::Running || st.unknown_outcome {
+            let (exit_code, signal) = if status == Status::Running || (st.unknown_outcome && !after_completion) {
                 (None, None)
             } else {
                 (exit_code, signal)
@@ -592,6 +598,7 @@ impl Manager {
                 } else {
                     Vec::new()
                 },
+                leftovers: st.leftover_stop.clone(),
                 recovery: st.capture.snapshot(),
                 input_delivery: delivery,
                 input_bytes,
@@ -638,7 +645,7 @@ impl Manager {
     /// stop was confirmed.
     pub async fn terminate(&self, session_id: &str) -> Result<bool, ShellError> {
         let job = self.lookup(session_id)?;
-        Ok(stop_job(&job, &self.limits).await)
+        Ok(stop_job(&job, &self.limits, true).await)
     }
 
     /// Stops every unsettled job (switch/fork preflight, feature disabled). `cleanup-incomplete` when any stop
@@ -662,7 +669,7 @@ impl Manager {
             .cloned()
             .map(|j| {
                 let limits = limits.clone();
-                tokio::spawn(async move { stop_job(&j, &limits).await })
+                tokio::spawn(async move { stop_job(&j, &limits, false).await })
             })
             .collect();
         let mut all = true;
@@ -748,6 +755,7 @@ impl Manager {
             cleanup_pending: reg.cleanup_pending,
             closed: reg.closed,
             recovery_files: self.store.file_count(),
+            watchdog_failure: super::watchdog::failure(),
         };
         for j in reg.jobs.values() {
             let st = j.state.lock().unwrap();
@@ -766,14 +774,18 @@ impl Manager {
     /// [`Manager::status`] as a JSON object (camelCase).
     pub fn status_json(&self) -> Value {
         let s = self.status();
-        json!({
+        let mut v = json!({
             "running": s.running,
             "unreadTerminal": s.unread_terminal,
             "stopUnconfirmed": s.stop_unconfirmed,
             "cleanupPending": s.cleanup_pending || s.stop_unconfirmed > 0,
             "closed": s.closed,
             "recoveryFiles": s.recovery_files,
-        })
+        });
+        if let Some(f) = s.watchdog_failure {
+            v["watchdogFailure"] = Value::String(f);
+        }
+        v
     }
 }
 
@@ -826,12 +838,25 @@ const ESCAPE_SCAN_AFTER: Duration = Duration::from_millis(50);
 /// grace period, then a confirmation window. A stop while another is in progress (or a retry after an unconfirmed
 /// one) sends SIGKILL at once. Confirmed = the job settled and no marked process is alive; otherwise the job is
 /// marked `unknownOutcome` with the pids that survived (docs/shell.md "Processes that leave the group").
-async fn stop_job(job: &Arc<Job>, limits: &Limits) -> bool {
+///
+/// A job that already completed on its own has no group left to stop: with `leftovers` (an explicit terminate)
+/// the same SIGTERM / SIGKILL / confirmation sequence goes after the marked processes it left running outside its
+/// group; without (cancellation, cleanup) they stay for the session shutdown.
+async fn stop_job(job: &Arc<Job>, limits: &Limits, leftovers: bool) -> bool {
+    let completed_on_own = |st: &JobState| st.settled() && !st.unknown_outcome && st.stop == StopPhase::None;
+    // one /proc scan, outside the lock, only when the command already completed on its own
+    let found = if leftovers && completed_on_own(&job.state.lock().unwrap()) {
+        job.marked()
+    } else {
+        Vec::new()
+    };
     let (first, sig) = {
         let mut st = job.state.lock().unwrap();
-        if st.settled() && !st.unknown_outcome && st.stop == StopPhase::None {
-            // settled on its own before the stop: its escaped processes are the session shutdown's business
-            return true;
+        if completed_on_own(&st) {
+            if found.is_empty() {
+                return true;
+            }
+            st.leftover_stop = Some(found);
         }
         let first = st.stop == StopPhase::None;
         let sig = if first { libc::SIGTERM } else { libc::SIGKILL };

@@ -60,6 +60,9 @@ pub struct ShellResult {
     pub unknown_outcome: bool,
     /// With `unknown_outcome`: the pids still alive (`survivorPids`).
     pub survivors: Vec<i32>,
+    /// `terminate` came after the command had completed on its own: the pids it found still running outside the
+    /// process group (marked) and stopped, or tried to stop (then `unknown_outcome`).
+    pub leftovers: Option<Vec<i32>>,
     /// Recovery file snapshot when a file was needed.
     pub recovery: Option<RecoverySnapshot>,
     /// Input delivery of this call, when it sent input or closed stdin.
@@ -125,6 +128,20 @@ impl ShellResult {
                  {{\"session_id\": \"{id}\"}}: empty input polls, \"chars\" sends input, \"closeStdin\": true ends stdin, \
                  \"terminate\": true stops it."
             ));
+        }
+        if let Some(pids) = &self.leftovers {
+            let pids = super::manager::join_pids(pids);
+            lines.push(if self.unknown_outcome {
+                format!(
+                    "The command had already completed on its own (the exit code above is its own); terminate then went \
+                     after what it left running outside its process group (pid {pids})."
+                )
+            } else {
+                format!(
+                    "The command had already completed on its own (the exit code above is its own); terminate stopped \
+                     what it left running outside its process group: pid {pids}."
+                )
+            });
         }
         if self.unknown_outcome {
             let who = if self.survivors.is_empty() {

@@ -757,3 +757,76 @@ async fn close_kills_marked_processes_of_completed_commands() {
     m.close().await.unwrap();
     assert!(!crate::shell::process::marked_pids(|_| true).contains(&pid));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_after_completion_stops_marked_leftovers() {
+    let (_d, m) = manager_with(fast_stop());
+    // completes on its own while unread, leaving a marked process outside its group with the pipes closed
+    let r = exec(
+        &m,
+        json!({"cmd": "setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $!; sleep 0.2", "yield_time_ms": 0}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, Status::Running);
+    let id = r.session_id.clone();
+    let mut stdout = r.stdout.clone();
+    // bounded polling (not a timing assertion): wait until the job settled with its result unread
+    for _ in 0..600 {
+        let s = m.status();
+        if s.running == 0 && s.unread_terminal == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(m.status().unread_terminal, 1, "settled, result not read");
+    let r = write(&m, json!({"session_id": id, "terminate": true})).await.unwrap();
+    stdout.push_str(&r.stdout);
+    let pid: i32 = stdout.trim().parse().unwrap();
+    assert_eq!(r.status, Status::Completed, "{}", r.text());
+    assert_eq!(r.exit_code, Some(0), "its own exit code");
+    assert!(!r.unknown_outcome, "{}", r.text());
+    assert_eq!(r.leftovers, Some(vec![pid]));
+    assert!(
+        r.text().contains(&format!(
+            "terminate stopped what it left running outside its process group: pid {pid}."
+        )),
+        "{}",
+        r.text()
+    );
+    assert!(!alive(pid), "the leftover was stopped by terminate, not by close");
+    assert!(!crate::shell::process::marked_pids(|_| true).contains(&pid));
+    // the terminal result was delivered
+    let e = write(&m, json!({"session_id": id})).await.unwrap_err();
+    assert_eq!(e.code, "stale-session");
+    m.close().await.unwrap();
+}
+
+#[test]
+fn unconfirmed_leftover_stop_text_keeps_the_exit_code_and_names_survivors() {
+    let r = ShellResult {
+        session_id: "pct-shell-x".into(),
+        status: Status::Completed,
+        exit_code: Some(0),
+        signal: None,
+        stdout: String::new(),
+        stderr: String::new(),
+        dropped: 0,
+        budget: 51200,
+        unknown_outcome: true,
+        survivors: vec![4242],
+        leftovers: Some(vec![4242, 4243]),
+        recovery: None,
+        input_delivery: None,
+        input_bytes: 0,
+        stdin: render::StdinSnapshot {
+            state: job::StdinState::Closed,
+            pending_bytes: 0,
+            pending_calls: 0,
+        },
+    };
+    let t = r.text();
+    assert!(t.starts_with("session_id pct-shell-x: completed\nexit_code: 0\nThe command had already completed on its own (the exit code above is its own); terminate then went after what it left running outside its process group (pid 4242, 4243).\nThe stop was not confirmed: still alive: pid 4242 "), "{t}");
+    assert_eq!(r.details()["unknownOutcome"], json!(true));
+    assert_eq!(r.details()["survivorPids"], json!([4242]));
+}

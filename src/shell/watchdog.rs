@@ -75,9 +75,18 @@ pub fn instance() -> &'static str {
     I.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
 }
 
+/// The program that runs the watchdog script: `/bin/sh`. Tests set `PCT_TEST_WATCHDOG_SH` (e.g. to a path that does
+/// not exist) to make the start fail the way a missing or unstartable `/bin/sh` would.
+fn shell() -> String {
+    std::env::var("PCT_TEST_WATCHDOG_SH")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/sh".into())
+}
+
 fn spawn() -> std::io::Result<(Child, ChildStdin)> {
     use std::os::unix::process::CommandExt;
-    let mut child = Command::new("/bin/sh")
+    let mut child = Command::new(shell())
         .arg("-c")
         .arg(SCRIPT)
         .arg("pi-codex-toolkit-watchdog")
@@ -115,7 +124,7 @@ fn send(st: &mut State, lines: &str) {
                     }
                 }
                 Err(e) => {
-                    st.failure = Some(format!("could not start /bin/sh: {e}"));
+                    st.failure = Some(format!("could not start {}: {e}", shell()));
                     return;
                 }
             }
@@ -125,7 +134,7 @@ fn send(st: &mut State, lines: &str) {
         }
         reap(st);
         if attempt == 1 {
-            st.failure = Some("the watchdog process exited".into());
+            st.failure = Some("the watchdog process exited and could not be restarted".into());
         }
     }
 }
@@ -172,6 +181,13 @@ pub fn add_file(path: &std::path::Path) {
     let mut st = state().lock().unwrap();
     st.files.push(p.to_string());
     send(&mut st, &format!("f {p}\n"));
+}
+
+/// Why the watchdog is not running although something needed it (a job or a recovery file), or `None` when it
+/// runs or was not needed yet. Every later job or file retries the start. Shown in the shell manager's status.
+pub fn failure() -> Option<String> {
+    let st = state().lock().unwrap();
+    st.failure.clone().filter(|_| st.child.is_none())
 }
 
 /// The watchdog's pid, or why it is not running (diagnostics and tests).

@@ -70,6 +70,16 @@ export function resolveShell(): { shell: string; args: string[]; commandTranspor
 	}
 }
 
+/** The `/pct status` line when the exit watchdog (docs/shell.md "When Node exits") could not be started. */
+export function watchdogLine(reason: string): string {
+	return (
+		`exit cleanup: unavailable (${reason}). Commands still run, but if Pi ends without a session shutdown ` +
+		"(crash, kill) nothing stops the commands still running or deletes their recovery files. Stop long-running " +
+		"commands with write_stdin terminate before quitting, and make sure /bin/sh can be started: the next command " +
+		"retries."
+	);
+}
+
 /** Extra `/pct status` lines for Shell Sessions (composed into the status block by the core). */
 export function shellStatusLines(host: Pick<ToolkitHost, "shared">): string[] {
 	const m = host.shared.get("shell") as InstanceType<typeof native.ShellManager> | undefined;
@@ -80,6 +90,7 @@ export function shellStatusLines(host: Pick<ToolkitHost, "shared">): string[] {
 		lines.push(`jobs: ${s.running} running, ${s.unreadTerminal} finished and unread`);
 		lines.push(`cleanup pending: ${s.cleanupPending ? "yes" : "no"}`);
 		lines.push(`recovery files: ${s.recoveryFiles}`);
+		if (s.watchdogFailure) lines.push(watchdogLine(s.watchdogFailure));
 	}
 	return lines;
 }
