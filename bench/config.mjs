@@ -3,14 +3,19 @@
 //  (b) config read+validate and save latency vs plain Node fs (readFileSync+JSON.parse; writeFileSync+renameSync).
 // Usage: node bench/config.mjs [--quick]
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, renameSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { native } from "../__test__/helpers/addon.mjs";
 import { FAUX, NODE22, PI_VERSIONS, ROOT, sandbox } from "../__test__/helpers/pi.mjs";
+import { onExit, tempDir } from "../scripts/tmp.mjs";
 
 const quick = process.argv.includes("--quick");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// The Pi being timed, spawned here rather than by the helpers: killed at exit (this hook runs before the one that
+// removes the sandboxes) so an interrupted run's Pi cannot write into its sandbox after it is removed.
+let timed = null;
+onExit(() => timed?.kill("SIGKILL"));
 
 function firstEventMs(version, withToolkit, box) {
 	const args = [version.cli, "--no-session", "-ne", "-e", FAUX, ...(withToolkit ? ["-e", ROOT] : []), "--provider", "faux", "--model", "faux-1", "--mode", "rpc"];
@@ -21,6 +26,7 @@ function firstEventMs(version, withToolkit, box) {
 			env: { ...process.env, PI_CODING_AGENT_DIR: box.agentDir, TMPDIR: box.tmp, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
 			stdio: ["pipe", "pipe", "ignore"],
 		});
+		timed = child;
 		child.stdout.once("data", () => {
 			const ms = performance.now() - t0;
 			child.kill("SIGKILL");
@@ -50,7 +56,7 @@ async function loadCost() {
 }
 
 async function configLatency() {
-	const dir = mkdtempSync(join(tmpdir(), "pct-bench-cfg-"));
+	const dir = tempDir("pct-bench-cfg-");
 	const p = join(dir, "pi-codex-toolkit.json");
 	const raw = { ...native.configDefaults(), execution: { version: 1, rules: Array.from({ length: 20 }, (_, i) => ({ id: `r${i}`, match: `gpt-${i}*`, patch: true, shell: i % 2 === 0, code: false })) } };
 	writeFileSync(p, JSON.stringify(raw, null, 2) + "\n");

@@ -13,11 +13,11 @@
 //   node bench/grep.mjs [--root DIR] [--pattern REGEX] [--runs N] [--once]
 // Default root: the project's node_modules (tens of thousands of files).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { tempDir } from "../scripts/tmp.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(ROOT, "index.js"));
@@ -39,7 +39,7 @@ const NO_STDIN = ["ignore", "pipe", "pipe"];
 // `--once`: one Grep in a fresh process and exit, for whole-process timing by an outside harness
 // (e.g. `/usr/bin/time -v node bench/grep.mjs --once --pattern P` against `rg -n P`).
 if (process.argv.includes("--once")) {
-	const agentOnce = mkdtempSync(join(tmpdir(), "pct-grep-once-"));
+	const agentOnce = tempDir("pct-grep-once-");
 	const r = await new native.HostSession(root, agentOnce, "once").grep({ pattern: patterns[0] });
 	rmSync(agentOnce, { recursive: true, force: true });
 	console.log(r.ok ? `${r.files.length} files, ${r.matches.length} matches shown` : `${r.code}: ${r.message}`);
@@ -50,7 +50,7 @@ if (rgCheck.error || rgCheck.status !== 0) {
 	console.error("bench/grep: `rg` (ripgrep) is not on PATH; install it (Debian: apt-get install ripgrep).");
 	process.exit(2);
 }
-const agent = mkdtempSync(join(tmpdir(), "pct-grep-bench-"));
+const agent = tempDir("pct-grep-bench-");
 try {
 	const s = new native.HostSession(root, agent, "bench");
 	const files = spawnSync("rg", ["--files", ...RG], { cwd: root, encoding: "utf8", maxBuffer: 1 << 30, stdio: NO_STDIN }).stdout.split("\n").filter(Boolean).length;

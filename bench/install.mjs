@@ -8,10 +8,10 @@
 // `--quick`: 1 run each (default 5).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { NODE22, PI_VERSIONS, findInstalled, pathWithoutRust, registryEnv, stageCheckout, startRegistry } from "../scripts/local-registry.mjs";
 import { ROOT, hostTarget, packageBinary } from "../scripts/release-lib.mjs";
+import { onExit, tempDir } from "../scripts/tmp.mjs";
 
 const runs = process.argv.includes("--quick") ? 1 : 5;
 const pi = PI_VERSIONS.find((v) => v.name === "1.6.0");
@@ -21,14 +21,10 @@ if (!existsSync(packageBinary(host))) {
 	process.exit(0);
 }
 
-const work = mkdtempSync(join(tmpdir(), "pct-bench-install-"));
+const work = tempDir("pct-bench-install-");
 let registry;
-const cleanup = () => {
-	registry?.stop();
-	rmSync(work, { recursive: true, force: true });
-};
-process.on("exit", cleanup);
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(130));
+// The registry serves from `work`: stopped before it is removed, also on a failure or SIGINT/SIGTERM.
+onExit(() => registry?.stop());
 
 /** Bytes of every file under `dir`. */
 function du(dir) {
@@ -94,5 +90,5 @@ try {
 	for (const s of sides) console.log(`  ${s.label.padEnd(8)} ${s.spec.padEnd(34)} ${(median(s.times) / 1000).toFixed(2)} s   installed ${mb(s.size)} (${s.pkgs.map((p, i) => `${p} ${mb(s.sizes[i])}`).join(" + ")})`);
 	console.log(`  ratio toolkit/baseline: install time ${(median(tk.times) / median(base.times)).toFixed(2)}x, installed size ${(tk.size / base.size).toFixed(2)}x`);
 } finally {
-	cleanup();
+	registry?.stop(); // its process would keep ours alive
 }

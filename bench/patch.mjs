@@ -8,10 +8,10 @@
 // Build the release addon first (`npm run build`). Usage: node bench/patch.mjs [--quick]   (--quick = 1x only)
 // PCT_BENCH_CODEX=/path/to/codex uses that binary instead of installing the package.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tempDir } from "../scripts/tmp.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
@@ -151,7 +151,7 @@ function runCodex(cwd, patchFile, link) {
 
 const codex = codexApplyPatch();
 console.log(`baseline: ${codex.version} apply_patch (${codex.link})`);
-const base = mkdtempSync(join(tmpdir(), "pct-bench-patch-"));
+const base = tempDir("pct-bench-patch-");
 const addon = join(ROOT, "pi-codex-toolkit.linux-x64-gnu.node");
 console.log(`addon: ${addon} (${(statSync(addon).size / 1e6).toFixed(1)} MB, built ${statSync(addon).mtime.toISOString()}; use a release build)`);
 const nodeBaseline = runOurs(null, null).maxRssKb;

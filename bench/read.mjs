@@ -6,12 +6,12 @@
 //      them): its own accounting (`snapshotStats`) must stay within 64 paths and 8 MiB, and the process's RSS growth
 //      is printed beside it.
 // Build the release addon first (`npm run build`). Pi needs Node 22: node_modules/node/bin/node bench/read.mjs [--runs N]
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { createReadTool } from "@earendil-works/pi-coding-agent";
+import { tempDir } from "../scripts/tmp.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(ROOT, "index.js"));
@@ -20,7 +20,7 @@ const runs = i >= 0 ? Number(process.argv[i + 1]) : 15;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs) => `median ${median(xs).toFixed(2)} ms (min ${Math.min(...xs).toFixed(2)}, max ${Math.max(...xs).toFixed(2)})`;
 
-const dir = mkdtempSync(join(tmpdir(), "pct-read-bench-"));
+const dir = tempDir("pct-read-bench-");
 try {
 	const ws = join(dir, "ws");
 	const agent = join(dir, "agent");

@@ -9,17 +9,17 @@
 //      scan of /proc for escaped descendants, confirmation) vs child_process.spawn(detached) + kill(-pgid) + close.
 // Usage: node bench/shell.mjs [--quick] [--only latency|throughput|concurrent|terminate]   (build with `npx napi build --platform --release` first)
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { native } from "../__test__/helpers/addon.mjs";
+import { tempDir } from "../scripts/tmp.mjs";
 
 const quick = process.argv.includes("--quick");
 const SH = { shell: "/bin/bash", args: ["-c"] };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
-const tmp = mkdtempSync(join(tmpdir(), "pct-bench-shell-"));
+const tmp = tempDir("pct-bench-shell-");
 process.env.TMPDIR = tmp; // recovery files of this run
 
 function spawnToClose(cmd) {

@@ -1,12 +1,14 @@
 // Helpers that run the real Pi (both supported versions) headless and offline, with the scripted faux model.
 // Every run gets its own temp PI_CODING_AGENT_DIR and TMPDIR. See docs/spec/real-pi-testing.md.
-// Sandboxes are removed after the test that made them (also when it fails); ones made outside a test, after the file.
+// Sandboxes are removed after the test that made them (also when it fails); ones made outside a test, after the file;
+// ones made by a plain script (demo, bench), when its process ends.
 import { spawn } from "node:child_process";
 import { after, afterEach, beforeEach } from "node:test";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, readdirSync, lstatSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { onExit } from "../../scripts/tmp.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const FAUX = join(ROOT, "__test__/fixtures/faux-model.ts");
@@ -52,6 +54,11 @@ async function cleanUp(scope) {
 		c.kill("SIGKILL");
 		return exited;
 	}));
+	removeBoxes(scope);
+}
+
+/** Removes the sandboxes of a scope whose Pi processes are gone. */
+function removeBoxes(scope) {
 	for (const base of scope.boxes.splice(0)) {
 		try {
 			rmSync(base, { recursive: true, force: true, maxRetries: 3 });
@@ -79,10 +86,25 @@ if (UNDER_TEST) {
 	after(() => cleanUp(perFile));
 }
 
+/** Plain scripts (demo, bench) have no test hooks: their sandboxes go when the process ends, also when it fails or
+ * is stopped with SIGINT/SIGTERM (scripts/tmp.mjs). An exit hook cannot wait for a process to close, so Pi processes
+ * still running then are killed without waiting; removeBoxes retries while they die. Installed by the first
+ * sandbox, so merely importing this module changes nothing. */
+let exitHook = false;
+function cleanUpOnExit() {
+	if (UNDER_TEST || exitHook) return;
+	exitHook = true;
+	onExit(() => {
+		for (const c of perFile.children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+		removeBoxes(perFile);
+	});
+}
+
 /** A fresh sandbox: agent dir, tmp dir and workspace, all under one temp folder (removed after the test). */
 export function sandbox(prefix = "pct-e2e-") {
 	const base = mkdtempSync(join(tmpdir(), prefix));
 	current.boxes.push(base);
+	cleanUpOnExit();
 	const agentDir = join(base, "agent");
 	const tmp = join(base, "tmp");
 	const cwd = join(base, "work");
