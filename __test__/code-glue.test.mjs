@@ -232,17 +232,31 @@ test("nested shell calls go to the shell manager the Shell glue published", asyn
 });
 
 // A cell stuck in one native operation (no interrupt check) for longer than the 5 s stop window: a substring search
-// of a wide needle in a narrow haystack (~5e9 character comparisons, well over 5 s; it then ends on its own).
-const STUCK = "const h = 'a'.repeat(5e5); return h.indexOf('a'.repeat(1e4) + '\\u0100')";
+// of a wide needle in a narrow haystack (~5e9 character comparisons, well over 5 s; it then ends on its own). It
+// prints first, so the test knows the program runs before it asks for a stop.
+const STUCK = "print('entered'); const h = 'a'.repeat(5e5); return h.indexOf('a'.repeat(1e4) + '\\u0100')";
 
 test("cleanup-incomplete: new cells are refused, the Apply error is published, and retry recovers once the cell ends", { timeout: 180000 }, async () => {
 	const { call, life, host } = fakeHost();
 	const applyError = host.shared.get("code.applyError");
 	assert.equal(applyError(), null);
-	const r = await call("exec", { code: STUCK, yield_time_ms: 0 });
-	assert.equal(r.details.status, "running");
-	// Before: the veto was all; a new cell started and nothing was reported on the Apply error line.
-	assert.equal(await life.codeMode.beforeSwitch(), false);
+	// The stop must arrive while the cell is inside the native search. A stop that lands between the print and the
+	// search is honoured at once (the interrupt check runs there), so such an attempt is started again (bounded).
+	let r;
+	let vetoed = false;
+	for (let attempt = 0; attempt < 5 && !vetoed; attempt++) {
+		r = await call("exec", { code: STUCK, yield_time_ms: 0 });
+		assert.equal(r.details.status, "running");
+		let seen = r.content[0].text;
+		const t0 = Date.now();
+		while (!seen.includes("entered")) {
+			assert.ok(Date.now() - t0 < 60000, "the cell never started");
+			seen += (await call("wait", { cell_id: r.details.cellId, yield_time_ms: 100 })).content[0].text;
+		}
+		// Before: the veto was all; a new cell started and nothing was reported on the Apply error line.
+		vetoed = (await life.codeMode.beforeSwitch()) === false;
+	}
+	assert.ok(vetoed, "the stuck cell was never caught inside its native search in 5 attempts");
 	assert.match(applyError(), new RegExp(`^cleanup-incomplete \\(Cells ${r.details.cellId} did not confirm that they stopped`));
 	assert.equal(host.shared.get("code.cleanupPending")(), true);
 	await assert.rejects(call("exec", { code: "return 1" }), /^Error: cleanup-incomplete: Code Mode cleanup is incomplete: cells cell-[0-9a-f]+ .*\/pct reload/);
