@@ -168,7 +168,7 @@ export declare function configDraftSet(raw: Record<string, unknown> | null, path
 /** The effective view of a valid raw config (defaults filled, unknown fields dropped). */
 export declare function configEffective(raw: Record<string, unknown> | null): EffectiveConfig
 
-/** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model. */
+/** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for under some model (the union over all models). */
 export declare function configFeatures(effective: EffectiveConfig): Array<'applyPatch' | 'shellSessions' | 'codeMode'>
 
 /** `<agentDir>/extensions/pi-codex-toolkit.json`. */

@@ -104,7 +104,7 @@ pub fn config_effective(
     guard::sync(env, "config.effective", || Ok(config::schema::effective(&raw.0)))
 }
 
-/// Execution features (applyPatch, shellSessions, codeMode) an effective config asks for, for any model.
+/// Execution features (applyPatch, shellSessions, codeMode) an effective config asks for under some model (the union over all models).
 #[napi(catch_unwind, ts_return_type = "Array<'applyPatch' | 'shellSessions' | 'codeMode'>")]
 pub fn config_features(
     env: &Env,
