@@ -429,6 +429,79 @@ export interface NestedCounts {
   unsettled: number
 }
 
+/** The sidecar executor. */
+export interface NetExecutor {
+  route: NetRoute
+  effort: string
+}
+
+/** Image Generation's plan. */
+export interface NetImagePlan {
+  route?: NetRoute | null
+  reason?: string | null
+}
+
+/** Registry facts of the network features inside a `RulesInput` (src/net/plan.rs `NetInput`). */
+export interface NetInput {
+  current?: NetRouteFacts
+  /** The registry entry of `webSearch.sidecarModel`; absent when not configured or not found. */
+  executor?: NetRouteFacts
+  /** Thinking levels Pi reports for the executor model. */
+  executorLevels?: Array<string>
+  /** Image fallbacks after the current model: an openai-codex model, then an openai one. */
+  imageCandidates?: Array<NetRouteFacts>
+}
+
+/** Both plans of one sync decision. */
+export interface NetPlan {
+  search: NetSearchPlan
+  image: NetImagePlan
+}
+
+/** A model on an official route. */
+export interface NetRoute {
+  kind: 'openai' | 'openai-codex'
+  model: string
+}
+
+/** The outcome of a route check: the route, or the stable reason with what to do next. */
+export interface NetRouteCheck {
+  ok: boolean
+  kind?: 'openai' | 'openai-codex' | null
+  model?: string
+  /** Fixed endpoints of the route (never taken from config). */
+  responsesUrl?: string
+  imagesUrl?: string
+  reason?: 'current-model-missing' | 'unsupported-provider' | 'unsupported-api' | 'unofficial-endpoint' | 'missing-openai-auth' | 'credential-mismatch' | null
+  /** The reason with the next step, for tool errors. */
+  message?: string
+}
+
+/** One model as Pi describes it (`ctx.model` / a registry entry) plus its credential kind. */
+export interface NetRouteFacts {
+  provider?: string
+  id?: string
+  api?: string
+  /** The model's `baseUrl`, or the one `getApiKeyAndHeaders` resolved for this request. */
+  baseUrl?: string
+  /** `isUsingOAuth` → `oauth`; a configured key → `api-key`; no credential → `none`. */
+  auth?: 'oauth' | 'api-key' | 'none'
+}
+
+/**
+ * Inspects one model against the official routes (src/net/route.rs). Used for `/pct status` facts and again right
+ * before every request with the base URL and credential Pi resolved for it. Shared by every network feature
+ * (Web Search, Image Generation, Remote Compaction).
+ */
+export declare function netRouteInspect(facts: NetRouteFacts): NetRouteCheck
+
+/** Web Search's plan. */
+export interface NetSearchPlan {
+  backend?: 'native' | 'sidecar' | null
+  reason?: string | null
+  executor?: NetExecutor | null
+}
+
 /** A validated exec_command request (what hooks see). */
 export interface NormalizedExec {
   cmd: string
@@ -527,6 +600,8 @@ export interface RulesDecision {
   features: Record<string, FeatureView>
   /** The record to emit on the diagnostics channel once the sync is committed. */
   diagnostics: DiagnosticsRecord
+  /** The network plans (src/net/plan.rs): Web Search backend and executor, Image Generation route. */
+  net: NetPlan
 }
 
 /** The `pi.events` channel the diagnostics record goes to. */
@@ -586,6 +661,8 @@ export interface RulesInput {
   toolkit?: ToolkitId | null
   /** Status lines a feature's glue adds under its block (feature key -> lines). */
   extraLines?: Record<string, string[]>
+  /** Registry facts of the network features (src/net/plan.rs `NetInput`; src/pi/net/facts.ts). */
+  net?: NetInput
 }
 
 /** The current model as Pi reports it (`ctx.model`); every field may be missing. */
