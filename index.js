@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netRouteInspect, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { HostSession }
@@ -792,6 +792,7 @@ export { configValidate }
 export { discoveryFindTools }
 export { engineVersion }
 export { hostSweepScratch }
+export { netRouteInspect }
 export { patchPaths }
 export { rulesDiagnosticsChannel }
 export { rulesEditorApply }
