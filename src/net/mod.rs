@@ -5,5 +5,9 @@
 //! itself is made by the TypeScript glue with `globalThis.fetch` read at call time, so Pi's own fetch wrappers
 //! (proxies, test redirects) apply (docs/net.md §Why fetch lives in the glue). The bindings are in src/bind/net.rs.
 
+pub mod debug;
+pub mod error;
+pub mod image;
 pub mod plan;
 pub mod route;
+pub mod websearch;

@@ -179,6 +179,8 @@ export function syncRules(host: RulesHost): void {
 	host.rules.nested = new Set(out.nestedNames);
 	host.rules.lastRecord = out.diagnostics;
 	host.rules.last = out;
+	// The network tools and the payload hook follow the committed plans (src/pi/net).
+	host.shared?.set("net.plan", out.net);
 	host.applyError = null;
 	emit(host, out.diagnostics);
 }
