@@ -4,6 +4,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
 import { messageItem, responseEvents, responseJson, responseText, responseToolCall, startOpenAIServer, webSearchCallItem } from "./helpers/openai-server.mjs";
 
@@ -57,5 +58,122 @@ for (const version of PI_VERSIONS) {
 		const body = srv.requests.at(-1).json;
 		assert.ok(!(body.tools ?? []).some((t) => t.type === "web_search"));
 		assert.ok(!(body.include ?? []).includes("web_search_call.action.sources"));
+	});
+}
+
+/** The faux model calls openai_web_search once per query, then echoes the results. */
+function searchScript(box, queries) {
+	return writeScript(box, `export default [
+	{ tools: ${JSON.stringify(queries.map((q, i) => ({ name: "openai_web_search", args: { query: q }, id: `call-${i}` })))} },
+	{ text: "done" },
+];`);
+}
+
+/** A sidecar answer: a search with `n` sources (duplicates and fragments included) and a cited text. */
+function answerWithSources(n) {
+	const urls = [];
+	for (let i = 0; i < n; i++) urls.push(`https://site${i}.test/page#frag${i}`);
+	urls.splice(1, 0, "https://site0.test/page#again", "ftp://files.test/x");
+	return responseJson([webSearchCallItem("q", urls), messageItem("Rust 9.9 is out.", [{ type: "url_citation", url: "https://site0.test/page#cite", title: "Site Zero", start_index: 0, end_index: 4 }])]);
+}
+
+const SIDECAR_CONFIG = { webSearch: { enabled: true, sidecarModel: { provider: "openai", model: "gpt-4.1", thinkingLevel: "auto" } }, debug: true };
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] sidecar (API key): one POST with only the query; answer with de-duplicated, capped sources`, async () => {
+		const srv = await server();
+		srv.reply(() => ({ json: answerWithSources(25), headers: { "x-request-id": "req_test_1" } }));
+		const box = sandbox();
+		writeConfig(box, SIDECAR_CONFIG);
+		const r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, ["latest rust release"]), env: { OPENAI_API_KEY: "sk-test-secret-token", PCT_TEST_FETCH_REDIRECT: srv.url } });
+		assert.equal(r.code, 0, r.stderr);
+		const end = r.toolEnds.find((e) => e.toolName === "openai_web_search");
+		assert.ok(end, JSON.stringify(r.events.map((e) => e.type)));
+		assert.equal(end.isError, false, r.text(end));
+		const text = r.text(end);
+		assert.match(text, /^Rust 9\.9 is out\.\n\nSources:\n- \[Site Zero\]\(https:\/\/site0\.test\/page\)\n- \[https:\/\/site1\.test\/page\]\(https:\/\/site1\.test\/page\)\n/);
+		assert.equal(text.split("\n").filter((l) => l.startsWith("- [")).length, 20);
+		assert.doesNotMatch(text, /#frag|ftp:/);
+		assert.equal(srv.requests.length, 1);
+		const req = srv.requests[0];
+		assert.equal(req.method, "POST");
+		assert.equal(`${req.host}${req.path}`, "api.openai.com/v1/responses");
+		assert.equal(req.headers.authorization, "Bearer sk-test-secret-token");
+		assert.deepEqual(req.json, {
+			model: "gpt-4.1", input: "latest rust release",
+			tools: [{ type: "web_search", search_context_size: "medium", external_web_access: true }],
+			tool_choice: "required", include: ["web_search_call.action.sources"], store: false,
+		});
+		// Debug: one metadata line, never the token, the query or the answer.
+		const lines = r.stderr.split("\n").filter((l) => l.startsWith("[pi-codex-toolkit] net "));
+		assert.deepEqual(lines.length, 1, r.stderr);
+		assert.match(lines[0], /feature=web-search-sidecar provider=openai api=openai-responses model=gpt-4\.1 host=api\.openai\.com duration_ms=\d+ status=200 request_id=req_test_1 blocks=web_search_call,text$/);
+		assert.doesNotMatch(r.stderr, /sk-test-secret-token|latest rust release|Rust 9\.9/);
+	});
+
+	test(`[pi ${version.name}] sidecar errors: HTTP 500, invalid JSON, missing search call, redirect not followed, timeout`, async () => {
+		const srv = await server();
+		srv.reply((req) => {
+			switch (req.json?.input) {
+				case "q500": return { status: 500, json: { error: { message: "boom" } } };
+				case "qjson": return { text: "<html>not json</html>", headers: { "content-type": "application/json" } };
+				case "qnosearch": return { json: responseJson([messageItem("I did not search.")]) };
+				case "qredirect": return { redirect: `${srv.url}/elsewhere` };
+				case "qhang": return { hang: true };
+				default: return { status: 404, json: {} };
+			}
+		});
+		const box = sandbox();
+		writeConfig(box, SIDECAR_CONFIG);
+		const queries = ["q500", "qjson", "qnosearch", "qredirect", "qhang"];
+		const r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, queries), env: { OPENAI_API_KEY: "sk-test", PCT_TEST_FETCH_REDIRECT: srv.url, PCT_TEST_NET_TIMEOUT_MS: "1500" } });
+		assert.equal(r.code, 0, r.stderr);
+		const byId = Object.fromEntries(r.toolEnds.map((e) => [e.toolCallId, e]));
+		const expect = { q500: /^http-error: HTTP 500; /, qjson: /^invalid-json: /, qnosearch: /^missing-search-call: /, qredirect: /^http-error: HTTP 302 \(a redirect: never followed\); /, qhang: /^timeout: no complete answer within 2 s; / };
+		queries.forEach((q, i) => {
+			const end = byId[`call-${i}`];
+			assert.ok(end, `no result for ${q}`);
+			assert.equal(end.isError, true, q);
+			assert.match(r.text(end), expect[q], q);
+		});
+		// Each query was sent exactly once (no retry), the redirect target never.
+		for (const q of queries) assert.equal(srv.requests.filter((x) => x.json?.input === q).length, 1, q);
+		assert.equal(srv.to("/elsewhere").length, 0);
+	});
+}
+
+/** A ChatGPT OAuth login in auth.json (a JWT whose claim carries chatgpt_account_id) and SSE transport. */
+export function codexLogin(box, accountId = "acct_test_1") {
+	const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+	const jwt = `${b64({ alg: "none", typ: "JWT" })}.${b64({ "https://api.openai.com/auth": { chatgpt_account_id: accountId }, exp: Math.floor(Date.now() / 1000) + 3600 })}.sig`;
+	writeFileSync(join(box.agentDir, "auth.json"), JSON.stringify({ "openai-codex": { type: "oauth", access: jwt, refresh: "refresh-test", expires: Date.now() + 3600_000, accountId } }));
+	writeFileSync(join(box.agentDir, "settings.json"), JSON.stringify({ transport: "sse" }));
+	return jwt;
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] sidecar (Codex OAuth): Pi's provider stream, SSE aggregated, only the query sent`, async () => {
+		const srv = await server();
+		srv.reply(() => ({ sse: responseEvents([webSearchCallItem("q", ["https://a.test/x#y", "https://b.test/"]), messageItem("Codex says hi.", [{ type: "url_citation", url: "https://b.test/", title: "B", start_index: 0, end_index: 1 }])]) }));
+		const box = sandbox();
+		const jwt = codexLogin(box);
+		writeConfig(box, { webSearch: { enabled: true, sidecarModel: { provider: "openai-codex", model: "gpt-5.6-luna", thinkingLevel: "auto" } } });
+		const r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, ["codex query"]), env: { PCT_TEST_FETCH_REDIRECT: srv.url } });
+		assert.equal(r.code, 0, r.stderr);
+		const end = r.toolEnds.find((e) => e.toolName === "openai_web_search");
+		assert.equal(end?.isError, false, end && r.text(end));
+		assert.equal(r.text(end), "Codex says hi.\n\nSources:\n- [https://a.test/x](https://a.test/x)\n- [B](https://b.test/)");
+		assert.equal(srv.requests.length, 1);
+		const req = srv.requests[0];
+		assert.equal(`${req.host}${req.path}`, "chatgpt.com/backend-api/codex/responses");
+		assert.equal(req.headers["chatgpt-account-id"], "acct_test_1");
+		assert.equal(req.headers.authorization, `Bearer ${jwt}`);
+		assert.equal(req.json.tool_choice, "required");
+		assert.deepEqual(req.json.tools, [{ type: "web_search", search_context_size: "medium", external_web_access: true }]);
+		assert.ok(req.json.include.includes("web_search_call.action.sources"));
+		// Only the query: one user input, no conversation.
+		const inputs = JSON.stringify(req.json.input);
+		assert.match(inputs, /codex query/);
+		assert.doesNotMatch(inputs, /find it|go/);
 	});
 }
