@@ -177,3 +177,53 @@ for (const version of PI_VERSIONS) {
 		assert.doesNotMatch(inputs, /find it|go/);
 	});
 }
+
+/** `/pct status` lines of one feature block. */
+function block(text, title) {
+	const start = text.indexOf(`\n${title}\n`);
+	assert.ok(start >= 0, text);
+	const end = text.indexOf("\n\n", start + 1);
+	return text.slice(start + 1, end < 0 ? undefined : end);
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] /pct status: native on the official route, unofficial-endpoint via models.json, credential-mismatch, off in config`, async () => {
+		// Official openai route with an API key: native, image via api-key.
+		let box = sandbox();
+		writeConfig(box, { webSearch: { enabled: true }, imageGeneration: { enabled: true } });
+		let pi = new RpcPi({ version, box, provider: "openai", model: "gpt-4.1", extensions: EXTS, env: { OPENAI_API_KEY: "sk-test" } });
+		try {
+			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			const ws = block(text, "Web Search");
+			assert.match(ws, /^  configured: on\n  effective: active\n  reason: \n  requested backend: auto\n  effective backend: native\n  web search executor: openai\/gpt-4\.1 \(current model\)\n  web search executor effort: auto\n/m);
+			assert.match(block(text, "Image Generation"), /\n  backend: api-key$/);
+			assert.match(block(text, "Remote Compaction"), /\n  reason: off in config$/m);
+			assert.doesNotMatch(text, /not built/);
+		} finally {
+			await pi.close();
+		}
+		// A models.json baseUrl to loopback: unofficial-endpoint for both features.
+		box = sandbox();
+		writeConfig(box, { webSearch: { enabled: true }, imageGeneration: { enabled: true } });
+		writeFileSync(join(box.agentDir, "models.json"), JSON.stringify({ providers: { openai: { baseUrl: "http://127.0.0.1:9/v1" } } }));
+		pi = new RpcPi({ version, box, provider: "openai", model: "gpt-4.1", extensions: EXTS, env: { OPENAI_API_KEY: "sk-test" } });
+		try {
+			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			assert.match(block(text, "Web Search"), /\n  effective: unavailable\n  reason: unofficial-endpoint\n[\s\S]*effective backend: unavailable/);
+			assert.match(block(text, "Image Generation"), /\n  effective: unavailable\n  reason: unofficial-endpoint\n/);
+		} finally {
+			await pi.close();
+		}
+		// An API key stored for openai-codex: credential-mismatch (Codex needs the ChatGPT login).
+		box = sandbox();
+		writeConfig(box, { webSearch: { enabled: true, backend: "native" } });
+		writeFileSync(join(box.agentDir, "models.json"), JSON.stringify({ providers: { "openai-codex": { apiKey: "sk-wrong-kind" } } }));
+		pi = new RpcPi({ version, box, provider: "openai-codex", model: "gpt-5.6-luna", extensions: EXTS });
+		try {
+			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			assert.match(block(text, "Web Search"), /\n  effective: unavailable\n  reason: credential-mismatch\n/);
+		} finally {
+			await pi.close();
+		}
+	});
+}

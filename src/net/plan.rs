@@ -143,22 +143,29 @@ pub fn search(net: &NetInput, cfg: &SearchConfig, tool_ours: bool) -> SearchPlan
 }
 
 /// Picks the image route in the fixed order: the current model's official route, then an `openai-codex` OAuth
-/// model, then an `openai` API-key model. The reason when none passes is the current model's (or the first
-/// candidate's when there is no current model).
+/// model, then an `openai` API-key model. When none passes, the reason is the first candidate's (a credential exists
+/// but its route is wrong), else the current model's when it names an official-route problem, else
+/// `missing-openai-auth` (no OpenAI credential anywhere), or `current-model-missing` with no model at all.
 pub fn image(net: &NetInput, tool_ours: bool) -> ImagePlan {
-    let mut first_reason: Option<&'static str> = None;
-    let mut pick = None;
-    for facts in std::iter::once(net.current.as_ref()).chain(net.image_candidates.iter().map(Some)) {
-        match inspect(facts) {
-            Ok(r) => {
-                pick = Some(r);
-                break;
+    let current = inspect(net.current.as_ref());
+    let mut candidate_reason: Option<&'static str> = None;
+    let pick = match &current {
+        Ok(r) => Some(r.clone()),
+        Err(_) => net.image_candidates.iter().find_map(|f| match inspect(Some(f)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                candidate_reason.get_or_insert(e.as_str());
+                None
             }
-            Err(r) => {
-                first_reason.get_or_insert(r.as_str());
-            }
+        }),
+    };
+    let reason = |cur: RouteReason| match cur {
+        RouteReason::CurrentModelMissing if net.image_candidates.is_empty() => "current-model-missing",
+        RouteReason::UnofficialEndpoint | RouteReason::CredentialMismatch | RouteReason::UnsupportedApi => {
+            candidate_reason.unwrap_or(cur.as_str())
         }
-    }
+        _ => candidate_reason.unwrap_or("missing-openai-auth"),
+    };
     match (pick, tool_ours) {
         (Some(route), true) => ImagePlan {
             route: Some(route),
@@ -168,14 +175,9 @@ pub fn image(net: &NetInput, tool_ours: bool) -> ImagePlan {
             route: None,
             reason: Some("conflicting-tool-name"),
         },
-        // No route anywhere: without a current model that is the reason; otherwise no credential was found.
         (None, _) => ImagePlan {
             route: None,
-            reason: Some(match first_reason {
-                Some("current-model-missing") if net.image_candidates.is_empty() => "current-model-missing",
-                Some(r) if net.image_candidates.is_empty() => r,
-                _ => "missing-openai-auth",
-            }),
+            reason: Some(reason(current.err().unwrap_or(RouteReason::MissingOpenaiAuth))),
         },
     }
 }
@@ -320,5 +322,25 @@ mod tests {
         };
         assert_eq!(image(&net, true).reason, Some("missing-openai-auth"));
         assert_eq!(image(&NetInput::default(), true).reason, Some("current-model-missing"));
+        // No credential anywhere with a third-party main model: missing-openai-auth.
+        let net = NetInput {
+            current: Some(faux()),
+            ..Default::default()
+        };
+        assert_eq!(image(&net, true).reason, Some("missing-openai-auth"));
+        // The main model's official-route problem is named, and so is a candidate's.
+        let mut proxied = openai("main");
+        proxied.base_url = Some("http://127.0.0.1:9/v1".into());
+        let net = NetInput {
+            current: Some(proxied.clone()),
+            ..Default::default()
+        };
+        assert_eq!(image(&net, true).reason, Some("unofficial-endpoint"));
+        let net = NetInput {
+            current: Some(faux()),
+            image_candidates: vec![proxied],
+            ..Default::default()
+        };
+        assert_eq!(image(&net, true).reason, Some("unofficial-endpoint"));
     }
 }
