@@ -227,3 +227,29 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] /pct config executor picker: official routes with a matching credential, within the scoped models`, async () => {
+		const box = sandbox();
+		const answers = [/^Web Search executor:/, "openai/gpt-4.1", /^Web Search executor effort:/, "auto", "Cancel"];
+		const ui = (req) => {
+			if (req.method !== "select") return { cancelled: true };
+			const want = answers.shift();
+			const hit = req.options.find((o) => (want instanceof RegExp ? want.test(o) : o === want));
+			return hit === undefined ? { cancelled: true } : { value: hit };
+		};
+		const pi = new RpcPi({ version, box, ui, provider: "openai", model: "gpt-4.1", extensions: EXTS, env: { OPENAI_API_KEY: "sk-test" }, args: ["--models", "openai/gpt-4.1,openai/gpt-4o,openai-codex/gpt-5.6-luna"] });
+		try {
+			await pi.prompt("/pct config");
+			const titles = pi.uiRequests.map((r) => r.title);
+			const picker = pi.uiRequests.find((r) => r.title === "Web Search executor");
+			assert.ok(picker, JSON.stringify(titles));
+			// The codex model has no ChatGPT login: not offered; models outside the scope are not offered.
+			assert.deepEqual(picker.options, ["none", "openai/gpt-4.1", "openai/gpt-4o"]);
+			const effort = pi.uiRequests.find((r) => r.title === "Web Search executor effort");
+			assert.deepEqual(effort.options, ["auto"]);
+		} finally {
+			await pi.close();
+		}
+	});
+}

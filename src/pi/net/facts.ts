@@ -5,6 +5,7 @@
  */
 import { getSupportedThinkingLevels } from "@earendil-works/pi-ai";
 import type { EffectiveConfig, NetInput, NetRouteFacts } from "../../../index.js";
+import { native } from "../native.ts";
 import { authKind, routeFacts, type PiModel, type Registry } from "./route.ts";
 
 /** `webSearch.sidecarModel` as the config schema validates it (src/config/schema.rs). */
@@ -51,4 +52,31 @@ export function netInput(registry: Registry | undefined, model: PiModel | undefi
 		].filter((f): f is NetRouteFacts => f !== null);
 	}
 	return out;
+}
+
+/**
+ * The `/pct config` executor picker's candidates: models on an official route whose credential kind matches
+ * (`netRouteInspect`), filtered by Pi's scoped models when any are set (docs/net.md §Backend resolution).
+ */
+export function executorCandidates(registry: Registry | undefined, scoped: ReadonlyArray<{ model: PiModel }> | undefined): PiModel[] {
+	const all = registry?.getAll?.() ?? [];
+	const scope = scoped && scoped.length > 0 ? new Set(scoped.map((s) => `${s.model.provider}/${s.model.id}`)) : null;
+	return all.filter((m) => {
+		if (scope && !scope.has(`${m.provider}/${m.id}`)) return false;
+		const facts = routeFacts(registry, m);
+		return facts !== null && native.netRouteInspect(facts).ok;
+	});
+}
+
+/** The effort menu of an executor: `auto` plus the thinking levels Pi reports for a Codex model (`auto` only for
+ * the openai API-key route, as the config schema enforces). */
+export function executorEfforts(registry: Registry | undefined, provider: string, modelId: string): string[] {
+	if (provider !== "openai-codex") return ["auto"];
+	const m = registry?.find?.(provider, modelId);
+	if (!m) return ["auto"];
+	try {
+		return ["auto", ...getSupportedThinkingLevels(m as never).map(String).filter((l) => l !== "auto")];
+	} catch {
+		return ["auto"];
+	}
 }
