@@ -129,7 +129,7 @@ for (const version of PI_VERSIONS) {
 		const r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, queries), env: { OPENAI_API_KEY: "sk-test", PCT_TEST_FETCH_REDIRECT: srv.url, PCT_TEST_NET_TIMEOUT_MS: "1500" } });
 		assert.equal(r.code, 0, r.stderr);
 		const byId = Object.fromEntries(r.toolEnds.map((e) => [e.toolCallId, e]));
-		const expect = { q500: /^http-error: HTTP 500; /, qjson: /^invalid-json: /, qnosearch: /^missing-search-call: /, qredirect: /^http-error: HTTP 302 \(a redirect: never followed\); /, qhang: /^timeout: no complete answer within 2 s; / };
+		const expect = { q500: /^http-error: HTTP 500; /, qjson: /^invalid-json: /, qnosearch: /^missing-search-call: /, qredirect: /^http-error: HTTP 302 \(a redirect: never followed\); /, qhang: /^timeout: no complete answer within 1\.5 s; / };
 		queries.forEach((q, i) => {
 			const end = byId[`call-${i}`];
 			assert.ok(end, `no result for ${q}`);
@@ -195,7 +195,7 @@ for (const version of PI_VERSIONS) {
 		try {
 			const text = (await pi.prompt("/pct status")).notifications.join("\n");
 			const ws = block(text, "Web Search");
-			assert.match(ws, /^  configured: on\n  effective: active\n  reason: \n  requested backend: auto\n  effective backend: native\n  web search executor: openai\/gpt-4\.1 \(current model\)\n  web search executor effort: auto\n/m);
+			assert.match(ws, /^  configured: on\n  effective: active\n  reason: \n  requested backend: auto\n  effective backend: native\n  web search executor: openai\/gpt-4\.1\n  web search executor effort: auto\n/m);
 			assert.match(block(text, "Image Generation"), /\n  backend: api-key$/);
 			assert.match(block(text, "Remote Compaction"), /\n  reason: off in config$/m);
 			assert.doesNotMatch(text, /not built/);
@@ -251,5 +251,47 @@ for (const version of PI_VERSIONS) {
 		} finally {
 			await pi.close();
 		}
+	});
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] Codex OAuth route: native injection in the model request; sidecar errors (HTTP 500, missing search call, incomplete stream, timeout)`, async () => {
+		// Native on the Codex route: the main model is openai-codex with a ChatGPT login.
+		const srv = await server();
+		srv.reply(() => ({ sse: responseText("done") }));
+		let box = sandbox();
+		codexLogin(box);
+		writeConfig(box, { webSearch: { enabled: true, mode: "cached" } });
+		let r = await runJson({ version, box, extensions: EXTS, provider: "openai-codex", model: "gpt-5.6-luna", prompt: "hello", env: { PCT_TEST_FETCH_REDIRECT: srv.url } });
+		assert.equal(r.code, 0, r.stderr);
+		const body = srv.to("/backend-api/codex/responses").at(-1).json;
+		assert.deepEqual(body.tools.filter((t) => t.type === "web_search"), [{ type: "web_search", search_context_size: "medium", external_web_access: false }]);
+		assert.ok(body.include.includes("web_search_call.action.sources"));
+
+		// Sidecar errors through Pi's provider stream.
+		const errs = await server();
+		errs.reply((req) => {
+			const q = JSON.stringify(req.json?.input ?? "");
+			if (q.includes("c500")) return { status: 500, json: { error: { message: "boom" } } };
+			if (q.includes("cnosearch")) return { sse: responseEvents([messageItem("no search")]) };
+			if (q.includes("ccut")) return { sse: responseEvents([webSearchCallItem("q", [])]).slice(0, 3) };
+			if (q.includes("chang")) return { hang: true };
+			return { status: 404, json: {} };
+		});
+		box = sandbox();
+		codexLogin(box);
+		writeConfig(box, { webSearch: { enabled: true, backend: "sidecar", sidecarModel: { provider: "openai-codex", model: "gpt-5.6-luna", thinkingLevel: "auto" } } });
+		const queries = ["c500", "cnosearch", "ccut", "chang"];
+		r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, queries), env: { PCT_TEST_FETCH_REDIRECT: errs.url, PCT_TEST_NET_TIMEOUT_MS: "1500" } });
+		assert.equal(r.code, 0, r.stderr);
+		const byId = Object.fromEntries(r.toolEnds.map((e) => [e.toolCallId, e]));
+		const expect = { c500: /^http-error: HTTP 500; /, cnosearch: /^missing-search-call: /, ccut: /^incomplete-response: /, chang: /^timeout: / };
+		queries.forEach((q, i) => {
+			const end = byId[`call-${i}`];
+			assert.ok(end, q);
+			assert.equal(end.isError, true, q);
+			assert.match(r.text(end), expect[q], `${q}: ${r.text(end)}`);
+		});
+		for (const q of queries) assert.equal(errs.requests.filter((x) => JSON.stringify(x.json?.input ?? "").includes(q)).length, 1, q);
 	});
 }

@@ -463,7 +463,7 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     m.thinking_level.clone().unwrap_or_else(|| "auto".into()),
                 )),
                 (None, Some(e)) if ws.enabled => Some((
-                    format!("{}/{} (current model)", e.route.kind.provider(), e.route.model),
+                    format!("{}/{}", e.route.kind.provider(), e.route.model),
                     e.effort.clone(),
                 )),
                 _ => None,

@@ -54,7 +54,7 @@ export function deadline(timeoutMs: number, signal?: AbortSignal): { signal: Abo
 
 /** Maps a thrown fetch/read error to a code. */
 export function thrownFailure(e: unknown, timedOut: boolean, aborted: boolean, timeoutMs: number): NetFailure {
-	if (timedOut) return native.netFailure("timeout", `no complete answer within ${Math.round(timeoutMs / 1000)} s`);
+	if (timedOut) return native.netFailure("timeout", `no complete answer within ${Number((timeoutMs / 1000).toFixed(1))} s`);
 	if (aborted) return native.netFailure("aborted", "");
 	const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
 	return native.netFailure("network-error", cause.slice(0, 200));
