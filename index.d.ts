@@ -593,8 +593,11 @@ export interface NetSidecarAnswer {
   error?: NetFailure
 }
 
-/** The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text). */
-export declare function netSidecarCodexPayload(payloadJson: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): string
+/**
+ * The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
+ * effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
+ */
+export declare function netSidecarCodexPayload(payloadJson: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string
 
 /** Parses a sidecar answer: `json` (API-key route body) or `sse` (Codex route stream text). */
 export declare function netSidecarParse(kind: 'json' | 'sse', body: string): NetSidecarAnswer

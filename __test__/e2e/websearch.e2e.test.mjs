@@ -171,6 +171,8 @@ for (const version of PI_VERSIONS) {
 		assert.equal(req.json.tool_choice, "required");
 		assert.deepEqual(req.json.tools, [{ type: "web_search", search_context_size: "medium", external_web_access: true }]);
 		assert.ok(req.json.include.includes("web_search_call.action.sources"));
+		// Effort auto: no reasoning override (the service default), never the main model's level.
+		assert.equal(req.json.reasoning, undefined);
 		// Only the query: one user input, no conversation.
 		const inputs = JSON.stringify(req.json.input);
 		assert.match(inputs, /codex query/);

@@ -272,17 +272,19 @@ pub fn net_sidecar_request(
     })
 }
 
-/// The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text).
+/// The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
+/// effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
 #[napi(catch_unwind)]
 pub fn net_sidecar_codex_payload(
     env: &Env,
     payload_json: String,
     #[napi(ts_arg_type = "'live' | 'cached'")] mode: String,
     #[napi(ts_arg_type = "'low' | 'medium' | 'high'")] context_size: String,
+    effort: String,
 ) -> napi::Result<String> {
     guard::sync(env, "net.sidecarCodexPayload", || {
         let body = parse_json(env, &payload_json)?;
-        Ok(sidecar::codex_body_patch(&body, &opts(mode, context_size)).to_string())
+        Ok(sidecar::codex_body_patch(&body, &opts(mode, context_size), effort == "auto").to_string())
     })
 }
 

@@ -51,9 +51,14 @@ pub fn api_key_body(model: &str, query: &str, opts: &SearchOptions) -> Value {
 }
 
 /// The Codex route: Pi's provider builds the request (auth headers, account id, instructions); the sidecar puts the
-/// hosted tool in, requires it, asks for sources and keeps everything else Pi wrote. `body` is Pi's payload.
-pub fn codex_body_patch(body: &Value, opts: &SearchOptions) -> Value {
+/// hosted tool in, requires it, asks for sources and keeps everything else Pi wrote. `body` is Pi's payload. With
+/// effort `auto` the `reasoning` field Pi writes for "no level given" (`none`) is removed, so the service's own
+/// default applies: `auto` overrides nothing and never inherits the main model's level (docs/net.md).
+pub fn codex_body_patch(body: &Value, opts: &SearchOptions, auto_effort: bool) -> Value {
     let mut out: Map<String, Value> = body.as_object().cloned().unwrap_or_default();
+    if auto_effort {
+        out.remove("reasoning");
+    }
     out.insert("tools".into(), json!([opts.tool_entry()]));
     out.insert("tool_choice".into(), json!("required"));
     let mut include: Vec<Value> = out
@@ -340,8 +345,11 @@ mod tests {
                 "tools": [{"type": "web_search", "search_context_size": "high", "external_web_access": false}],
                 "tool_choice": "required", "include": [SOURCES_INCLUDE], "store": false})
         );
-        let pi = json!({"model": "m", "input": [{"role": "user", "content": "q"}], "include": ["reasoning.encrypted_content"], "stream": true});
-        let out = codex_body_patch(&pi, &o);
+        let pi = json!({"model": "m", "input": [{"role": "user", "content": "q"}], "include": ["reasoning.encrypted_content"], "stream": true, "reasoning": {"effort": "none"}});
+        let kept = codex_body_patch(&pi, &o, false);
+        assert_eq!(kept["reasoning"], json!({"effort": "none"}));
+        let out = codex_body_patch(&pi, &o, true);
+        assert!(out.get("reasoning").is_none());
         assert_eq!(out["include"], json!(["reasoning.encrypted_content", SOURCES_INCLUDE]));
         assert_eq!(out["tool_choice"], "required");
         assert_eq!(out["stream"], true);

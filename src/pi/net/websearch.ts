@@ -100,7 +100,7 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 				signal: d.signal,
 				...(effort !== "auto" ? { reasoning: effort } : {}),
 				fetch: teeFetch,
-				onPayload: (body: unknown) => JSON.parse(native.netSidecarCodexPayload(JSON.stringify(body), cfg.mode, cfg.contextSize)),
+				onPayload: (body: unknown) => JSON.parse(native.netSidecarCodexPayload(JSON.stringify(body), cfg.mode, cfg.contextSize, effort)),
 			} as never,
 		);
 		let streamError: string | undefined;
