@@ -31,9 +31,14 @@ function runOpenAI(version, srv, { box, config, prompt = "find it", model = "gpt
 for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] native: the model request carries the hosted web_search tool (live), sources included`, async () => {
 		const srv = await server();
-		srv.reply(() => ({ sse: responseText("done") }));
-		const r = await runOpenAI(version, srv, { config: { webSearch: { enabled: true, contextSize: "high" } } });
+		srv.reply(() => ({ sse: responseText("done"), headers: { "x-request-id": "req_native_1" } }));
+		const r = await runOpenAI(version, srv, { config: { webSearch: { enabled: true, contextSize: "high" }, debug: true } });
 		assert.equal(r.code, 0, r.stderr);
+		// Debug: one metadata line for the changed request; never the key or the prompt.
+		const lines = r.stderr.split("\n").filter((l) => l.startsWith("[pi-codex-toolkit] net "));
+		assert.equal(lines.length, 1, r.stderr);
+		assert.match(lines[0], /^\[pi-codex-toolkit\] net feature=web-search-native provider=openai api=openai-responses model=gpt-4\.1 host=api\.openai\.com duration_ms=\d+ status=200 request_id=req_native_1 blocks=web_search$/);
+		assert.doesNotMatch(r.stderr, /sk-test-secret-token|find it/);
 		const calls = srv.to("/v1/responses");
 		assert.equal(calls.length, 1, JSON.stringify(srv.requests.map((q) => q.path)));
 		const body = calls[0].json;

@@ -169,13 +169,28 @@ export function register(host: ToolkitHost): void {
 		},
 	});
 
-	// Native backend: the hosted tool goes into the model's own request.
+	// Native backend: the hosted tool goes into the model's own request. With `debug: true`, the response to a
+	// request we changed gets one metadata line (after_provider_response carries its status and headers).
+	let injected: { started: number; debug: DebugInfo; endpoint: string } | null = null;
 	host.pi.on("before_provider_request", (event, ctx) => {
+		injected = null;
 		const cfg = host.config().webSearch;
 		if (!cfg.enabled || netPlan(host)?.search.backend !== "native") return undefined;
 		// The model may have changed since the last sync: the structural route check again, on this context.
 		const facts = routeFacts(ctx.modelRegistry, ctx.model);
-		if (!facts || !native.netRouteInspect(facts).ok) return undefined;
-		return injectWebSearch(event.payload, cfg.mode, cfg.contextSize);
+		if (!facts || !ctx.model || !native.netRouteInspect(facts).ok) return undefined;
+		const out = injectWebSearch(event.payload, cfg.mode, cfg.contextSize);
+		if (out !== undefined && host.config().debug) {
+			const m = ctx.model;
+			injected = { started: performance.now(), endpoint: m.baseUrl ?? "", debug: { enabled: true, feature: "web-search-native", provider: m.provider, api: m.api, model: m.id } };
+		}
+		return out;
+	});
+	host.pi.on("after_provider_response", (event) => {
+		const pending = injected;
+		injected = null;
+		if (!pending) return;
+		const id = event.headers?.["x-request-id"];
+		debugLine(pending.debug, pending.endpoint, pending.started, event.status, typeof id === "string" ? id : undefined, ["web_search"]);
 	});
 }
