@@ -958,6 +958,15 @@ fn network_status_reasons_and_tools() {
     let out = resolve(&input);
     assert!(!out.active.contains(&WEB_SEARCH.to_string()));
     assert!(out.active.contains(&GENERATE_IMAGE.to_string()));
+    // find_tools explains why the sidecar tool is not offered under the native backend.
+    {
+        let d = super::decide::decide(&input);
+        let reg = super::ownership::Registry::new(&input.tools, &input.identity);
+        assert_eq!(
+            crate::discovery::eligibility::state_of(WEB_SEARCH, &input, &reg, &d),
+            crate::discovery::eligibility::State::Unavailable("native-backend-in-use".into())
+        );
+    }
     // Sidecar forced: the tool becomes visible; a third-party openai_web_search is a conflict.
     let mut sc = cfg.clone();
     sc["webSearch"]["backend"] = json!("sidecar");
