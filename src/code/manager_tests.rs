@@ -1006,18 +1006,36 @@ async fn wait_until_certain(m: &CodeManager, id: &str) -> CellRead {
     panic!("the cell thread never ended");
 }
 
+/// Starts a cell that prints, then blocks its thread in native code for 3 s, and returns only once the print was
+/// read back: so the thread is inside the block (not merely queued) when the test asks it to stop. Without this
+/// wait a loaded machine could deliver the stop before the program started, and the stop would be confirmed.
+async fn start_blocked(m: &CodeManager, tail: &str) -> CellRead {
+    let code = format!("print('in'); __pctTestBlock(3000); {tail}");
+    let r = m
+        .exec(json!({"code": code, "yield_time_ms": 0}), outer())
+        .await
+        .unwrap();
+    let mut seen = r.output.clone();
+    for i in 0.. {
+        if seen.contains("in\n") {
+            break;
+        }
+        assert!(i < 1500, "the cell never printed");
+        let w = m
+            .wait(json!({"cell_id": r.cell_id, "yield_time_ms": 20}), outer())
+            .await
+            .unwrap();
+        seen.push_str(&w.output);
+    }
+    r
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_that_ends_after_an_unconfirmed_stop_reports_its_real_result() {
     let (m, _) = manager();
     m.set_stop_confirm(Duration::from_millis(50));
     // The thread is stuck in native code (no interrupt check) longer than the confirmation window.
-    let r = m
-        .exec(
-            json!({"code": "__pctTestBlock(1500); return 42", "yield_time_ms": 0}),
-            outer(),
-        )
-        .await
-        .unwrap();
+    let r = start_blocked(&m, "return 42").await;
     assert_eq!(r.status, "running");
     let t = m
         .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
@@ -1042,13 +1060,7 @@ async fn a_program_that_ends_after_an_unconfirmed_stop_reports_its_real_result()
 async fn cleanup_incomplete_refuses_new_cells_until_a_retried_cleanup_succeeds() {
     let (m, _) = manager();
     m.set_stop_confirm(Duration::from_millis(50));
-    let r = m
-        .exec(
-            json!({"code": "__pctTestBlock(1500); return 1", "yield_time_ms": 0}),
-            outer(),
-        )
-        .await
-        .unwrap();
+    let r = start_blocked(&m, "return 1").await;
     let e = m.cleanup().await.unwrap_err();
     assert_eq!(e.code, "cleanup-incomplete");
     assert!(e.message.contains(&r.cell_id), "{}", e.message);
