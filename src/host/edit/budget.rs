@@ -79,6 +79,14 @@ impl Budget {
         self.note_failure(turn, path, "PATCH_FAILED")
     }
 
+    /// A Write landed on `path` (Write has no turn): its count starts over in the current turn.
+    pub fn clear(&mut self, path: &Path) {
+        if let Some(b) = self.paths.get_mut(path) {
+            b.counted = 0;
+            b.last_code = None;
+        }
+    }
+
     /// A write landed on `path`: its count starts over (free retries stay used for the turn).
     pub fn note_success(&mut self, turn: Option<&str>, path: &Path) {
         self.enter(turn);
