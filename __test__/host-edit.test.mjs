@@ -9,9 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
+import { spawnSync } from "node:child_process";
 
 const require = createRequire(import.meta.url);
 const native = require("../index.js");
+const indexJs = require.resolve("../index.js");
 
 const dirs = [];
 after(() => {
@@ -198,4 +200,24 @@ test("registers live for the session; MV and REM", async () => {
 	const rem = await s.edit({ path: "c/b.txt", tag: e.tag, ops: "REM" });
 	assert.equal(rem.deleted, true);
 	assert.equal((await s.edit({ path: "a.txt", tag: "0000", ops: "PUT >1 @nope" })).code, "EDIT_TAG_UNKNOWN");
+});
+
+test("panics in write and edit come back as internal-panic and Node lives on", () => {
+	const { dir } = session({ "a.txt": "a\n" });
+	const child = `
+const n = require(${JSON.stringify(indexJs)});
+const dir = process.argv[1];
+(async () => {
+	const s = new n.HostSession(dir + "/ws", dir + "/agent", "p");
+	process.env.PCT_TEST_PANIC = "host.write,host.edit";
+	const w = await s.write({ path: "a.txt", content: "b" });
+	const e = await s.edit({ path: "a.txt", tag: "0000", ops: "REM" });
+	console.log(JSON.stringify({ w: w.code + "|" + w.message, e: e.code + "|" + e.message + "|" + e.budgetExhausted }));
+})();`;
+	const r = spawnSync(process.execPath, ["-e", child, dir], { encoding: "utf8" });
+	assert.equal(r.status, 0, r.stderr);
+	const out = JSON.parse(r.stdout);
+	assert.match(out.w, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.write/);
+	assert.match(out.e, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.edit.*\|false$/);
+	assert.equal(readFileSync(join(dir, "ws/a.txt"), "utf8"), "a\n");
 });
