@@ -81,7 +81,8 @@ pub struct Step<'s> {
 
 /// The new file and what changed.
 pub struct Applied {
-    pub bytes: Vec<u8>,
+    /// The new file (valid UTF-8: built from UTF-8 pieces).
+    pub bytes: String,
     /// New line count.
     pub total: usize,
     /// Changed regions in the new file (0-based start, inserted count, removed count).
@@ -131,7 +132,7 @@ pub fn apply(doc: &Doc<'_>, steps: &[Step<'_>]) -> Applied {
         text.push_str(if term.is_empty() { doc.eol } else { term });
     }
     Applied {
-        bytes: text.into_bytes(),
+        bytes: text,
         total: n,
         regions,
         kept,
@@ -244,7 +245,7 @@ mod tests {
                 lines: l,
             })
             .collect();
-        String::from_utf8(apply(&doc, &st).bytes).unwrap()
+        apply(&doc, &st).bytes
     }
 
     #[test]

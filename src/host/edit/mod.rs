@@ -357,17 +357,28 @@ fn edit(
             t.shown
         ))
     })?;
-    let live = tag::normalize(&old.bytes);
-    *live_tag = Some(live.tag.clone());
     let doc = Doc::split(text);
-    let live_lines = tag::lines(&live.text);
-    debug_assert_eq!(live_lines.len(), doc.len());
+    // The live lines are the split lines (normalisation only drops the BOM and unifies line endings).
+    let live_lines: &[&str] = &doc.lines;
     let live_len = doc.len() as u32;
+    let live_text = tag::normalize_str(text).into_owned();
 
     let mut store = lock(store_m);
     let version = store
         .lookup(&t.canonical, &tag_)
-        .map(|v| (v.digest, v.text.clone(), v.seen.clone()));
+        .map(|v| (v.digest, v.tag.clone(), v.text.clone(), v.seen.clone()));
+    // The live file's digest and tag: taken from the recorded version when its retained text is the live text
+    // (a full comparison, cheaper than hashing again), else hashed.
+    let live = match &version {
+        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text.as_str() => tag::Normalized {
+            text: live_text,
+            tag: vtag.clone(),
+            digest: *digest,
+        },
+        _ => tag::normalized_with_tag(live_text),
+    };
+    *live_tag = Some(live.tag.clone());
+    let version = version.map(|(d, _, text, seen)| (d, text, seen));
     let only_mv = p.ops.is_empty() && !p.rem;
     let basis = match version {
         None if tag_ == live.tag => Basis::Fresh { seen: None },
@@ -639,9 +650,9 @@ fn edit(
         })
         .collect();
     steps.sort_by_key(|s| (s.start, s.order));
-    let applied: Applied = apply::apply(&doc, &steps);
+    let mut applied: Applied = apply::apply(&doc, &steps);
     let moving = p.mv.is_some();
-    if applied.bytes == old.bytes && !moving {
+    if applied.bytes.as_bytes() == old.bytes.as_slice() && !moving {
         return Err(HostError::new(
             EDIT_NO_CHANGE,
             format!(
@@ -682,18 +693,18 @@ fn edit(
             Some(r)
         }
     };
-    let changed = applied.bytes != old.bytes;
+    let changed = applied.bytes.as_bytes() != old.bytes.as_slice();
     if changed {
-        fs.replace(&rel, &old, &applied.bytes, &t.shown)?;
+        fs.replace(&rel, &old, applied.bytes.as_bytes(), &t.shown)?;
     }
     let mut final_t = t.clone();
     if let Some(d) = &dest {
         let drel = rel_of(&d.canonical)?;
-        if let Err(e) = fs.move_noreplace(&rel, &drel, &applied.bytes, old.mode, &d.shown) {
+        if let Err(e) = fs.move_noreplace(&rel, &drel, applied.bytes.as_bytes(), old.mode, &d.shown) {
             if changed {
                 warnings.push(format!("the edit landed in {} but the move failed", t.shown));
                 // The content change stays (it landed); record it so the model's next call is consistent.
-                let norm = tag::normalize(&applied.bytes);
+                let norm = tag::normalize(applied.bytes.as_bytes());
                 store.record(&t.canonical, &norm, Seen::Lines(LineSet::new()));
             }
             return Err(e);
@@ -708,8 +719,7 @@ fn edit(
             regs.set(n, lines);
         }
     }
-    let new_bytes = applied.bytes.clone();
-    let norm = tag::normalize_owned(new_bytes);
+    let norm = tag::normalize_string(std::mem::take(&mut applied.bytes));
     let (mut text, shown) = apply::render(&final_t.shown, &norm.tag, &norm.text, &applied);
     let carried = match &basis {
         Basis::Fresh { seen: Some(Seen::All) } => Some(None),
