@@ -435,7 +435,7 @@ fn edit(
                     &p.ops,
                 ));
             }
-            let map = drift::LineMap::new(&snap_lines, &live_lines);
+            let map = drift::LineMap::new(&snap_lines, live_lines);
             let mut offsets = Vec::with_capacity(p.ops.len());
             for (at, op) in &p.ops {
                 if gate::head_or_tail(op) {
@@ -443,7 +443,7 @@ fn edit(
                     continue;
                 }
                 let (ca, cb) = gate::claim(op, snap_lines.len() as u32);
-                match map.offset(&snap_lines, &live_lines, ca as usize, cb as usize) {
+                match map.offset(&snap_lines, live_lines, ca as usize, cb as usize) {
                     Ok(d) => offsets.push(d),
                     Err(why) => {
                         return Err(mismatch(
@@ -493,7 +493,7 @@ fn edit(
     if let Basis::Fresh { seen: Some(seen) } = &basis {
         let unseen = gate::unseen(&ops, seen, REVEAL_LINES);
         if !unseen.is_empty() {
-            let (e, mark) = gate::reveal(&t.shown, &live.tag, &live_lines, &unseen);
+            let (e, mark) = gate::reveal(&t.shown, &live.tag, live_lines, &unseen);
             if let Some(m) = mark {
                 store.mark_seen(&t.canonical, &live.digest, &m);
             }
