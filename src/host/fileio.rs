@@ -5,8 +5,9 @@
 //! approved) makes the call fail instead of redirecting the write.
 //!
 //! Replacing a file: when the file has one link, the new bytes go to a temp file in the same folder (created
-//! exclusively, mode and owner copied from the old file, fsynced) that is renamed over the target, so a crash leaves
-//! the old or the new file, never a torn one. When the file has more than one hard link a rename would split the
+//! exclusively, mode and owner copied from the old file) that is renamed over the target, so a reader or a crash sees
+//! the old or the new file, never a torn one. No fsync, like apply_patch (docs/patch.md): ext4, xfs and btrfs flush a
+//! file's data before a rename that replaces another file commits; durability of the latest edit is not promised. When the file has more than one hard link a rename would split the
 //! links, so the bytes are rewritten in place (same inode, every link sees the edit) after a re-check of the stamp;
 //! that rewrite is not crash-atomic (apply_patch's journal is the heavier answer; one file per call does not carry it).
 
@@ -159,7 +160,7 @@ impl Fs {
                 ),
                 _ => io_err(shown, &e),
             })?;
-        let done = f.write_all(bytes).and_then(|_| f.sync_all());
+        let done = f.write_all(bytes);
         if let Err(e) = done {
             let _ = self.dirs.unlink(rel);
             return Err(io_err(shown, &e));
@@ -198,11 +199,7 @@ impl Fs {
             if !now.unchanged(&old.stamp) {
                 return Err(concurrent());
             }
-            let done = f
-                .set_len(0)
-                .and_then(|_| f.rewind())
-                .and_then(|_| f.write_all(bytes))
-                .and_then(|_| f.sync_all());
+            let done = f.set_len(0).and_then(|_| f.rewind()).and_then(|_| f.write_all(bytes));
             return done.map_err(|e| io_err(shown, &e));
         }
         let (dir, name) = beneath::split(rel);
@@ -224,7 +221,7 @@ impl Fs {
             if unsafe { libc::fchmod(f.as_raw_fd(), old.mode as libc::mode_t) } < 0 {
                 return Err(io::Error::last_os_error());
             }
-            f.sync_all()
+            Ok(())
         })();
         if let Err(e) = staged {
             let _ = self.dirs.unlink(&tmp_rel);
@@ -248,9 +245,6 @@ impl Fs {
             if unsafe { libc::renameat(dfd.as_raw_fd(), a.as_ptr(), dfd.as_raw_fd(), b.as_ptr()) } < 0 {
                 return Err(io::Error::last_os_error());
             }
-            // The rename is durable once the folder is synced (best effort).
-            // SAFETY: valid fd.
-            unsafe { libc::fsync(dfd.as_raw_fd()) };
             Ok(())
         })();
         if let Err(e) = renamed {

@@ -73,6 +73,15 @@ pub fn normalize_string(s: String) -> Normalized {
     normalized_with_tag(text)
 }
 
+/// The tag of normalized `text` whose SHA-256 is `digest` (one hash when no line has trailing whitespace).
+pub fn tag_with_digest(text: &str, digest: &[u8; 32]) -> String {
+    if needs_trim(text) {
+        tag_of_normalized(text)
+    } else {
+        format!("{:02X}{:02X}", digest[30], digest[31])
+    }
+}
+
 /// Hashes normalized text: its identity digest and its tag.
 pub fn normalized_with_tag(text: String) -> Normalized {
     let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();

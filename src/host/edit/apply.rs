@@ -10,6 +10,8 @@ use crate::host::tag::{self, BOM, MAX_LINE_CHARS};
 /// A file split for editing. `lines[i]` is line i+1 without its terminator; `terms[i]` is that terminator.
 pub struct Doc<'a> {
     pub bom: bool,
+    /// The text after the BOM; `lines` and `terms` are slices of it.
+    pub body: &'a str,
     pub lines: Vec<&'a str>,
     pub terms: Vec<&'a str>,
     /// The line ending new lines get.
@@ -53,6 +55,7 @@ impl<'a> Doc<'a> {
         let final_newline = terms.last().is_none_or(|t| !t.is_empty());
         Doc {
             bom,
+            body,
             lines,
             terms,
             eol,
@@ -62,6 +65,11 @@ impl<'a> Doc<'a> {
 
     pub fn len(&self) -> usize {
         self.lines.len()
+    }
+
+    /// Byte offset of a slice of `body` within it.
+    fn offset(&self, part: &str) -> usize {
+        part.as_ptr() as usize - self.body.as_ptr() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -95,41 +103,60 @@ pub struct Applied {
 
 /// Applies `steps` (sorted, non-overlapping, within the file) to `doc`.
 pub fn apply(doc: &Doc<'_>, steps: &[Step<'_>]) -> Applied {
-    let mut out: Vec<(&str, &str)> = Vec::with_capacity(doc.len() + 16);
     let mut regions = Vec::with_capacity(steps.len());
     let mut kept = Vec::with_capacity(steps.len() + 1);
     let (mut added, mut removed) = (0, 0);
+    let cap = doc.body.len()
+        + steps
+            .iter()
+            .map(|s| s.lines.iter().map(|l| l.len() + 2).sum::<usize>())
+            .sum::<usize>();
+    let mut text = String::with_capacity(cap + BOM.len());
+    if doc.bom {
+        text.push_str(BOM);
+    }
+    // Every emitted line ends with a terminator here; the last one is dropped at the end when the file had no final
+    // newline. `last_term` is the length of the terminator written last.
+    let mut last_term = 0usize;
+    let mut n = 0usize;
+    // An unchanged run is one contiguous span of the original bytes: copied at once.
+    let copy_run = |text: &mut String, a: usize, b: usize, n: &mut usize, last_term: &mut usize| {
+        let start = doc.offset(doc.lines[a]);
+        let end_term = doc.terms[b - 1];
+        let end = doc.offset(doc.lines[b - 1]) + doc.lines[b - 1].len() + end_term.len();
+        text.push_str(&doc.body[start..end]);
+        if end_term.is_empty() {
+            text.push_str(doc.eol);
+            *last_term = doc.eol.len();
+        } else {
+            *last_term = end_term.len();
+        }
+        *n += b - a;
+    };
     let mut cur = 0usize;
     for s in steps {
         if s.start > cur {
-            kept.push((cur, out.len(), s.start - cur));
-            out.extend((cur..s.start).map(|i| (doc.lines[i], doc.terms[i])));
+            kept.push((cur, n, s.start - cur));
+            copy_run(&mut text, cur, s.start, &mut n, &mut last_term);
             cur = s.start;
         }
-        let at = out.len();
-        out.extend(s.lines.iter().map(|l| (l.as_str(), "")));
-        regions.push((at, s.lines.len(), s.end - s.start));
+        regions.push((n, s.lines.len(), s.end - s.start));
+        for l in s.lines {
+            text.push_str(l);
+            text.push_str(doc.eol);
+            last_term = doc.eol.len();
+        }
+        n += s.lines.len();
         added += s.lines.len();
         removed += s.end - s.start;
         cur = cur.max(s.end);
     }
     if cur < doc.len() {
-        kept.push((cur, out.len(), doc.len() - cur));
-        out.extend((cur..doc.len()).map(|i| (doc.lines[i], doc.terms[i])));
+        kept.push((cur, n, doc.len() - cur));
+        copy_run(&mut text, cur, doc.len(), &mut n, &mut last_term);
     }
-    let n = out.len();
-    let cap = doc.lines.iter().map(|l| l.len() + 2).sum::<usize>() + added * 8 + 8;
-    let mut text = String::with_capacity(cap);
-    if doc.bom {
-        text.push_str(BOM);
-    }
-    for (i, (line, term)) in out.iter().enumerate() {
-        text.push_str(line);
-        let last = i + 1 == n;
-        if last && !doc.final_newline {
-            continue;
-        }
-        text.push_str(if term.is_empty() { doc.eol } else { term });
+    if n > 0 && !doc.final_newline {
+        text.truncate(text.len() - last_term);
     }
     Applied {
         bytes: text,

@@ -27,6 +27,7 @@ use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{LineSet, Seen, SnapshotStore};
 use super::tag;
 use serde_json::Value;
+use sha2::Digest as _;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -192,6 +193,13 @@ fn last_code_static(code: &str) -> &'static str {
     .unwrap_or(TOOL_FAILED)
 }
 
+/// The live file as the tools see it (borrowed: copied only when a mismatch records it).
+struct Live<'a> {
+    text: &'a str,
+    tag: String,
+    digest: [u8; 32],
+}
+
 /// How the operations relate to the live file.
 enum Basis {
     /// The tag is the live file's. `seen`: `None` = no record (gate skipped).
@@ -208,11 +216,11 @@ fn mismatch(
     store: &mut SnapshotStore,
     t: &Resolved,
     tag_: &str,
-    live: &tag::Normalized,
+    live: &Live<'_>,
     why: &str,
     ops: &[(usize, Op)],
 ) -> HostError {
-    let lines = tag::lines(&live.text);
+    let lines = tag::lines(live.text);
     let mut rows = LineSet::new();
     let len = lines.len() as u32;
     for (_, op) in ops {
@@ -247,7 +255,12 @@ fn mismatch(
     if len == 0 {
         text.push_str("\n(empty file)");
     }
-    store.record(&t.canonical, live, Seen::Lines(seen));
+    let norm = tag::Normalized {
+        text: live.text.to_string(),
+        tag: live.tag.clone(),
+        digest: live.digest,
+    };
+    store.record(&t.canonical, &norm, Seen::Lines(seen));
     HostError::new(
         EDIT_TAG_MISMATCH,
         format!(
@@ -361,21 +374,25 @@ fn edit(
     // The live lines are the split lines (normalisation only drops the BOM and unifies line endings).
     let live_lines: &[&str] = &doc.lines;
     let live_len = doc.len() as u32;
-    let live_text = tag::normalize_str(text).into_owned();
+    let live_text = tag::normalize_str(text);
 
     let mut store = lock(store_m);
     let version = store
         .lookup(&t.canonical, &tag_)
         .map(|v| (v.digest, v.tag.clone(), v.text.clone(), v.seen.clone()));
     // The live file's digest and tag: taken from the recorded version when its retained text is the live text
-    // (a full comparison, cheaper than hashing again), else hashed.
-    let live = match &version {
-        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text.as_str() => tag::Normalized {
-            text: live_text,
-            tag: vtag.clone(),
-            digest: *digest,
-        },
-        _ => tag::normalized_with_tag(live_text),
+    // (a full comparison, cheaper than hashing again), else hashed. The text itself is copied only for a mismatch.
+    let (live_digest, live_tag_s) = match &version {
+        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text.as_ref() => (*digest, vtag.clone()),
+        _ => {
+            let d: [u8; 32] = sha2::Sha256::digest(live_text.as_bytes()).into();
+            (d, tag::tag_with_digest(&live_text, &d))
+        }
+    };
+    let live = Live {
+        text: &live_text,
+        tag: live_tag_s,
+        digest: live_digest,
     };
     *live_tag = Some(live.tag.clone());
     let version = version.map(|(d, _, text, seen)| (d, text, seen));
