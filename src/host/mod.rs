@@ -3,6 +3,7 @@
 //! APIs. No napi types here; the Node surface belongs in src/bind.
 
 pub mod args;
+pub mod bash;
 pub mod error;
 pub mod glob;
 pub mod grep;
