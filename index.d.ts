@@ -59,6 +59,30 @@ export declare class HostSession {
   grep(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGrepOk | HostFailure>
   /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
   snapshotStats(): HostSnapshotStats
+  /** Bash `{command, timeout?, runInBackground?, description?}` in the workspace root (docs/host.md "Bash"). */
+  bash(args: Record<string, unknown>, options?: HostBashOptions | undefined | null): Promise<HostBashResult | HostFailure>
+  /**
+   * Cancels the foreground Bash call registered under `callId`: its command is killed with its whole tree.
+   * Background tasks are not affected (only TaskStop or the session's end stops them).
+   */
+  bashCancel(callId: string): void
+  /** TaskList `{}`: this session's background tasks. */
+  taskList(): HostTaskListOk | HostFailure
+  /** TaskWait `{backgroundTaskId}`: one observation, waiting at most 1 s for the task to finish; never stops it. */
+  taskWait(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
+  /**
+   * TaskStop `{backgroundTaskId}`: kills the task's whole tree (SIGTERM, SIGKILL after 2 s); returns its final
+   * state, or a running snapshot with `stopRequested` when it has not ended within 1 s.
+   */
+  taskStop(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
+  /**
+   * Ends the session's Bash side (session shutdown or switch): running background tasks are stopped without
+   * waiting, the session's Bash recovery files deleted, and later Bash/Task calls refused. Returns how many
+   * tasks were stopped. Also happens when the HostSession is garbage-collected.
+   */
+  closeTasks(): number
+  /** Background tasks running in this session and in the whole process (for /pct status). */
+  taskCounts(): HostTaskCounts
 }
 export type JsHostSession = HostSession
 
@@ -312,6 +336,44 @@ export interface GateRequest {
 }
 
 /**
+ * Options of one Bash call. `callId` pairs with `bashCancel(callId)` (wire it to the tool's AbortSignal);
+ * `shell` is Pi's `getShellConfig()` (default `/bin/bash -c`); `env` is an embedder's overlay for this spawn.
+ */
+export interface HostBashOptions {
+  callId?: string
+  shell?: HostShellConfig
+  env?: Record<string, string>
+}
+
+/**
+ * A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
+ * TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
+ * (`backgroundTaskId`). `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and
+ * `*Recovery` where its full text is.
+ */
+export interface HostBashResult {
+  ok: boolean
+  code?: 'TOOL_FAILED' | 'TOOL_TIMEOUT'
+  message?: string
+  text: string
+  exitCode?: number
+  signal?: string
+  stdout: string
+  stderr: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  durationMs: number
+  backgroundTaskId?: string
+}
+
+/**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
  * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
  * stop with TOOL_TIMEOUT after this long (no bound when omitted).
@@ -396,6 +458,22 @@ export interface HostReadOk {
   clippedLines: number
 }
 
+/** The recovery file of one stream (docs/shell.md "Output recovery files"). */
+export interface HostRecovery {
+  state: 'capturing' | 'complete' | 'partial' | 'unavailable'
+  path?: string
+  bytes: number
+  capturedBytes: number
+  reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
+  error?: string
+}
+
+/** Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument). */
+export interface HostShellConfig {
+  shell: string
+  args?: Array<string>
+}
+
 /** Size of the session's snapshot store (its bounds: 64 paths, 8 MiB). */
 export interface HostSnapshotStats {
   paths: number
@@ -420,6 +498,46 @@ export interface HostSweepOk {
  * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
  */
 export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
+
+/** One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList. */
+export interface HostTask {
+  backgroundTaskId: string
+  command: string
+  description?: string
+  status: 'running' | 'completed' | 'failed' | 'stopped'
+  exitCode?: number
+  signal?: string
+  stopRequested: boolean
+  durationMs: number
+  stdout?: string
+  stderr?: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+}
+
+/** Running background tasks: this session's (cap 10) and the process's (cap 64). */
+export interface HostTaskCounts {
+  sessionRunning: number
+  processRunning: number
+}
+
+/** TaskList: this session's tasks, oldest first (running ones and up to 32 finished ones). */
+export interface HostTaskListOk {
+  ok: true
+  text: string
+  tasks: Array<HostTask>
+}
+
+/** TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop). */
+export interface HostTaskOk {
+  ok: true
+  text: string
+  task: HostTask
+}
 
 /** Nested call counts of a cell read. */
 export interface NestedCounts {

@@ -140,7 +140,7 @@ pub struct HostSnapshotStats {
     pub retained_bytes: i64,
 }
 
-fn failure(e: HostError) -> HostFailure {
+pub(super) fn failure(e: HostError) -> HostFailure {
     HostFailure {
         ok: false,
         code: e.code.to_string(),
@@ -153,7 +153,7 @@ fn failure(e: HostError) -> HostFailure {
     }
 }
 
-fn panicked(message: String) -> HostFailure {
+pub(super) fn panicked(message: String) -> HostFailure {
     HostFailure {
         ok: false,
         code: guard::PANIC_CODE.to_string(),
@@ -221,9 +221,11 @@ fn grep_ok(r: GrepResult) -> HostGrepOk {
 }
 
 /// The session state shared with blocking tasks.
-struct Session {
-    roots: Roots,
+pub(super) struct Session {
+    pub(super) roots: Roots,
     store: Mutex<SnapshotStore>,
+    /// Bash and its background tasks (src/bind/host_bash.rs).
+    pub(super) bash: crate::host::bash::SessionTasks,
 }
 
 impl Session {
@@ -252,7 +254,7 @@ async fn blocking<T: Send + 'static>(
 /// One Pi session's host tools: roots bound at construction, the snapshot store in memory.
 #[napi(js_name = "HostSession")]
 pub struct JsHostSession {
-    inner: Arc<Session>,
+    pub(super) inner: Arc<Session>,
 }
 
 #[napi]
@@ -268,6 +270,7 @@ impl JsHostSession {
                     inner: Arc::new(Session {
                         roots,
                         store: Mutex::new(SnapshotStore::new()),
+                        bash: crate::host::bash::SessionTasks::for_session(),
                     }),
                 }),
                 Err(e) => Err(guard::throw(env, e.code, &e.message)),

@@ -17,6 +17,8 @@ use super::stream::{StreamOut, StreamSnapshot, BACKGROUND_TAIL};
 use super::HOST_OVERLOADED;
 use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED};
 use crate::output::RecoveryStore;
+use crate::shell::cancel::Cancel;
+use crate::shell::js::CallRegistry;
 use crate::shell::process::group_exists;
 use crate::shell::watchdog;
 use std::collections::HashMap;
@@ -173,6 +175,18 @@ pub struct TaskTable {
     running: AtomicUsize,
 }
 
+/// The `backgroundTaskId` argument of TaskWait / TaskStop.
+pub fn task_id_arg(tool: &str, v: &serde_json::Value) -> Result<String, HostError> {
+    let a = crate::host::args::object(tool, v)?;
+    match a.get("backgroundTaskId") {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(HostError::invalid(format!(
+            "{tool} needs `backgroundTaskId`, the id a background Bash call returned (TaskList shows them); call again \
+             with it."
+        ))),
+    }
+}
+
 fn not_found(id: &str) -> HostError {
     HostError::new(
         NOT_FOUND,
@@ -317,6 +331,16 @@ impl TaskTable {
         self.tasks.lock().unwrap().get(id).map(|t| t.pgid)
     }
 
+    /// `owner`'s running tasks.
+    pub fn count_running(&self, owner: u64) -> usize {
+        self.tasks
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|t| t.owner == owner && !t.finished())
+            .count()
+    }
+
     /// `owner`'s tasks, oldest first.
     pub fn list(&self, owner: u64) -> Vec<TaskView> {
         let mine: Vec<Arc<Task>> = {
@@ -374,6 +398,8 @@ pub struct SessionTasks {
     table: Arc<TaskTable>,
     store: RecoveryStore,
     closed: AtomicBool,
+    /// Foreground calls in flight, by the caller's call id, for cancellation from Pi's AbortSignal.
+    calls: CallRegistry,
 }
 
 impl SessionTasks {
@@ -385,7 +411,33 @@ impl SessionTasks {
             table,
             store,
             closed: AtomicBool::new(false),
+            calls: CallRegistry::default(),
         }
+    }
+
+    /// A session on the process-wide table with its own recovery files (`pi-codex-toolkit-bash-<uuid>.log`).
+    pub fn for_session() -> Self {
+        Self::new(TaskTable::global(), RecoveryStore::new("bash"))
+    }
+
+    /// Registers a foreground call under `id`; the token is already tripped when its cancel came first.
+    pub fn begin_call(&self, id: &str) -> Cancel {
+        self.calls.begin(id)
+    }
+
+    /// Forgets a finished call.
+    pub fn end_call(&self, id: &str) {
+        self.calls.end(id)
+    }
+
+    /// Cancels a foreground call: its command is killed with its tree.
+    pub fn cancel_call(&self, id: &str) {
+        self.calls.cancel(id)
+    }
+
+    /// This session's running tasks.
+    pub fn running(&self) -> usize {
+        self.table.count_running(self.owner)
     }
 
     /// The session's owner id in the table.
