@@ -8,6 +8,7 @@ import { mkdtempSync, mkdirSync, rmSync, realpathSync, readFileSync, existsSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
 const native = require("../index.js");
@@ -210,4 +211,23 @@ test("closeTasks stops the session's running tasks without waiting; later calls 
 	assert.equal(r.code, "TOOL_FAILED");
 	assert.match(r.message, /closed/);
 	assert.equal(s.taskList().ok, false);
+});
+
+test("a background task dies with Node even without closeTasks (the exit watchdog)", async () => {
+	const { dir } = session();
+	const pidfile = join(dir, "orphan");
+	const { spawnSync } = await import("node:child_process");
+	const child = `
+		const native = require(${JSON.stringify(fileURLToPath(new URL("../index.js", import.meta.url)))});
+		const s = new native.HostSession(${JSON.stringify(join(dir, "ws"))}, ${JSON.stringify(join(dir, "agent"))}, "orphaned");
+		s.bash({ command: "echo $$ > ${pidfile}; exec sleep 1000", runInBackground: true }).then(async (r) => {
+			if (!r.ok) { console.error(r.message); process.exit(2); }
+			const fs = require("node:fs");
+			for (let i = 0; i < 500 && !(fs.existsSync(${JSON.stringify(pidfile)}) && fs.readFileSync(${JSON.stringify(pidfile)}, "utf8").trim()); i++) await new Promise((res) => setTimeout(res, 10));
+			process.kill(process.pid, "SIGKILL");
+		});`;
+	const r = spawnSync(process.execPath, ["-e", child], { encoding: "utf8" });
+	assert.equal(r.signal, "SIGKILL", r.stderr);
+	const pid = Number(readFileSync(pidfile, "utf8"));
+	assert.ok(await poll(() => dead(pid)), `task ${pid} outlived its Node process`);
 });
