@@ -545,3 +545,50 @@ async fn close_stops_running_tasks_without_waiting_and_refuses_new_work() {
     assert!(poll(|| !crate::shell::process::group_alive(pgid)).await);
     assert!(poll(|| table.running() == 0).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_starts_never_overshoot_either_cap() {
+    let f = std::sync::Arc::new(Fixture::new());
+    let table = TaskTable::new(
+        Caps {
+            per_session: 4,
+            process: 6,
+            keep_finished: 32,
+        },
+        fast(),
+    );
+    let sessions: Vec<std::sync::Arc<SessionTasks>> = (0..3)
+        .map(|_| std::sync::Arc::new(SessionTasks::new(table.clone(), f.store.clone())))
+        .collect();
+    // 3 sessions x 6 concurrent starts each = 18 attempts at once for 6 process slots and 4 per session
+    let mut joins = Vec::new();
+    for s in &sessions {
+        for _ in 0..6 {
+            let (s, f) = (s.clone(), f.clone());
+            joins.push(tokio::spawn(async move {
+                (s.owner(), start(&s, &f, "exec sleep 1000").await)
+            }));
+        }
+    }
+    let mut ok_per: std::collections::HashMap<u64, usize> = Default::default();
+    let (mut session_cap, mut process_cap) = (0, 0);
+    for j in joins {
+        let (owner, r) = j.await.unwrap();
+        match r {
+            Ok(_) => *ok_per.entry(owner).or_default() += 1,
+            Err(e) if e.message.contains("per-session cap") => session_cap += 1,
+            Err(e) if e.message.contains("machine-wide cap") => process_cap += 1,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    let started: usize = ok_per.values().sum();
+    assert_eq!(started, 6, "exactly the process cap started");
+    assert!(ok_per.values().all(|n| *n <= 4), "{ok_per:?}");
+    assert_eq!(started + session_cap + process_cap, 18);
+    assert!(process_cap > 0);
+    assert_eq!(table.running(), 6);
+    for s in &sessions {
+        s.close();
+    }
+    assert!(poll(|| table.running() == 0).await);
+}
