@@ -150,3 +150,10 @@ export const hostBashTools: HostBashToolSpec[] = [
 		run: async (session, params) => taskResult(await session.taskStop(params)),
 	},
 ];
+
+/** `/pct status` lines for Bash under the Host Tools block: running background tasks against both caps. */
+export function hostBashStatusLines(session: HostSession | undefined): string[] {
+	if (!session) return [];
+	const c = session.taskCounts();
+	return [`background tasks: ${c.sessionRunning} running in this session (cap 10), ${c.processRunning} in this process (cap 64)`];
+}
