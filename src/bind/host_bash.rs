@@ -18,7 +18,8 @@ use napi::bindgen_prelude::Either;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument).
+/// Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
+/// `args` defaults to `["-c"]`.
 #[napi(object)]
 pub struct HostShellConfig {
     pub shell: String,
@@ -271,7 +272,7 @@ impl JsHostSession {
             let env = env_overlay(env)?;
             let shell = shell.map(|c| ShellSpec {
                 shell: c.shell,
-                args: c.args.unwrap_or_default(),
+                args: c.args.unwrap_or_else(|| vec!["-c".to_string()]),
             });
             let cancel = call_id.as_deref().map(|id| s.bash.begin_call(id));
             let _end = call_id.map(|id| EndCall(&s.bash, id));

@@ -2,7 +2,7 @@
 //! its own block with its own truncation line and recovery lines, so a cut stderr is never hidden by a long stdout.
 
 use super::run::{BashOutcome, Exit, Killed};
-use super::stream::StreamSnapshot;
+use super::stream::{StreamSnapshot, FOREGROUND_TAIL};
 use super::tasks::{TaskStatus, TaskView};
 use crate::host::error::{TOOL_FAILED, TOOL_TIMEOUT};
 use crate::shell::process::signal_name;
@@ -33,15 +33,21 @@ fn push_stream(text: &mut String, name: &str, s: &StreamSnapshot) {
     if s.total_bytes == 0 {
         return;
     }
+    // a background task keeps 256 KiB per stream; the model reads at most the foreground's 50 KiB of it per call
+    let from = s.text.len().saturating_sub(FOREGROUND_TAIL);
+    let from = (from..=s.text.len())
+        .find(|i| s.text.is_char_boundary(*i))
+        .unwrap_or(s.text.len());
+    let shown = &s.text[from..];
     text.push_str(&format!("[{name}]\n"));
-    text.push_str(&s.text);
-    if !s.text.ends_with('\n') {
+    text.push_str(shown);
+    if !shown.ends_with('\n') {
         text.push('\n');
     }
-    if s.truncated {
+    if s.truncated || from > 0 {
         text.push_str(&format!(
             "[{name} truncated: showing the last {} of {} bytes]\n",
-            s.text.len(),
+            shown.len(),
             s.total_bytes
         ));
     }

@@ -519,6 +519,14 @@ async fn background_streams_keep_their_last_256_kib() {
     assert!(v.stdout.truncated && v.stdout.text.ends_with("xtail"));
     let rec = v.stdout.recovery.clone().unwrap();
     assert_eq!(std::fs::metadata(rec.path.unwrap()).unwrap().len(), 300_004);
+    // the model reads the last 50 KiB of the kept 256 KiB per call; the details keep all of it
+    let text = render::task(&v);
+    assert!(
+        text.contains("[stdout truncated: showing the last 51200 of 300004 bytes]"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert!(text.len() < FOREGROUND_TAIL + 2048);
     assert_eq!((v.stderr.text.as_str(), v.stderr.truncated), ("e r r", false));
 }
 

@@ -132,7 +132,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		name: "TaskWait",
 		label: "TaskWait",
 		description:
-			"Wait up to 1 second for a background task to finish and show its state with the last 256 KiB of stdout and of stderr. " +
+			"Wait up to 1 second for a background task to finish and show its state with the end of its stdout and of its stderr (the last 50 KiB of each; the task keeps 256 KiB, the full text is in the recovery file named). " +
 			"Never stops the task; call again to keep waiting.",
 		promptSnippet: "TaskWait: wait (at most 1 s) for a background task and show its output",
 		parameters: taskIdSchema,
