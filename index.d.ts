@@ -468,7 +468,10 @@ export interface HostRecovery {
   error?: string
 }
 
-/** Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument). */
+/**
+ * Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
+ * `args` defaults to `["-c"]`.
+ */
 export interface HostShellConfig {
   shell: string
   args?: Array<string>
