@@ -251,7 +251,7 @@ impl TaskTable {
             return Err(HostError::new(
                 HOST_OVERLOADED,
                 format!(
-                    "The machine-wide cap of {} background tasks across all Pi sessions in this process is reached \
+                    "The process-wide cap of {} background tasks across all Pi sessions in this process is reached \
                      ({running} running, {mine} of them this session's). Run the command in the foreground (without \
                      runInBackground) or retry after other tasks finish.",
                     self.caps.process

@@ -486,7 +486,7 @@ async fn both_caps_refuse_with_distinct_reasons() {
     start(&b, &f, "exec sleep 1000").await.unwrap();
     let e = start(&b, &f, "exec sleep 1000").await.unwrap_err();
     assert_eq!(e.code, HOST_OVERLOADED);
-    assert!(e.message.contains("machine-wide cap of 3"), "{}", e.message);
+    assert!(e.message.contains("process-wide cap of 3"), "{}", e.message);
     assert_eq!(table.running(), 3);
     // a finished task frees its slot
     let stopped = a.close();
@@ -585,7 +585,7 @@ async fn concurrent_starts_never_overshoot_either_cap() {
         match r {
             Ok(_) => *ok_per.entry(owner).or_default() += 1,
             Err(e) if e.message.contains("per-session cap") => session_cap += 1,
-            Err(e) if e.message.contains("machine-wide cap") => process_cap += 1,
+            Err(e) if e.message.contains("process-wide cap") => process_cap += 1,
             Err(e) => panic!("unexpected {e}"),
         }
     }
