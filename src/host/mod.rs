@@ -3,10 +3,12 @@
 //! APIs. No napi types here; the Node surface belongs in src/bind.
 
 pub mod args;
+pub mod audit;
 pub mod error;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod permission;
 pub mod read;
 pub mod scratch;
 pub mod snapshot;
