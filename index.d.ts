@@ -338,7 +338,7 @@ export interface HostAuditEntry {
   toolCallId: string
   tool: string
   args: Record<string, unknown>
-  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside' | null
+  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
   decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'
   prompted: boolean
   permissionWaitMs: number

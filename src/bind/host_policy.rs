@@ -163,7 +163,7 @@ pub struct HostAuditEntry {
     pub tool: String,
     #[napi(ts_type = "Record<string, unknown>")]
     pub args: Value,
-    #[napi(ts_type = "'dotdot-escape' | 'symlink-escape' | 'absolute-outside' | null")]
+    #[napi(ts_type = "'dotdot-escape' | 'symlink-escape' | 'absolute-outside'")]
     pub external: Option<String>,
     #[napi(ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'")]
     pub decision: String,

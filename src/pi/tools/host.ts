@@ -89,7 +89,10 @@ export class HostRuntime {
 	permissions: Permissions = new native.HostPermissions();
 	sessionId = "";
 	private prompt = 0;
-	constructor(readonly agentDir: string) {}
+	readonly agentDir: string;
+	constructor(agentDir: string) {
+		this.agentDir = agentDir;
+	}
 
 	/** Binds a fresh session to `ctx` (cwd, session id). */
 	start(ctx: ExtensionContext): void {
@@ -243,7 +246,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				toolCallId,
 				tool: spec.name,
 				args: params,
-				external: (info as HostPathInfo | null)?.external ?? null,
+				external: (info as HostPathInfo | null)?.external,
 				decision,
 				prompted,
 				permissionWaitMs: waitMs,
