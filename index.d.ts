@@ -37,6 +37,22 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only). */
+export declare class HostPermissions {
+  constructor()
+  /** Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk. */
+  decide(request: HostPermissionRequest, configMode?: 'ask' | 'accept-edits' | 'auto' | undefined | null): HostPermissionDecision
+  /** The user chose "allow for this session" for `tool`. */
+  allowSession(tool: string): void
+  /** Tools allowed for this session, sorted. */
+  allowedTools(): Array<string>
+  /** Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode. */
+  setOverride(mode?: 'ask' | 'accept-edits' | 'auto' | null): void
+  /** The session override, or null when the config decides. */
+  get sessionOverride(): 'ask' | 'accept-edits' | 'auto' | null
+}
+export type JsHostPermissions = HostPermissions
+
 /** One Pi session's host tools: roots bound at construction, the snapshot store in memory. */
 export declare class HostSession {
   /**
@@ -268,6 +284,7 @@ export interface EffectiveConfig {
   shellSessions: { enabled: boolean }
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
+  hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -333,6 +350,33 @@ export interface GateRequest {
   preview?: string
   paths?: Array<string>
   lease?: string
+}
+
+/** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
+export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): HostAuditOk | HostFailure
+
+/** One audit line's facts (the arguments are redacted by the engine before anything is written). */
+export interface HostAuditEntry {
+  sessionId: string
+  turn?: string
+  toolCallId: string
+  tool: string
+  args: Record<string, unknown>
+  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
+  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'
+  prompted: boolean
+  permissionWaitMs: number
+  durationMs: number
+  overheadMs: number
+  totalMs: number
+  ok: boolean
+  errorCode?: string
+}
+
+/** The line was appended to `path`. */
+export interface HostAuditOk {
+  ok: true
+  path: string
 }
 
 /**
@@ -441,6 +485,34 @@ export interface HostPathInfo {
   canonical: string
   /** The path as results show it. */
   path: string
+}
+
+/** The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`). */
+export interface HostPermissionDecision {
+  action: 'allow' | 'ask' | 'deny'
+  /** The mode the decision was taken under (session override, else config, else ask). */
+  mode: 'ask' | 'accept-edits' | 'auto'
+  /** Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`. */
+  reason?: string
+  /** `TOOL_DENIED` for `deny`. */
+  code?: string
+  /** The model-facing message of `deny` (names the mode that would allow the call). */
+  message?: string
+  /** The model-facing message to return when the user denies the card. */
+  deniedMessage: string
+}
+
+/** One call for the permission decision. */
+export interface HostPermissionRequest {
+  tool: string
+  /** `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop). */
+  risk: 'read' | 'edit' | 'bash'
+  /** The target is an external path request (resolvePath said `root: "external"`). */
+  external: boolean
+  /** The call writes only under the session scratch root. */
+  scratch: boolean
+  /** `ctx.hasUI`: whether a card can be shown. */
+  hasUi: boolean
 }
 
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */

@@ -8,6 +8,7 @@ pub mod config;
 pub mod guard;
 pub mod host;
 pub mod host_bash;
+pub mod host_policy;
 pub mod patch;
 pub mod rules;
 pub mod shell;

@@ -3,11 +3,13 @@
 //! APIs. No napi types here; the Node surface belongs in src/bind.
 
 pub mod args;
+pub mod audit;
 pub mod bash;
 pub mod error;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod permission;
 pub mod read;
 pub mod scratch;
 pub mod snapshot;
