@@ -7,7 +7,7 @@ import { mkdtempSync, mkdirSync, rmSync, realpathSync, existsSync, readFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { hostBashTools, hostBashStatusLines, piShell } from "../src/pi/tools/host-bash.ts";
+import { asOutcome, hostBashTools, hostBashStatusLines, piShell, toolResult } from "../src/pi/tools/host-bash.ts";
 
 const native = createRequire(import.meta.url)("../index.js");
 const dirs = [];
@@ -27,21 +27,23 @@ function session() {
 	return { dir, s };
 }
 
-const tool = (name) => hostBashTools.find((t) => t.name === name);
+const spec = (name) => hostBashTools.find((t) => t.name === name);
+/** The tool as a plain Pi tool (no wrapper): the native call shaped by toolResult. */
+const tool = (name) => ({ run: async (s, params, signal) => toolResult(await spec(name).call(s, params, signal)) });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-test("four tools: Bash is high risk, the Task tools low; Pi's shell is passed", () => {
+test("four tools: Bash on the mode table's bash row, the Task tools on the read row; Pi's shell is passed", () => {
 	assert.deepEqual(
 		hostBashTools.map((t) => [t.name, t.risk]),
 		[
-			["Bash", "high"],
-			["TaskList", "low"],
-			["TaskWait", "low"],
-			["TaskStop", "low"],
+			["Bash", "bash"],
+			["TaskList", "read"],
+			["TaskWait", "read"],
+			["TaskStop", "read"],
 		],
 	);
-	assert.deepEqual(Object.keys(tool("Bash").parameters.properties), ["command", "timeout", "runInBackground", "description"]);
-	assert.deepEqual(tool("TaskWait").parameters.required, ["backgroundTaskId"]);
+	assert.deepEqual(Object.keys(spec("Bash").parameters.properties), ["command", "timeout", "runInBackground", "description"]);
+	assert.deepEqual(spec("TaskWait").parameters.required, ["backgroundTaskId"]);
 	const sh = piShell();
 	assert.ok(sh && sh.shell.length > 0 && Array.isArray(sh.args));
 });
@@ -57,6 +59,12 @@ test("success and failure: a failure is an error result that keeps exitCode and 
 	assert.equal(bad.details.exitCode, 5);
 	assert.equal(bad.details.stdout, "out\n");
 	assert.equal(bad.details.stderr, "err\n");
+	// through the wrapper a failure becomes `CODE: message`: a failed command's message is its whole text
+	const o = asOutcome(await spec("Bash").call(s, { command: "echo out; echo err >&2; exit 5" }));
+	assert.equal(o.ok, false);
+	assert.equal(o.code, "TOOL_FAILED");
+	assert.equal(`${o.code}: ${o.message}\n`, bad.content[0].text);
+	assert.match(o.message, /\[stdout\]\nout\n\[stderr\]\nerr$/);
 	const nf = await tool("TaskWait").run(s, { backgroundTaskId: "bg-nope" });
 	assert.equal(nf.isError, true);
 	assert.match(nf.content[0].text, /^NOT_FOUND: /);

@@ -60,10 +60,15 @@ for (const version of PI_VERSIONS) {
 			const edits = before.tools.some((t) => t.name === "Edit");
 			for (const n of edits ? REPLACED : ["read", "grep", "find", "ls"]) assert.ok(!before.active.includes(n), `${n} hidden: ${before.active}`);
 			if (edits) assert.ok(before.active.includes("Write") && before.active.includes("Edit"), `${before.active}`);
-			assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
+			// Bash and the Task tools (and with them Pi's bash hidden) only when this build registers them.
+			const bashes = before.tools.some((t) => t.name === "Bash");
+			if (bashes) {
+				for (const n of ["Bash", "TaskList", "TaskWait", "TaskStop"]) assert.ok(before.active.includes(n), `${n} active: ${before.active}`);
+				assert.ok(!before.active.includes("bash"), `bash hidden: ${before.active}`);
+			} else assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
 			const st = await status(pi);
 			assert.deepEqual(featureOf(st, "Host Tools"), { configured: "on", effective: "active", reason: "" });
-			assert.match(st, /\n  permission mode: accept-edits\n  tools: Read, Glob, Grep(, Write, Edit)?\n  builtins replaced: read, grep, find, ls(, edit, write)?\n/);
+			assert.match(st, /\n  permission mode: accept-edits\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
 
 			// Off through the menu: Pi's builtins come back (those Pi had active), ours leave.
 			plan.push({ title: "Pi Codex Toolkit settings", option: "Host Tools: on" }, { title: "Pi Codex Toolkit settings", option: "Save" });

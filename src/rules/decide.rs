@@ -315,6 +315,11 @@ pub fn decide(input: &ResolveInput) -> Decision {
             push_unique(&mut visible, &HOST_EDIT_SET);
             host_hidden.extend([EDIT, WRITE]);
         }
+        if reg.all_ours(&HOST_BASH_SET) && !hide_bash_now {
+            push_unique(&mut admitted, &HOST_BASH_SET);
+            push_unique(&mut visible, &HOST_BASH_SET);
+            host_hidden.push(BASH);
+        }
     }
 
     let mut d = Decision {
@@ -525,6 +530,13 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 st.extra.push((
                     "note".into(),
                     "Write and Edit step aside while the execution rule's patch route owns editing".into(),
+                ));
+            }
+            if ht.enabled && d.hide_bash && reg.all_ours(&HOST_BASH_SET) {
+                st.extra.push((
+                    "note".into(),
+                    "Bash and the Task tools step aside while the execution rule's shell or code route owns the shell"
+                        .into(),
                 ));
             }
         }

@@ -44,16 +44,12 @@ fn enabled_host_tools_replace_builtins_and_disabling_restores_them() {
     for n in HOST_NAMES {
         assert!(out.active.contains(&n.to_string()), "{n} active: {:?}", out.active);
     }
-    for b in ["read", "edit", "write", "grep", "find", "ls"] {
+    for b in ["read", "edit", "write", "grep", "find", "ls", "bash"] {
         assert!(!out.active.contains(&b.to_string()), "{b} hidden");
     }
-    assert!(
-        out.active.contains(&"bash".to_string()),
-        "bash belongs to host Bash (later)"
-    );
     assert_eq!(
         sorted(&out.hidden_natives),
-        strs(&["edit", "find", "grep", "ls", "read", "write"])
+        strs(&["bash", "edit", "find", "grep", "ls", "read", "write"])
     );
     assert_eq!(out.features["hostTools"]["effective"], "active");
 
@@ -64,7 +60,7 @@ fn enabled_host_tools_replace_builtins_and_disabling_restores_them() {
     let off = resolve(&input);
     assert_eq!(
         sorted(&off.restored_natives),
-        strs(&["edit", "find", "grep", "ls", "read", "write"])
+        strs(&["bash", "edit", "find", "grep", "ls", "read", "write"])
     );
     for n in HOST_NAMES {
         assert!(!off.active.contains(&n.to_string()));
@@ -103,7 +99,11 @@ fn a_patch_route_owns_the_edit_write_family() {
     assert!(!out.active.contains(&"Write".to_string()) && !out.active.contains(&"Edit".to_string()));
     assert!(!out.admitted_names.contains(&"Edit".to_string()), "not admitted either");
     assert!(out.active.contains(&"Read".to_string()));
-    assert_eq!(sorted(&out.hidden_natives), strs(&["edit", "read", "write"]));
+    assert_eq!(sorted(&out.hidden_natives), strs(&["bash", "edit", "read", "write"]));
+    assert!(
+        out.active.contains(&"Bash".to_string()),
+        "a patch route leaves the bash family to host Bash"
+    );
     let text = status_text(&input);
     assert!(text.contains("  note: Write and Edit step aside while the execution rule's patch route owns editing"));
     // A model no rule matches: the host family takes edit/write over again.
@@ -145,7 +145,7 @@ fn a_read_replaced_by_another_extension_is_left_alone() {
     let out = resolve(&snapshot(host(true), Some(("faux", "faux-1")), tools));
     assert!(out.active.contains(&"read".to_string()));
     assert!(out.active.contains(&"Read".to_string()));
-    assert_eq!(sorted(&out.hidden_natives), strs(&["edit", "write"]));
+    assert_eq!(sorted(&out.hidden_natives), strs(&["bash", "edit", "write"]));
 }
 
 #[test]
@@ -157,9 +157,68 @@ fn status_block() {
         Some(("faux", "faux-1")),
         ours(registry(&[], &[]), &HOST_NAMES),
     ));
-    let block = "\nHost Tools\n  configured: on\n  effective: active\n  reason: \n  permission mode: accept-edits\n  tools: Read, Glob, Grep, Write, Edit\n  builtins replaced: read, grep, find, ls, edit, write\n";
+    let block = "\nHost Tools\n  configured: on\n  effective: active\n  reason: \n  permission mode: accept-edits\n  tools: Read, Glob, Grep, Write, Edit, Bash, TaskList, TaskWait, TaskStop\n  builtins replaced: read, grep, find, ls, edit, write, bash\n";
     assert!(text.contains(block), "{text}");
     let off = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
     let block = "\nHost Tools\n  configured: off\n  effective: off\n  reason: not turned on: set hostTools.enabled to true in the config, or use /pct config\n  permission mode: ask\n  tools: —\n  builtins replaced: none\n";
     assert!(off.contains(block), "{off}");
+}
+
+#[test]
+fn a_shell_or_code_route_owns_the_bash_family() {
+    for route in ["shell", "code"] {
+        let mut rule = json!({ "id": "r", "match": "faux-*", "patch": false, "shell": false, "code": false });
+        rule[route] = json!(true);
+        let mut cfg = rules_cfg(json!([rule]));
+        cfg["hostTools"] = json!({"enabled": true});
+        let input = snapshot(
+            cfg.clone(),
+            Some(("faux", "faux-1")),
+            ours(registry(&[], &[]), &HOST_NAMES),
+        );
+        let out = resolve(&input);
+        for n in HOST_BASH_SET {
+            assert!(!out.active.contains(&n.to_string()), "{route}: {n} steps aside");
+            assert!(
+                !out.admitted_names.contains(&n.to_string()),
+                "{route}: {n} not admitted either"
+            );
+        }
+        assert!(
+            !out.active.contains(&"bash".to_string()),
+            "{route}: the route hid Pi's bash"
+        );
+        assert!(out.active.contains(&"Read".to_string()) && out.active.contains(&"Edit".to_string()));
+        let text = status_text(&input);
+        assert!(
+            text.contains("  note: Bash and the Task tools step aside while the execution rule's shell or code route owns the shell"),
+            "{text}"
+        );
+        // A model no rule matches: host Bash takes the bash family over again.
+        let out = resolve(&snapshot(
+            cfg,
+            Some(("other", "m")),
+            ours(registry(&[], &[]), &HOST_NAMES),
+        ));
+        for n in HOST_BASH_SET {
+            assert!(out.active.contains(&n.to_string()), "{route}, unmatched: {n} active");
+        }
+        assert!(out.hidden_natives.contains(&"bash".to_string()));
+    }
+}
+
+#[test]
+fn without_the_bash_set_registered_pi_keeps_bash() {
+    let names: Vec<&str> = HOST_NAMES
+        .iter()
+        .copied()
+        .filter(|n| !HOST_BASH_SET.contains(n))
+        .collect();
+    let out = resolve(&snapshot(
+        host(true),
+        Some(("faux", "faux-1")),
+        ours(registry(&[], &[]), &names),
+    ));
+    assert!(out.active.contains(&"bash".to_string()));
+    assert!(!out.active.contains(&"Bash".to_string()));
 }

@@ -25,7 +25,24 @@ pub const HOST_WRITE: &str = "Write";
 pub const HOST_EDIT: &str = "Edit";
 pub const HOST_READ_SET: [&str; 3] = [HOST_READ, HOST_GLOB, HOST_GREP];
 pub const HOST_EDIT_SET: [&str; 2] = [HOST_WRITE, HOST_EDIT];
-pub const HOST_NAMES: [&str; 5] = [HOST_READ, HOST_GLOB, HOST_GREP, HOST_WRITE, HOST_EDIT];
+/// Host Bash and its task tools: the bash family (docs/spec/host-tools.md, top), an atomic group that replaces Pi's
+/// bash and steps aside while a shell or code route owns the shell.
+pub const HOST_BASH: &str = "Bash";
+pub const HOST_TASK_LIST: &str = "TaskList";
+pub const HOST_TASK_WAIT: &str = "TaskWait";
+pub const HOST_TASK_STOP: &str = "TaskStop";
+pub const HOST_BASH_SET: [&str; 4] = [HOST_BASH, HOST_TASK_LIST, HOST_TASK_WAIT, HOST_TASK_STOP];
+pub const HOST_NAMES: [&str; 9] = [
+    HOST_READ,
+    HOST_GLOB,
+    HOST_GREP,
+    HOST_WRITE,
+    HOST_EDIT,
+    HOST_BASH,
+    HOST_TASK_LIST,
+    HOST_TASK_WAIT,
+    HOST_TASK_STOP,
+];
 
 pub const APPLY_PATCH: &str = "apply_patch";
 pub const EXEC_COMMAND: &str = "exec_command";
@@ -197,7 +214,7 @@ mod tests {
     #[test]
     fn every_name_has_one_feature_and_a_description() {
         let names: Vec<_> = all_toolkit_names().collect();
-        assert_eq!(names.len(), 19);
+        assert_eq!(names.len(), 23);
         for n in &names {
             assert!(feature_of(n).is_some());
             if HOST_NAMES.contains(n) {

@@ -4,12 +4,15 @@
  * (argument validation, the timeout rule, processes, truncation, recovery files, the caps, tree kills) is in Rust
  * (src/host/bash via `HostSession.bash/task*`); this file adapts Pi: `getShellConfig()`, the AbortSignal, and the
  * result object. Permissions, audit and registration come from the generic host-tool wrapper (src/pi/tools/host.ts):
- * `Bash` is high risk (confirmed per the mode table, auto-allowed only in `auto`), the Task tools are low risk (they
- * only observe or stop this session's own tasks).
+ * `Bash` is high risk (mode-table row `bash`: confirmed in `ask` and `accept-edits`, auto-allowed only in `auto`), the
+ * Task tools are low risk (row `read`: they only observe or stop this session's own tasks). The session's tasks are
+ * stopped when the wrapper's runtime replaces or closes its HostSession (`closeTasks`).
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
+import type { ToolkitHost } from "../host.ts";
+import { hostTool, type HostOutcome } from "./host.ts";
 
 /** What a host tool's `execute` returns to Pi: the model-facing text, typed details, and the error flag. */
 export interface HostToolResult<D> {
@@ -18,6 +21,9 @@ export interface HostToolResult<D> {
 	isError?: boolean;
 }
 
+/** What the engine resolves for one of these tools. */
+export type HostBashNative = HostBashResult | HostTaskOk | HostTaskListOk | HostFailure;
+
 /** One host tool as the wrapper registers it. */
 export interface HostBashToolSpec {
 	name: "Bash" | "TaskList" | "TaskWait" | "TaskStop";
@@ -25,9 +31,9 @@ export interface HostBashToolSpec {
 	description: string;
 	promptSnippet: string;
 	parameters: typeof bashSchema | typeof taskListSchema | typeof taskIdSchema;
-	/** `high` tools are confirmed per the permission mode table; `low` ones never ask. */
-	risk: "high" | "low";
-	run(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal): Promise<HostToolResult<unknown>>;
+	/** The mode table's row: `bash` is confirmed per mode (auto-allowed only in `auto`); `read` never asks. */
+	risk: "bash" | "read";
+	call(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal): Promise<HostBashNative>;
 }
 
 export const bashSchema = Type.Object({
@@ -71,29 +77,36 @@ const failed = (f: HostFailure): HostToolResult<HostFailure> => ({
 	isError: true,
 });
 
-/** A Bash result: a failed command (TOOL_FAILED, TOOL_TIMEOUT) is an error result that keeps exitCode and both streams. */
-export function bashResult(r: HostBashResult | HostFailure): HostToolResult<HostBashResult | HostFailure> {
-	if (!("text" in r)) return failed(r);
-	return { content: [{ type: "text", text: r.text }], details: r, isError: r.ok ? undefined : true };
+/**
+ * A native result as the host-tool wrapper takes it. A failed command (TOOL_FAILED, TOOL_TIMEOUT) keeps its whole text —
+ * `CODE: message`, exit code, both streams — as the failure message, so the model still sees stdout and stderr when the
+ * wrapper turns the failure into an error result.
+ */
+export function asOutcome(r: HostBashNative): HostOutcome {
+	if (r.ok) return r as HostOutcome;
+	if ("text" in r && r.code) {
+		const text = r.text.startsWith(`${r.code}: `) ? r.text.slice(r.code.length + 2) : r.text;
+		return { ok: false, code: r.code, message: text.replace(/\n$/, "") };
+	}
+	return r as HostFailure;
 }
 
-function taskResult(r: HostTaskOk | HostTaskListOk | HostFailure): HostToolResult<HostTaskOk | HostTaskListOk | HostFailure> {
-	if (!r.ok) return failed(r);
-	return { content: [{ type: "text", text: r.text }], details: r };
+/** A native result as a Pi tool result (the wrapper-free shape; failures are error results that keep their details). */
+export function toolResult(r: HostBashNative): HostToolResult<HostBashNative> {
+	if (!("text" in r)) return failed(r);
+	return { content: [{ type: "text", text: r.text }], details: r, isError: r.ok ? undefined : true };
 }
 
 let callSeq = 0;
 
 /** Runs Bash with Pi's shell; Pi's AbortSignal kills a foreground command's tree (never a background task). */
-export async function runBash(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal, env?: Record<string, string>) {
-	if (signal?.aborted) {
-		return failed({ ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." });
-	}
+export async function runBash(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal, env?: Record<string, string>): Promise<HostBashNative> {
+	if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
 	const callId = `bash-${process.pid}-${++callSeq}`;
 	const onAbort = () => session.bashCancel(callId);
 	signal?.addEventListener("abort", onAbort, { once: true });
 	try {
-		return bashResult(await session.bash(params, { callId, shell: piShell(), env }));
+		return await session.bash(params, { callId, shell: piShell(), env });
 	} finally {
 		signal?.removeEventListener("abort", onAbort);
 	}
@@ -116,8 +129,8 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"$PI_SCRATCH_DIR is a private scratch directory for this session.",
 		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
 		parameters: bashSchema,
-		risk: "high",
-		run: (session, params, signal) => runBash(session, params, signal),
+		risk: "bash",
+		call: (session, params, signal) => runBash(session, params, signal),
 	},
 	{
 		name: "TaskList",
@@ -125,8 +138,8 @@ export const hostBashTools: HostBashToolSpec[] = [
 		description: "List this session's background tasks (started by Bash with runInBackground): id, status, exit code, output sizes.",
 		promptSnippet: "TaskList: list this session's background tasks",
 		parameters: taskListSchema,
-		risk: "low",
-		run: async (session) => taskResult(session.taskList()),
+		risk: "read",
+		call: async (session) => session.taskList(),
 	},
 	{
 		name: "TaskWait",
@@ -136,8 +149,8 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"Never stops the task; call again to keep waiting.",
 		promptSnippet: "TaskWait: wait (at most 1 s) for a background task and show its output",
 		parameters: taskIdSchema,
-		risk: "low",
-		run: async (session, params) => taskResult(await session.taskWait(params)),
+		risk: "read",
+		call: (session, params) => session.taskWait(params),
 	},
 	{
 		name: "TaskStop",
@@ -146,8 +159,8 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"Stop a background task: SIGTERM to its whole process tree, SIGKILL after 2 s. Returns its final state, or a running snapshot with stopRequested when it has not ended within 1 s.",
 		promptSnippet: "TaskStop: stop a background task and its process tree",
 		parameters: taskIdSchema,
-		risk: "low",
-		run: async (session, params) => taskResult(await session.taskStop(params)),
+		risk: "read",
+		call: (session, params) => session.taskStop(params),
 	},
 ];
 
@@ -156,4 +169,19 @@ export function hostBashStatusLines(session: HostSession | undefined): string[] 
 	if (!session) return [];
 	const c = session.taskCounts();
 	return [`background tasks: ${c.sessionRunning} running in this session (cap 10), ${c.processRunning} in this process (cap 64)`];
+}
+
+/** Registers Bash, TaskList, TaskWait and TaskStop through the host-tool wrapper (admitted with the host tools). */
+export function register(host: ToolkitHost): void {
+	for (const t of hostBashTools) {
+		hostTool(host, {
+			name: t.name,
+			label: t.label,
+			description: t.description,
+			promptSnippet: t.promptSnippet,
+			parameters: t.parameters,
+			risk: t.risk,
+			run: async ({ session, params, signal }) => asOutcome(await t.call(session, params, signal)),
+		});
+	}
 }

@@ -96,6 +96,8 @@ export class HostRuntime {
 
 	/** Binds a fresh session to `ctx` (cwd, session id). */
 	start(ctx: ExtensionContext): void {
+		// The session being replaced (switch, fork, new) stops its background Bash tasks without waiting.
+		this.session?.closeTasks();
 		this.sessionId = sessionIdOf(ctx);
 		this.session = new native.HostSession(ctx.cwd, this.agentDir, this.sessionId);
 		this.permissions = new native.HostPermissions();
@@ -117,6 +119,7 @@ export class HostRuntime {
 	}
 
 	close(): void {
+		this.session?.closeTasks();
 		this.session = null;
 		this.permissions = new native.HostPermissions();
 	}
