@@ -47,20 +47,27 @@ for (const version of PI_VERSIONS) {
 		assert.ok(dead(pid), `the grandchild ${pid} that ignores SIGTERM survived the timeout`);
 	});
 
-	test(`[pi ${version.name}] a background task listed, waited, stopped`, async () => {
+	test(`[pi ${version.name}] a background task listed, waited, stopped; one left running ends with the session`, async () => {
 		const box = sandbox();
 		writeConfig(box, AUTO);
+		const leftPid = join(box.base, "left-running");
 		const script = writeScript(box, `export default [
 			{ tools: [{ name: "Bash", args: { command: "echo begun; exec sleep 1000", runInBackground: true, description: "sleeper" } }] },
 			{ tools: [{ name: "TaskList", args: {} }] },
 			(ctx) => ({ tools: [{ name: "TaskWait", args: { backgroundTaskId: ctx.lastToolResults[0].details.tasks[0].backgroundTaskId } }] }),
 			(ctx) => ({ tools: [{ name: "TaskStop", args: { backgroundTaskId: ctx.lastToolResults[0].details.task.backgroundTaskId } }] }),
 			{ tools: [{ name: "TaskWait", args: { backgroundTaskId: "bg-000000000000" } }] },
+			{ tools: [{ name: "Bash", args: { command: "echo $$ > ${leftPid}; exec sleep 1000", runInBackground: true } }] },
 			{ text: "done" },
 		];`);
 		const r = await runJson({ version, box, script });
-		assert.equal(r.toolEnds.length, 5, r.stderr);
-		const [started, list, wait, stop, unknown] = r.toolEnds;
+		assert.equal(r.toolEnds.length, 6, r.stderr);
+		const [started, list, wait, stop, unknown, left] = r.toolEnds;
+		assert.equal(left.isError, false, toolText(left));
+		// Pi has exited: the session's shutdown (or, failing that, the exit watchdog) ended the task left running
+		const pid = Number(readFileSync(leftPid, "utf8"));
+		for (let i = 0; i < 300 && !dead(pid); i++) await new Promise((res) => setTimeout(res, 10));
+		assert.ok(dead(pid), `the background task ${pid} outlived its Pi session`);
 		const id = started.result.details.backgroundTaskId;
 		assert.match(id, /^bg-[0-9a-f]{12}$/);
 		assert.match(toolText(started), new RegExp(`backgroundTaskId ${id}`));
