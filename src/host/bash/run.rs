@@ -1,10 +1,11 @@
 //! Spawning a Bash command, the foreground run, and the tree kill (docs/spec/host-tools.md §Bash, docs/host.md
 //! "Bash").
 //!
-//! A command runs as `<shell> <args> <command>` (Pi's `getShellConfig()`, e.g. `/bin/bash -c`) with the PATH of
-//! the user's login shell (probed once per process, [`super::login`]) in its own process group with stdin from `/dev/null` (no TTY), the login PATH, `PI_SCRATCH_DIR` and the `PCT_JOB` marker
-//! that lets a stop find descendants that left the group (docs/shell.md "Processes that leave the group"). The
-//! group is registered with the exit watchdog before anything can outlive Node.
+//! A command runs as `<shell> <args> <command>` (Pi's `getShellConfig()`, e.g. `/bin/bash -c`) in its own process
+//! group, with stdin from `/dev/null` (no TTY), the PATH of the user's login shell (probed once per process,
+//! [`super::login`]), `PI_SCRATCH_DIR`, and the `PCT_JOB` marker that lets a stop find descendants that left the
+//! group (docs/shell.md "Processes that leave the group"). The group is registered with the exit watchdog before
+//! anything can outlive Node.
 
 use super::stream::{StreamOut, StreamSnapshot};
 use super::{timeout, SHELL_NOT_FOUND};
