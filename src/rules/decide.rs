@@ -532,6 +532,20 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     "Write and Edit step aside while the execution rule's patch route owns editing".into(),
                 ));
             }
+            if ht.enabled && reg.all_ours(&HOST_READ_SET) && reg.any_foreign(&HOST_BASH_SET) {
+                let taken: Vec<&str> = HOST_BASH_SET
+                    .iter()
+                    .copied()
+                    .filter(|n| reg.any_foreign(&[n]))
+                    .collect();
+                st.extra.push((
+                    "note".into(),
+                    format!(
+                        "Bash and the Task tools are off (conflicting-tool-name: another extension owns {}); Pi's bash stays",
+                        taken.join(", ")
+                    ),
+                ));
+            }
             if ht.enabled && d.hide_bash && reg.all_ours(&HOST_BASH_SET) {
                 st.extra.push((
                     "note".into(),

@@ -222,3 +222,27 @@ fn without_the_bash_set_registered_pi_keeps_bash() {
     assert!(out.active.contains(&"bash".to_string()));
     assert!(!out.active.contains(&"Bash".to_string()));
 }
+
+#[test]
+fn a_foreign_task_name_keeps_the_bash_family_off_with_a_note() {
+    let mut tools = ours(registry(&[], &[]), &HOST_NAMES);
+    tools.retain(|t| t.name != "TaskList");
+    tools.push(ToolEntry {
+        name: "TaskList".into(),
+        description: None,
+        source: OTHER.into(),
+    });
+    let input = snapshot(host(true), Some(("faux", "faux-1")), tools);
+    let out = resolve(&input);
+    assert!(out.active.contains(&"bash".to_string()), "Pi's bash stays");
+    for n in ["Bash", "TaskWait", "TaskStop"] {
+        assert!(!out.active.contains(&n.to_string()), "{n} needs the whole group");
+    }
+    assert!(out.active.contains(&"TaskList".to_string()), "their TaskList stays");
+    assert!(out.active.contains(&"Read".to_string()) && out.active.contains(&"Edit".to_string()));
+    let text = status_text(&input);
+    assert!(
+        text.contains("  note: Bash and the Task tools are off (conflicting-tool-name: another extension owns TaskList); Pi's bash stays"),
+        "{text}"
+    );
+}
