@@ -231,3 +231,27 @@ test("a background task dies with Node even without closeTasks (the exit watchdo
 	const pid = Number(readFileSync(pidfile, "utf8"));
 	assert.ok(await poll(() => dead(pid)), `task ${pid} outlived its Node process`);
 });
+
+test("a panic in bash, taskWait or taskList resolves internal-panic and Node keeps running", async () => {
+	const { dir } = session();
+	const { spawnSync } = await import("node:child_process");
+	const child = `
+		const native = require(${JSON.stringify(fileURLToPath(new URL("../index.js", import.meta.url)))});
+		const s = new native.HostSession(${JSON.stringify(join(dir, "ws"))}, ${JSON.stringify(join(dir, "agent"))}, "panics");
+		(async () => {
+			const out = [await s.bash({ command: "true" }), await s.taskWait({ backgroundTaskId: "bg-x" }), s.taskList()];
+			s.closeTasks();
+			process.stdout.write(JSON.stringify(out.map((r) => [r.ok, r.code, r.message])));
+		})();`;
+	const r = spawnSync(process.execPath, ["-e", child], {
+		encoding: "utf8",
+		env: { ...process.env, PCT_TEST_PANIC: "host.bash,host.taskWait,host.taskList" },
+	});
+	assert.equal(r.status, 0, r.stderr);
+	const out = JSON.parse(r.stdout);
+	for (const [site, [ok, code, message]] of [["host.bash", out[0]], ["host.taskWait", out[1]], ["host.taskList", out[2]]]) {
+		assert.equal(ok, false, site);
+		assert.equal(code, "internal-panic", site);
+		assert.ok(message.includes(`PCT_TEST_PANIC trigger at ${site}`), message);
+	}
+});
