@@ -119,6 +119,9 @@ pub struct RunLimits {
     pub stop_grace: Duration,
     /// After SIGKILL: how long to wait for the pipes to close before giving up on the rest of the output.
     pub drain_after_kill: Duration,
+    /// After the shell exited: how long the pipes may stay open **and quiet** before the result is published
+    /// anyway (re-armed by every chunk of output). Pi's bash tool waits the same 100 ms (`EXIT_STDIO_GRACE_MS`).
+    pub exit_idle: Duration,
 }
 
 impl Default for RunLimits {
@@ -126,6 +129,7 @@ impl Default for RunLimits {
         Self {
             stop_grace: Duration::from_secs(2),
             drain_after_kill: Duration::from_secs(2),
+            exit_idle: Duration::from_millis(100),
         }
     }
 }
@@ -281,6 +285,16 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> bool {
     false
 }
 
+/// Bytes waiting unread in a pipe (`FIONREAD`; 0 when it cannot be asked).
+fn unread(fd: std::os::fd::RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } == 0 {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
 /// How a command's leader ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -348,18 +362,48 @@ pub async fn run_foreground(
     let pgid = sp.pgid;
     let out = Arc::new(Mutex::new(StreamOut::new(tail, store)));
     let err = Arc::new(Mutex::new(StreamOut::new(tail, store)));
+    let fds = {
+        use std::os::fd::AsRawFd;
+        [sp.stdout.as_raw_fd(), sp.stderr.as_raw_fd()]
+    };
     let d_out = tokio::spawn(drain(sp.stdout, out.clone()));
     let d_err = tokio::spawn(drain(sp.stderr, err.clone()));
     let (a_out, a_err) = (d_out.abort_handle(), d_err.abort_handle());
     let mut child = sp.child;
     let exit = Arc::new(Mutex::new(None::<Exit>));
     let finish = {
-        let exit = exit.clone();
+        let (exit, out, err) = (exit.clone(), out.clone(), err.clone());
+        let (a_out, a_err) = (d_out.abort_handle(), d_err.abort_handle());
+        let idle = limits.exit_idle;
         async move {
             let st = Exit::from_status(child.wait().await);
             *exit.lock().unwrap() = Some(st);
-            let _ = d_out.await;
-            let _ = d_err.await;
+            let drained = async {
+                let _ = d_out.await;
+                let _ = d_err.await;
+            };
+            tokio::pin!(drained);
+            let total = || out.lock().unwrap().total() + err.lock().unwrap().total();
+            let mut seen = total();
+            loop {
+                if tokio::time::timeout(idle, &mut drained).await.is_ok() {
+                    return;
+                }
+                let now = total();
+                // quiet = nothing decoded since the last look and nothing waiting unread in either pipe (so a
+                // drain task that was merely not scheduled cannot lose the last output)
+                if now == seen && unread(fds[0]) == 0 && unread(fds[1]) == 0 {
+                    // The shell exited and its pipes went quiet: a descendant it started in the background
+                    // (`server &`) holds them. Like Pi's bash tool, stop reading and return; the descendant keeps
+                    // running (its group stays registered with the exit watchdog).
+                    a_out.abort();
+                    a_err.abort();
+                    out.lock().unwrap().end(false);
+                    err.lock().unwrap().end(false);
+                    return;
+                }
+                seen = now;
+            }
         }
     };
     tokio::pin!(finish);

@@ -12,7 +12,7 @@ use std::time::Duration;
 fn fast() -> RunLimits {
     RunLimits {
         stop_grace: Duration::from_millis(300),
-        drain_after_kill: Duration::from_secs(2),
+        ..RunLimits::default()
     }
 }
 
@@ -442,7 +442,7 @@ async fn stop_of_a_sigterm_ignoring_task_reports_a_running_snapshot_then_stopped
         Caps::default(),
         RunLimits {
             stop_grace: Duration::from_secs(3),
-            drain_after_kill: Duration::from_secs(2),
+            ..RunLimits::default()
         },
     );
     let a = SessionTasks::new(table.clone(), f.store.clone());
@@ -599,4 +599,42 @@ async fn concurrent_starts_never_overshoot_either_cap() {
         s.close();
     }
     assert!(poll(|| table.running() == 0).await);
+}
+
+#[tokio::test]
+async fn a_background_descendant_holding_the_pipes_does_not_hold_the_result() {
+    let f = Fixture::new();
+    let pidfile = f.dir.path().join("server");
+    // the shell exits at once; `sleep` keeps stdout and stderr open, quietly
+    let cmd = format!(
+        "sh -c 'echo $$ > {}; exec sleep 1000' & echo started",
+        pidfile.display()
+    );
+    let o = f.run(&cmd, Duration::from_secs(600)).await;
+    assert_eq!((o.exit, o.killed), (Exit::Code(0), None));
+    assert_eq!(o.stdout.text, "started\n");
+    assert!(poll(|| pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty()).await);
+    let pid = read_pid(&pidfile);
+    assert!(!dead(pid), "the background descendant keeps running, as with Pi's bash");
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(poll(|| dead(pid)).await);
+
+    // a descendant that keeps writing after the shell exited is read until it stops (gaps of 0.1 s, a third of
+    // the quiet window this run uses, so each chunk re-arms it)
+    let limits = RunLimits {
+        exit_idle: Duration::from_millis(300),
+        ..fast()
+    };
+    let launch = f.launch("(for i in 1 2 3 4 5; do sleep 0.1; echo $i; done) & echo first");
+    let o = run_foreground(
+        launch,
+        Duration::from_secs(600),
+        None,
+        limits,
+        &f.store,
+        FOREGROUND_TAIL,
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.stdout.text, "first\n1\n2\n3\n4\n5\n");
 }
