@@ -125,7 +125,8 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"stdout and stderr come back separately, each cut to its last 50 KiB on its own; a cut stream's full text is in a recovery file named in the result. " +
 			"A non-zero exit is an error result (TOOL_FAILED) that still carries exitCode, stdout and stderr. " +
 			TIMEOUT_TEXT +
-			" runInBackground: true starts a background task and returns its backgroundTaskId at once (at most 10 running per session). " +
+			" runInBackground: true starts a background task and returns its backgroundTaskId at once (at most 10 running per session); " +
+			"use it for servers and watchers instead of `&` (a process left behind with `&` is not followed). " +
 			"$PI_SCRATCH_DIR is a private scratch directory for this session.",
 		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
 		parameters: bashSchema,
