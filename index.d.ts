@@ -37,6 +37,22 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only). */
+export declare class HostPermissions {
+  constructor()
+  /** Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk. */
+  decide(request: HostPermissionRequest, configMode?: 'ask' | 'accept-edits' | 'auto' | undefined | null): HostPermissionDecision
+  /** The user chose "allow for this session" for `tool`. */
+  allowSession(tool: string): void
+  /** Tools allowed for this session, sorted. */
+  allowedTools(): Array<string>
+  /** Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode. */
+  setOverride(mode?: 'ask' | 'accept-edits' | 'auto' | null): void
+  /** The session override, or null when the config decides. */
+  get sessionOverride(): 'ask' | 'accept-edits' | 'auto' | null
+}
+export type JsHostPermissions = HostPermissions
+
 /** One Pi session's host tools: roots bound at construction, the snapshot store in memory. */
 export declare class HostSession {
   /**
@@ -59,6 +75,30 @@ export declare class HostSession {
   grep(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGrepOk | HostFailure>
   /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
   snapshotStats(): HostSnapshotStats
+  /** Bash `{command, timeout?, runInBackground?, description?}` in the workspace root (docs/host.md "Bash"). */
+  bash(args: Record<string, unknown>, options?: HostBashOptions | undefined | null): Promise<HostBashResult | HostFailure>
+  /**
+   * Cancels the foreground Bash call registered under `callId`: its command is killed with its whole tree.
+   * Background tasks are not affected (only TaskStop or the session's end stops them).
+   */
+  bashCancel(callId: string): void
+  /** TaskList `{}`: this session's background tasks. */
+  taskList(): HostTaskListOk | HostFailure
+  /** TaskWait `{backgroundTaskId}`: one observation, waiting at most 1 s for the task to finish; never stops it. */
+  taskWait(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
+  /**
+   * TaskStop `{backgroundTaskId}`: kills the task's whole tree (SIGTERM, SIGKILL after 2 s); returns its final
+   * state, or a running snapshot with `stopRequested` when it has not ended within 1 s.
+   */
+  taskStop(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
+  /**
+   * Ends the session's Bash side (session shutdown or switch): running background tasks are stopped without
+   * waiting, the session's Bash recovery files deleted, and later Bash/Task calls refused. Returns how many
+   * tasks were stopped. Also happens when the HostSession is garbage-collected.
+   */
+  closeTasks(): number
+  /** Background tasks running in this session and in the whole process (for /pct status). */
+  taskCounts(): HostTaskCounts
   /** Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root). */
   write(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostWriteOk | HostFailure>
   /** Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit"). */
@@ -248,6 +288,7 @@ export interface EffectiveConfig {
   shellSessions: { enabled: boolean }
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
+  hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -313,6 +354,71 @@ export interface GateRequest {
   preview?: string
   paths?: Array<string>
   lease?: string
+}
+
+/** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
+export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): HostAuditOk | HostFailure
+
+/** One audit line's facts (the arguments are redacted by the engine before anything is written). */
+export interface HostAuditEntry {
+  sessionId: string
+  turn?: string
+  toolCallId: string
+  tool: string
+  args: Record<string, unknown>
+  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
+  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'
+  prompted: boolean
+  permissionWaitMs: number
+  durationMs: number
+  overheadMs: number
+  totalMs: number
+  ok: boolean
+  errorCode?: string
+}
+
+/** The line was appended to `path`. */
+export interface HostAuditOk {
+  ok: true
+  path: string
+}
+
+/**
+ * Options of one Bash call. `callId` pairs with `bashCancel(callId)` (wire it to the tool's AbortSignal);
+ * `shell` is Pi's `getShellConfig()` (default `/bin/bash -c`); `env` is an embedder's overlay for this spawn.
+ */
+export interface HostBashOptions {
+  callId?: string
+  shell?: HostShellConfig
+  env?: Record<string, string>
+}
+
+/**
+ * A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
+ * TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
+ * (`backgroundTaskId`). `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and
+ * `*Recovery` where its full text is.
+ */
+export interface HostBashResult {
+  ok: boolean
+  code?: 'TOOL_FAILED' | 'TOOL_TIMEOUT'
+  message?: string
+  text: string
+  exitCode?: number
+  signal?: string
+  stdout: string
+  stderr: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  durationMs: number
+  backgroundTaskId?: string
 }
 
 /**
@@ -429,6 +535,34 @@ export interface HostPathInfo {
   path: string
 }
 
+/** The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`). */
+export interface HostPermissionDecision {
+  action: 'allow' | 'ask' | 'deny'
+  /** The mode the decision was taken under (session override, else config, else ask). */
+  mode: 'ask' | 'accept-edits' | 'auto'
+  /** Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`. */
+  reason?: string
+  /** `TOOL_DENIED` for `deny`. */
+  code?: string
+  /** The model-facing message of `deny` (names the mode that would allow the call). */
+  message?: string
+  /** The model-facing message to return when the user denies the card. */
+  deniedMessage: string
+}
+
+/** One call for the permission decision. */
+export interface HostPermissionRequest {
+  tool: string
+  /** `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop). */
+  risk: 'read' | 'edit' | 'bash'
+  /** The target is an external path request (resolvePath said `root: "external"`). */
+  external: boolean
+  /** The call writes only under the session scratch root. */
+  scratch: boolean
+  /** `ctx.hasUI`: whether a card can be shown. */
+  hasUi: boolean
+}
+
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
 export interface HostReadOk {
   ok: true
@@ -442,6 +576,25 @@ export interface HostReadOk {
   fileBytes: number
   tag: string
   clippedLines: number
+}
+
+/** The recovery file of one stream (docs/shell.md "Output recovery files"). */
+export interface HostRecovery {
+  state: 'capturing' | 'complete' | 'partial' | 'unavailable'
+  path?: string
+  bytes: number
+  capturedBytes: number
+  reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
+  error?: string
+}
+
+/**
+ * Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
+ * `args` defaults to `["-c"]`.
+ */
+export interface HostShellConfig {
+  shell: string
+  args?: Array<string>
 }
 
 /** Size of the session's snapshot store (its bounds: 64 paths, 8 MiB). */
@@ -468,6 +621,46 @@ export interface HostSweepOk {
  * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
  */
 export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
+
+/** One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList. */
+export interface HostTask {
+  backgroundTaskId: string
+  command: string
+  description?: string
+  status: 'running' | 'completed' | 'failed' | 'stopped'
+  exitCode?: number
+  signal?: string
+  stopRequested: boolean
+  durationMs: number
+  stdout?: string
+  stderr?: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+}
+
+/** Running background tasks: this session's (cap 10) and the process's (cap 64). */
+export interface HostTaskCounts {
+  sessionRunning: number
+  processRunning: number
+}
+
+/** TaskList: this session's tasks, oldest first (running ones and up to 32 finished ones). */
+export interface HostTaskListOk {
+  ok: true
+  text: string
+  tasks: Array<HostTask>
+}
+
+/** TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop). */
+export interface HostTaskOk {
+  ok: true
+  text: string
+  task: HostTask
+}
 
 /** Write's result: `text` names the file with its new `[path#TAG]`. */
 export interface HostWriteOk {

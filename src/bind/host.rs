@@ -140,7 +140,7 @@ pub struct HostSnapshotStats {
     pub retained_bytes: i64,
 }
 
-fn failure(e: HostError) -> HostFailure {
+pub(super) fn failure(e: HostError) -> HostFailure {
     HostFailure {
         ok: false,
         code: e.code.to_string(),
@@ -226,6 +226,8 @@ pub(super) struct Session {
     pub(super) store: Mutex<SnapshotStore>,
     /// Write/Edit state: named registers, the retry budget, the per-session write lock (src/bind/host_edit.rs).
     pub(super) edit: crate::host::edit::EditState,
+    /// Bash and its background tasks (src/bind/host_bash.rs).
+    pub(super) bash: crate::host::bash::SessionTasks,
 }
 
 impl Session {
@@ -271,6 +273,7 @@ impl JsHostSession {
                         roots,
                         store: Mutex::new(SnapshotStore::new()),
                         edit: Default::default(),
+                        bash: crate::host::bash::SessionTasks::for_session(),
                     }),
                 }),
                 Err(e) => Err(guard::throw(env, e.code, &e.message)),

@@ -3,12 +3,15 @@
 //! line-anchored Edit as plain Rust APIs. No napi types here; the Node surface belongs in src/bind.
 
 pub mod args;
+pub mod audit;
+pub mod bash;
 pub mod edit;
 pub mod error;
 pub mod fileio;
 pub mod glob;
 pub mod grep;
 pub mod paths;
+pub mod permission;
 pub mod read;
 pub mod scratch;
 pub mod snapshot;

@@ -3,10 +3,21 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as registerCode } from "./tools/code.ts";
+import { register as registerHost } from "./tools/host.ts";
+import { register as registerHostBash } from "./tools/host-bash.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
 import { register as registerImage } from "./net/image.ts";
 import { register as registerWebSearch } from "./net/websearch.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerWebSearch, registerImage];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
+	registerPatch,
+	registerShell,
+	registerCode,
+	discovery,
+	registerWebSearch,
+	registerImage,
+	registerHost,
+	registerHostBash,
+];

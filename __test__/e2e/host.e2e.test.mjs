@@ -1,0 +1,186 @@
+// The host tools (Read, Glob, Grep, Write, Edit) through the real Pi (0.87.1 and 1.6.0), offline with the scripted
+// faux model: activation and the builtins they replace, permissions (headless denial, allow-session through RPC
+// dialogs), the audit file, and Edit's round trips.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PROBE, featureOf, probe, status } from "../helpers/rules.mjs";
+
+const ON = (mode = "ask") => ({ hostTools: { enabled: true, permissionMode: mode } });
+const HOST = ["Read", "Glob", "Grep", "Write", "Edit"];
+const REPLACED = ["read", "edit", "write", "grep", "find", "ls"];
+
+function put(box, rel, text) {
+	mkdirSync(dirname(join(box.cwd, rel)), { recursive: true });
+	writeFileSync(join(box.cwd, rel), text);
+}
+const get = (box, rel) => readFileSync(join(box.cwd, rel), "utf8");
+
+/** Every line of the (only) audit file of a sandbox. */
+function audit(box) {
+	const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
+	const files = existsSync(dir) ? readdirSync(dir) : [];
+	assert.equal(files.length, 1, `one audit file: ${files}`);
+	const path = join(dir, files[0]);
+	return { path, lines: readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l)) };
+}
+
+/** A script module from steps; a step may be a function source `(ctx) => step` given as a string. */
+function script(box, steps) {
+	const src = steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n");
+	return writeScript(box, `export default [\n${src}\n];`);
+}
+
+const hostNames = (active) => active.filter((n) => HOST.includes(n) || REPLACED.includes(n)).sort();
+
+/** Answers the next select dialog whose title starts with `title` with the first option starting with `prefix`. */
+function chooser(plan) {
+	return (req) => {
+		const step = plan.shift();
+		if (!step) return { cancelled: true };
+		assert.ok(req.title.startsWith(step.title), `dialog "${req.title}", expected "${step.title}"`);
+		const value = req.options.find((o) => o.startsWith(step.option));
+		assert.ok(value, `no option "${step.option}" in ${JSON.stringify(req.options)}`);
+		return { value };
+	};
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] builtins hidden while the host tools are on, restored when /pct config turns them off; status block`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		const plan = [];
+		const pi = new RpcPi({ version, box, extensions: [ROOT, PROBE], ui: chooser(plan) });
+		try {
+			const before = await probe(pi);
+			for (const n of ["Read", "Glob", "Grep"]) assert.ok(before.active.includes(n), `${n} active: ${before.active}`);
+			// Write/Edit (and with them Pi's edit/write) only when this build registers them.
+			const edits = before.tools.some((t) => t.name === "Edit");
+			for (const n of edits ? REPLACED : ["read", "grep", "find", "ls"]) assert.ok(!before.active.includes(n), `${n} hidden: ${before.active}`);
+			if (edits) assert.ok(before.active.includes("Write") && before.active.includes("Edit"), `${before.active}`);
+			// Bash and the Task tools (and with them Pi's bash hidden) only when this build registers them.
+			const bashes = before.tools.some((t) => t.name === "Bash");
+			if (bashes) {
+				for (const n of ["Bash", "TaskList", "TaskWait", "TaskStop"]) assert.ok(before.active.includes(n), `${n} active: ${before.active}`);
+				assert.ok(!before.active.includes("bash"), `bash hidden: ${before.active}`);
+			} else assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
+			const st = await status(pi);
+			assert.deepEqual(featureOf(st, "Host Tools"), { configured: "on", effective: "active", reason: "" });
+			assert.match(st, /\n  permission mode: accept-edits\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
+
+			// Off through the menu: Pi's builtins come back (those Pi had active), ours leave.
+			plan.push({ title: "Pi Codex Toolkit settings", option: "Host Tools: on" }, { title: "Pi Codex Toolkit settings", option: "Save" });
+			await pi.prompt("/pct config");
+			const off = await probe(pi);
+			for (const n of HOST) assert.ok(!off.active.includes(n), `${n} gone: ${off.active}`);
+			for (const n of ["read", "edit", "write", "bash"]) assert.ok(off.active.includes(n), `${n} restored: ${off.active}`);
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: false, permissionMode: "accept-edits" });
+			assert.equal(featureOf(await status(pi), "Host Tools").effective, "off");
+
+			// The permission-mode row, then on again: hidden again.
+			plan.push(
+				{ title: "Pi Codex Toolkit settings", option: "Host Tools permission mode: accept-edits" },
+				{ title: "Host Tools permission mode", option: "auto" },
+				{ title: "Pi Codex Toolkit settings", option: "Host Tools: off" },
+				{ title: "Pi Codex Toolkit settings", option: "Save" },
+			);
+			await pi.prompt("/pct config");
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: true, permissionMode: "auto" });
+			const again = await probe(pi);
+			assert.ok(again.active.includes("Read") && !again.active.includes("read"), `${again.active}`);
+			assert.equal(plan.length, 0);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] Read, Glob and Grep in json mode; headless ask mode denies an external path naming auto; audit lines`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		put(box, "src/a.txt", "alpha\nbeta\n");
+		put(box, ".gitignore", "ignored/\n");
+		put(box, "ignored/x.txt", "beta\n");
+		writeFileSync(join(box.base, "outside.txt"), "outside\n");
+		const steps = [
+			{ tools: [{ name: "Read", args: { file_path: "src/a.txt" } }, { name: "Glob", args: { pattern: "*.txt" } }] },
+			{ tools: [{ name: "Grep", args: { pattern: "beta|sk-live-ABCDEFGH1234", literal: false } }] },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
+			{ text: "done" },
+		];
+		const r = await runJson({ version, box, script: script(box, steps) });
+		assert.equal(r.code, 0, r.stderr);
+		const [read, glob, grep, ext] = r.toolEnds;
+		assert.equal(read.isError, false, toolText(read));
+		assert.match(toolText(read), /^\[src\/a\.txt#[0-9A-F]{4}\]\n1:alpha\n2:beta$/);
+		assert.equal(read.result.details.totalLines, 2);
+		assert.deepEqual(glob.result.details.files, ["src/a.txt"], "ignored/x.txt is not listed");
+		assert.deepEqual(grep.result.details.matches, [{ path: "src/a.txt", line: 2, text: "beta" }], "the ignored tree is skipped");
+		assert.equal(ext.isError, true);
+		assert.match(toolText(ext), /^TOOL_DENIED: Read on a path outside the workspace needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask\. Permission mode auto would allow it/);
+
+		const { path, lines } = audit(box);
+		assert.equal(statSync(path).mode & 0o777, 0o600);
+		assert.equal(statSync(dirname(path)).mode & 0o777, 0o700);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.prompted, l.ok, l.errorCode, l.external]), [
+			["Read", "allow", false, true, null, null],
+			["Glob", "allow", false, true, null, null],
+			["Grep", "allow", false, true, null, null],
+			["Read", "denied-headless", false, false, "TOOL_DENIED", "dotdot-escape"],
+		]);
+		const ids = new Set(r.toolEnds.map((e) => e.toolCallId));
+		for (const l of lines) {
+			assert.ok(ids.has(l.toolCallId), `tool call id ${l.toolCallId}`);
+			assert.match(l.argsHash, /^sha256:[0-9a-f]{64}$/);
+			assert.equal(typeof l.totalMs, "number");
+		}
+		assert.equal(new Set(lines.map((l) => l.sessionId)).size, 1);
+		assert.equal(new Set(lines.map((l) => l.turn)).size, 1, "one prompt, one turn id");
+		assert.equal(readFileSync(path, "utf8").includes("sk-live-ABCDEFGH1234"), false, "the key in Grep's pattern is redacted");
+		assert.match(lines[2].argsPreview, /\[REDACTED\]/);
+	});
+
+	test(`[pi ${version.name}] allow-session through RPC dialogs: asked once, remembered for the session, gone in a new one`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		writeFileSync(join(box.base, "outside.txt"), "outside\n");
+		// A new session rebuilds the extensions, so the faux queue starts over there: the same two calls.
+		const steps = [
+			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt", offset: 1 } }] },
+			{ text: "done" },
+		];
+		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
+		const plan = [{ title: "Allow Read to read", option: "Allow for this session" }, { title: "Allow Read to read", option: "Deny" }];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: chooser(plan) });
+		try {
+			const first = await pi.prompt("read it twice");
+			const ends = first.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(ends.map((e) => e.isError), [false, false], JSON.stringify(ends.map(toolText)));
+			assert.equal(ends[0].result.details.root, "external");
+			assert.equal(pi.uiRequests.filter((q) => q.method === "select").length, 1, "one card for two calls");
+			assert.match(pi.uiRequests[0].title, /outside\.txt \(outside the workspace: dotdot-escape\)\?$/);
+			assert.deepEqual(pi.uiRequests[0].options, ["Allow once", "Allow for this session", "Deny"]);
+			assert.equal(pi.uiRequests[0].timeout, undefined, "no automatic timeout");
+			const r = await pi.command("new_session");
+			assert.equal(r.success, true, JSON.stringify(r));
+			const second = await pi.prompt("again");
+			const denied = second.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(denied.map((e) => e.isError), [true, true]);
+			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Read call; it did not run\./);
+			assert.equal(plan.length, 0, "a new session asks again");
+		} finally {
+			await pi.close();
+		}
+		const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
+		const lines = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l)));
+		assert.deepEqual(lines.map((l) => [l.decision, l.prompted, l.ok]).sort(), [
+			["allow-session", false, true],
+			["allow-session", true, true],
+			["deny", true, false],
+			["deny", true, false],
+		], JSON.stringify(lines));
+		assert.ok(lines.find((l) => l.prompted && l.ok).permissionWaitMs >= 0);
+	});
+}

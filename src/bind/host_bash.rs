@@ -1,0 +1,400 @@
+//! Bash and background-task bindings on `HostSession` (docs/host.md "Bash", docs/spec/host-tools.md §Bash): a
+//! second `#[napi] impl` block of the class in src/bind/host.rs. Logic is in src/host/bash. Every method resolves,
+//! never rejects: typed results, or `HostFailure` `{ok: false, code, message}` for bad arguments, SHELL_NOT_FOUND,
+//! HOST_OVERLOADED, NOT_FOUND and contained panics. A failed command is not a `HostFailure`: it is a
+//! `HostBashResult` with `ok: false`, its code (TOOL_FAILED / TOOL_TIMEOUT) and still both streams.
+
+use super::guard;
+use super::host::{failure, panicked, HostFailure, JsHostSession};
+use crate::host::bash::render::{self, Rendered};
+use crate::host::bash::run::Exit;
+use crate::host::bash::stream::StreamSnapshot;
+use crate::host::bash::tasks::{task_id_arg, MAX_OBSERVATION};
+use crate::host::bash::{self as hbash, BashArgs, BashContext, BashReply, ShellSpec, TaskView};
+use crate::host::HostError;
+use crate::output::RecoverySnapshot;
+use crate::shell::process::signal_name;
+use napi::bindgen_prelude::Either;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
+/// `args` defaults to `["-c"]`.
+#[napi(object)]
+pub struct HostShellConfig {
+    pub shell: String,
+    pub args: Option<Vec<String>>,
+}
+
+/// Options of one Bash call. `callId` pairs with `bashCancel(callId)` (wire it to the tool's AbortSignal);
+/// `shell` is Pi's `getShellConfig()` (default `/bin/bash -c`); `env` is an embedder's overlay for this spawn.
+#[napi(object)]
+pub struct HostBashOptions {
+    pub call_id: Option<String>,
+    pub shell: Option<HostShellConfig>,
+    pub env: Option<HashMap<String, String>>,
+}
+
+/// The recovery file of one stream (docs/shell.md "Output recovery files").
+#[napi(object)]
+pub struct HostRecovery {
+    #[napi(ts_type = "'capturing' | 'complete' | 'partial' | 'unavailable'")]
+    pub state: String,
+    pub path: Option<String>,
+    pub bytes: i64,
+    pub captured_bytes: i64,
+    #[napi(ts_type = "'io-error' | 'source-error' | 'missing' | 'owner-closed'")]
+    pub reason: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
+/// TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
+/// (`backgroundTaskId`). `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and
+/// `*Recovery` where its full text is.
+#[napi(object)]
+pub struct HostBashResult {
+    pub ok: bool,
+    #[napi(ts_type = "'TOOL_FAILED' | 'TOOL_TIMEOUT'")]
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub text: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_bytes: i64,
+    pub stderr_bytes: i64,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub stdout_recovery: Option<HostRecovery>,
+    pub stderr_recovery: Option<HostRecovery>,
+    pub timed_out: bool,
+    pub aborted: bool,
+    pub timeout_ms: i64,
+    pub duration_ms: f64,
+    pub background_task_id: Option<String>,
+}
+
+/// One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList.
+#[napi(object)]
+pub struct HostTask {
+    pub background_task_id: String,
+    pub command: String,
+    pub description: Option<String>,
+    #[napi(ts_type = "'running' | 'completed' | 'failed' | 'stopped'")]
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub stop_requested: bool,
+    pub duration_ms: f64,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub stdout_bytes: i64,
+    pub stderr_bytes: i64,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub stdout_recovery: Option<HostRecovery>,
+    pub stderr_recovery: Option<HostRecovery>,
+}
+
+/// TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop).
+#[napi(object)]
+pub struct HostTaskOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub text: String,
+    pub task: HostTask,
+}
+
+/// TaskList: this session's tasks, oldest first (running ones and up to 32 finished ones).
+#[napi(object)]
+pub struct HostTaskListOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub text: String,
+    pub tasks: Vec<HostTask>,
+}
+
+fn recovery(r: Option<RecoverySnapshot>) -> Option<HostRecovery> {
+    let r = r?;
+    let word = |v: Value| v.as_str().unwrap_or_default().to_string();
+    Some(HostRecovery {
+        state: word(serde_json::to_value(r.state).unwrap_or_default()),
+        path: r.path,
+        bytes: r.bytes as i64,
+        captured_bytes: r.captured_bytes as i64,
+        reason: r.reason.map(|x| word(serde_json::to_value(x).unwrap_or_default())),
+        error: r.error,
+    })
+}
+
+fn exit_fields(exit: Option<Exit>) -> (Option<i32>, Option<String>) {
+    match exit {
+        Some(Exit::Code(c)) => (Some(c), None),
+        Some(Exit::Signal(s)) => (None, Some(signal_name(s))),
+        _ => (None, None),
+    }
+}
+
+fn task_obj(t: TaskView, with_output: bool) -> HostTask {
+    let (exit_code, signal) = exit_fields(t.exit);
+    let StreamSnapshot {
+        text: out,
+        total_bytes: out_bytes,
+        truncated: out_cut,
+        recovery: out_rec,
+    } = t.stdout;
+    let StreamSnapshot {
+        text: err,
+        total_bytes: err_bytes,
+        truncated: err_cut,
+        recovery: err_rec,
+    } = t.stderr;
+    HostTask {
+        background_task_id: t.id,
+        command: t.command,
+        description: t.description,
+        status: t.status.as_str().to_string(),
+        exit_code,
+        signal,
+        stop_requested: t.stop_requested,
+        duration_ms: t.duration.as_secs_f64() * 1000.0,
+        stdout: with_output.then_some(out),
+        stderr: with_output.then_some(err),
+        stdout_bytes: out_bytes as i64,
+        stderr_bytes: err_bytes as i64,
+        stdout_truncated: out_cut,
+        stderr_truncated: err_cut,
+        stdout_recovery: recovery(out_rec),
+        stderr_recovery: recovery(err_rec),
+    }
+}
+
+fn bash_result(reply: BashReply, timeout_ms: u128) -> HostBashResult {
+    match reply {
+        BashReply::Started(t) => HostBashResult {
+            ok: true,
+            code: None,
+            message: None,
+            text: render::started(&t),
+            exit_code: None,
+            signal: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            stdout_recovery: None,
+            stderr_recovery: None,
+            timed_out: false,
+            aborted: false,
+            timeout_ms: 0,
+            duration_ms: 0.0,
+            background_task_id: Some(t.id),
+        },
+        BashReply::Done(o) => {
+            let Rendered {
+                ok,
+                code,
+                message,
+                text,
+            } = render::outcome(&o);
+            let (exit_code, signal) = exit_fields(Some(o.exit));
+            HostBashResult {
+                ok,
+                code: code.map(String::from),
+                message,
+                text,
+                exit_code,
+                signal,
+                timed_out: o.killed == Some(hbash::run::Killed::Timeout),
+                aborted: o.killed == Some(hbash::run::Killed::Aborted),
+                stdout_bytes: o.stdout.total_bytes as i64,
+                stderr_bytes: o.stderr.total_bytes as i64,
+                stdout_truncated: o.stdout.truncated,
+                stderr_truncated: o.stderr.truncated,
+                stdout_recovery: recovery(o.stdout.recovery),
+                stderr_recovery: recovery(o.stderr.recovery),
+                stdout: o.stdout.text,
+                stderr: o.stderr.text,
+                timeout_ms: timeout_ms as i64,
+                duration_ms: o.duration.as_secs_f64() * 1000.0,
+                background_task_id: None,
+            }
+        }
+    }
+}
+
+/// Validates an embedder's env overlay (names without `=` or NUL, values without NUL).
+fn env_overlay(env: Option<HashMap<String, String>>) -> Result<Vec<(String, String)>, HostError> {
+    let mut out: Vec<(String, String)> = env.unwrap_or_default().into_iter().collect();
+    if out
+        .iter()
+        .any(|(k, v)| k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0'))
+    {
+        return Err(HostError::invalid(
+            "The embedder's env overlay has a name that is empty or contains '=' or NUL, or a value with NUL; nothing \
+             ran. This comes from the invocation context hook, not from the command.",
+        ));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Forgets a call id when the call ends, however it ends.
+struct EndCall<'a>(&'a hbash::SessionTasks, String);
+
+impl Drop for EndCall<'_> {
+    fn drop(&mut self) {
+        self.0.end_call(&self.1);
+    }
+}
+
+#[napi]
+impl JsHostSession {
+    /// Bash `{command, timeout?, runInBackground?, description?}` in the workspace root (docs/host.md "Bash").
+    #[napi(catch_unwind, ts_return_type = "Promise<HostBashResult | HostFailure>")]
+    pub async fn bash(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        options: Option<HostBashOptions>,
+    ) -> Either<HostBashResult, HostFailure> {
+        let s = self.inner.clone();
+        let body = async move {
+            let a = BashArgs::from_json(&args)?;
+            let timeout_ms = a.timeout.as_millis();
+            let (call_id, shell, env) = match options {
+                Some(o) => (o.call_id, o.shell, o.env),
+                None => (None, None, None),
+            };
+            let env = env_overlay(env)?;
+            let shell = shell.map(|c| ShellSpec {
+                shell: c.shell,
+                args: c.args.unwrap_or_else(|| vec!["-c".to_string()]),
+            });
+            let cancel = call_id.as_deref().map(|id| s.bash.begin_call(id));
+            let _end = call_id.map(|id| EndCall(&s.bash, id));
+            let ctx = BashContext {
+                workspace: s.roots.workspace().to_path_buf(),
+                scratch: s.roots.scratch().to_path_buf(),
+                shell,
+                env,
+                cancel,
+            };
+            let reply = hbash::bash(&s.bash, a, ctx).await?;
+            Ok::<_, HostError>(bash_result(reply, timeout_ms))
+        };
+        guard::future_or(
+            "host.bash",
+            async { body.await.map(Either::A).unwrap_or_else(|e| Either::B(failure(e))) },
+            |m| Either::B(panicked(m)),
+        )
+        .await
+    }
+
+    /// Cancels the foreground Bash call registered under `callId`: its command is killed with its whole tree.
+    /// Background tasks are not affected (only TaskStop or the session's end stops them).
+    #[napi(catch_unwind)]
+    pub fn bash_cancel(&self, env: &napi::Env, call_id: String) -> napi::Result<()> {
+        guard::sync(env, "host.bashCancel", || {
+            self.inner.bash.cancel_call(&call_id);
+            Ok(())
+        })
+    }
+
+    /// TaskList `{}`: this session's background tasks.
+    #[napi(catch_unwind, ts_return_type = "HostTaskListOk | HostFailure")]
+    pub fn task_list(&self) -> Either<HostTaskListOk, HostFailure> {
+        guard::sync_or(
+            "host.taskList",
+            || {
+                let b = &self.inner.bash;
+                if let Err(e) = b.check_open() {
+                    return Either::B(failure(e));
+                }
+                let tasks = b.table().list(b.owner());
+                Either::A(HostTaskListOk {
+                    ok: true,
+                    text: render::list(&tasks),
+                    tasks: tasks.into_iter().map(|t| task_obj(t, false)).collect(),
+                })
+            },
+            |m| Either::B(panicked(m)),
+        )
+    }
+
+    /// TaskWait `{backgroundTaskId}`: one observation, waiting at most 1 s for the task to finish; never stops it.
+    #[napi(catch_unwind, ts_return_type = "Promise<HostTaskOk | HostFailure>")]
+    pub async fn task_wait(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+    ) -> Either<HostTaskOk, HostFailure> {
+        self.task_call("TaskWait", args, false).await
+    }
+
+    /// TaskStop `{backgroundTaskId}`: kills the task's whole tree (SIGTERM, SIGKILL after 2 s); returns its final
+    /// state, or a running snapshot with `stopRequested` when it has not ended within 1 s.
+    #[napi(catch_unwind, ts_return_type = "Promise<HostTaskOk | HostFailure>")]
+    pub async fn task_stop(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+    ) -> Either<HostTaskOk, HostFailure> {
+        self.task_call("TaskStop", args, true).await
+    }
+
+    /// Ends the session's Bash side (session shutdown or switch): running background tasks are stopped without
+    /// waiting, the session's Bash recovery files deleted, and later Bash/Task calls refused. Returns how many
+    /// tasks were stopped. Also happens when the HostSession is garbage-collected.
+    #[napi(catch_unwind)]
+    pub fn close_tasks(&self, env: &napi::Env) -> napi::Result<u32> {
+        guard::sync(env, "host.closeTasks", || Ok(self.inner.bash.close() as u32))
+    }
+
+    /// Background tasks running in this session and in the whole process (for /pct status).
+    #[napi(catch_unwind)]
+    pub fn task_counts(&self, env: &napi::Env) -> napi::Result<HostTaskCounts> {
+        guard::sync(env, "host.taskCounts", || {
+            let b = &self.inner.bash;
+            Ok(HostTaskCounts {
+                session_running: b.running() as u32,
+                process_running: b.table().running() as u32,
+            })
+        })
+    }
+}
+
+/// Running background tasks: this session's (cap 10) and the process's (cap 64).
+#[napi(object)]
+pub struct HostTaskCounts {
+    pub session_running: u32,
+    pub process_running: u32,
+}
+
+impl JsHostSession {
+    async fn task_call(&self, tool: &'static str, args: Value, stop: bool) -> Either<HostTaskOk, HostFailure> {
+        let s = self.inner.clone();
+        let body = async move {
+            let id = task_id_arg(tool, &args)?;
+            s.bash.check_open()?;
+            let (table, owner) = (s.bash.table().clone(), s.bash.owner());
+            let view = if stop {
+                table.stop(owner, &id, MAX_OBSERVATION).await?
+            } else {
+                table.wait(owner, &id, MAX_OBSERVATION).await?
+            };
+            Ok::<_, HostError>(HostTaskOk {
+                ok: true,
+                text: render::task(&view),
+                task: task_obj(view, true),
+            })
+        };
+        guard::future_or(
+            if stop { "host.taskStop" } else { "host.taskWait" },
+            async { body.await.map(Either::A).unwrap_or_else(|e| Either::B(failure(e))) },
+            |m| Either::B(panicked(m)),
+        )
+        .await
+    }
+}

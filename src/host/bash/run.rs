@@ -1,0 +1,444 @@
+//! Spawning a Bash command, the foreground run, and the tree kill (docs/spec/host-tools.md §Bash, docs/host.md
+//! "Bash").
+//!
+//! A command runs as `<shell> <args> <command>` (Pi's `getShellConfig()`, e.g. `/bin/bash -c`) in its own process
+//! group, with stdin from `/dev/null` (no TTY), the PATH of the user's login shell (probed once per process,
+//! [`super::login`]), `PI_SCRATCH_DIR`, and the `PCT_JOB` marker that lets a stop find descendants that left the
+//! group (docs/shell.md "Processes that leave the group"). The group is registered with the exit watchdog before
+//! anything can outlive Node.
+
+use super::stream::{StreamOut, StreamSnapshot};
+use super::{timeout, SHELL_NOT_FOUND};
+use crate::host::args;
+use crate::host::error::{HostError, TOOL_FAILED};
+use crate::output::RecoveryStore;
+use crate::shell::cancel::{cancelled, Cancel};
+use crate::shell::process::{group_alive, group_exists, grow_pipe, marked_pids, signal_group, signal_marked};
+use crate::shell::watchdog;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// The shell Pi resolves (`getShellConfig()`: `{shell, args}`, e.g. `/bin/bash ["-c"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellSpec {
+    /// Executable of the shell.
+    pub shell: String,
+    /// Arguments before the command.
+    pub args: Vec<String>,
+}
+
+impl ShellSpec {
+    /// `/bin/bash -c` (what Pi resolves on Linux), `/bin/sh -c` where bash is missing.
+    pub fn default_posix() -> Self {
+        let c = crate::shell::ShellConfig::default_posix();
+        Self {
+            shell: c.shell,
+            args: c.args,
+        }
+    }
+
+    /// The argument vector: the config's arguments, then the command. Not `-l`: the login shell runs once per
+    /// process, as the PATH probe ([`super::login`]), and every command gets the PATH it printed. A login start
+    /// sources the user's whole profile — measured 100 ms per start on the development machine (a `pyenv init` in
+    /// `.bashrc`) against 1.6 ms for `bash -c` — which would make every `true` cost a tenth of a second.
+    pub fn argv(&self, command: &str) -> Vec<String> {
+        let mut v = Vec::with_capacity(self.args.len() + 1);
+        v.extend(self.args.iter().cloned());
+        v.push(command.to_string());
+        v
+    }
+}
+
+/// Bash's arguments, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashArgs {
+    /// The command line.
+    pub command: String,
+    /// The effective timeout (foreground only).
+    pub timeout: Duration,
+    /// `runInBackground: true`.
+    pub background: bool,
+    /// The model's short description (shown in listings).
+    pub description: Option<String>,
+}
+
+/// Longest command line accepted (the kernel's own single-argument limit is 128 KiB).
+pub const MAX_COMMAND_BYTES: usize = 128 * 1024;
+
+impl BashArgs {
+    /// Parses `{command, timeout?, runInBackground?, description?}`.
+    pub fn from_json(v: &Value) -> Result<Self, HostError> {
+        let a = args::object("Bash", v)?;
+        let command = match a.get("command") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => {
+                return Err(HostError::invalid(
+                    "Bash: `command` is empty; pass the command line to run.",
+                ))
+            }
+            None | Some(Value::Null) => {
+                return Err(HostError::invalid(
+                    "Bash needs `command`, the command line to run; call again with it.",
+                ))
+            }
+            Some(_) => {
+                return Err(HostError::invalid(
+                    "Bash: `command` must be a string; pass the command line as text.",
+                ))
+            }
+        };
+        if command.len() > MAX_COMMAND_BYTES {
+            return Err(HostError::invalid(format!(
+                "Bash: `command` is {} bytes, over the {MAX_COMMAND_BYTES}-byte limit; write the script to a file in \
+                 $PI_SCRATCH_DIR with Write and run that file instead.",
+                command.len()
+            )));
+        }
+        if command.contains('\0') {
+            return Err(HostError::invalid(
+                "Bash: `command` contains a NUL character, which no shell can receive; remove it and call again.",
+            ));
+        }
+        Ok(Self {
+            command,
+            timeout: timeout::parse(a.get("timeout"))?,
+            background: args::opt_bool("Bash", a, "runInBackground", false)?,
+            description: args::opt_str("Bash", a, "description")?,
+        })
+    }
+}
+
+/// The stop timings (tests shorten them).
+#[derive(Debug, Clone, Copy)]
+pub struct RunLimits {
+    /// SIGTERM to SIGKILL.
+    pub stop_grace: Duration,
+    /// After SIGKILL: how long to wait for the pipes to close before giving up on the rest of the output.
+    pub drain_after_kill: Duration,
+    /// After the shell exited: how long the pipes may stay open **and quiet** before the result is published
+    /// anyway (re-armed by every chunk of output). Pi's bash tool waits the same 100 ms (`EXIT_STDIO_GRACE_MS`).
+    pub exit_idle: Duration,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            stop_grace: Duration::from_secs(2),
+            drain_after_kill: Duration::from_secs(2),
+            exit_idle: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Everything a spawn needs.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The command line.
+    pub command: String,
+    /// The working directory (the session's workspace root).
+    pub cwd: PathBuf,
+    /// Pi's shell.
+    pub shell: ShellSpec,
+    /// The embedder's env overlay (validated by the caller).
+    pub env: Vec<(String, String)>,
+    /// The session's scratch directory, exported as `PI_SCRATCH_DIR`.
+    pub scratch: PathBuf,
+    /// The login shell's PATH, when probed.
+    pub login_path: Option<String>,
+    /// The `PCT_JOB` marker value of this command.
+    pub marker: String,
+}
+
+/// A started command: the leader (= group id) and its two pipes.
+pub struct Spawned {
+    /// The shell process.
+    pub child: tokio::process::Child,
+    /// Its process group.
+    pub pgid: i32,
+    /// stdout pipe.
+    pub stdout: tokio::process::ChildStdout,
+    /// stderr pipe.
+    pub stderr: tokio::process::ChildStderr,
+}
+
+/// SHELL_NOT_FOUND with install guidance.
+fn shell_not_found(shell: &str) -> HostError {
+    HostError::new(
+        SHELL_NOT_FOUND,
+        format!(
+            "The shell {shell} does not exist, so nothing ran. Install bash (e.g. `apt-get install bash`, `dnf install \
+             bash`, `brew install bash`) or point Pi's shellPath setting at an installed shell, then run the command \
+             again."
+        ),
+    )
+}
+
+/// Starts the command. The process group is registered with the exit watchdog as soon as it exists.
+pub fn spawn(l: &Launch) -> Result<Spawned, HostError> {
+    if l.shell.shell.contains('/') && std::fs::metadata(&l.shell.shell).is_err() {
+        return Err(shell_not_found(&l.shell.shell));
+    }
+    if !l.cwd.is_dir() {
+        return Err(HostError::new(
+            TOOL_FAILED,
+            format!(
+                "The workspace directory {} no longer exists, so nothing ran. Restore it or start a new session in an \
+                 existing directory.",
+                l.cwd.display()
+            ),
+        ));
+    }
+    let mut c = tokio::process::Command::new(&l.shell.shell);
+    c.args(l.shell.argv(&l.command))
+        .current_dir(&l.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(p) = &l.login_path {
+        c.env("PATH", p);
+    }
+    for (k, v) in &l.env {
+        c.env(k, v);
+    }
+    // after the overlay: these two are the toolkit's own
+    c.env("PI_SCRATCH_DIR", &l.scratch);
+    c.env(watchdog::MARKER_VAR, &l.marker);
+    watchdog::ensure_started();
+    let mut child = c.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            shell_not_found(&l.shell.shell)
+        } else {
+            HostError::new(
+                TOOL_FAILED,
+                format!(
+                    "Could not start {}: {e}. Nothing ran; check the shell and retry.",
+                    l.shell.shell
+                ),
+            )
+        }
+    })?;
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    watchdog::add_group(pgid);
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    grow_pipe(&stdout);
+    grow_pipe(&stderr);
+    Ok(Spawned {
+        child,
+        pgid,
+        stdout,
+        stderr,
+    })
+}
+
+/// Reads one pipe to its end into `s`.
+pub async fn drain(mut r: impl AsyncRead + Unpin, s: Arc<Mutex<StreamOut>>) {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut failed = false;
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => s.lock().unwrap().push_bytes(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    s.lock().unwrap().end(failed);
+}
+
+/// Kills a command's whole tree: SIGTERM to its group and to every process carrying its marker (also those that
+/// left the group), then, after `grace`, SIGKILL to whatever is left — so a grandchild that ignores SIGTERM dies
+/// too. Blocking (it polls); run it off the async threads. Returns whether everything is gone.
+pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> bool {
+    let mine = |v: &str| v == marker;
+    let alive = || group_alive(pgid) || !marked_pids(mine).is_empty();
+    signal_group(pgid, libc::SIGTERM);
+    signal_marked(&marked_pids(mine), mine, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if !alive() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..3 {
+        if group_exists(pgid) {
+            signal_group(pgid, libc::SIGKILL);
+        }
+        signal_marked(&marked_pids(mine), mine, libc::SIGKILL);
+        for _ in 0..50 {
+            if !alive() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    false
+}
+
+/// Bytes waiting unread in a pipe (`FIONREAD`; 0 when it cannot be asked).
+fn unread(fd: std::os::fd::RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } == 0 {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
+/// How a command's leader ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited with a code.
+    Code(i32),
+    /// Died of a signal.
+    Signal(i32),
+    /// Its status could not be read (the wait failed or was abandoned).
+    Unknown,
+}
+
+impl Exit {
+    /// From a wait status.
+    pub fn from_status(st: std::io::Result<std::process::ExitStatus>) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match st {
+            Ok(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => Exit::Code(c),
+                (None, Some(g)) => Exit::Signal(g),
+                _ => Exit::Unknown,
+            },
+            Err(_) => Exit::Unknown,
+        }
+    }
+}
+
+/// Why a foreground command was killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Killed {
+    /// Its timeout passed.
+    Timeout,
+    /// The call was cancelled (Pi's AbortSignal).
+    Aborted,
+}
+
+/// A finished foreground run.
+#[derive(Debug, Clone)]
+pub struct BashOutcome {
+    /// How the shell ended.
+    pub exit: Exit,
+    /// Why the toolkit killed it, if it did.
+    pub killed: Option<Killed>,
+    /// stdout as the result shows it.
+    pub stdout: StreamSnapshot,
+    /// stderr as the result shows it.
+    pub stderr: StreamSnapshot,
+    /// The effective timeout.
+    pub timeout: Duration,
+    /// Wall time from spawn to result.
+    pub duration: Duration,
+}
+
+/// Runs a command to its end, its timeout or its cancellation. The result is published only after both pipes were
+/// drained (or, after a kill, after `drain_after_kill` if something outside the tree still holds them).
+pub async fn run_foreground(
+    launch: Launch,
+    budget: Duration,
+    cancel: Option<Cancel>,
+    limits: RunLimits,
+    store: &RecoveryStore,
+    tail: usize,
+) -> Result<BashOutcome, HostError> {
+    let started = Instant::now();
+    let sp = spawn(&launch)?;
+    let pgid = sp.pgid;
+    let out = Arc::new(Mutex::new(StreamOut::new(tail, store)));
+    let err = Arc::new(Mutex::new(StreamOut::new(tail, store)));
+    let fds = {
+        use std::os::fd::AsRawFd;
+        [sp.stdout.as_raw_fd(), sp.stderr.as_raw_fd()]
+    };
+    let d_out = tokio::spawn(drain(sp.stdout, out.clone()));
+    let d_err = tokio::spawn(drain(sp.stderr, err.clone()));
+    let (a_out, a_err) = (d_out.abort_handle(), d_err.abort_handle());
+    let mut child = sp.child;
+    let exit = Arc::new(Mutex::new(None::<Exit>));
+    let finish = {
+        let (exit, out, err) = (exit.clone(), out.clone(), err.clone());
+        let (a_out, a_err) = (d_out.abort_handle(), d_err.abort_handle());
+        let idle = limits.exit_idle;
+        async move {
+            let st = Exit::from_status(child.wait().await);
+            *exit.lock().unwrap() = Some(st);
+            let drained = async {
+                let _ = d_out.await;
+                let _ = d_err.await;
+            };
+            tokio::pin!(drained);
+            let total = || out.lock().unwrap().total() + err.lock().unwrap().total();
+            let mut seen = total();
+            loop {
+                if tokio::time::timeout(idle, &mut drained).await.is_ok() {
+                    return;
+                }
+                let now = total();
+                // quiet = nothing decoded since the last look and nothing waiting unread in either pipe (so a
+                // drain task that was merely not scheduled cannot lose the last output)
+                if now == seen && unread(fds[0]) == 0 && unread(fds[1]) == 0 {
+                    // The shell exited and its pipes went quiet: a descendant it started in the background
+                    // (`server &`) holds them. Like Pi's bash tool, stop reading and return; the descendant keeps
+                    // running (its group stays registered with the exit watchdog).
+                    a_out.abort();
+                    a_err.abort();
+                    out.lock().unwrap().end(false);
+                    err.lock().unwrap().end(false);
+                    return;
+                }
+                seen = now;
+            }
+        }
+    };
+    tokio::pin!(finish);
+    let killed = tokio::select! {
+        _ = &mut finish => None,
+        _ = tokio::time::sleep(budget) => Some(Killed::Timeout),
+        _ = cancelled(&cancel) => Some(Killed::Aborted),
+    };
+    if killed.is_some() {
+        let marker = launch.marker.clone();
+        let grace = limits.stop_grace;
+        let _ = tokio::task::spawn_blocking(move || kill_tree(pgid, &marker, grace)).await;
+        if tokio::time::timeout(limits.drain_after_kill, &mut finish)
+            .await
+            .is_err()
+        {
+            // a process outside the tree (no marker, e.g. it cleared its environment) holds a pipe: stop reading
+            a_out.abort();
+            a_err.abort();
+            out.lock().unwrap().end(true);
+            err.lock().unwrap().end(true);
+        }
+    }
+    if !group_exists(pgid) {
+        watchdog::remove_group(pgid);
+    }
+    let exit = exit.lock().unwrap().unwrap_or(Exit::Unknown);
+    let stdout = out.lock().unwrap().snapshot();
+    let stderr = err.lock().unwrap().snapshot();
+    Ok(BashOutcome {
+        exit,
+        killed,
+        stdout,
+        stderr,
+        timeout: budget,
+        duration: started.elapsed(),
+    })
+}

@@ -1,0 +1,487 @@
+//! Background tasks (docs/spec/host-tools.md §Bash): `runInBackground: true` starts the command and returns its
+//! `backgroundTaskId` at once; the task has no timeout and is not stopped by a turn abort, only by `TaskStop`, the
+//! end of its session, or Node's exit (the watchdog). Each stream keeps its last 256 KiB (the full text goes to a
+//! recovery file once a stream outgrows that).
+//!
+//! Two caps, refused with HOST_OVERLOADED and distinct reasons: at most [`Caps::per_session`] running tasks per
+//! session (10) and [`Caps::process`] in the whole Node process (64), since every session of an embedder shares the
+//! machine. A task counts as running until its leader exited **and** both pipes were drained; only then is its
+//! final state published, so a `TaskWait` that sees `completed` also sees all of its output.
+//!
+//! Lookups take the table lock only to clone the task's `Arc`; waiting happens on the task's own channel, so a
+//! long `TaskWait` never blocks another session's calls. Ids of other sessions answer NOT_FOUND, exactly like
+//! unknown ids, so a session cannot probe for another's tasks.
+
+use super::run::{drain, kill_tree, spawn, Exit, Launch, RunLimits};
+use super::stream::{StreamOut, StreamSnapshot, BACKGROUND_TAIL};
+use super::HOST_OVERLOADED;
+use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED};
+use crate::output::RecoveryStore;
+use crate::shell::cancel::Cancel;
+use crate::shell::js::CallRegistry;
+use crate::shell::process::group_exists;
+use crate::shell::watchdog;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The caps of a task table.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    /// Running tasks per session.
+    pub per_session: usize,
+    /// Running tasks in the process.
+    pub process: usize,
+    /// Finished tasks a session keeps for TaskList/TaskWait (the oldest finished one goes first).
+    pub keep_finished: usize,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Self {
+            per_session: 10,
+            process: 64,
+            keep_finished: 32,
+        }
+    }
+}
+
+/// The longest a single TaskWait or TaskStop observation waits.
+pub const MAX_OBSERVATION: Duration = Duration::from_secs(1);
+
+/// A task's lifecycle as the model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Still running (or its output is still being drained).
+    Running,
+    /// Exited with code 0.
+    Completed,
+    /// Exited non-zero or died of a signal nobody asked for.
+    Failed,
+    /// Ended after TaskStop or the session's end.
+    Stopped,
+}
+
+impl TaskStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Stopped => "stopped",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct TaskState {
+    exit: Option<Exit>,
+    finished_after: Option<Duration>,
+    stop_requested: bool,
+}
+
+/// One background task.
+pub struct Task {
+    id: String,
+    owner: u64,
+    command: String,
+    description: Option<String>,
+    pgid: i32,
+    marker: String,
+    started: Instant,
+    stdout: Arc<Mutex<StreamOut>>,
+    stderr: Arc<Mutex<StreamOut>>,
+    state: Mutex<TaskState>,
+    done: watch::Sender<bool>,
+}
+
+/// A task as a result shows it.
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    /// `backgroundTaskId`.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// The model's description, if it gave one.
+    pub description: Option<String>,
+    /// Lifecycle state.
+    pub status: TaskStatus,
+    /// How the shell ended (finished tasks).
+    pub exit: Option<Exit>,
+    /// TaskStop (or the session's end) asked it to stop.
+    pub stop_requested: bool,
+    /// Time since start, or its whole run once finished.
+    pub duration: Duration,
+    /// The last 256 KiB of stdout.
+    pub stdout: StreamSnapshot,
+    /// The last 256 KiB of stderr.
+    pub stderr: StreamSnapshot,
+}
+
+impl Task {
+    fn finished(&self) -> bool {
+        self.state.lock().unwrap().exit.is_some()
+    }
+
+    fn view(&self) -> TaskView {
+        let st = self.state.lock().unwrap();
+        let status = match (st.exit, st.stop_requested) {
+            (None, _) => TaskStatus::Running,
+            (Some(_), true) => TaskStatus::Stopped,
+            (Some(Exit::Code(0)), false) => TaskStatus::Completed,
+            (Some(_), false) => TaskStatus::Failed,
+        };
+        TaskView {
+            id: self.id.clone(),
+            command: self.command.clone(),
+            description: self.description.clone(),
+            status,
+            exit: st.exit,
+            stop_requested: st.stop_requested,
+            duration: st.finished_after.unwrap_or_else(|| self.started.elapsed()),
+            stdout: self.stdout.lock().unwrap().snapshot(),
+            stderr: self.stderr.lock().unwrap().snapshot(),
+        }
+    }
+
+    /// Marks the stop and kills the tree on a thread of its own (SIGTERM, SIGKILL after the grace).
+    fn request_stop(self: &Arc<Self>, grace: Duration) {
+        {
+            let mut st = self.state.lock().unwrap();
+            if st.exit.is_some() || st.stop_requested {
+                return;
+            }
+            st.stop_requested = true;
+        }
+        let (pgid, marker) = (self.pgid, self.marker.clone());
+        std::thread::spawn(move || kill_tree(pgid, &marker, grace));
+    }
+
+    async fn wait_done(&self, max: Duration) {
+        let mut rx = self.done.subscribe();
+        let _ = tokio::time::timeout(max, rx.wait_for(|d| *d)).await;
+    }
+}
+
+/// Every background task of the process, with both caps.
+pub struct TaskTable {
+    caps: Caps,
+    limits: RunLimits,
+    tasks: Mutex<HashMap<String, Arc<Task>>>,
+    /// Tasks not yet finished, including those of closed sessions still being killed.
+    running: AtomicUsize,
+}
+
+/// The `backgroundTaskId` argument of TaskWait / TaskStop.
+pub fn task_id_arg(tool: &str, v: &serde_json::Value) -> Result<String, HostError> {
+    let a = crate::host::args::object(tool, v)?;
+    match a.get("backgroundTaskId") {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(HostError::invalid(format!(
+            "{tool} needs `backgroundTaskId`, the id a background Bash call returned (TaskList shows them); call again \
+             with it."
+        ))),
+    }
+}
+
+fn not_found(id: &str) -> HostError {
+    HostError::new(
+        NOT_FOUND,
+        format!(
+            "No background task {id} in this session. Call TaskList for this session's tasks and use one of their \
+             backgroundTaskId values."
+        ),
+    )
+}
+
+impl TaskTable {
+    /// A table with its own caps (tests); the tools share [`TaskTable::global`].
+    pub fn new(caps: Caps, limits: RunLimits) -> Arc<Self> {
+        Arc::new(Self {
+            caps,
+            limits,
+            tasks: Mutex::new(HashMap::new()),
+            running: AtomicUsize::new(0),
+        })
+    }
+
+    /// The process-wide table every HostSession uses.
+    pub fn global() -> Arc<Self> {
+        static T: OnceLock<Arc<TaskTable>> = OnceLock::new();
+        T.get_or_init(|| TaskTable::new(Caps::default(), RunLimits::default()))
+            .clone()
+    }
+
+    /// The stop timings of this table's tasks (also used for foreground commands).
+    pub fn limits(&self) -> RunLimits {
+        self.limits
+    }
+
+    /// Running tasks in the process.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Starts a task for `owner`, or refuses with HOST_OVERLOADED naming which cap was reached. The caps are
+    /// checked and the task spawned under the table lock, so concurrent starts cannot overshoot either cap.
+    pub fn start(
+        self: &Arc<Self>,
+        owner: u64,
+        launch: Launch,
+        description: Option<String>,
+        store: &RecoveryStore,
+    ) -> Result<TaskView, HostError> {
+        let mut tasks = self.tasks.lock().unwrap();
+        let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
+        if mine >= self.caps.per_session {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "This session already runs {mine} background tasks, the per-session cap of {}. Wait for one with \
+                     TaskWait or stop one with TaskStop, then start this command again.",
+                    self.caps.per_session
+                ),
+            ));
+        }
+        let running = self.running();
+        if running >= self.caps.process {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "The process-wide cap of {} background tasks across all Pi sessions in this process is reached \
+                     ({running} running, {mine} of them this session's). Run the command in the foreground (without \
+                     runInBackground) or retry after other tasks finish.",
+                    self.caps.process
+                ),
+            ));
+        }
+        let id = launch.marker.rsplit(':').next().unwrap_or_default().to_string();
+        let sp = spawn(&launch)?;
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let task = Arc::new(Task {
+            id: id.clone(),
+            owner,
+            command: launch.command.clone(),
+            description,
+            pgid: sp.pgid,
+            marker: launch.marker.clone(),
+            started: Instant::now(),
+            stdout: Arc::new(Mutex::new(StreamOut::new(BACKGROUND_TAIL, store))),
+            stderr: Arc::new(Mutex::new(StreamOut::new(BACKGROUND_TAIL, store))),
+            state: Mutex::new(TaskState::default()),
+            done: watch::channel(false).0,
+        });
+        let d_out = tokio::spawn(drain(sp.stdout, task.stdout.clone()));
+        let d_err = tokio::spawn(drain(sp.stderr, task.stderr.clone()));
+        let (table, t) = (self.clone(), task.clone());
+        let mut child = sp.child;
+        tokio::spawn(async move {
+            let exit = Exit::from_status(child.wait().await);
+            // the final state is published only after both pipes are drained
+            let _ = d_out.await;
+            let _ = d_err.await;
+            if !group_exists(t.pgid) {
+                watchdog::remove_group(t.pgid);
+            }
+            {
+                let mut st = t.state.lock().unwrap();
+                st.exit = Some(exit);
+                st.finished_after = Some(t.started.elapsed());
+            }
+            table.running.fetch_sub(1, Ordering::SeqCst);
+            t.done.send_replace(true);
+        });
+        tasks.insert(id, task.clone());
+        self.prune(&mut tasks, owner);
+        drop(tasks);
+        Ok(task.view())
+    }
+
+    /// Drops `owner`'s oldest finished tasks beyond the keep bound.
+    fn prune(&self, tasks: &mut HashMap<String, Arc<Task>>, owner: u64) {
+        let mut finished: Vec<(Instant, String)> = tasks
+            .values()
+            .filter(|t| t.owner == owner && t.finished())
+            .map(|t| (t.started, t.id.clone()))
+            .collect();
+        if finished.len() <= self.caps.keep_finished {
+            return;
+        }
+        finished.sort();
+        let extra = finished.len() - self.caps.keep_finished;
+        for (_, id) in finished.into_iter().take(extra) {
+            tasks.remove(&id);
+        }
+    }
+
+    fn lookup(&self, owner: u64, id: &str) -> Result<Arc<Task>, HostError> {
+        let tasks = self.tasks.lock().unwrap();
+        match tasks.get(id) {
+            Some(t) if t.owner == owner => Ok(t.clone()),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    /// A task's process group (tests).
+    #[cfg(test)]
+    pub fn pgid_of(&self, id: &str) -> Option<i32> {
+        self.tasks.lock().unwrap().get(id).map(|t| t.pgid)
+    }
+
+    /// `owner`'s running tasks.
+    pub fn count_running(&self, owner: u64) -> usize {
+        self.tasks
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|t| t.owner == owner && !t.finished())
+            .count()
+    }
+
+    /// `owner`'s tasks, oldest first.
+    pub fn list(&self, owner: u64) -> Vec<TaskView> {
+        let mine: Vec<Arc<Task>> = {
+            let mut tasks = self.tasks.lock().unwrap();
+            self.prune(&mut tasks, owner);
+            tasks.values().filter(|t| t.owner == owner).cloned().collect()
+        };
+        let mut v: Vec<(Instant, TaskView)> = mine.iter().map(|t| (t.started, t.view())).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        v.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// One observation: waits up to `max` (at most [`MAX_OBSERVATION`]) for the task to finish; never kills.
+    pub async fn wait(&self, owner: u64, id: &str, max: Duration) -> Result<TaskView, HostError> {
+        let task = self.lookup(owner, id)?;
+        task.wait_done(max.min(MAX_OBSERVATION)).await;
+        Ok(task.view())
+    }
+
+    /// Stops a task's tree and waits up to `max` (at most [`MAX_OBSERVATION`]) for its final state; a task still
+    /// dying is returned as a running snapshot with `stop_requested`.
+    pub async fn stop(&self, owner: u64, id: &str, max: Duration) -> Result<TaskView, HostError> {
+        let task = self.lookup(owner, id)?;
+        task.request_stop(self.limits.stop_grace);
+        task.wait_done(max.min(MAX_OBSERVATION)).await;
+        Ok(task.view())
+    }
+
+    /// Forgets all of `owner`'s tasks and stops the running ones without waiting. Returns how many were stopped.
+    pub fn close_owner(&self, owner: u64) -> usize {
+        let gone: Vec<Arc<Task>> = {
+            let mut tasks = self.tasks.lock().unwrap();
+            let ids: Vec<String> = tasks
+                .values()
+                .filter(|t| t.owner == owner)
+                .map(|t| t.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| tasks.remove(id)).collect()
+        };
+        let mut stopped = 0;
+        for t in gone {
+            if !t.finished() {
+                t.request_stop(self.limits.stop_grace);
+                stopped += 1;
+            }
+        }
+        stopped
+    }
+}
+
+/// One session's handle on the task table: its owner id, its recovery files, and the close that stops its tasks
+/// (also on drop, so a session object collected without an explicit close leaves nothing running).
+pub struct SessionTasks {
+    owner: u64,
+    table: Arc<TaskTable>,
+    store: RecoveryStore,
+    closed: AtomicBool,
+    /// Foreground calls in flight, by the caller's call id, for cancellation from Pi's AbortSignal.
+    calls: CallRegistry,
+}
+
+impl SessionTasks {
+    /// A new session on `table`, with recovery files in `store`.
+    pub fn new(table: Arc<TaskTable>, store: RecoveryStore) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self {
+            owner: NEXT.fetch_add(1, Ordering::Relaxed),
+            table,
+            store,
+            closed: AtomicBool::new(false),
+            calls: CallRegistry::default(),
+        }
+    }
+
+    /// A session on the process-wide table with its own recovery files (`pi-codex-toolkit-bash-<uuid>.log`).
+    pub fn for_session() -> Self {
+        Self::new(TaskTable::global(), RecoveryStore::new("bash"))
+    }
+
+    /// Registers a foreground call under `id`; the token is already tripped when its cancel came first.
+    pub fn begin_call(&self, id: &str) -> Cancel {
+        self.calls.begin(id)
+    }
+
+    /// Forgets a finished call.
+    pub fn end_call(&self, id: &str) {
+        self.calls.end(id)
+    }
+
+    /// Cancels a foreground call: its command is killed with its tree.
+    pub fn cancel_call(&self, id: &str) {
+        self.calls.cancel(id)
+    }
+
+    /// This session's running tasks.
+    pub fn running(&self) -> usize {
+        self.table.count_running(self.owner)
+    }
+
+    /// The session's owner id in the table.
+    pub fn owner(&self) -> u64 {
+        self.owner
+    }
+
+    /// The shared table.
+    pub fn table(&self) -> &Arc<TaskTable> {
+        &self.table
+    }
+
+    /// Where this session's recovery files go.
+    pub fn store(&self) -> &RecoveryStore {
+        &self.store
+    }
+
+    /// Refuses work once the session was closed.
+    pub fn check_open(&self) -> Result<(), HostError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(HostError::new(
+                TOOL_FAILED,
+                "This Pi session's host tools were closed (the session ended or was replaced); nothing ran. Run the \
+                 command again in the current session.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ends the session: its running tasks are stopped without waiting, its recovery files deleted. Returns how
+    /// many tasks were stopped (0 on a second close).
+    pub fn close(&self) -> usize {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return 0;
+        }
+        let stopped = self.table.close_owner(self.owner);
+        self.store.close();
+        self.store.delete_files();
+        stopped
+    }
+}
+
+impl Drop for SessionTasks {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,640 @@
+//! Bash and background tasks end to end on real processes (docs/host.md "Bash").
+
+use super::run::{kill_tree, run_foreground, Exit, Killed, Launch, RunLimits};
+use super::stream::{StreamOut, TailText, BACKGROUND_TAIL, FOREGROUND_TAIL};
+use super::tasks::{Caps, TaskStatus, TaskTable, MAX_OBSERVATION};
+use super::*;
+use crate::host::error::{NOT_FOUND, TOOL_FAILED, TOOL_TIMEOUT};
+use crate::output::{RecoveryState, RecoveryStore};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn fast() -> RunLimits {
+    RunLimits {
+        stop_grace: Duration::from_millis(300),
+        ..RunLimits::default()
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    store: RecoveryStore,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("rec");
+        std::fs::create_dir(&rec).unwrap();
+        let store = RecoveryStore::with_options("bash-test", Some(rec), crate::output::recovery::DEFAULT_SPILL_BYTES);
+        Self { dir, store }
+    }
+    fn launch(&self, command: &str) -> Launch {
+        Launch {
+            command: command.to_string(),
+            cwd: self.dir.path().to_path_buf(),
+            shell: ShellSpec::default_posix(),
+            env: vec![],
+            scratch: self.dir.path().join("scratch"),
+            login_path: None,
+            marker: new_marker("bash").1,
+        }
+    }
+    fn ctx(&self) -> BashContext {
+        BashContext {
+            workspace: self.dir.path().to_path_buf(),
+            scratch: self.dir.path().join("scratch"),
+            ..Default::default()
+        }
+    }
+    async fn run(&self, command: &str, budget: Duration) -> BashOutcome {
+        run_foreground(self.launch(command), budget, None, fast(), &self.store, FOREGROUND_TAIL)
+            .await
+            .unwrap()
+    }
+}
+
+/// Whether `pid` is gone (no process, or only a zombie waiting for its parent).
+fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+    }
+}
+
+async fn poll(mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+fn read_pid(path: &std::path::Path) -> i32 {
+    std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn timeout_boundaries() {
+    let p = |v: Value| timeout::parse(Some(&v));
+    assert_eq!(timeout::parse(None).unwrap(), Duration::from_secs(60));
+    assert_eq!(p(Value::Null).unwrap(), Duration::from_secs(60));
+    assert_eq!(p(json!(0)).unwrap_err().code, "INVALID_ARGUMENT");
+    assert_eq!(p(json!(1)).unwrap(), Duration::from_secs(1));
+    assert_eq!(p(json!(600)).unwrap(), Duration::from_secs(600));
+    assert_eq!(p(json!(1800)).unwrap(), Duration::from_secs(1800));
+    assert_eq!(p(json!(21_600)).unwrap(), Duration::from_secs(21_600));
+    // above 21,600 a value is milliseconds
+    assert_eq!(p(json!(21_601)).unwrap(), Duration::from_millis(21_601));
+    assert_eq!(p(json!(120_000)).unwrap(), Duration::from_secs(120));
+    assert_eq!(p(json!(21_600_000)).unwrap(), Duration::from_secs(21_600));
+    // ... clamped to 21,600 s
+    assert_eq!(p(json!(21_600_001)).unwrap(), Duration::from_secs(21_600));
+    assert_eq!(p(json!(100_000_000)).unwrap(), Duration::from_secs(21_600));
+    for bad in [
+        json!(100_000_001),
+        json!(1.5),
+        json!(-1),
+        json!("60"),
+        json!(true),
+        json!(1e300),
+    ] {
+        let e = p(bad.clone()).unwrap_err();
+        assert_eq!(e.code, "INVALID_ARGUMENT", "{bad}");
+        assert!(e.message.contains("from 1 to 21600"), "{bad}: {}", e.message);
+    }
+    assert_eq!(p(json!(60.0)).unwrap(), Duration::from_secs(60));
+}
+
+#[test]
+fn args_are_validated() {
+    let a = BashArgs::from_json(&json!({"command": "ls", "timeout": 5, "runInBackground": true})).unwrap();
+    assert_eq!(
+        (a.command.as_str(), a.timeout, a.background),
+        ("ls", Duration::from_secs(5), true)
+    );
+    for bad in [
+        json!({}),
+        json!({"command": ""}),
+        json!({"command": 1}),
+        json!({"command": "a\0b"}),
+        json!([1]),
+    ] {
+        assert_eq!(BashArgs::from_json(&bad).unwrap_err().code, "INVALID_ARGUMENT", "{bad}");
+    }
+    let long = "x".repeat(run::MAX_COMMAND_BYTES + 1);
+    assert!(BashArgs::from_json(&json!({ "command": long }))
+        .unwrap_err()
+        .message
+        .contains("PI_SCRATCH_DIR"));
+    assert!(BashArgs::from_json(&json!({"command": "ls", "runInBackground": "yes"})).is_err());
+}
+
+#[test]
+fn the_command_follows_the_shell_config_arguments() {
+    let s = ShellSpec {
+        shell: "/bin/bash".into(),
+        args: vec!["-c".into()],
+    };
+    assert_eq!(s.argv("ls"), ["-c", "ls"]);
+}
+
+#[test]
+fn tail_keeps_the_end_on_a_char_boundary() {
+    let mut t = TailText::new(5);
+    t.push("abc");
+    t.push("def");
+    assert_eq!(t.as_str(), "bcdef");
+    t.push("é€");
+    assert_eq!(t.as_str(), "é€");
+    t.push("x");
+    // the last 5 bytes of "é€x" start inside "é", so the cut moves past it
+    assert_eq!(t.as_str(), "€x");
+    let mut t = TailText::new(4);
+    t.push("x😀");
+    assert_eq!(t.as_str(), "😀");
+    for i in 0..1000 {
+        t.push(&format!("{}", i % 10));
+    }
+    assert_eq!(t.as_str(), "6789");
+}
+
+#[test]
+fn a_character_split_across_reads_is_kept_whole() {
+    let f = Fixture::new();
+    let mut s = StreamOut::new(16, &f.store);
+    let bytes = "a€😀b".as_bytes();
+    for b in bytes {
+        s.push_bytes(std::slice::from_ref(b));
+    }
+    s.end(false);
+    assert_eq!(s.snapshot().text, "a€😀b");
+    assert_eq!(s.total(), bytes.len() as u64);
+}
+
+#[tokio::test]
+async fn utf8_split_across_pipe_reads() {
+    let f = Fixture::new();
+    // "€" = e2 82 ac, written in two pieces with a pause between them, on both streams
+    let o = f
+        .run(
+            r"printf '\342\202'; printf '\342' >&2; sleep 0.2; printf '\254\n'; printf '\202\254' >&2",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(o.stdout.text, "€\n");
+    assert_eq!(o.stderr.text, "€");
+}
+
+#[tokio::test]
+async fn success_failure_and_separate_streams() {
+    let f = Fixture::new();
+    let o = f.run("echo out; echo err >&2", Duration::from_secs(30)).await;
+    assert_eq!((o.exit, o.killed), (Exit::Code(0), None));
+    assert_eq!((o.stdout.text.as_str(), o.stderr.text.as_str()), ("out\n", "err\n"));
+    let r = render::outcome(&o);
+    assert!(r.ok && r.code.is_none());
+    assert_eq!(r.text, "exit_code: 0\n[stdout]\nout\n[stderr]\nerr\n");
+
+    let o = f
+        .run("echo partial; echo broken >&2; exit 3", Duration::from_secs(30))
+        .await;
+    assert_eq!(o.exit, Exit::Code(3));
+    let r = render::outcome(&o);
+    assert_eq!(r.code, Some(TOOL_FAILED));
+    assert!(r.message.as_deref().unwrap().contains("exited with code 3"));
+    assert!(
+        r.text.contains("exit_code: 3\n[stdout]\npartial\n[stderr]\nbroken\n"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn each_stream_is_truncated_on_its_own_with_the_full_text_in_a_file() {
+    let f = Fixture::new();
+    // 100,000 bytes of stdout (lines "0000000\n" ...), 10 bytes of stderr
+    let o = f
+        .run(
+            "seq -w 0 12499 | sed 's/^/00/'; printf 'small err\\n' >&2",
+            Duration::from_secs(60),
+        )
+        .await;
+    assert_eq!(o.stdout.total_bytes, 12_500 * 8);
+    assert!(o.stdout.truncated);
+    assert_eq!(o.stdout.text.len(), FOREGROUND_TAIL);
+    assert!(o.stdout.text.ends_with("0012499\n"));
+    let rec = o.stdout.recovery.clone().unwrap();
+    assert_eq!(rec.state, RecoveryState::Complete);
+    let full = std::fs::read_to_string(rec.path.unwrap()).unwrap();
+    assert_eq!(full.len(), 100_000);
+    assert!(full.starts_with("0000000\n0000001\n"));
+    assert!(full.ends_with(&o.stdout.text));
+    // stderr is untouched by stdout's size
+    assert_eq!(o.stderr.text, "small err\n");
+    assert!(!o.stderr.truncated && o.stderr.recovery.is_none());
+    let text = render::outcome(&o).text;
+    assert!(
+        text.contains("[stdout truncated: showing the last 51200 of 100000 bytes]"),
+        "{text}"
+    );
+    assert!(text.contains("[stderr]\nsmall err\n"));
+}
+
+#[tokio::test]
+async fn timeout_kills_the_tree_including_a_grandchild_that_ignores_sigterm() {
+    let f = Fixture::new();
+    let pidfile = f.dir.path().join("grandchild");
+    let cmd = format!(
+        "sh -c 'trap \"\" TERM; echo $$ > {}; echo started; exec sleep 1000' & wait",
+        pidfile.display()
+    );
+    let o = f.run(&cmd, Duration::from_millis(500)).await;
+    assert_eq!(o.killed, Some(Killed::Timeout));
+    let r = render::outcome(&o);
+    assert_eq!(r.code, Some(TOOL_TIMEOUT));
+    assert!(r.message.unwrap().contains("timeoutMs 500"));
+    assert_eq!(o.stdout.text, "started\n", "output before the kill is kept");
+    let pid = read_pid(&pidfile);
+    assert!(poll(|| dead(pid)).await, "grandchild {pid} survived the timeout");
+}
+
+#[tokio::test]
+async fn abort_kills_the_tree_and_a_process_that_left_the_group() {
+    let f = Fixture::new();
+    let (stay, left) = (f.dir.path().join("stay"), f.dir.path().join("left"));
+    let cmd = format!(
+        "sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 1000' & setsid sh -c 'echo $$ > {}; exec sleep 1000' \
+         </dev/null >/dev/null 2>&1 & wait",
+        stay.display(),
+        left.display()
+    );
+    let cancel = crate::shell::cancel::Cancel::new();
+    let c2 = cancel.clone();
+    let (s2, l2) = (stay.clone(), left.clone());
+    tokio::spawn(async move {
+        poll(|| s2.exists() && l2.exists()).await;
+        c2.cancel();
+    });
+    let o = run_foreground(
+        f.launch(&cmd),
+        Duration::from_secs(600),
+        Some(cancel),
+        fast(),
+        &f.store,
+        FOREGROUND_TAIL,
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.killed, Some(Killed::Aborted));
+    for p in [&stay, &left] {
+        let pid = read_pid(p);
+        assert!(poll(|| dead(pid)).await, "{pid} survived the abort");
+    }
+}
+
+#[tokio::test]
+async fn kill_tree_escalates_to_sigkill() {
+    let f = Fixture::new();
+    let pidfile = f.dir.path().join("p");
+    let sp = run::spawn(&f.launch(&format!(
+        "trap '' TERM; echo $$ > {}; while :; do sleep 1; done",
+        pidfile.display()
+    )))
+    .unwrap();
+    assert!(poll(|| pidfile.exists()).await);
+    let pgid = sp.pgid;
+    let mut child = sp.child;
+    let killer = std::thread::spawn(move || kill_tree(pgid, "no-marker", Duration::from_millis(200)));
+    let st = child.wait().await.unwrap();
+    assert!(killer.join().unwrap(), "kill_tree confirmed the tree gone");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        st.signal(),
+        Some(libc::SIGKILL),
+        "SIGTERM was ignored, SIGKILL ended it"
+    );
+}
+
+#[tokio::test]
+async fn scratch_dir_is_exported_and_a_missing_shell_is_reported() {
+    let f = Fixture::new();
+    let o = f.run("printf %s \"$PI_SCRATCH_DIR\"", Duration::from_secs(30)).await;
+    assert_eq!(o.stdout.text, f.dir.path().join("scratch").display().to_string());
+    let mut l = f.launch("true");
+    l.shell = ShellSpec {
+        shell: "/nonexistent/bash".into(),
+        args: vec!["-c".into()],
+    };
+    let e = run_foreground(l, Duration::from_secs(5), None, fast(), &f.store, FOREGROUND_TAIL)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, SHELL_NOT_FOUND);
+    assert!(e.message.contains("Install bash"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn the_login_shell_path_is_injected() {
+    let f = Fixture::new();
+    let session = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone());
+    let probed = login::login_path("/bin/bash")
+        .await
+        .expect("bash -l prints a PATH here");
+    let args = BashArgs::from_json(&json!({"command": "printf %s \"$PATH\""})).unwrap();
+    let BashReply::Done(o) = bash(&session, args, f.ctx()).await.unwrap() else {
+        panic!("foreground")
+    };
+    assert_eq!(o.stdout.text, probed);
+}
+
+fn bg(command: &str) -> BashArgs {
+    BashArgs::from_json(&json!({ "command": command, "runInBackground": true })).unwrap()
+}
+
+async fn start(s: &SessionTasks, f: &Fixture, command: &str) -> Result<TaskView, crate::host::HostError> {
+    match bash(s, bg(command), f.ctx()).await? {
+        BashReply::Started(v) => Ok(v),
+        BashReply::Done(_) => panic!("background"),
+    }
+}
+
+#[tokio::test]
+async fn background_tasks_are_listed_waited_and_stopped() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let b = SessionTasks::new(table.clone(), f.store.clone());
+    let quick = start(&a, &f, "echo done; echo warn >&2").await.unwrap();
+    assert!(quick.id.starts_with("bg-"));
+    let slow = start(&a, &f, "echo begun; exec sleep 1000").await.unwrap();
+    assert_eq!(slow.status, TaskStatus::Running);
+    let mut seen = table.wait(a.owner(), &slow.id, Duration::ZERO).await.unwrap();
+    while seen.stdout.text.is_empty() {
+        seen = table
+            .wait(a.owner(), &slow.id, Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+
+    // wait: the quick one ends with its output drained
+    let mut v = table.wait(a.owner(), &quick.id, MAX_OBSERVATION).await.unwrap();
+    for _ in 0..50 {
+        if v.status != TaskStatus::Running {
+            break;
+        }
+        v = table.wait(a.owner(), &quick.id, MAX_OBSERVATION).await.unwrap();
+    }
+    assert_eq!((v.status, v.exit), (TaskStatus::Completed, Some(Exit::Code(0))));
+    assert_eq!((v.stdout.text.as_str(), v.stderr.text.as_str()), ("done\n", "warn\n"));
+
+    // a wait on a running task returns it running and never kills it
+    let w = table
+        .wait(a.owner(), &slow.id, Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert_eq!(w.status, TaskStatus::Running);
+    assert!(crate::shell::process::group_alive(table_pgid(&table, &slow.id)));
+
+    let list = table.list(a.owner());
+    assert_eq!(
+        list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        [quick.id.as_str(), slow.id.as_str()]
+    );
+    assert!(render::list(&list).contains(&format!("backgroundTaskId {}: running", slow.id)));
+
+    // another session's ids are NOT_FOUND, like unknown ones
+    assert_eq!(
+        table.wait(b.owner(), &slow.id, Duration::ZERO).await.unwrap_err().code,
+        NOT_FOUND
+    );
+    assert_eq!(
+        table.stop(b.owner(), &slow.id, Duration::ZERO).await.unwrap_err().code,
+        NOT_FOUND
+    );
+    assert_eq!(
+        table.wait(a.owner(), "bg-nope", Duration::ZERO).await.unwrap_err().code,
+        NOT_FOUND
+    );
+    assert!(table.list(b.owner()).is_empty());
+
+    let pgid = table_pgid(&table, &slow.id);
+    let mut s = table.stop(a.owner(), &slow.id, MAX_OBSERVATION).await.unwrap();
+    assert!(s.stop_requested);
+    while s.status == TaskStatus::Running {
+        s = table.wait(a.owner(), &slow.id, MAX_OBSERVATION).await.unwrap();
+    }
+    assert_eq!(s.status, TaskStatus::Stopped);
+    assert_eq!(s.stdout.text, "begun\n");
+    assert!(!crate::shell::process::group_alive(pgid));
+    assert_eq!(table.running(), 0);
+}
+
+fn table_pgid(table: &TaskTable, id: &str) -> i32 {
+    table.pgid_of(id).unwrap()
+}
+
+#[tokio::test]
+async fn stop_of_a_sigterm_ignoring_task_reports_a_running_snapshot_then_stopped() {
+    let f = Fixture::new();
+    let table = TaskTable::new(
+        Caps::default(),
+        RunLimits {
+            stop_grace: Duration::from_secs(3),
+            ..RunLimits::default()
+        },
+    );
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let pidfile = f.dir.path().join("g");
+    let t = start(
+        &a,
+        &f,
+        &format!(
+            "sh -c 'trap \"\" TERM; echo $$ > {}; exec sleep 1000' & wait",
+            pidfile.display()
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(poll(|| pidfile.exists()).await);
+    let s = table.stop(a.owner(), &t.id, Duration::from_millis(100)).await.unwrap();
+    assert_eq!((s.status, s.stop_requested), (TaskStatus::Running, true));
+    assert!(render::task(&s).contains("(stop requested)"));
+    let pid = read_pid(&pidfile);
+    assert!(poll(|| dead(pid)).await, "SIGKILL after the grace ended the grandchild");
+}
+
+#[tokio::test]
+async fn both_caps_refuse_with_distinct_reasons() {
+    let f = Fixture::new();
+    let table = TaskTable::new(
+        Caps {
+            per_session: 2,
+            process: 3,
+            keep_finished: 32,
+        },
+        fast(),
+    );
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let b = SessionTasks::new(table.clone(), f.store.clone());
+    start(&a, &f, "exec sleep 1000").await.unwrap();
+    start(&a, &f, "exec sleep 1000").await.unwrap();
+    let e = start(&a, &f, "exec sleep 1000").await.unwrap_err();
+    assert_eq!(e.code, HOST_OVERLOADED);
+    assert!(e.message.contains("per-session cap of 2"), "{}", e.message);
+    start(&b, &f, "exec sleep 1000").await.unwrap();
+    let e = start(&b, &f, "exec sleep 1000").await.unwrap_err();
+    assert_eq!(e.code, HOST_OVERLOADED);
+    assert!(e.message.contains("process-wide cap of 3"), "{}", e.message);
+    assert_eq!(table.running(), 3);
+    // a finished task frees its slot
+    let stopped = a.close();
+    assert_eq!(stopped, 2);
+    assert!(poll(|| table.running() == 1).await);
+    start(&b, &f, "true").await.unwrap();
+    b.close();
+    assert!(poll(|| table.running() == 0).await);
+}
+
+#[tokio::test]
+async fn background_streams_keep_their_last_256_kib() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    // 300,000 bytes on stdout, 5 on stderr
+    let t = start(
+        &a,
+        &f,
+        "head -c 300000 /dev/zero | tr '\\0' x; printf tail; printf 'e r r' >&2",
+    )
+    .await
+    .unwrap();
+    let mut v = table.wait(a.owner(), &t.id, MAX_OBSERVATION).await.unwrap();
+    while v.status == TaskStatus::Running {
+        v = table.wait(a.owner(), &t.id, MAX_OBSERVATION).await.unwrap();
+    }
+    assert_eq!(v.stdout.total_bytes, 300_004);
+    assert_eq!(v.stdout.text.len(), BACKGROUND_TAIL);
+    assert!(v.stdout.truncated && v.stdout.text.ends_with("xtail"));
+    let rec = v.stdout.recovery.clone().unwrap();
+    assert_eq!(std::fs::metadata(rec.path.unwrap()).unwrap().len(), 300_004);
+    // the model reads the last 50 KiB of the kept 256 KiB per call; the details keep all of it
+    let text = render::task(&v);
+    assert!(
+        text.contains("[stdout truncated: showing the last 51200 of 300004 bytes]"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert!(text.len() < FOREGROUND_TAIL + 2048);
+    assert_eq!((v.stderr.text.as_str(), v.stderr.truncated), ("e r r", false));
+}
+
+#[tokio::test]
+async fn close_stops_running_tasks_without_waiting_and_refuses_new_work() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let t = start(&a, &f, "exec sleep 1000").await.unwrap();
+    let pgid = table_pgid(&table, &t.id);
+    assert_eq!(a.close(), 1);
+    assert_eq!(a.close(), 0);
+    assert_eq!(
+        table.wait(a.owner(), &t.id, Duration::ZERO).await.unwrap_err().code,
+        NOT_FOUND
+    );
+    assert!(poll(|| !crate::shell::process::group_alive(pgid)).await);
+    assert_eq!(start(&a, &f, "true").await.unwrap_err().code, TOOL_FAILED);
+    // dropping an open session stops its tasks too
+    let b = SessionTasks::new(table.clone(), f.store.clone());
+    let t = start(&b, &f, "exec sleep 1000").await.unwrap();
+    let pgid = table_pgid(&table, &t.id);
+    drop(b);
+    assert!(poll(|| !crate::shell::process::group_alive(pgid)).await);
+    assert!(poll(|| table.running() == 0).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_starts_never_overshoot_either_cap() {
+    let f = std::sync::Arc::new(Fixture::new());
+    let table = TaskTable::new(
+        Caps {
+            per_session: 4,
+            process: 6,
+            keep_finished: 32,
+        },
+        fast(),
+    );
+    let sessions: Vec<std::sync::Arc<SessionTasks>> = (0..3)
+        .map(|_| std::sync::Arc::new(SessionTasks::new(table.clone(), f.store.clone())))
+        .collect();
+    // 3 sessions x 6 concurrent starts each = 18 attempts at once for 6 process slots and 4 per session
+    let mut joins = Vec::new();
+    for s in &sessions {
+        for _ in 0..6 {
+            let (s, f) = (s.clone(), f.clone());
+            joins.push(tokio::spawn(async move {
+                (s.owner(), start(&s, &f, "exec sleep 1000").await)
+            }));
+        }
+    }
+    let mut ok_per: std::collections::HashMap<u64, usize> = Default::default();
+    let (mut session_cap, mut process_cap) = (0, 0);
+    for j in joins {
+        let (owner, r) = j.await.unwrap();
+        match r {
+            Ok(_) => *ok_per.entry(owner).or_default() += 1,
+            Err(e) if e.message.contains("per-session cap") => session_cap += 1,
+            Err(e) if e.message.contains("process-wide cap") => process_cap += 1,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    let started: usize = ok_per.values().sum();
+    assert_eq!(started, 6, "exactly the process cap started");
+    assert!(ok_per.values().all(|n| *n <= 4), "{ok_per:?}");
+    assert_eq!(started + session_cap + process_cap, 18);
+    assert!(process_cap > 0);
+    assert_eq!(table.running(), 6);
+    for s in &sessions {
+        s.close();
+    }
+    assert!(poll(|| table.running() == 0).await);
+}
+
+#[tokio::test]
+async fn a_background_descendant_holding_the_pipes_does_not_hold_the_result() {
+    let f = Fixture::new();
+    let pidfile = f.dir.path().join("server");
+    // the shell exits at once; `sleep` keeps stdout and stderr open, quietly
+    let cmd = format!(
+        "sh -c 'echo $$ > {}; exec sleep 1000' & echo started",
+        pidfile.display()
+    );
+    let o = f.run(&cmd, Duration::from_secs(600)).await;
+    assert_eq!((o.exit, o.killed), (Exit::Code(0), None));
+    assert_eq!(o.stdout.text, "started\n");
+    assert!(poll(|| pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty()).await);
+    let pid = read_pid(&pidfile);
+    assert!(!dead(pid), "the background descendant keeps running, as with Pi's bash");
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(poll(|| dead(pid)).await);
+
+    // a descendant that keeps writing after the shell exited is read until it stops (gaps of 0.1 s, a third of
+    // the quiet window this run uses, so each chunk re-arms it)
+    let limits = RunLimits {
+        exit_idle: Duration::from_millis(300),
+        ..fast()
+    };
+    let launch = f.launch("(for i in 1 2 3 4 5; do sleep 0.1; echo $i; done) & echo first");
+    let o = run_foreground(
+        launch,
+        Duration::from_secs(600),
+        None,
+        limits,
+        &f.store,
+        FOREGROUND_TAIL,
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.stdout.text, "first\n1\n2\n3\n4\n5\n");
+}

@@ -1,0 +1,188 @@
+/**
+ * Host Bash and background-task tool definitions (docs/spec/host-tools.md §Bash, docs/host.md "Bash"): TypeBox
+ * schemas, descriptions and result shaping for `Bash`, `TaskList`, `TaskWait` and `TaskStop`. Everything that decides
+ * (argument validation, the timeout rule, processes, truncation, recovery files, the caps, tree kills) is in Rust
+ * (src/host/bash via `HostSession.bash/task*`); this file adapts Pi: `getShellConfig()`, the AbortSignal, and the
+ * result object. Permissions, audit and registration come from the generic host-tool wrapper (src/pi/tools/host.ts):
+ * `Bash` is high risk (mode-table row `bash`: confirmed in `ask` and `accept-edits`, auto-allowed only in `auto`), the
+ * Task tools are low risk (row `read`: they only observe or stop this session's own tasks). The session's tasks are
+ * stopped when the wrapper's runtime replaces or closes its HostSession (`closeTasks`).
+ */
+import { getShellConfig } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
+import type { ToolkitHost } from "../host.ts";
+import { hostTool, type HostOutcome } from "./host.ts";
+
+/** What a host tool's `execute` returns to Pi: the model-facing text, typed details, and the error flag. */
+export interface HostToolResult<D> {
+	content: { type: "text"; text: string }[];
+	details: D;
+	isError?: boolean;
+}
+
+/** What the engine resolves for one of these tools. */
+export type HostBashNative = HostBashResult | HostTaskOk | HostTaskListOk | HostFailure;
+
+/** One host tool as the wrapper registers it. */
+export interface HostBashToolSpec {
+	name: "Bash" | "TaskList" | "TaskWait" | "TaskStop";
+	label: string;
+	description: string;
+	promptSnippet: string;
+	parameters: typeof bashSchema | typeof taskListSchema | typeof taskIdSchema;
+	/** The mode table's row: `bash` is confirmed per mode (auto-allowed only in `auto`); `read` never asks. */
+	risk: "bash" | "read";
+	call(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal): Promise<HostBashNative>;
+}
+
+export const bashSchema = Type.Object({
+	command: Type.String({ description: "The command line, run by Pi's shell (bash -c) in the workspace root. No TTY: stdin is empty." }),
+	timeout: Type.Optional(
+		Type.Number({
+			description:
+				"Seconds, 1 to 21600 (default 60). Values above 21600 (up to 100000000) are read as milliseconds and clamped to 21600 s. Ignored with runInBackground.",
+			minimum: 1,
+			maximum: 100_000_000,
+		}),
+	),
+	runInBackground: Type.Optional(
+		Type.Boolean({
+			description:
+				"Start the command as a background task and return its backgroundTaskId at once (no timeout; not stopped by an abort). Follow it with TaskWait, TaskList, TaskStop.",
+		}),
+	),
+	description: Type.Optional(Type.String({ description: "A few words on what the command does (shown in TaskList)." })),
+});
+
+export const taskListSchema = Type.Object({});
+
+export const taskIdSchema = Type.Object({
+	backgroundTaskId: Type.String({ description: "The id a background Bash call returned (TaskList shows them)." }),
+});
+
+/** The shell Pi resolves now, in the shape the engine takes; undefined leaves the engine's /bin/bash -c. */
+export function piShell(): { shell: string; args: string[] } | undefined {
+	try {
+		const c = getShellConfig();
+		return c && typeof c.shell === "string" && c.shell ? { shell: c.shell, args: c.args ?? [] } : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+const failed = (f: HostFailure): HostToolResult<HostFailure> => ({
+	content: [{ type: "text", text: `${f.code}: ${f.message}` }],
+	details: f,
+	isError: true,
+});
+
+/**
+ * A native result as the host-tool wrapper takes it. A failed command (TOOL_FAILED, TOOL_TIMEOUT) keeps its whole text —
+ * `CODE: message`, exit code, both streams — as the failure message, so the model still sees stdout and stderr when the
+ * wrapper turns the failure into an error result.
+ */
+export function asOutcome(r: HostBashNative): HostOutcome {
+	if (r.ok) return r as HostOutcome;
+	if ("text" in r && r.code) {
+		const text = r.text.startsWith(`${r.code}: `) ? r.text.slice(r.code.length + 2) : r.text;
+		return { ok: false, code: r.code, message: text.replace(/\n$/, "") };
+	}
+	return r as HostFailure;
+}
+
+/** A native result as a Pi tool result (the wrapper-free shape; failures are error results that keep their details). */
+export function toolResult(r: HostBashNative): HostToolResult<HostBashNative> {
+	if (!("text" in r)) return failed(r);
+	return { content: [{ type: "text", text: r.text }], details: r, isError: r.ok ? undefined : true };
+}
+
+let callSeq = 0;
+
+/** Runs Bash with Pi's shell; Pi's AbortSignal kills a foreground command's tree (never a background task). */
+export async function runBash(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal, env?: Record<string, string>): Promise<HostBashNative> {
+	if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
+	const callId = `bash-${process.pid}-${++callSeq}`;
+	const onAbort = () => session.bashCancel(callId);
+	signal?.addEventListener("abort", onAbort, { once: true });
+	try {
+		return await session.bash(params, { callId, shell: piShell(), env });
+	} finally {
+		signal?.removeEventListener("abort", onAbort);
+	}
+}
+
+const TIMEOUT_TEXT =
+	"timeout: seconds 1..21600, default 60; values above 21600 are milliseconds (clamped to 21600 s). On timeout the command's whole process tree is killed (TOOL_TIMEOUT).";
+
+/** The four tool definitions, in registration order. */
+export const hostBashTools: HostBashToolSpec[] = [
+	{
+		name: "Bash",
+		label: "Bash",
+		description:
+			"Run a shell command in the workspace root with Pi's shell (bash -c) and the login shell's PATH; no TTY (stdin is empty). " +
+			"stdout and stderr come back separately, each cut to its last 50 KiB on its own; a cut stream's full text is in a recovery file named in the result. " +
+			"A non-zero exit is an error result (TOOL_FAILED) that still carries exitCode, stdout and stderr. " +
+			TIMEOUT_TEXT +
+			" runInBackground: true starts a background task and returns its backgroundTaskId at once (at most 10 running per session); " +
+			"use it for servers and watchers instead of `&` (a process left behind with `&` is not followed). " +
+			"$PI_SCRATCH_DIR is a private scratch directory for this session.",
+		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
+		parameters: bashSchema,
+		risk: "bash",
+		call: (session, params, signal) => runBash(session, params, signal),
+	},
+	{
+		name: "TaskList",
+		label: "TaskList",
+		description: "List this session's background tasks (started by Bash with runInBackground): id, status, exit code, output sizes.",
+		promptSnippet: "TaskList: list this session's background tasks",
+		parameters: taskListSchema,
+		risk: "read",
+		call: async (session) => session.taskList(),
+	},
+	{
+		name: "TaskWait",
+		label: "TaskWait",
+		description:
+			"Wait up to 1 second for a background task to finish and show its state with the end of its stdout and of its stderr (the last 50 KiB of each; the task keeps 256 KiB, the full text is in the recovery file named). " +
+			"Never stops the task; call again to keep waiting.",
+		promptSnippet: "TaskWait: wait (at most 1 s) for a background task and show its output",
+		parameters: taskIdSchema,
+		risk: "read",
+		call: (session, params) => session.taskWait(params),
+	},
+	{
+		name: "TaskStop",
+		label: "TaskStop",
+		description:
+			"Stop a background task: SIGTERM to its whole process tree, SIGKILL after 2 s. Returns its final state, or a running snapshot with stopRequested when it has not ended within 1 s.",
+		promptSnippet: "TaskStop: stop a background task and its process tree",
+		parameters: taskIdSchema,
+		risk: "read",
+		call: (session, params) => session.taskStop(params),
+	},
+];
+
+/** `/pct status` lines for Bash under the Host Tools block: running background tasks against both caps. */
+export function hostBashStatusLines(session: HostSession | undefined): string[] {
+	if (!session) return [];
+	const c = session.taskCounts();
+	return [`background tasks: ${c.sessionRunning} running in this session (cap 10), ${c.processRunning} in this process (cap 64)`];
+}
+
+/** Registers Bash, TaskList, TaskWait and TaskStop through the host-tool wrapper (admitted with the host tools). */
+export function register(host: ToolkitHost): void {
+	for (const t of hostBashTools) {
+		hostTool(host, {
+			name: t.name,
+			label: t.label,
+			description: t.description,
+			promptSnippet: t.promptSnippet,
+			parameters: t.parameters,
+			risk: t.risk,
+			run: async ({ session, params, signal }) => asOutcome(await t.call(session, params, signal)),
+		});
+	}
+}
