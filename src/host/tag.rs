@@ -84,14 +84,15 @@ pub fn tag_with_digest(text: &str, digest: &[u8; 32]) -> String {
 
 /// Hashes normalized text: its identity digest and its tag.
 pub fn normalized_with_tag(text: String) -> Normalized {
-    let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-    // Most files have no trailing whitespace: then the trimmed text is the text, and one hash serves both.
-    let tag = if needs_trim(&text) {
-        tag_of_normalized(&text)
-    } else {
-        format!("{:02X}{:02X}", digest[30], digest[31])
-    };
+    let (digest, tag) = digest_and_tag(&text);
     Normalized { text, tag, digest }
+}
+
+/// The identity digest (SHA-256 of `text` exactly) and the tag of normalized `text`. Most files have no trailing
+/// whitespace: then the trimmed text is the text, and one hash serves both.
+pub fn digest_and_tag(text: &str) -> ([u8; 32], String) {
+    let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    (digest, tag_with_digest(text, &digest))
 }
 
 /// Whether any line of normalized text ends in a space, tab or CR (so the tag's trimming changes the text).

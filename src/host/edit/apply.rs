@@ -205,28 +205,36 @@ pub fn new_seen(a: &Applied, old_seen: Option<Option<&LineSet>>, shown: &LineSet
 /// The success render: `[path#TAG]` then each changed region with `CONTEXT_LINES` numbered lines around it (`…`
 /// between groups), at most `MAX_RENDER_ROWS` rows. Returns the text and the unclipped lines it showed.
 pub fn render(shown_path: &str, tag_: &str, new_text: &str, a: &Applied) -> (String, LineSet) {
-    let norm_lines = tag::lines(new_text);
     let mut text = tag::header(shown_path, tag_);
     let mut seen = LineSet::new();
+    // Windows by line index; `hi` is not clamped to the line count: the walk below ends with the text.
     let mut windows: Vec<(usize, usize)> = Vec::new();
     for &(start, ins, _) in &a.regions {
         let lo = start.saturating_sub(CONTEXT_LINES);
-        let hi = (start + ins + CONTEXT_LINES).min(norm_lines.len());
+        let hi = start + ins + CONTEXT_LINES;
         match windows.last_mut() {
             Some(w) if lo <= w.1 => w.1 = w.1.max(hi),
             _ => windows.push((lo, hi)),
         }
     }
+    // The lines of `new_text` as `tag::lines` counts them, walked once without splitting the whole text.
+    let mut walk = LineWalk::new(new_text);
     let mut rows = 0;
     let mut cut = false;
-    for (k, &(lo, hi)) in windows.iter().enumerate() {
+    'windows: for (k, &(lo, hi)) in windows.iter().enumerate() {
+        if !walk.skip_to(lo) {
+            break;
+        }
         if k > 0 {
             text.push_str("\n…");
         }
-        for (i, line) in norm_lines.iter().enumerate().take(hi).skip(lo) {
+        for i in lo..hi {
+            let Some(line) = walk.next_line() else {
+                break 'windows;
+            };
             if rows == MAX_RENDER_ROWS {
                 cut = true;
-                break;
+                break 'windows;
             }
             let (shown, clipped) = tag::clip_line(line, MAX_LINE_CHARS);
             text.push('\n');
@@ -236,11 +244,8 @@ pub fn render(shown_path: &str, tag_: &str, new_text: &str, a: &Applied) -> (Str
             }
             rows += 1;
         }
-        if cut {
-            break;
-        }
     }
-    if norm_lines.is_empty() {
+    if new_text.is_empty() {
         text.push_str("\n(empty file)");
     }
     if cut {
@@ -250,6 +255,59 @@ pub fn render(shown_path: &str, tag_: &str, new_text: &str, a: &Applied) -> (Str
         ));
     }
     (text, seen)
+}
+
+/// A forward walk over the lines of normalized text (split on LF, a final newline does not start an extra line,
+/// empty text has no lines: `tag::lines`), for reading a few windows of a large file without splitting all of it.
+struct LineWalk<'t> {
+    body: &'t str,
+    /// Byte offset of the next line in `body`; `None` once every line was passed.
+    at: Option<usize>,
+    /// Index of the next line.
+    index: usize,
+}
+
+impl<'t> LineWalk<'t> {
+    fn new(text: &'t str) -> LineWalk<'t> {
+        LineWalk {
+            body: text.strip_suffix('\n').unwrap_or(text),
+            at: (!text.is_empty()).then_some(0),
+            index: 0,
+        }
+    }
+
+    fn next_line(&mut self) -> Option<&'t str> {
+        let at = self.at?;
+        let rest = &self.body[at..];
+        self.index += 1;
+        Some(match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(k) => {
+                self.at = Some(at + k + 1);
+                &rest[..k]
+            }
+            None => {
+                self.at = None;
+                rest
+            }
+        })
+    }
+
+    /// Passes lines until the next one is line index `target` (never backwards); false when the text ends first.
+    fn skip_to(&mut self, target: usize) -> bool {
+        if target > self.index {
+            if let Some(at) = self.at {
+                let need = target - self.index;
+                match memchr::memchr_iter(b'\n', &self.body.as_bytes()[at..]).nth(need - 1) {
+                    Some(k) => {
+                        self.at = Some(at + k + 1);
+                        self.index = target;
+                    }
+                    None => self.at = None,
+                }
+            }
+        }
+        self.at.is_some() && self.index == target
+    }
 }
 
 #[cfg(test)]
@@ -314,5 +372,35 @@ mod tests {
         let (text, shown) = render("f", "ABCD", "1\na\nb\n3\n4\n5\n", &a);
         assert_eq!(text, "[f#ABCD]\n1:1\n2:a\n3:b\n4:3\n5:4");
         assert_eq!(shown.ranges(), &[(1, 5)]);
+    }
+
+    #[test]
+    fn render_walks_windows_to_the_end_of_the_text() {
+        let doc = Doc::split("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12");
+        let x = vec!["x".to_string()];
+        let steps = [(0, 1), (11, 12)].map(|(start, end)| Step {
+            start,
+            end,
+            order: 2,
+            lines: &x,
+        });
+        let a = apply(&doc, &steps);
+        assert_eq!(a.bytes, "x\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\nx");
+        let (text, shown) = render("f", "ABCD", &a.bytes, &a);
+        assert_eq!(text, "[f#ABCD]\n1:x\n2:2\n3:3\n…\n10:10\n11:11\n12:x");
+        assert_eq!(shown.ranges(), &[(1, 3), (10, 12)]);
+        // A final newline does not start a line; an emptied file says so.
+        let (text, _) = render("f", "ABCD", "a\n\n", &a);
+        assert_eq!(text, "[f#ABCD]\n1:a\n2:");
+        let none = apply(
+            &Doc::split("a\n"),
+            &[Step {
+                start: 0,
+                end: 1,
+                order: 2,
+                lines: &[],
+            }],
+        );
+        assert_eq!(render("f", "B855", "", &none).0, "[f#B855]\n(empty file)");
     }
 }

@@ -27,7 +27,7 @@ use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{LineSet, Seen, SnapshotStore};
 use super::tag;
 use serde_json::Value;
-use sha2::Digest as _;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -370,25 +370,29 @@ fn edit(
             t.shown
         ))
     })?;
-    let doc = Doc::split(text);
-    // The live lines are the split lines (normalisation only drops the BOM and unifies line endings).
-    let live_lines: &[&str] = &doc.lines;
-    let live_len = doc.len() as u32;
-    let live_text = tag::normalize_str(text);
-
     let mut store = lock(store_m);
     let version = store
         .lookup(&t.canonical, &tag_)
         .map(|v| (v.digest, v.tag.clone(), v.text.clone(), v.seen.clone()));
     // The live file's digest and tag: taken from the recorded version when its retained text is the live text
     // (a full comparison, cheaper than hashing again), else hashed. The text itself is copied only for a mismatch.
-    let (live_digest, live_tag_s) = match &version {
-        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text.as_ref() => (*digest, vtag.clone()),
-        _ => {
-            let d: [u8; 32] = sha2::Sha256::digest(live_text.as_bytes()).into();
-            (d, tag::tag_with_digest(&live_text, &d))
-        }
+    let identify = |live_text: &str| match &version {
+        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text => (*digest, vtag.clone()),
+        _ => tag::digest_and_tag(live_text),
     };
+    // A large file is normalised and hashed on a second thread while this one splits it into lines.
+    let (doc, (live_text, (live_digest, live_tag_s))) = on_the_side(
+        text.len(),
+        || {
+            let lt = tag::normalize_str(text);
+            let id = identify(&lt);
+            (lt, id)
+        },
+        || Doc::split(text),
+    );
+    // The live lines are the split lines (normalisation only drops the BOM and unifies line endings).
+    let live_lines: &[&str] = &doc.lines;
+    let live_len = doc.len() as u32;
     let live = Live {
         text: &live_text,
         tag: live_tag_s,
@@ -711,9 +715,28 @@ fn edit(
         }
     };
     let changed = applied.bytes.as_bytes() != old.bytes.as_slice();
-    if changed {
-        fs.replace(&rel, &old, applied.bytes.as_bytes(), &t.shown)?;
-    }
+    // The new text is normalised and hashed (its tag) on a second thread while this one writes it.
+    let (written, (new_owned, (new_digest, new_tag))) = on_the_side(
+        applied.bytes.len(),
+        || {
+            let n = tag::normalize_str(&applied.bytes);
+            let id = tag::digest_and_tag(&n);
+            // A copy only when normalisation changed the text (a BOM or CR).
+            let owned = match n {
+                Cow::Borrowed(b) if b.len() == applied.bytes.len() => None,
+                other => Some(other.into_owned()),
+            };
+            (owned, id)
+        },
+        || {
+            if changed {
+                fs.replace(&rel, &old, applied.bytes.as_bytes(), &t.shown)
+            } else {
+                Ok(())
+            }
+        },
+    );
+    written?;
     let mut final_t = t.clone();
     if let Some(d) = &dest {
         let drel = rel_of(&d.canonical)?;
@@ -721,7 +744,11 @@ fn edit(
             if changed {
                 warnings.push(format!("the edit landed in {} but the move failed", t.shown));
                 // The content change stays (it landed); record it so the model's next call is consistent.
-                let norm = tag::normalize(applied.bytes.as_bytes());
+                let norm = tag::Normalized {
+                    text: new_owned.unwrap_or_else(|| applied.bytes.clone()),
+                    tag: new_tag,
+                    digest: new_digest,
+                };
                 store.record(&t.canonical, &norm, Seen::Lines(LineSet::new()));
             }
             return Err(e);
@@ -736,7 +763,11 @@ fn edit(
             regs.set(n, lines);
         }
     }
-    let norm = tag::normalize_string(std::mem::take(&mut applied.bytes));
+    let norm = tag::Normalized {
+        text: new_owned.unwrap_or_else(|| std::mem::take(&mut applied.bytes)),
+        tag: new_tag,
+        digest: new_digest,
+    };
     let (mut text, shown) = apply::render(&final_t.shown, &norm.tag, &norm.text, &applied);
     let carried = match &basis {
         Basis::Fresh { seen: Some(Seen::All) } => Some(None),
@@ -776,6 +807,29 @@ fn edit(
         moved_from: dest.as_ref().map(|_| t.shown.clone()),
         warnings: warnings.clone(),
         text: with_warnings(text, &warnings),
+    })
+}
+
+/// Texts at least this large are hashed on a second thread beside other work (a thread costs tens of microseconds).
+const SIDE_THREAD_MIN: usize = 512 * 1024;
+
+/// Runs `side` on a second thread while `main` runs on this one, and returns both results (sequentially when `len`
+/// is below `SIDE_THREAD_MIN` or no thread can be started). A panic on the side thread is raised again here.
+fn on_the_side<S: Send, M>(len: usize, side: impl FnOnce() -> S + Send, main: impl FnOnce() -> M) -> (M, S) {
+    if len < SIDE_THREAD_MIN {
+        let m = main();
+        return (m, side());
+    }
+    let slot = Mutex::new(Some(side));
+    std::thread::scope(|sc| {
+        let run = || lock(&slot).take().map(|f| f());
+        let spawned = std::thread::Builder::new()
+            .name("pct-edit-hash".into())
+            .spawn_scoped(sc, run)
+            .ok();
+        let m = main();
+        let s = spawned.and_then(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        (m, s.unwrap_or_else(|| run().expect("the side work runs once")))
     })
 }
 
