@@ -37,6 +37,33 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's Computer Use state: approvals and at most one app-server child. */
+export declare class ComputerUse {
+  /** `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`. */
+  constructor(options?: { startTimeoutMs?: number; callTimeoutMs?: number } | null)
+  /** The prerequisite probe (spawns nothing): `{available, platform, reason}`. */
+  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }
+  /**
+   * Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
+   * where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
+   */
+  authorize(tool: string, args: Record<string, unknown>, mode: 'confirm' | 'always', hasUi: boolean): { ok: true; ask: string | null } | { ok: false; code: string; message: string }
+  /** Records the user's approval of `app` for this session. */
+  approve(app: string): void
+  /** The refusal for a declined approval: `{ok: false, code: 'approval-denied', message}`. */
+  denied(app: string): { ok: false; code: string; message: string }
+  /** Forgets every approval (session switch, reload). */
+  resetApprovals(): void
+  /** Runs one tool call (validated again here): `{ok: true, text, content, structuredContent}` or a failure. */
+  call(tool: string, args: Record<string, unknown>): Promise<{ ok: true; text: string; content: unknown[]; structuredContent: unknown } | { ok: false; code: string; message: string }>
+  /** Stops the app-server child and its whole process group, if running. */
+  shutdown(): Promise<void>
+  /** The running app-server's pid, or null (tests). */
+  pid(): Promise<number | null>
+  /** How many app-server children this instance started (0 off macOS). */
+  spawned(): number
+}
+
 /** One Pi session's host tools: roots bound at construction, the snapshot store in memory. */
 export declare class HostSession {
   /**

@@ -7,6 +7,7 @@ extern crate napi_derive;
 
 pub mod bind;
 mod code;
+mod computer;
 mod config;
 mod discovery;
 mod errno;
