@@ -201,3 +201,28 @@ test("app targets are names or bundle ids only; bad arguments change nothing and
 	assert.equal((await cu.call("computer_use_type_text", { app: "Notes", text: "y".repeat(10_000) })).ok, true);
 	assert.equal(cu.spawned(), spawnedBefore + 1);
 });
+
+test("linux: /pct status says unsupported-platform and find_tools refuses the whole group with that reason", () => {
+	const ME = "/pkg/src/index.ts";
+	const tools = ["read", "bash", "edit", "write"].map((name) => ({ name, description: name, source: "builtin" }));
+	tools.push(...["apply_patch", "exec_command", "write_stdin", "exec", "wait", "find_tools"].map((name) => ({ name, description: name, source: ME })));
+	const input = {
+		config: { computerUse: { enabled: true, approvalMode: "confirm" }, toolDiscovery: { enabled: true } },
+		model: { provider: "faux", id: "faux-1", api: "faux-api" },
+		tools,
+		identity: ME,
+		activeNow: tools.map((t) => t.name),
+		hiddenByUs: [],
+		loadedDeferred: [],
+		platform: process.platform,
+		configPath: "/agent/extensions/pi-codex-toolkit.json",
+	};
+	const status = native.rulesStatusText(JSON.stringify(input));
+	assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: \w+\n {2}reason: unsupported-platform$/m);
+	const found = JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify({ load: ["computer_use_scroll"] })));
+	assert.deepEqual(found.loaded, []);
+	assert.equal(found.rejected.length, 6);
+	for (const r of found.rejected) assert.match(r.reason, /unsupported-platform/);
+	const resolved = JSON.parse(native.rulesResolve(JSON.stringify(input)));
+	assert.ok(!resolved.active.some((n) => n.startsWith("computer_use_")), "the tools are never active");
+});
