@@ -456,6 +456,205 @@ export interface NestedCounts {
   unsettled: number
 }
 
+/** The `debug: true` stderr line of one request: metadata only, never secrets or content. */
+export declare function netDebugLine(meta: NetDebugMeta): string
+
+/** Request metadata for the debug line (src/net/debug.rs `DebugMeta`). */
+export interface NetDebugMeta {
+  feature: string
+  provider: string
+  api: string
+  model: string
+  endpoint: string
+  durationMs?: number
+  status?: number
+  requestId?: string
+  blocks?: Array<string>
+  error?: string
+}
+
+/** The sidecar executor. */
+export interface NetExecutor {
+  route: NetRoute
+  effort: string
+}
+
+/**
+ * The failure for a code the glue observed (timeout, aborted, network-error, http-error, provider-unavailable):
+ * the stable message with its next step. Unknown codes are a programmer error.
+ */
+export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response', detail: string): NetFailure
+
+/** A failure of a network tool: a stable code and a message naming the next step. */
+export interface NetFailure {
+  code: string
+  message: string
+}
+
+/** Image Generation's plan. */
+export interface NetImagePlan {
+  route?: NetRoute | null
+  reason?: string | null
+}
+
+/** Validates `openai_generate_image` arguments (JSON text) and builds the request body. */
+export declare function netImageRequest(argsJson: string): NetImageRequest
+
+/** A validated image request, or the refusal. */
+export interface NetImageRequest {
+  ok: boolean
+  /** JSON text of `{prompt, model: "gpt-image-2", background: "auto", quality, size}`. */
+  body?: string
+  error?: NetFailure
+}
+
+/**
+ * Decodes the image response (text of the body), checks the PNG signature and writes the file exclusively under
+ * `<agentDir>/artifacts/pi-codex-toolkit/`.
+ */
+export declare function netImageSave(body: string, agentDir: string): NetImageSaved
+
+/** A saved image, or the failure (nothing is written on failure). */
+export interface NetImageSaved {
+  ok: boolean
+  /** Absolute path of the new `<uuid>.png`. */
+  path?: string
+  /** Base64 of the bytes written (the image content block). */
+  base64?: string
+  error?: NetFailure
+}
+
+/** Registry facts of the network features inside a `RulesInput` (src/net/plan.rs `NetInput`). */
+export interface NetInput {
+  current?: NetRouteFacts
+  /** The registry entry of `webSearch.sidecarModel`; absent when not configured or not found. */
+  executor?: NetRouteFacts
+  /** Thinking levels Pi reports for the executor model. */
+  executorLevels?: Array<string>
+  /** Image fallbacks after the current model: an openai-codex model, then an openai one. */
+  imageCandidates?: Array<NetRouteFacts>
+}
+
+/** The head of a provider payload (type-only; src/net/websearch/native.rs `PayloadHead`). */
+export interface NetPayloadHead {
+  isObject: boolean
+  tools: 'absent' | 'array' | 'other'
+  webSearchIndex?: number
+  webSearch?: Record<string, unknown> | null
+  includeKind: 'absent' | 'array' | 'other'
+  include: unknown[]
+  hasToolChoice: boolean
+}
+
+/** What the native transform changes (type-only; src/net/websearch/native.rs `PayloadPatch`). */
+export interface NetPayloadPatch {
+  entry: Record<string, unknown>
+  replaceIndex?: number | null
+  include: unknown[]
+  toolChoice?: 'auto' | null
+}
+
+/** Both plans of one sync decision. */
+export interface NetPlan {
+  search: NetSearchPlan
+  image: NetImagePlan
+}
+
+/** A model on an official route. */
+export interface NetRoute {
+  kind: 'openai' | 'openai-codex'
+  model: string
+}
+
+/** The outcome of a route check: the route, or the stable reason with what to do next. */
+export interface NetRouteCheck {
+  ok: boolean
+  kind?: 'openai' | 'openai-codex' | null
+  model?: string
+  /** Fixed endpoints of the route (never taken from config). */
+  responsesUrl?: string
+  imagesUrl?: string
+  reason?: 'current-model-missing' | 'unsupported-provider' | 'unsupported-api' | 'unofficial-endpoint' | 'missing-openai-auth' | 'credential-mismatch' | null
+  /** The reason with the next step, for tool errors. */
+  message?: string
+}
+
+/** One model as Pi describes it (`ctx.model` / a registry entry) plus its credential kind. */
+export interface NetRouteFacts {
+  provider?: string
+  id?: string
+  api?: string
+  /** The model's `baseUrl`, or the one `getApiKeyAndHeaders` resolved for this request. */
+  baseUrl?: string
+  /** `isUsingOAuth` → `oauth`; a configured key → `api-key`; no credential → `none`. */
+  auth?: 'oauth' | 'api-key' | 'none'
+}
+
+/**
+ * Inspects one model against the official routes (src/net/route.rs). Used for `/pct status` facts and again right
+ * before every request with the base URL and credential Pi resolved for it. Shared by every network feature
+ * (Web Search, Image Generation, Remote Compaction).
+ */
+export declare function netRouteInspect(facts: NetRouteFacts): NetRouteCheck
+
+/** Web Search's plan. */
+export interface NetSearchPlan {
+  backend?: 'native' | 'sidecar' | null
+  reason?: string | null
+  executor?: NetExecutor | null
+}
+
+/**
+ * The native backend's transform of a payload head (JSON text of a `PayloadHead`, src/net/websearch/native.rs):
+ * JSON text of the patch to apply copy-on-write, or null to pass the payload through unchanged.
+ */
+export declare function netSearchTransform(headJson: string & { readonly __json: NetPayloadHead }, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): (string & { readonly __json: NetPayloadPatch }) | null
+
+/** A parsed sidecar answer, or the failure. */
+export interface NetSidecarAnswer {
+  ok: boolean
+  /** The tool result text: the answer, a blank line, `Sources:` and `- [title](url)` rows. */
+  text?: string
+  sources?: Array<NetSource>
+  searches?: number
+  error?: NetFailure
+}
+
+/**
+ * The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
+ * effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
+ */
+export declare function netSidecarCodexPayload(payloadJson: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string
+
+/** Parses a sidecar answer: `json` (API-key route body) or `sse` (Codex route stream text). */
+export declare function netSidecarParse(kind: 'json' | 'sse', body: string): NetSidecarAnswer
+
+/** Validates `openai_web_search` arguments (JSON text) and builds the API-key route's body for `model`. */
+export declare function netSidecarRequest(argsJson: string, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): NetSidecarRequest
+
+/** A sidecar request ready to send, or the refusal. */
+export interface NetSidecarRequest {
+  ok: boolean
+  /** The validated query (the only conversation text sent). */
+  query?: string
+  /** JSON text of the API-key route's body. */
+  body?: string
+  error?: NetFailure
+}
+
+/** One source row of a sidecar answer. */
+export interface NetSource {
+  url: string
+  title?: string
+}
+
+/**
+ * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s. Test seam:
+ * `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces both, so a suite can exercise the timeout against a server
+ * that never answers without waiting 30 s; only the process environment can set it.
+ */
+export declare function netTimeoutMs(feature: 'sidecar' | 'image'): number
+
 /** A validated exec_command request (what hooks see). */
 export interface NormalizedExec {
   cmd: string
@@ -554,6 +753,8 @@ export interface RulesDecision {
   features: Record<string, FeatureView>
   /** The record to emit on the diagnostics channel once the sync is committed. */
   diagnostics: DiagnosticsRecord
+  /** The network plans (src/net/plan.rs): Web Search backend and executor, Image Generation route. */
+  net: NetPlan
 }
 
 /** The `pi.events` channel the diagnostics record goes to. */
@@ -613,6 +814,8 @@ export interface RulesInput {
   toolkit?: ToolkitId | null
   /** Status lines a feature's glue adds under its block (feature key -> lines). */
   extraLines?: Record<string, string[]>
+  /** Registry facts of the network features (src/net/plan.rs `NetInput`; src/pi/net/facts.ts). */
+  net?: NetInput
 }
 
 /** The current model as Pi reports it (`ctx.model`); every field may be missing. */

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -793,6 +793,16 @@ export { configValidate }
 export { discoveryFindTools }
 export { engineVersion }
 export { hostSweepScratch }
+export { netDebugLine }
+export { netFailure }
+export { netImageRequest }
+export { netImageSave }
+export { netRouteInspect }
+export { netSearchTransform }
+export { netSidecarCodexPayload }
+export { netSidecarParse }
+export { netSidecarRequest }
+export { netTimeoutMs }
 export { patchPaths }
 export { rulesDiagnosticsChannel }
 export { rulesEditorApply }

@@ -12,6 +12,7 @@ mod config;
 mod discovery;
 mod errno;
 pub mod host;
+pub mod net;
 pub mod output;
 mod patch;
 mod rules;

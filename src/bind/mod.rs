@@ -8,6 +8,7 @@ pub mod computer;
 pub mod config;
 pub mod guard;
 pub mod host;
+pub mod net;
 pub mod patch;
 pub mod rules;
 pub mod shell;

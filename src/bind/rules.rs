@@ -54,6 +54,8 @@ pub struct RulesInput {
     /// Status lines a feature's glue adds under its block (feature key -> lines).
     #[napi(ts_type = "Record<string, string[]>")]
     pub extra_lines: Option<Value>,
+    /// Registry facts of the network features (src/net/plan.rs `NetInput`; src/pi/net/facts.ts).
+    pub net: Option<super::net::NetInput>,
 }
 
 /// The current model as Pi reports it (`ctx.model`); every field may be missing.
@@ -126,6 +128,8 @@ pub struct RulesDecision {
     pub features: Value,
     /// The record to emit on the diagnostics channel once the sync is committed.
     pub diagnostics: DiagnosticsRecord,
+    /// The network plans (src/net/plan.rs): Web Search backend and executor, Image Generation route.
+    pub net: super::net::NetPlan,
 }
 
 /// One feature's status in a decision.

@@ -65,6 +65,10 @@ pub fn state_of(name: &str, input: &ResolveInput, reg: &Registry, d: &Decision) 
     if d.visible.contains(&name) {
         return State::Active;
     }
+    // Native Web Search needs no tool: the hosted search rides in the model request (docs/net.md).
+    if feature == Feature::WebSearch && d.search.backend == Some(crate::net::plan::SearchBackend::Native) {
+        return State::Unavailable("native-backend-in-use".into());
+    }
     if d.held.contains(&name) {
         return State::Eligible;
     }

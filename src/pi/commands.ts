@@ -9,6 +9,7 @@ import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
+import { executorCandidates, executorEfforts } from "./net/facts.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -20,7 +21,6 @@ export function say(ctx: ExtensionContext, message: string, type: "info" | "warn
 
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const THINKING = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
@@ -105,21 +105,24 @@ async function pick(ctx: Ctx, title: string, options: string[], apply: (v: strin
 	if (v !== undefined && options.includes(v)) apply(v);
 }
 
-/** Executor candidates: OpenAI / OpenAI Codex models from Pi's model registry. */
+/** Executor candidates: models on an official route whose credential kind matches, within Pi's scoped models when
+ * set (src/pi/net/facts.ts; docs/net.md). */
 async function pickExecutor(ctx: Ctx, _draft: Record<string, unknown>, set: (p: string, v: unknown) => void): Promise<void> {
-	const all = ctx.modelRegistry?.getAll?.() ?? [];
-	const candidates = all.filter((m) => m.provider === "openai" || m.provider === "openai-codex");
+	const candidates = executorCandidates(ctx.modelRegistry, ctx.scopedModels);
+	if (candidates.length === 0) return say(ctx, "No model qualifies as a Web Search executor: it needs an openai model with an API key or an openai-codex model with a ChatGPT login (/login), on the official endpoint.", "warning");
 	const labels = ["none", ...candidates.map((m) => `${m.provider}/${m.id}`)];
 	const v = await ctx.ui.select("Web Search executor", labels);
 	if (v === undefined) return;
 	if (v === "none") return set("webSearch.sidecarModel", null);
 	const m = candidates[labels.indexOf(v) - 1];
+	if (!m) return;
 	set("webSearch.sidecarModel", { provider: m.provider, model: m.id, thinkingLevel: "auto" });
 }
 
+/** The effort menu offers the chosen model's own thinking levels (`auto` only on the openai API-key route). */
 async function pickEffort(ctx: Ctx, sm: EffectiveConfig["webSearch"]["sidecarModel"], set: (p: string, v: unknown) => void): Promise<void> {
 	if (!sm) return say(ctx, "Choose a Web Search executor first.", "warning");
-	const options = sm.provider === "openai" ? ["auto"] : THINKING;
+	const options = executorEfforts(ctx.modelRegistry, String(sm.provider), String(sm.model));
 	await pick(ctx, "Web Search executor effort", options, (v) => set("webSearch.sidecarModel", { ...sm, thinkingLevel: v }));
 }
 

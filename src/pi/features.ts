@@ -6,5 +6,7 @@ import { register as registerCode } from "./tools/code.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
+import { register as registerImage } from "./net/image.ts";
+import { register as registerWebSearch } from "./net/websearch.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerWebSearch, registerImage];

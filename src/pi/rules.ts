@@ -7,6 +7,8 @@ import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/p
 import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RulesDecision, RulesInput, RulesTool } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
+import { netInput, REGISTRY_KEY } from "./net/facts.ts";
+import type { Registry } from "./net/route.ts";
 
 /**
  * JSON text of a `T`, as the addon's rules functions declare it (index.d.ts; docs/napi.md §Typed shapes). Snapshots
@@ -99,6 +101,8 @@ export function observe(host: RulesHost, ctx?: ExtensionContext, model?: PiModel
 	if (model) host.rules.model = model;
 	else if (ctx && "model" in ctx) host.rules.model = ctx.model;
 	if (ctx && typeof ctx.hasUI === "boolean") host.rules.hasUI = ctx.hasUI;
+	// The network features read route facts from the registry on every snapshot (src/pi/net/facts.ts).
+	if (ctx?.modelRegistry) host.shared?.set(REGISTRY_KEY, ctx.modelRegistry);
 }
 
 /**
@@ -141,6 +145,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		configError: host.lastError,
 		applyError: applyError(host),
 		toolkit: { name: "pi-codex-toolkit", version: host.packageVersion ?? native.engineVersion() },
+		net: netInput(host.shared?.get(REGISTRY_KEY) as Registry | undefined, m, host.config()),
 		...overrides,
 	};
 }
@@ -174,6 +179,8 @@ export function syncRules(host: RulesHost): void {
 	host.rules.nested = new Set(out.nestedNames);
 	host.rules.lastRecord = out.diagnostics;
 	host.rules.last = out;
+	// The network tools and the payload hook follow the committed plans (src/pi/net).
+	host.shared?.set("net.plan", out.net);
 	host.applyError = null;
 	emit(host, out.diagnostics);
 }

@@ -9,6 +9,8 @@ use super::glob::model_matches;
 use super::input::{cfg_deferred, Config, ResolveInput};
 use super::names::*;
 use super::ownership::{Owner, Registry};
+use crate::net::plan::{self, ImagePlan, SearchBackend, SearchConfig, SearchPlan};
+use crate::net::route::RouteFacts;
 use serde::Serialize;
 
 /// Where the requested capabilities came from.
@@ -74,8 +76,11 @@ pub struct FeatureStatus {
     pub extra: Vec<(String, String)>,
 }
 
-/// The reason text used for features whose executor this build does not have yet.
+/// The reason text used for features whose executor this build does not have yet (only while configured on).
 pub const NOT_BUILT: &str = "not built in this version";
+
+/// The reason of a network or desktop feature that is turned off (never "not built": docs/net.md §Status).
+pub const OFF_IN_CONFIG: &str = "off in config";
 
 /// The matched rule.
 #[derive(Clone, Debug, Serialize)]
@@ -111,6 +116,10 @@ pub struct Decision {
     pub hide_bash: bool,
     pub hide_edit_write: bool,
     pub features: Vec<FeatureStatus>,
+    /// Web Search's backend, executor and reason (src/net/plan.rs); backend `None` when off or unavailable.
+    pub search: SearchPlan,
+    /// Image Generation's route (None when off or unavailable).
+    pub image: ImagePlan,
 }
 
 /// First matching rule for the model (no model, or no `execution` section, = nothing matches).
@@ -262,6 +271,17 @@ pub fn decide(input: &ResolveInput) -> Decision {
         routes = r;
     }
 
+    // Network tools: the sidecar's openai_web_search and openai_generate_image, when their plan resolves.
+    let (search, image) = net_plans(input, &reg);
+    if search.backend == Some(SearchBackend::Sidecar) {
+        push_unique(&mut direct, &[WEB_SEARCH]);
+        push_unique(&mut admitted, &[WEB_SEARCH]);
+    }
+    if image.route.is_some() {
+        push_unique(&mut direct, &[GENERATE_IMAGE]);
+        push_unique(&mut admitted, &[GENERATE_IMAGE]);
+    }
+
     // Tool Discovery: find_tools itself, then which direct names it holds back.
     let discovery_on = cfg.tool_discovery.enabled;
     let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
@@ -315,12 +335,69 @@ pub fn decide(input: &ResolveInput) -> Decision {
         hide_bash: hide_bash_now,
         hide_edit_write: hide_edit_write_now,
         features: Vec::new(),
+        search,
+        image,
     };
     d.features = Feature::ALL
         .iter()
         .map(|f| feature_status(*f, input, &reg, &d))
         .collect();
     d
+}
+
+/// The network plans for a snapshot; a feature that is off plans nothing.
+fn net_plans(input: &ResolveInput, reg: &Registry) -> (SearchPlan, ImagePlan) {
+    let cfg = &input.config;
+    if !cfg.web_search.enabled && !cfg.image_generation.enabled {
+        return (SearchPlan::default(), ImagePlan::default());
+    }
+    // Without registry facts the current model is known only by provider/id/api (no endpoint, no credential).
+    let fallback;
+    let net = match (&input.net.current, &input.model) {
+        (None, Some(m)) => {
+            fallback = plan::NetInput {
+                current: Some(RouteFacts {
+                    provider: m.provider.clone(),
+                    id: m.id.clone(),
+                    api: m.api.clone(),
+                    ..Default::default()
+                }),
+                ..input.net.clone()
+            };
+            &fallback
+        }
+        _ => &input.net,
+    };
+    let search = if cfg.web_search.enabled {
+        let sm = cfg.web_search.sidecar_model.as_ref();
+        let sc = SearchConfig {
+            backend: cfg.web_search.backend.as_deref().unwrap_or("auto"),
+            sidecar: sm.map(|m| {
+                (
+                    m.provider.as_str(),
+                    m.model.as_str(),
+                    m.thinking_level.as_deref().unwrap_or("auto"),
+                )
+            }),
+        };
+        plan::search(net, &sc, reg.owner(WEB_SEARCH) == Owner::Ours)
+    } else {
+        SearchPlan::default()
+    };
+    let image = if cfg.image_generation.enabled {
+        plan::image(net, reg.owner(GENERATE_IMAGE) == Owner::Ours)
+    } else {
+        ImagePlan::default()
+    };
+    (search, image)
+}
+
+/// Whether another extension registered a plain `web_search` tool (two search paths: a warning, never disabled).
+fn third_party_web_search(input: &ResolveInput) -> bool {
+    input
+        .tools
+        .iter()
+        .any(|t| t.name == "web_search" && t.source != "builtin" && t.source != input.identity)
 }
 
 fn is_darwin(input: &ResolveInput) -> bool {
@@ -347,22 +424,52 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
         } else {
             Effective::Off
         };
-        st.reason = platform_reason.unwrap_or(NOT_BUILT).to_string();
+        st.reason = if configured {
+            platform_reason.unwrap_or(NOT_BUILT)
+        } else {
+            OFF_IN_CONFIG
+        }
+        .to_string();
+    };
+    // A built network feature: off, active (or deferred while discovery holds its tool) or unavailable.
+    let net_status = |st: &mut FeatureStatus, configured: bool, live: bool, names: &[&str], reason: Option<&str>| {
+        st.configured = configured;
+        (st.effective, st.reason) = match (configured, live) {
+            (false, _) => (Effective::Off, OFF_IN_CONFIG.to_string()),
+            (true, true) if held_any(names) => (Effective::Deferred, String::new()),
+            (true, true) => (Effective::Active, String::new()),
+            (true, false) => (Effective::Unavailable, reason.unwrap_or("").to_string()),
+        };
     };
     match f {
         Feature::WebSearch => {
             let ws = &cfg.web_search;
-            unbuilt(&mut st, ws.enabled, None);
+            let p = &d.search;
+            let names: &[&str] = match p.backend {
+                Some(SearchBackend::Sidecar) => &[WEB_SEARCH],
+                _ => &[],
+            };
+            net_status(&mut st, ws.enabled, p.backend.is_some(), names, p.reason);
             let backend = ws.backend.as_deref().unwrap_or("auto");
-            let executor = ws.sidecar_model.as_ref().map(|m| {
-                (
+            let effective = match (ws.enabled, p.backend) {
+                (false, _) => "off",
+                (true, Some(b)) => b.as_str(),
+                (true, None) => "unavailable",
+            };
+            // The executor shown is the configured one, or the current model the sidecar would fall back to.
+            let executor = match (&ws.sidecar_model, &p.executor) {
+                (Some(m), _) => Some((
                     format!("{}/{}", m.provider, m.model),
                     m.thinking_level.clone().unwrap_or_else(|| "auto".into()),
-                )
-            });
+                )),
+                (None, Some(e)) if ws.enabled => Some((
+                    format!("{}/{}", e.route.kind.provider(), e.route.model),
+                    e.effort.clone(),
+                )),
+                _ => None,
+            };
             st.extra.push(("requested backend".into(), backend.into()));
-            st.extra
-                .push(("effective backend".into(), st.effective.as_str().into()));
+            st.extra.push(("effective backend".into(), effective.into()));
             st.extra.push((
                 "web search executor".into(),
                 executor.as_ref().map(|e| e.0.clone()).unwrap_or_else(|| "—".into()),
@@ -371,11 +478,31 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 "web search executor effort".into(),
                 executor.map(|e| e.1).unwrap_or_else(|| "—".into()),
             ));
+            match p.backend {
+                Some(SearchBackend::Native) => st.extra.push((
+                    "note".into(),
+                    "native: the hosted web_search tool is added to the model request (a structural check; the server may still refuse it)".into(),
+                )),
+                Some(SearchBackend::Sidecar) => st.extra.push((
+                    "note".into(),
+                    "sidecar: each openai_web_search call is a separate, billed OpenAI request that sends only the query".into(),
+                )),
+                None => {}
+            }
+            if ws.enabled && third_party_web_search(input) {
+                st.extra.push((
+                    "warning".into(),
+                    "another extension's web_search tool is also active: two search paths (the toolkit does not turn it off)".into(),
+                ));
+            }
         }
         Feature::RemoteCompaction => unbuilt(&mut st, cfg.remote_compaction.enabled, None),
         Feature::ImageGeneration => {
-            unbuilt(&mut st, cfg.image_generation.enabled, None);
-            st.extra.push(("backend".into(), "—".into()));
+            let ig = &cfg.image_generation;
+            let p = &d.image;
+            net_status(&mut st, ig.enabled, p.route.is_some(), &[GENERATE_IMAGE], p.reason);
+            let backend = p.route.as_ref().map(|r| r.kind.image_backend()).unwrap_or("—");
+            st.extra.push(("backend".into(), backend.into()));
         }
         Feature::ComputerUse => {
             let reason = if is_darwin(input) {

@@ -186,6 +186,10 @@ pub struct ResolveInput {
     /// counts. They replace the engine's generic `note` line of that feature.
     #[serde(default)]
     pub extra_lines: std::collections::BTreeMap<String, Vec<String>>,
+    /// Registry facts for the network features: current model route, sidecar executor, image fallbacks
+    /// (src/net/plan.rs). Missing = nothing known (every network route then reads as unavailable).
+    #[serde(default)]
+    pub net: crate::net::plan::NetInput,
 }
 
 /// The default managed deferred set (docs/spec/toolkit.md §1).

@@ -117,11 +117,16 @@ impl Feature {
         }
     }
 
-    /// Whether this build ships an executor for the feature (the network and desktop features come later).
+    /// Whether this build ships an executor for the feature (Remote Compaction and Computer Use come later).
     pub fn is_built(self) -> bool {
         matches!(
             self,
-            Feature::ApplyPatch | Feature::ShellSessions | Feature::CodeMode | Feature::ToolDiscovery
+            Feature::ApplyPatch
+                | Feature::ShellSessions
+                | Feature::CodeMode
+                | Feature::ToolDiscovery
+                | Feature::WebSearch
+                | Feature::ImageGeneration
         )
     }
 }

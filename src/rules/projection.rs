@@ -45,6 +45,15 @@ pub struct Projection {
     pub features: serde_json::Map<String, serde_json::Value>,
     /// The record to emit on `pi-codex-toolkit.execution-diagnostics` once the sync is committed.
     pub diagnostics: DiagnosticsRecord,
+    /// The network plans the tools and the payload hook follow (src/net/plan.rs).
+    pub net: NetView,
+}
+
+/// Web Search's and Image Generation's plans for this sync.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetView {
+    pub search: crate::net::plan::SearchPlan,
+    pub image: crate::net::plan::ImagePlan,
 }
 
 fn feature_map(features: &[FeatureStatus]) -> serde_json::Map<String, serde_json::Value> {
@@ -130,6 +139,10 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         notes: d.notes.iter().map(|s| s.to_string()).collect(),
         features: feature_map(&d.features),
         diagnostics,
+        net: NetView {
+            search: d.search.clone(),
+            image: d.image.clone(),
+        },
     }
 }
 

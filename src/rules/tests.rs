@@ -480,19 +480,22 @@ fn diagnostics_record_shape() {
 }
 
 #[test]
-fn unbuilt_features_and_platform() {
+fn network_features_status_and_off_reason() {
     let cfg = json!({ "webSearch": { "enabled": true }, "computerUse": { "enabled": true }, "imageGeneration": { "enabled": false } });
     let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
     let out = resolve(&input);
+    // Built now: the faux model is not an official route (no sidecar executor configured either).
     assert_eq!(
         out.features["webSearch"],
-        json!({ "configured": true, "effective": "unavailable", "reason": "not built in this version" })
+        json!({ "configured": true, "effective": "unavailable", "reason": "unsupported-provider" })
     );
     assert_eq!(out.features["computerUse"]["reason"], "unsupported-platform");
+    // An off feature says so in plain words, never "not built".
     assert_eq!(
         out.features["imageGeneration"],
-        json!({ "configured": false, "effective": "off", "reason": "not built in this version" })
+        json!({ "configured": false, "effective": "off", "reason": "off in config" })
     );
+    assert_eq!(out.features["remoteCompaction"]["reason"], "off in config");
     input.platform = Some("darwin".into());
     assert_eq!(
         resolve(&input).features["computerUse"]["reason"],
@@ -533,7 +536,7 @@ config: /agent/extensions/pi-codex-toolkit.json
 Web Search
   configured: off
   effective: off
-  reason: not built in this version
+  reason: off in config
   requested backend: auto
   effective backend: off
   web search executor: —
@@ -542,12 +545,12 @@ Web Search
 Remote Compaction
   configured: off
   effective: off
-  reason: not built in this version
+  reason: off in config
 
 Image Generation
   configured: off
   effective: off
-  reason: not built in this version
+  reason: off in config
   backend: —
 
 Apply Patch
@@ -559,7 +562,7 @@ Apply Patch
 Computer Use
   configured: off
   effective: off
-  reason: unsupported-platform
+  reason: off in config
   transport: —
 
 Shell Sessions
@@ -844,8 +847,10 @@ fn off_features_say_why_in_plain_words() {
             format!("not turned on: set {key}.enabled to true in the config, or use /pct config")
         );
     }
-    // Features without an executor keep their own reason.
-    assert_eq!(reason(&legacy, "Remote Compaction"), "not built in this version");
+    // Network and desktop features that are off say so plainly (never "not built").
+    for title in ["Web Search", "Remote Compaction", "Image Generation", "Computer Use"] {
+        assert_eq!(reason(&legacy, title), "off in config");
+    }
     // Rules: the matched rule that does not ask for it, no matching rule, no model.
     let matched = status_text(&snapshot(
         rules_cfg(rule(false, true, false)),
@@ -869,4 +874,127 @@ fn off_features_say_why_in_plain_words() {
         registry(&[], &[]),
     ));
     assert_eq!(reason(&on, "Apply Patch"), "");
+}
+
+/// Route facts for the network status tests.
+fn route(provider: &str, api: &str, base: &str, auth: crate::net::route::AuthKind) -> crate::net::route::RouteFacts {
+    crate::net::route::RouteFacts {
+        provider: Some(provider.into()),
+        id: Some("gpt-x".into()),
+        api: Some(api.into()),
+        base_url: Some(base.into()),
+        auth: Some(auth),
+    }
+}
+
+#[test]
+fn network_status_reasons_and_tools() {
+    use crate::net::route::AuthKind;
+    let status_line = |text: &str, title: &str, key: &str| -> String {
+        let start = text.find(&format!("\n{title}\n")).unwrap();
+        let line = text[start..]
+            .lines()
+            .find(|l| l.starts_with(&format!("  {key}: ")))
+            .unwrap();
+        line[key.len() + 4..].to_string()
+    };
+    let cfg = json!({ "webSearch": { "enabled": true }, "imageGeneration": { "enabled": true } });
+    // Our registry plus the two network tools (registered by src/pi/net).
+    let with_net = |foreign: &[&str]| {
+        let mut v = registry(foreign, &[]);
+        for n in [WEB_SEARCH, GENERATE_IMAGE] {
+            if !foreign.contains(&n) {
+                v.push(ToolEntry {
+                    name: n.into(),
+                    description: None,
+                    source: ME.into(),
+                });
+            }
+        }
+        v
+    };
+    let mut input = snapshot(cfg.clone(), Some(("openai", "gpt-x")), with_net(&[]));
+    // unofficial-endpoint: a models.json baseUrl pointing elsewhere.
+    input.net.current = Some(route(
+        "openai",
+        "openai-responses",
+        "http://127.0.0.1:9999/v1",
+        AuthKind::ApiKey,
+    ));
+    let text = status_text(&input);
+    assert_eq!(status_line(&text, "Web Search", "reason"), "unofficial-endpoint");
+    assert_eq!(status_line(&text, "Web Search", "effective backend"), "unavailable");
+    assert_eq!(status_line(&text, "Image Generation", "reason"), "unofficial-endpoint");
+    // credential-mismatch: OAuth on the API-key route.
+    input.net.current = Some(route(
+        "openai",
+        "openai-responses",
+        "https://api.openai.com/v1",
+        AuthKind::OAuth,
+    ));
+    assert_eq!(
+        status_line(&status_text(&input), "Web Search", "reason"),
+        "credential-mismatch"
+    );
+    // current-model-missing.
+    let mut none = snapshot(cfg.clone(), None, registry(&[], &[]));
+    none.net = Default::default();
+    assert_eq!(
+        status_line(&status_text(&none), "Web Search", "reason"),
+        "current-model-missing"
+    );
+    // An official route: native search (no tool), image via the API key; the image tool is deferred by default
+    // only while discovery is on, so here it is active and visible.
+    input.net.current = Some(route(
+        "openai",
+        "openai-responses",
+        "https://api.openai.com/v1",
+        AuthKind::ApiKey,
+    ));
+    let text = status_text(&input);
+    assert_eq!(status_line(&text, "Web Search", "effective"), "active");
+    assert_eq!(status_line(&text, "Web Search", "effective backend"), "native");
+    assert_eq!(status_line(&text, "Image Generation", "backend"), "api-key");
+    let out = resolve(&input);
+    assert!(!out.active.contains(&WEB_SEARCH.to_string()));
+    assert!(out.active.contains(&GENERATE_IMAGE.to_string()));
+    // find_tools explains why the sidecar tool is not offered under the native backend.
+    {
+        let d = super::decide::decide(&input);
+        let reg = super::ownership::Registry::new(&input.tools, &input.identity);
+        assert_eq!(
+            crate::discovery::eligibility::state_of(WEB_SEARCH, &input, &reg, &d),
+            crate::discovery::eligibility::State::Unavailable("native-backend-in-use".into())
+        );
+    }
+    // Sidecar forced: the tool becomes visible; a third-party openai_web_search is a conflict.
+    let mut sc = cfg.clone();
+    sc["webSearch"]["backend"] = json!("sidecar");
+    let mut side = snapshot(sc.clone(), Some(("openai", "gpt-x")), with_net(&[]));
+    side.net = input.net.clone();
+    assert!(resolve(&side).active.contains(&WEB_SEARCH.to_string()));
+    assert_eq!(
+        status_line(&status_text(&side), "Web Search", "effective backend"),
+        "sidecar"
+    );
+    let mut conflict = snapshot(sc, Some(("openai", "gpt-x")), with_net(&[WEB_SEARCH]));
+    conflict.net = input.net.clone();
+    assert_eq!(
+        status_line(&status_text(&conflict), "Web Search", "reason"),
+        "conflicting-tool-name"
+    );
+    // Theirs stays active (never disabled); ours is not admitted.
+    assert!(!resolve(&conflict).admitted_names.contains(&WEB_SEARCH.to_string()));
+    // A plain third-party web_search is only a warning.
+    input.tools.push(ToolEntry {
+        name: "web_search".into(),
+        description: None,
+        source: "/ext/pi-web-access/index.ts".into(),
+    });
+    let text = status_text(&input);
+    assert!(
+        text.contains("  warning: another extension's web_search tool is also active"),
+        "{text}"
+    );
+    assert_eq!(status_line(&text, "Web Search", "effective"), "active");
 }

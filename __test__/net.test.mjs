@@ -1,0 +1,130 @@
+// Network glue against the addon (no Pi): the native payload transform's copy-on-write and pass-through, route
+// inspection, the sidecar and image request checks, the exclusive PNG write, the debug line, postJson's redirect,
+// abort and timeout handling against a loopback server. End-to-end coverage through the real Pi is in
+// __test__/e2e/websearch.e2e.test.mjs and image.e2e.test.mjs.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, rmSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { native } from "./helpers/addon.mjs";
+import { PNG_1X1_B64, startOpenAIServer } from "./e2e/helpers/openai-server.mjs";
+
+process.removeAllListeners("warning");
+const { injectWebSearch } = await import("../src/pi/net/websearch.ts");
+const { postJson } = await import("../src/pi/net/http.ts");
+
+const servers = [];
+const dirs = [];
+after(async () => {
+	for (const s of servers) await s.close();
+	for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test("native transform: copy-on-write, merge, include, tool_choice only when absent", () => {
+	const messages = [{ role: "user", content: "hi" }];
+	const payload = { model: "gpt-4.1", input: messages, tools: [{ type: "function", name: "read" }], include: ["reasoning.encrypted_content"] };
+	const frozen = JSON.stringify(payload);
+	const out = injectWebSearch(payload, "cached", "low");
+	assert.equal(JSON.stringify(payload), frozen, "the original payload is unchanged");
+	assert.equal(out.input, messages, "messages are shared, not copied");
+	assert.deepEqual(out.tools, [{ type: "function", name: "read" }, { type: "web_search", search_context_size: "low", external_web_access: false }]);
+	assert.deepEqual(out.include, ["reasoning.encrypted_content", "web_search_call.action.sources"]);
+	assert.equal(out.tool_choice, "auto");
+	// An existing entry is merged, its explicit fields win; an explicit tool_choice stays.
+	const merged = injectWebSearch({ tools: [{ type: "web_search", search_context_size: "high" }], tool_choice: "required" }, "live", "low");
+	assert.deepEqual(merged.tools, [{ type: "web_search", search_context_size: "high", external_web_access: true }]);
+	assert.equal(merged.tool_choice, "required");
+	// Applying twice changes nothing the second time.
+	assert.equal(injectWebSearch(out, "cached", "low"), undefined);
+});
+
+test("native transform: odd payloads pass through unchanged", () => {
+	for (const p of [null, "text", 3, [1, 2], { tools: "x" }, { tools: [], include: "x" }, { tools: [], include: null }, { tools: {} }]) {
+		assert.equal(injectWebSearch(p, "live", "medium"), undefined, JSON.stringify(p));
+	}
+	// Absent tools/include are created.
+	assert.deepEqual(injectWebSearch({ model: "m" }, "live", "medium"), {
+		model: "m", tools: [{ type: "web_search", search_context_size: "medium", external_web_access: true }],
+		include: ["web_search_call.action.sources"], tool_choice: "auto",
+	});
+});
+
+test("route inspection: every reason, fixed endpoints", () => {
+	const ok = native.netRouteInspect({ provider: "openai", id: "gpt-4.1", api: "openai-responses", baseUrl: "https://api.openai.com/v1", auth: "api-key" });
+	assert.equal(ok.ok, true);
+	assert.equal(ok.responsesUrl, "https://api.openai.com/v1/responses");
+	assert.equal(ok.imagesUrl, "https://api.openai.com/v1/images/generations");
+	const cases = [
+		[{}, "current-model-missing"],
+		[{ provider: "anthropic", id: "c", api: "x" }, "unsupported-provider"],
+		[{ provider: "openai", id: "m", api: "openai-completions" }, "unsupported-api"],
+		[{ provider: "openai", id: "m", api: "openai-responses", baseUrl: "http://127.0.0.1:9/v1", auth: "api-key" }, "unofficial-endpoint"],
+		[{ provider: "openai", id: "m", api: "openai-responses", baseUrl: "https://api.openai.com/v1", auth: "none" }, "missing-openai-auth"],
+		[{ provider: "openai-codex", id: "m", api: "openai-codex-responses", baseUrl: "https://chatgpt.com/backend-api", auth: "api-key" }, "credential-mismatch"],
+	];
+	for (const [facts, reason] of cases) {
+		const r = native.netRouteInspect(facts);
+		assert.equal(r.ok, false);
+		assert.equal(r.reason, reason);
+		assert.match(r.message, new RegExp(`^${reason}: .+; .+`));
+	}
+});
+
+test("sidecar and image request checks; timeout seam; failure messages", () => {
+	const r = native.netSidecarRequest(JSON.stringify({ query: "q" }), "gpt-4.1", "live", "high");
+	assert.equal(r.ok, true);
+	assert.deepEqual(JSON.parse(r.body).tools, [{ type: "web_search", search_context_size: "high", external_web_access: true }]);
+	for (const bad of [{}, { query: "" }, { query: "q", extra: 1 }]) {
+		const e = native.netSidecarRequest(JSON.stringify(bad), "m", "live", "low");
+		assert.equal(e.error.code, "invalid-arguments", JSON.stringify(bad));
+	}
+	assert.equal(native.netImageRequest(JSON.stringify({ prompt: "p", quality: "ultra" })).error.code, "invalid-arguments");
+	assert.equal(native.netTimeoutMs("sidecar"), 30000);
+	assert.equal(native.netTimeoutMs("image"), 300000);
+	assert.match(native.netFailure("timeout", "x").message, /^timeout: x; /);
+	assert.throws(() => native.netFailure("bogus", ""), (e) => e.code === "invalid-input");
+});
+
+test("image save: PNG only, exclusive new files under the agent dir", () => {
+	const agent = mkdtempSync(join(tmpdir(), "pct-net-"));
+	dirs.push(agent);
+	const a = native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
+	const b = native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
+	assert.ok(a.ok && b.ok);
+	assert.notEqual(a.path, b.path);
+	assert.deepEqual(readFileSync(a.path), Buffer.from(PNG_1X1_B64, "base64"));
+	const bad = native.netImageSave(JSON.stringify({ data: [{ b64_json: Buffer.from("<svg/>").toString("base64") }] }), agent);
+	assert.equal(bad.error.code, "invalid-image");
+	assert.equal(readdirSync(join(agent, "artifacts", "pi-codex-toolkit")).length, 2);
+});
+
+test("debug line: metadata only", () => {
+	const line = native.netDebugLine({ feature: "image-generation", provider: "openai", api: "openai-responses", model: "gpt-image-2", endpoint: "https://api.openai.com/v1/images/generations", durationMs: 5, status: 200, requestId: "Bearer sk-secret", blocks: ["image"] });
+	assert.equal(line, "[pi-codex-toolkit] net feature=image-generation provider=openai api=openai-responses model=gpt-image-2 host=api.openai.com duration_ms=5 status=200 request_id=? blocks=image");
+});
+
+test("postJson: redirects are not followed, abort and timeout have their codes, nothing is retried", async () => {
+	const srv = await startOpenAIServer();
+	servers.push(srv);
+	srv.reply((req) => (req.path === "/redirect" ? { redirect: `${srv.url}/target` } : req.path === "/hang" ? { hang: true } : { json: { ok: 1 } }));
+	const dbg = { enabled: false, feature: "f", provider: "p", api: "a", model: "m" };
+	const r = await postJson(`${srv.url}/redirect`, {}, "{}", 5000, undefined, dbg);
+	assert.equal(r.ok, false);
+	assert.equal(r.error.code, "http-error");
+	assert.match(r.error.message, /HTTP 302 \(a redirect: never followed\)/);
+	assert.equal(srv.to("/target").length, 0);
+	const t = await postJson(`${srv.url}/hang`, {}, "{}", 200, undefined, dbg);
+	assert.equal(t.error.code, "timeout");
+	const ctl = new AbortController();
+	const pending = postJson(`${srv.url}/hang`, {}, "{}", 5000, ctl.signal, dbg);
+	setTimeout(() => ctl.abort(), 50);
+	assert.equal((await pending).error.code, "aborted");
+	const pre = new AbortController();
+	pre.abort();
+	assert.equal((await postJson(`${srv.url}/ok`, {}, "{}", 5000, pre.signal, dbg)).error.code, "aborted");
+	assert.equal(srv.to("/ok").length, 0);
+	assert.equal(srv.to("/hang").length, 2);
+	const ok = await postJson(`${srv.url}/ok`, {}, "{}", 5000, undefined, dbg);
+	assert.deepEqual(JSON.parse(ok.text), { ok: 1 });
+});

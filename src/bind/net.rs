@@ -1,0 +1,483 @@
+//! Network feature bindings (docs/net.md): official route inspection, the native Web Search payload transform,
+//! sidecar request building and response parsing, image request building / PNG check / exclusive write, and the
+//! debug metadata line. Logic lives in src/net/; these functions only convert and shape. The HTTP call itself is
+//! made by the glue with `globalThis.fetch` (docs/net.md §Why fetch lives in the glue).
+
+use super::guard;
+use crate::net::route::{self, AuthKind, RouteFacts};
+use napi::Env;
+
+/// One model as Pi describes it (`ctx.model` / a registry entry) plus its credential kind.
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct NetRouteFacts {
+    pub provider: Option<String>,
+    pub id: Option<String>,
+    pub api: Option<String>,
+    /// The model's `baseUrl`, or the one `getApiKeyAndHeaders` resolved for this request.
+    pub base_url: Option<String>,
+    /// `isUsingOAuth` → `oauth`; a configured key → `api-key`; no credential → `none`.
+    #[napi(ts_type = "'oauth' | 'api-key' | 'none'")]
+    pub auth: Option<String>,
+}
+
+impl NetRouteFacts {
+    fn to_facts(&self) -> RouteFacts {
+        RouteFacts {
+            provider: self.provider.clone(),
+            id: self.id.clone(),
+            api: self.api.clone(),
+            base_url: self.base_url.clone(),
+            auth: match self.auth.as_deref() {
+                Some("oauth") => Some(AuthKind::OAuth),
+                Some("api-key") => Some(AuthKind::ApiKey),
+                Some("none") => Some(AuthKind::None),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The outcome of a route check: the route, or the stable reason with what to do next.
+#[napi(object)]
+pub struct NetRouteCheck {
+    pub ok: bool,
+    #[napi(ts_type = "'openai' | 'openai-codex' | null")]
+    pub kind: Option<String>,
+    pub model: Option<String>,
+    /// Fixed endpoints of the route (never taken from config).
+    pub responses_url: Option<String>,
+    pub images_url: Option<String>,
+    #[napi(
+        ts_type = "'current-model-missing' | 'unsupported-provider' | 'unsupported-api' | 'unofficial-endpoint' | 'missing-openai-auth' | 'credential-mismatch' | null"
+    )]
+    pub reason: Option<String>,
+    /// The reason with the next step, for tool errors.
+    pub message: Option<String>,
+}
+
+/// Inspects one model against the official routes (src/net/route.rs). Used for `/pct status` facts and again right
+/// before every request with the base URL and credential Pi resolved for it. Shared by every network feature
+/// (Web Search, Image Generation, Remote Compaction).
+#[napi(catch_unwind)]
+pub fn net_route_inspect(env: &Env, facts: NetRouteFacts) -> napi::Result<NetRouteCheck> {
+    guard::sync(env, "net.routeInspect", || {
+        Ok(match route::inspect(Some(&facts.to_facts())) {
+            Ok(r) => NetRouteCheck {
+                ok: true,
+                kind: Some(r.kind.provider().into()),
+                model: Some(r.model),
+                responses_url: Some(r.kind.responses_url().into()),
+                images_url: Some(r.kind.images_url().into()),
+                reason: None,
+                message: None,
+            },
+            Err(reason) => NetRouteCheck {
+                ok: false,
+                kind: None,
+                model: None,
+                responses_url: None,
+                images_url: None,
+                reason: Some(reason.as_str().into()),
+                message: Some(format!(
+                    "{}: the model is not on an official OpenAI route; {}",
+                    reason.as_str(),
+                    reason.next_step()
+                )),
+            },
+        })
+    })
+}
+
+// ---- type-only shapes of the rules snapshot and decision (JSON text; src/bind/rules.rs) ----
+
+/// Registry facts of the network features inside a `RulesInput` (src/net/plan.rs `NetInput`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetInput {
+    pub current: Option<NetRouteFacts>,
+    /// The registry entry of `webSearch.sidecarModel`; absent when not configured or not found.
+    pub executor: Option<NetRouteFacts>,
+    /// Thinking levels Pi reports for the executor model.
+    pub executor_levels: Option<Vec<String>>,
+    /// Image fallbacks after the current model: an openai-codex model, then an openai one.
+    pub image_candidates: Option<Vec<NetRouteFacts>>,
+}
+
+/// A model on an official route.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetRoute {
+    #[napi(ts_type = "'openai' | 'openai-codex'")]
+    pub kind: String,
+    pub model: String,
+}
+
+/// The sidecar executor.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetExecutor {
+    pub route: NetRoute,
+    pub effort: String,
+}
+
+/// Web Search's plan.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetSearchPlan {
+    #[napi(ts_type = "'native' | 'sidecar' | null")]
+    pub backend: Option<String>,
+    #[napi(ts_type = "string | null")]
+    pub reason: Option<String>,
+    #[napi(ts_type = "NetExecutor | null")]
+    pub executor: Option<NetExecutor>,
+}
+
+/// Image Generation's plan.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetImagePlan {
+    #[napi(ts_type = "NetRoute | null")]
+    pub route: Option<NetRoute>,
+    #[napi(ts_type = "string | null")]
+    pub reason: Option<String>,
+}
+
+/// Both plans of one sync decision.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetPlan {
+    pub search: NetSearchPlan,
+    pub image: NetImagePlan,
+}
+
+// ---- Web Search, Image Generation, Debug ----
+
+use crate::net::error::{code_of, NetError};
+use crate::net::websearch::{native as ws_native, sidecar, SearchOptions};
+use crate::net::{debug, image};
+
+fn opts(mode: String, context_size: String) -> SearchOptions {
+    SearchOptions { mode, context_size }
+}
+
+fn parse_json(env: &Env, text: &str) -> napi::Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| guard::throw(env, guard::INVALID_INPUT, &format!("invalid-input: {e}")))
+}
+
+/// A failure of a network tool: a stable code and a message naming the next step.
+#[napi(object)]
+pub struct NetFailure {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<NetError> for NetFailure {
+    fn from(e: NetError) -> Self {
+        NetFailure {
+            code: e.code.into(),
+            message: e.message,
+        }
+    }
+}
+
+/// The native backend's transform of a payload head (JSON text of a `PayloadHead`, src/net/websearch/native.rs):
+/// JSON text of the patch to apply copy-on-write, or null to pass the payload through unchanged.
+#[napi(
+    catch_unwind,
+    ts_args_type = "headJson: string & { readonly __json: NetPayloadHead }, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'",
+    ts_return_type = "(string & { readonly __json: NetPayloadPatch }) | null"
+)]
+pub fn net_search_transform(
+    env: &Env,
+    head_json: String,
+    mode: String,
+    context_size: String,
+) -> napi::Result<Option<String>> {
+    guard::sync(env, "net.searchTransform", || {
+        let head: ws_native::PayloadHead = serde_json::from_str(&head_json)
+            .map_err(|e| guard::throw(env, guard::INVALID_INPUT, &format!("invalid-input: {e}")))?;
+        Ok(ws_native::transform(&head, &opts(mode, context_size))
+            .map(|p| serde_json::to_string(&p).unwrap_or_default()))
+    })
+}
+
+/// The head of a provider payload (type-only; src/net/websearch/native.rs `PayloadHead`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetPayloadHead {
+    pub is_object: bool,
+    #[napi(ts_type = "'absent' | 'array' | 'other'")]
+    pub tools: String,
+    pub web_search_index: Option<u32>,
+    #[napi(ts_type = "Record<string, unknown> | null")]
+    pub web_search: Option<serde_json::Value>,
+    #[napi(ts_type = "'absent' | 'array' | 'other'")]
+    pub include_kind: String,
+    #[napi(ts_type = "unknown[]")]
+    pub include: Vec<serde_json::Value>,
+    pub has_tool_choice: bool,
+}
+
+/// What the native transform changes (type-only; src/net/websearch/native.rs `PayloadPatch`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct NetPayloadPatch {
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub entry: serde_json::Value,
+    #[napi(ts_type = "number | null")]
+    pub replace_index: Option<u32>,
+    #[napi(ts_type = "unknown[]")]
+    pub include: Vec<serde_json::Value>,
+    #[napi(ts_type = "'auto' | null")]
+    pub tool_choice: Option<String>,
+}
+
+/// A sidecar request ready to send, or the refusal.
+#[napi(object)]
+pub struct NetSidecarRequest {
+    pub ok: bool,
+    /// The validated query (the only conversation text sent).
+    pub query: Option<String>,
+    /// JSON text of the API-key route's body.
+    pub body: Option<String>,
+    pub error: Option<NetFailure>,
+}
+
+/// Validates `openai_web_search` arguments (JSON text) and builds the API-key route's body for `model`.
+#[napi(catch_unwind)]
+pub fn net_sidecar_request(
+    env: &Env,
+    args_json: String,
+    model: String,
+    #[napi(ts_arg_type = "'live' | 'cached'")] mode: String,
+    #[napi(ts_arg_type = "'low' | 'medium' | 'high'")] context_size: String,
+) -> napi::Result<NetSidecarRequest> {
+    guard::sync(env, "net.sidecarRequest", || {
+        let args = parse_json(env, &args_json)?;
+        Ok(match sidecar::parse_args(&args) {
+            Ok(q) => NetSidecarRequest {
+                ok: true,
+                body: Some(sidecar::api_key_body(&model, &q, &opts(mode, context_size)).to_string()),
+                query: Some(q),
+                error: None,
+            },
+            Err(e) => NetSidecarRequest {
+                ok: false,
+                query: None,
+                body: None,
+                error: Some(e.into()),
+            },
+        })
+    })
+}
+
+/// The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
+/// effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
+#[napi(catch_unwind)]
+pub fn net_sidecar_codex_payload(
+    env: &Env,
+    payload_json: String,
+    #[napi(ts_arg_type = "'live' | 'cached'")] mode: String,
+    #[napi(ts_arg_type = "'low' | 'medium' | 'high'")] context_size: String,
+    effort: String,
+) -> napi::Result<String> {
+    guard::sync(env, "net.sidecarCodexPayload", || {
+        let body = parse_json(env, &payload_json)?;
+        Ok(sidecar::codex_body_patch(&body, &opts(mode, context_size), effort == "auto").to_string())
+    })
+}
+
+/// One source row of a sidecar answer.
+#[napi(object)]
+pub struct NetSource {
+    pub url: String,
+    pub title: Option<String>,
+}
+
+/// A parsed sidecar answer, or the failure.
+#[napi(object)]
+pub struct NetSidecarAnswer {
+    pub ok: bool,
+    /// The tool result text: the answer, a blank line, `Sources:` and `- [title](url)` rows.
+    pub text: Option<String>,
+    pub sources: Option<Vec<NetSource>>,
+    pub searches: Option<u32>,
+    pub error: Option<NetFailure>,
+}
+
+/// Parses a sidecar answer: `json` (API-key route body) or `sse` (Codex route stream text).
+#[napi(catch_unwind)]
+pub fn net_sidecar_parse(
+    env: &Env,
+    #[napi(ts_arg_type = "'json' | 'sse'")] kind: String,
+    body: String,
+) -> napi::Result<NetSidecarAnswer> {
+    guard::sync(env, "net.sidecarParse", || {
+        let r = if kind == "sse" {
+            sidecar::parse_sse(&body)
+        } else {
+            sidecar::parse_json(&body)
+        };
+        Ok(match r {
+            Ok(a) => NetSidecarAnswer {
+                ok: true,
+                text: Some(a.render()),
+                searches: Some(a.searches as u32),
+                sources: Some(
+                    a.sources
+                        .into_iter()
+                        .map(|s| NetSource {
+                            url: s.url,
+                            title: s.title,
+                        })
+                        .collect(),
+                ),
+                error: None,
+            },
+            Err(e) => NetSidecarAnswer {
+                ok: false,
+                text: None,
+                sources: None,
+                searches: None,
+                error: Some(e.into()),
+            },
+        })
+    })
+}
+
+/// A validated image request, or the refusal.
+#[napi(object)]
+pub struct NetImageRequest {
+    pub ok: bool,
+    /// JSON text of `{prompt, model: "gpt-image-2", background: "auto", quality, size}`.
+    pub body: Option<String>,
+    pub error: Option<NetFailure>,
+}
+
+/// Validates `openai_generate_image` arguments (JSON text) and builds the request body.
+#[napi(catch_unwind)]
+pub fn net_image_request(env: &Env, args_json: String) -> napi::Result<NetImageRequest> {
+    guard::sync(env, "net.imageRequest", || {
+        let args = parse_json(env, &args_json)?;
+        Ok(match image::request_body(&args) {
+            Ok(b) => NetImageRequest {
+                ok: true,
+                body: Some(b.to_string()),
+                error: None,
+            },
+            Err(e) => NetImageRequest {
+                ok: false,
+                body: None,
+                error: Some(e.into()),
+            },
+        })
+    })
+}
+
+/// A saved image, or the failure (nothing is written on failure).
+#[napi(object)]
+pub struct NetImageSaved {
+    pub ok: bool,
+    /// Absolute path of the new `<uuid>.png`.
+    pub path: Option<String>,
+    /// Base64 of the bytes written (the image content block).
+    pub base64: Option<String>,
+    pub error: Option<NetFailure>,
+}
+
+/// Decodes the image response (text of the body), checks the PNG signature and writes the file exclusively under
+/// `<agentDir>/artifacts/pi-codex-toolkit/`.
+#[napi(catch_unwind)]
+pub fn net_image_save(env: &Env, body: String, agent_dir: String) -> napi::Result<NetImageSaved> {
+    guard::sync(env, "net.imageSave", || {
+        Ok(
+            match image::save(&body, std::path::Path::new(&agent_dir), image::MAX_IMAGE_BYTES) {
+                Ok((path, b64)) => NetImageSaved {
+                    ok: true,
+                    path: Some(path.to_string_lossy().into_owned()),
+                    base64: Some(b64),
+                    error: None,
+                },
+                Err(e) => NetImageSaved {
+                    ok: false,
+                    path: None,
+                    base64: None,
+                    error: Some(e.into()),
+                },
+            },
+        )
+    })
+}
+
+/// The failure for a code the glue observed (timeout, aborted, network-error, http-error, provider-unavailable):
+/// the stable message with its next step. Unknown codes are a programmer error.
+#[napi(catch_unwind)]
+pub fn net_failure(
+    env: &Env,
+    #[napi(
+        ts_arg_type = "'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response'"
+    )]
+    code: String,
+    detail: String,
+) -> napi::Result<NetFailure> {
+    guard::sync(env, "net.failure", || match code_of(&code) {
+        Some(c) => Ok(NetError::new(c, detail).into()),
+        None => Err(guard::throw(
+            env,
+            guard::INVALID_INPUT,
+            &format!("invalid-input: unknown network error code {code}"),
+        )),
+    })
+}
+
+/// The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s. Test seam:
+/// `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces both, so a suite can exercise the timeout against a server
+/// that never answers without waiting 30 s; only the process environment can set it.
+#[napi(catch_unwind)]
+pub fn net_timeout_ms(env: &Env, #[napi(ts_arg_type = "'sidecar' | 'image'")] feature: String) -> napi::Result<u32> {
+    guard::sync(env, "net.timeoutMs", || {
+        if let Some(ms) = std::env::var("PCT_TEST_NET_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|v| *v > 0)
+        {
+            return Ok(ms);
+        }
+        Ok(if feature == "image" { 300_000 } else { 30_000 })
+    })
+}
+
+/// Request metadata for the debug line (src/net/debug.rs `DebugMeta`).
+#[napi(object)]
+pub struct NetDebugMeta {
+    pub feature: String,
+    pub provider: String,
+    pub api: String,
+    pub model: String,
+    pub endpoint: String,
+    pub duration_ms: Option<f64>,
+    pub status: Option<u32>,
+    pub request_id: Option<String>,
+    pub blocks: Option<Vec<String>>,
+    pub error: Option<String>,
+}
+
+/// The `debug: true` stderr line of one request: metadata only, never secrets or content.
+#[napi(catch_unwind)]
+pub fn net_debug_line(env: &Env, meta: NetDebugMeta) -> napi::Result<String> {
+    guard::sync(env, "net.debugLine", || {
+        Ok(debug::line(&debug::DebugMeta {
+            feature: meta.feature,
+            provider: meta.provider,
+            api: meta.api,
+            model: meta.model,
+            endpoint: meta.endpoint,
+            duration_ms: meta.duration_ms,
+            status: meta.status,
+            request_id: meta.request_id,
+            blocks: meta.blocks.unwrap_or_default(),
+            error: meta.error,
+        }))
+    })
+}
