@@ -183,6 +183,21 @@ export interface CodeOk {
   ok: true
 }
 
+/** Builds the compaction POST body from the captured provider payload and the prior compaction's details. */
+export declare function compactionBuildRequest(captured: Record<string, unknown>, prior?: Record<string, unknown> | null): { ok: true; body: Record<string, unknown> } | { ok: false; code: string; message: string }
+
+/** The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`). */
+export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): Record<string, string>
+
+/** Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure. */
+export declare function compactionParseStream(sse: string): { ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }
+
+/** The payload with the stored checkpoint replayed, or null when anything does not match exactly. */
+export declare function compactionReplay(payload: Record<string, unknown>, details: Record<string, unknown>, current: Record<string, string>): Record<string, unknown> | null
+
+/** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
+export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>
+
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
 

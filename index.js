@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -782,6 +782,11 @@ export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
 export { applyPatch }
+export { compactionBuildRequest }
+export { compactionCompat }
+export { compactionParseStream }
+export { compactionReplay }
+export { compactionResult }
 export { configDefaults }
 export { configDraftSet }
 export { configEffective }

@@ -7,6 +7,7 @@ extern crate napi_derive;
 
 pub mod bind;
 mod code;
+mod compaction;
 mod computer;
 mod config;
 mod discovery;
