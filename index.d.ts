@@ -183,8 +183,12 @@ export interface CodeOk {
   ok: true
 }
 
-/** Builds the compaction POST body from the captured provider payload and the prior compaction's details. */
-export declare function compactionBuildRequest(captured: Record<string, unknown>, prior?: Record<string, unknown> | null): { ok: true; body: Record<string, unknown> } | { ok: false; code: string; message: string }
+/**
+ * Builds the compaction POST body from the captured provider payload and the prior compaction's details, both
+ * as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
+ * payload object by object across napi costs more than the whole build, see bench/compaction.mjs).
+ */
+export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): { ok: true; body: string } | { ok: false; code: string; message: string }
 
 /** The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`). */
 export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): Record<string, string>
