@@ -496,7 +496,22 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 ));
             }
         }
-        Feature::RemoteCompaction => unbuilt(&mut st, cfg.remote_compaction.enabled, None),
+        Feature::RemoteCompaction => {
+            // Codex OAuth route only (docs/compaction.md); elsewhere Pi's own compaction runs.
+            let route = crate::net::route::inspect(input.net.current.as_ref());
+            let reason = match &route {
+                Ok(r) if r.kind == crate::net::route::RouteKind::Codex => None,
+                Ok(_) => Some("unsupported-provider"),
+                Err(e) => Some(e.as_str()),
+            };
+            net_status(&mut st, cfg.remote_compaction.enabled, reason.is_none(), &[], reason);
+            if cfg.remote_compaction.enabled {
+                st.extra.push((
+                    "fallback".into(),
+                    "Pi's own compaction (custom instructions, other routes, any failure)".into(),
+                ));
+            }
+        }
         Feature::ImageGeneration => {
             let ig = &cfg.image_generation;
             let p = &d.image;

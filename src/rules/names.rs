@@ -127,6 +127,7 @@ impl Feature {
                 | Feature::ToolDiscovery
                 | Feature::WebSearch
                 | Feature::ImageGeneration
+                | Feature::RemoteCompaction
         )
     }
 }

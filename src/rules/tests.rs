@@ -998,3 +998,46 @@ fn network_status_reasons_and_tools() {
     );
     assert_eq!(status_line(&text, "Web Search", "effective"), "active");
 }
+
+#[test]
+fn remote_compaction_status_follows_the_codex_oauth_route() {
+    use crate::net::route::AuthKind;
+    let cfg = json!({ "remoteCompaction": { "enabled": true } });
+    let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+    let st = |i: &ResolveInput| resolve(i).features["remoteCompaction"].clone();
+    assert_eq!(st(&input)["reason"], "current-model-missing");
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com/backend-api",
+        AuthKind::OAuth,
+    ));
+    assert_eq!(
+        st(&input),
+        json!({ "configured": true, "effective": "active", "reason": "" })
+    );
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com/backend-api",
+        AuthKind::ApiKey,
+    ));
+    assert_eq!(st(&input)["reason"], "credential-mismatch");
+    input.net.current = Some(route(
+        "openai",
+        "openai-responses",
+        "https://api.openai.com/v1",
+        AuthKind::ApiKey,
+    ));
+    assert_eq!(
+        st(&input),
+        json!({ "configured": true, "effective": "unavailable", "reason": "unsupported-provider" })
+    );
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com:8443/backend-api",
+        AuthKind::OAuth,
+    ));
+    assert_eq!(st(&input)["reason"], "unofficial-endpoint");
+}
