@@ -202,6 +202,9 @@ export declare function compactionReplay(payload: Record<string, unknown>, detai
 /** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
 export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>
 
+/** The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it). */
+export declare function computerUsePlatform(): string
+
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
 

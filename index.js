@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, ComputerUse, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -787,6 +787,7 @@ export { compactionCompat }
 export { compactionParseStream }
 export { compactionReplay }
 export { compactionResult }
+export { computerUsePlatform }
 export { configDefaults }
 export { configDraftSet }
 export { configEffective }

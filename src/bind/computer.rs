@@ -10,6 +10,12 @@ fn panicked(message: String) -> Value {
     json!({"ok": false, "code": guard::PANIC_CODE, "message": message})
 }
 
+/// The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it).
+#[napi(catch_unwind)]
+pub fn computer_use_platform(env: &napi::Env) -> napi::Result<String> {
+    guard::sync(env, "computerUsePlatform", || Ok(computer::platform()))
+}
+
 /// One Pi session's Computer Use state: approvals and at most one app-server child.
 #[napi]
 pub struct ComputerUse {

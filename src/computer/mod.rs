@@ -65,12 +65,30 @@ pub struct Probe {
 /// against `__test__/fixtures/fake-app-server.mjs`. Read from the environment only, never from config.
 pub const SEAM_VAR: &str = "PCT_TEST_COMPUTER_USE";
 
+/// The platform the rules see for Computer Use: the seam's `platform` when set, else Node's name for this OS
+/// (`darwin`, `linux`, `win32`). Cheap (no file access): called on every rules sync.
+pub fn platform() -> String {
+    if let Some(seam) = std::env::var(SEAM_VAR).ok().filter(|s| !s.is_empty()) {
+        let v: Value = serde_json::from_str(&seam).unwrap_or(Value::Null);
+        return v["platform"].as_str().unwrap_or("unknown").to_string();
+    }
+    node_platform()
+}
+
+fn node_platform() -> String {
+    match std::env::consts::OS {
+        "macos" => "darwin".into(),
+        "windows" => "win32".into(),
+        other => other.into(),
+    }
+}
+
 /// Runs the prerequisite probe (only `/pct status` and the first tool call run it; it spawns nothing).
 pub fn probe() -> Probe {
     if let Some(seam) = std::env::var(SEAM_VAR).ok().filter(|s| !s.is_empty()) {
         return probe_seam(&seam);
     }
-    let platform = std::env::consts::OS.replace("macos", "darwin");
+    let platform = node_platform();
     if platform != "darwin" {
         return unavailable(platform, "unsupported-platform");
     }

@@ -6,8 +6,9 @@ import { register as registerCode } from "./tools/code.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
+import { register as registerComputer } from "./tools/computer.ts";
 import { register as registerImage } from "./net/image.ts";
 import { register as registerWebSearch } from "./net/websearch.ts";
 import { register as registerCompaction } from "./compaction.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerWebSearch, registerImage, registerCompaction];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerWebSearch, registerImage, registerCompaction, registerComputer];

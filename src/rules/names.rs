@@ -128,6 +128,7 @@ impl Feature {
                 | Feature::WebSearch
                 | Feature::ImageGeneration
                 | Feature::RemoteCompaction
+                | Feature::ComputerUse
         )
     }
 }
