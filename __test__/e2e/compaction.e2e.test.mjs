@@ -67,6 +67,9 @@ for (const version of PI_VERSIONS) {
 			assert.equal(req.json.model, "gpt-5.6-luna");
 			assert.equal(req.json.stream, true);
 			assert.deepEqual(req.json.input.at(-1), { type: "compaction_trigger" });
+			// Pi's active tools as its provider describes them: `tools` (Pi 0.87) or an additional_tools input item (1.x).
+			const declared = [...(req.json.tools ?? []), ...req.json.input.filter((i) => i.type === "additional_tools").flatMap((i) => i.tools)];
+			assert.ok(declared.some((t) => t.type === "function" && t.name === "read"), JSON.stringify(req.json).slice(0, 800));
 			assert.match(texts(req.json.input), /first question about the parser[\s\S]*second question about the lexer/);
 			// Stored: marker + readable excerpt (Pi's summary message).
 			const stored = await lastCompaction(pi);

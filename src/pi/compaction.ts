@@ -58,13 +58,19 @@ function latestRemote(ctx: ExtensionContext): Record<string, unknown> | null {
 }
 
 /** Runs the provider's payload builder for `messages` and stops before sending: the body Pi would have sent. */
-async function capture(registry: Registry, model: PiModel, ctx: ExtensionContext, messages: unknown[], apiKey: string): Promise<unknown> {
+async function capture(host: ToolkitHost, registry: Registry, model: PiModel, ctx: ExtensionContext, messages: unknown[], apiKey: string): Promise<unknown> {
 	if (!registry.streamSimple) throw new Error("Pi's model registry has no provider stream.");
-	let body: unknown;
-	const stream = registry.streamSimple(
-		model as never,
-		{ systemPrompt: ctx.getSystemPrompt?.() ?? "", messages: convertToLlm(messages as never), tools: [] } as never,
-		{
+	// The tools the model sees right now, as Pi would describe them to the provider.
+	const active = new Set(host.pi.getActiveTools());
+	const tools = host.pi
+		.getAllTools()
+		.filter((t) => active.has(t.name))
+		.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+	const systemPrompt = ctx.getSystemPrompt?.() ?? "";
+	const llm = convertToLlm(messages as never) as unknown[];
+	const once = async (context: unknown): Promise<unknown> => {
+		let body: unknown;
+		const stream = registry.streamSimple!(model as never, context as never, {
 			apiKey,
 			transport: "sse",
 			maxRetries: 0,
@@ -72,11 +78,16 @@ async function capture(registry: Registry, model: PiModel, ctx: ExtensionContext
 				body = b;
 				throw CAPTURED; // nothing is sent: the provider stops before its request
 			},
-		} as never,
-	);
-	for await (const _ of stream as AsyncIterable<unknown>) {
-		// drain: the stream ends with the error the throw above produced
-	}
+		} as never);
+		for await (const _ of stream as AsyncIterable<unknown>) {
+			// drain: the stream ends with the error the throw above produced
+		}
+		return body;
+	};
+	// The system prompt and the tools travel in a leading system message (pi-ai's transcript form, Pi 0.87 and
+	// 1.x alike); the provider renders them as it would for the model (Codex: `instructions` or a developer item,
+	// `tools` or an `additional_tools` item).
+	const body = await once({ messages: [{ role: "system", content: systemPrompt, ...(tools.length > 0 ? { toolsAdded: tools } : {}), timestamp: 0 }, ...llm] });
 	if (body === undefined) throw new Error("the provider built no request body.");
 	return body;
 }
@@ -95,7 +106,7 @@ export function register(host: ToolkitHost): void {
 			}
 			const prep = event.preparation;
 			const messages = [...prep.messagesToSummarize, ...prep.turnPrefixMessages];
-			const captured = await capture(registry, model, ctx, messages, cur.apiKey);
+			const captured = await capture(host, registry, model, ctx, messages, cur.apiKey);
 			const prior = latestRemote(ctx);
 			const req = native.compactionBuildRequest(JSON.stringify(captured), prior ? JSON.stringify(prior) : null);
 			if (!req.ok) {

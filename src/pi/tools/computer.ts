@@ -58,6 +58,10 @@ export function register(host: ToolkitHost): void {
 			},
 		});
 	}
+	// Every session start (startup, Pi's /reload, new, resume, fork) begins with no approvals.
+	host.pi.on("session_start", async () => {
+		cu.resetApprovals();
+	});
 	host.lifecycle("computerUse", {
 		// A session switch or shutdown forgets every approval and stops the app-server child.
 		beforeSwitch: async () => {
