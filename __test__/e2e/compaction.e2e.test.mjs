@@ -35,7 +35,7 @@ async function start(version, compaction) {
 	srv.reply((req) => (isCompaction(req) ? compaction(req) : { sse: responseText(`answer ${srv.requests.length}`) }));
 	const box = sandbox();
 	codexLogin(box);
-	writeConfig(box, { remoteCompaction: { enabled: true } });
+	writeConfig(box, { remoteCompaction: { enabled: true }, debug: true });
 	const pi = new RpcPi({ version, box, provider: "openai-codex", model: "gpt-5.6-luna", extensions: EXTS, env: { PCT_TEST_FETCH_REDIRECT: srv.url } });
 	await pi.prompt("first question about the parser");
 	await pi.prompt("second question about the lexer");
@@ -71,6 +71,11 @@ for (const version of PI_VERSIONS) {
 			const declared = [...(req.json.tools ?? []), ...req.json.input.filter((i) => i.type === "additional_tools").flatMap((i) => i.tools)];
 			assert.ok(declared.some((t) => t.type === "function" && t.name === "read"), JSON.stringify(req.json).slice(0, 800));
 			assert.match(texts(req.json.input), /first question about the parser[\s\S]*second question about the lexer/);
+			// Debug: one metadata line, never the token or the conversation.
+			const lines = pi.stderr.split("\n").filter((l) => l.includes("feature=remote-compaction"));
+			assert.equal(lines.length, 1, pi.stderr.slice(-1500));
+			assert.match(lines[0], /host=chatgpt\.com .*status=200 .*blocks=compaction$/);
+			assert.doesNotMatch(pi.stderr, /first question about the parser|Bearer/);
 			// Stored: marker + readable excerpt (Pi's summary message).
 			const stored = await lastCompaction(pi);
 			assert.ok(stored, "a compaction summary is in the session");

@@ -13,7 +13,7 @@ import { convertToLlm, type ExtensionContext } from "@earendil-works/pi-coding-a
 import { randomUUID } from "node:crypto";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { postJson, type DebugInfo } from "./net/http.ts";
+import { debugLine, postJson, type DebugInfo } from "./net/http.ts";
 import { chatgptAccountId, prepareRequest, routeFacts, type PiModel, type Registry } from "./net/route.ts";
 
 /** The SSE request's timeout (docs/compaction.md). */
@@ -122,12 +122,14 @@ export function register(host: ToolkitHost): void {
 				"openai-beta": "responses=experimental",
 				accept: "text/event-stream",
 			};
+			const started = performance.now();
 			const r = await postJson(cur.url, headers, req.body, COMPACTION_TIMEOUT_MS, event.signal, debug);
 			if (!r.ok) {
 				warn(ctx, `${r.error.message}`);
 				return undefined;
 			}
 			const parsed = native.compactionParseStream(r.text);
+			debugLine(debug, cur.url, started, r.status, r.requestId, parsed.ok ? ["compaction"] : [], parsed.ok ? undefined : parsed.code);
 			if (!parsed.ok) {
 				warn(ctx, parsed.message);
 				return undefined;
