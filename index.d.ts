@@ -37,6 +37,33 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's Computer Use state: approvals and at most one app-server child. */
+export declare class ComputerUse {
+  /** `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`. */
+  constructor(options?: { startTimeoutMs?: number; callTimeoutMs?: number } | null)
+  /** The prerequisite probe (spawns nothing): `{available, platform, reason}`. */
+  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }
+  /**
+   * Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
+   * where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
+   */
+  authorize(tool: string, args: Record<string, unknown>, mode: 'confirm' | 'always', hasUi: boolean): { ok: true; ask: string | null } | { ok: false; code: string; message: string }
+  /** Records the user's approval of `app` for this session. */
+  approve(app: string): void
+  /** The refusal for a declined approval: `{ok: false, code: 'approval-denied', message}`. */
+  denied(app: string): { ok: false; code: string; message: string }
+  /** Forgets every approval (session switch, reload). */
+  resetApprovals(): void
+  /** Runs one tool call (validated again here): `{ok: true, text, content, structuredContent}` or a failure. */
+  call(tool: string, args: Record<string, unknown>): Promise<{ ok: true; text: string; content: unknown[]; structuredContent: unknown } | { ok: false; code: string; message: string }>
+  /** Stops the app-server child and its whole process group, if running. */
+  shutdown(): Promise<void>
+  /** The running app-server's pid, or null (tests). */
+  pid(): Promise<number | null>
+  /** How many app-server children this instance started (0 off macOS). */
+  spawned(): number
+}
+
 /** One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only). */
 export declare class HostPermissions {
   constructor()
@@ -199,6 +226,28 @@ export interface CodeFailure {
 export interface CodeOk {
   ok: true
 }
+
+/**
+ * Builds the compaction POST body from the captured provider payload and the prior compaction's details, both
+ * as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
+ * payload object by object across napi costs more than the whole build, see bench/compaction.mjs).
+ */
+export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): { ok: true; body: string } | { ok: false; code: string; message: string }
+
+/** The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`). */
+export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): Record<string, string>
+
+/** Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure. */
+export declare function compactionParseStream(sse: string): { ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }
+
+/** The payload with the stored checkpoint replayed, or null when anything does not match exactly. */
+export declare function compactionReplay(payload: Record<string, unknown>, details: Record<string, unknown>, current: Record<string, string>): Record<string, unknown> | null
+
+/** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
+export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>
+
+/** The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it). */
+export declare function computerUsePlatform(): string
 
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig

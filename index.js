@@ -773,9 +773,10 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
+export { ComputerUse }
 export { HostPermissions }
 export { JsHostPermissions }
 export { HostSession }
@@ -783,6 +784,12 @@ export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
 export { applyPatch }
+export { compactionBuildRequest }
+export { compactionCompat }
+export { compactionParseStream }
+export { compactionReplay }
+export { compactionResult }
+export { computerUsePlatform }
 export { configDefaults }
 export { configDraftSet }
 export { configEffective }

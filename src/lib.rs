@@ -7,6 +7,8 @@ extern crate napi_derive;
 
 pub mod bind;
 mod code;
+mod compaction;
+mod computer;
 mod config;
 mod discovery;
 mod errno;

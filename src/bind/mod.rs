@@ -4,6 +4,8 @@
 //! programmer errors (`invalid-input`) and contained panics (`internal-panic`) throw an `Error` with that `code`.
 
 pub mod code;
+pub mod compaction;
+pub mod computer;
 pub mod config;
 pub mod guard;
 pub mod host;

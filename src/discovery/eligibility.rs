@@ -53,10 +53,11 @@ pub fn state_of(name: &str, input: &ResolveInput, reg: &Registry, d: &Decision) 
     if !configured(feature, input, d) {
         return State::Unavailable("disabled".into());
     }
+    // Off macOS Computer Use is never registered (docs/computer.md): say why, not "not-registered".
+    if feature == Feature::ComputerUse && input.platform.as_deref() != Some("darwin") {
+        return State::Unavailable("unsupported-platform".into());
+    }
     if !feature.is_built() {
-        if feature == Feature::ComputerUse && input.platform.as_deref() != Some("darwin") {
-            return State::Unavailable("unsupported-platform".into());
-        }
         return State::Unavailable("not-registered".into());
     }
     if reg.owner(name) == Owner::Missing {

@@ -8,8 +8,10 @@ import { register as registerHostBash } from "./tools/host-bash.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
+import { register as registerComputer } from "./tools/computer.ts";
 import { register as registerImage } from "./net/image.ts";
 import { register as registerWebSearch } from "./net/websearch.ts";
+import { register as registerCompaction } from "./compaction.ts";
 
 export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerPatch,
@@ -20,4 +22,6 @@ export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerImage,
 	registerHost,
 	registerHostBash,
+	registerCompaction,
+	registerComputer,
 ];

@@ -136,7 +136,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		activeNow: host.pi.getActiveTools(),
 		hiddenByUs: [...host.rules.hiddenByUs],
 		loadedDeferred: host.rules.loadedDeferred,
-		platform: process.platform,
+		platform: native.computerUsePlatform(), // process.platform, or the Computer Use test seam's (docs/computer.md)
 		shellAvailable: resolveShell() !== null,
 		hasUi: host.rules.hasUI,
 		cleanupPending: cleanupPending(host),

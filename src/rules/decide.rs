@@ -76,9 +76,6 @@ pub struct FeatureStatus {
     pub extra: Vec<(String, String)>,
 }
 
-/// The reason text used for features whose executor this build does not have yet (only while configured on).
-pub const NOT_BUILT: &str = "not built in this version";
-
 /// The reason of a network or desktop feature that is turned off (never "not built": docs/net.md §Status).
 pub const OFF_IN_CONFIG: &str = "off in config";
 
@@ -284,6 +281,12 @@ pub fn decide(input: &ResolveInput) -> Decision {
         push_unique(&mut admitted, &[GENERATE_IMAGE]);
     }
 
+    // Computer Use (docs/computer.md): macOS only, all six names ours or none.
+    if cfg.computer_use.enabled && is_darwin(input) && COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours) {
+        push_unique(&mut direct, &COMPUTER_USE);
+        push_unique(&mut admitted, &COMPUTER_USE);
+    }
+
     // Tool Discovery: find_tools itself, then which direct names it holds back.
     let discovery_on = cfg.tool_discovery.enabled;
     let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
@@ -441,20 +444,6 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
         reason: String::new(),
         extra: Vec::new(),
     };
-    let unbuilt = |st: &mut FeatureStatus, configured: bool, platform_reason: Option<&str>| {
-        st.configured = configured;
-        st.effective = if configured {
-            Effective::Unavailable
-        } else {
-            Effective::Off
-        };
-        st.reason = if configured {
-            platform_reason.unwrap_or(NOT_BUILT)
-        } else {
-            OFF_IN_CONFIG
-        }
-        .to_string();
-    };
     // A built network feature: off, active (or deferred while discovery holds its tool) or unavailable.
     let net_status = |st: &mut FeatureStatus, configured: bool, live: bool, names: &[&str], reason: Option<&str>| {
         st.configured = configured;
@@ -520,7 +509,22 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 ));
             }
         }
-        Feature::RemoteCompaction => unbuilt(&mut st, cfg.remote_compaction.enabled, None),
+        Feature::RemoteCompaction => {
+            // Codex OAuth route only (docs/compaction.md); elsewhere Pi's own compaction runs.
+            let route = crate::net::route::inspect(input.net.current.as_ref());
+            let reason = match &route {
+                Ok(r) if r.kind == crate::net::route::RouteKind::Codex => None,
+                Ok(_) => Some("unsupported-provider"),
+                Err(e) => Some(e.as_str()),
+            };
+            net_status(&mut st, cfg.remote_compaction.enabled, reason.is_none(), &[], reason);
+            if cfg.remote_compaction.enabled {
+                st.extra.push((
+                    "fallback".into(),
+                    "Pi's own compaction (custom instructions, other routes, any failure)".into(),
+                ));
+            }
+        }
         Feature::ImageGeneration => {
             let ig = &cfg.image_generation;
             let p = &d.image;
@@ -529,13 +533,16 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.extra.push(("backend".into(), backend.into()));
         }
         Feature::ComputerUse => {
-            let reason = if is_darwin(input) {
-                None
+            let (live, reason) = if !is_darwin(input) {
+                (false, Some("unsupported-platform"))
+            } else if COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours) {
+                (true, None)
             } else {
-                Some("unsupported-platform")
+                (false, Some("not-registered"))
             };
-            unbuilt(&mut st, cfg.computer_use.enabled, reason);
-            st.extra.push(("transport".into(), "—".into()));
+            net_status(&mut st, cfg.computer_use.enabled, live, &COMPUTER_USE, reason);
+            let transport = if live { "codex app-server --stdio" } else { "—" };
+            st.extra.push(("transport".into(), transport.into()));
         }
         Feature::ApplyPatch => {
             st.configured = d.requested.patch;

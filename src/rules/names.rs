@@ -169,6 +169,8 @@ impl Feature {
                 | Feature::WebSearch
                 | Feature::ImageGeneration
                 | Feature::HostTools
+                | Feature::RemoteCompaction
+                | Feature::ComputerUse
         )
     }
 }

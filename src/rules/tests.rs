@@ -497,10 +497,7 @@ fn network_features_status_and_off_reason() {
     );
     assert_eq!(out.features["remoteCompaction"]["reason"], "off in config");
     input.platform = Some("darwin".into());
-    assert_eq!(
-        resolve(&input).features["computerUse"]["reason"],
-        "not built in this version"
-    );
+    assert_eq!(resolve(&input).features["computerUse"]["reason"], "not-registered");
 }
 
 #[test]
@@ -1005,4 +1002,83 @@ fn network_status_reasons_and_tools() {
         "{text}"
     );
     assert_eq!(status_line(&text, "Web Search", "effective"), "active");
+}
+
+#[test]
+fn remote_compaction_status_follows_the_codex_oauth_route() {
+    use crate::net::route::AuthKind;
+    let cfg = json!({ "remoteCompaction": { "enabled": true } });
+    let mut input = snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[]));
+    let st = |i: &ResolveInput| resolve(i).features["remoteCompaction"].clone();
+    assert_eq!(st(&input)["reason"], "current-model-missing");
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com/backend-api",
+        AuthKind::OAuth,
+    ));
+    assert_eq!(
+        st(&input),
+        json!({ "configured": true, "effective": "active", "reason": "" })
+    );
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com/backend-api",
+        AuthKind::ApiKey,
+    ));
+    assert_eq!(st(&input)["reason"], "credential-mismatch");
+    input.net.current = Some(route(
+        "openai",
+        "openai-responses",
+        "https://api.openai.com/v1",
+        AuthKind::ApiKey,
+    ));
+    assert_eq!(
+        st(&input),
+        json!({ "configured": true, "effective": "unavailable", "reason": "unsupported-provider" })
+    );
+    input.net.current = Some(route(
+        "openai-codex",
+        "openai-codex-responses",
+        "https://chatgpt.com:8443/backend-api",
+        AuthKind::OAuth,
+    ));
+    assert_eq!(st(&input)["reason"], "unofficial-endpoint");
+}
+
+#[test]
+fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
+    let mut reg = registry(&[], &[]);
+    for n in COMPUTER_USE {
+        reg.push(ToolEntry {
+            name: n.into(),
+            description: None,
+            source: ME.into(),
+        });
+    }
+    let cfg = json!({ "computerUse": { "enabled": true }, "toolDiscovery": { "enabled": false } });
+    let mut input = snapshot(cfg.clone(), Some(("faux", "faux-1")), reg.clone());
+    input.platform = Some("darwin".into());
+    let out = resolve(&input);
+    assert_eq!(
+        out.features["computerUse"],
+        json!({ "configured": true, "effective": "active", "reason": "" })
+    );
+    assert!(COMPUTER_USE.iter().all(|n| out.active.iter().any(|a| a == n)));
+    assert!(super::status::status_text(&input).contains("  transport: codex app-server --stdio"));
+    // Under Tool Discovery the six are deferred by default (all or none).
+    let mut dcfg = rules_cfg(json!([]));
+    dcfg["computerUse"] = json!({ "enabled": true });
+    dcfg["toolDiscovery"] = json!({ "enabled": true });
+    let mut deferred = snapshot(dcfg, Some(("faux", "faux-1")), reg.clone());
+    deferred.platform = Some("darwin".into());
+    let out = resolve(&deferred);
+    assert_eq!(out.features["computerUse"]["effective"], "deferred");
+    assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")));
+    // Off macOS: never active, even when registered.
+    input.platform = Some("linux".into());
+    let out = resolve(&input);
+    assert_eq!(out.features["computerUse"]["reason"], "unsupported-platform");
+    assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")));
 }

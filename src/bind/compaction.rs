@@ -1,0 +1,124 @@
+//! Bindings of Remote Compaction's pure parts (docs/compaction.md). Expected failures answer
+//! `{ok: false, code, message}`; the Pi glue turns them into a warning and lets Pi's own compaction run.
+
+use super::guard;
+use crate::compaction as c;
+use serde_json::{json, Value};
+
+fn panicked(message: String) -> Value {
+    json!({"ok": false, "code": guard::PANIC_CODE, "message": message})
+}
+
+fn failure(e: c::CompactionError) -> Value {
+    json!({"ok": false, "code": e.code, "message": e.message})
+}
+
+/// Builds the compaction POST body from the captured provider payload and the prior compaction's details, both
+/// as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
+/// payload object by object across napi costs more than the whole build, see bench/compaction.mjs).
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ ok: true; body: string } | { ok: false; code: string; message: string }"
+)]
+pub fn compaction_build_request(captured_json: String, prior_json: Option<String>) -> Value {
+    guard::sync_or(
+        "compactionBuildRequest",
+        || {
+            let bad = || {
+                failure(c::CompactionError {
+                    code: "capture-failed",
+                    message: "The captured request is not JSON.".into(),
+                })
+            };
+            let Ok(captured) = serde_json::from_str::<Value>(&captured_json) else {
+                return bad();
+            };
+            let prior = match prior_json.as_deref().map(serde_json::from_str::<Value>) {
+                None => None,
+                Some(Ok(p)) => Some(p).filter(|p| p.is_object()),
+                Some(Err(_)) => return bad(),
+            };
+            match c::build_request(&captured, prior.as_ref()) {
+                Ok(body) => json!({"ok": true, "body": body.to_string()}),
+                Err(e) => failure(e),
+            }
+        },
+        panicked,
+    )
+}
+
+/// Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure.
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }"
+)]
+pub fn compaction_parse_stream(sse: String) -> Value {
+    guard::sync_or(
+        "compactionParseStream",
+        || match c::parse_stream(&sse) {
+            Ok(item) => json!({"ok": true, "item": item}),
+            Err(e) => failure(e),
+        },
+        panicked,
+    )
+}
+
+/// The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`).
+#[napi(catch_unwind, ts_return_type = "Record<string, string>")]
+pub fn compaction_compat(
+    env: &napi::Env,
+    provider: String,
+    api: String,
+    model: String,
+    endpoint: String,
+    auth_kind: String,
+    account_id: String,
+) -> napi::Result<Value> {
+    guard::sync(env, "compactionCompat", || {
+        Ok(c::compat_record(
+            &provider,
+            &api,
+            &model,
+            &endpoint,
+            &auth_kind,
+            &account_id,
+        ))
+    })
+}
+
+/// Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item.
+#[napi(catch_unwind, ts_return_type = "Record<string, unknown>")]
+#[allow(clippy::too_many_arguments)]
+pub fn compaction_result(
+    env: &napi::Env,
+    uuid: String,
+    #[napi(ts_arg_type = "Record<string, unknown>")] checkpoint: Value,
+    #[napi(ts_arg_type = "unknown[]")] captured_input: Vec<Value>,
+    #[napi(ts_arg_type = "Record<string, unknown> | null")] prior: Option<Value>,
+    #[napi(ts_arg_type = "Record<string, string>")] compat: Value,
+    first_kept_entry_id: String,
+    tokens_before: f64,
+) -> napi::Result<Value> {
+    guard::sync(env, "compactionResult", || {
+        Ok(c::build_result(
+            &uuid,
+            checkpoint,
+            &captured_input,
+            prior.as_ref().filter(|p| p.is_object()),
+            compat,
+            &first_kept_entry_id,
+            tokens_before,
+        ))
+    })
+}
+
+/// The payload with the stored checkpoint replayed, or null when anything does not match exactly.
+#[napi(catch_unwind, ts_return_type = "Record<string, unknown> | null")]
+pub fn compaction_replay(
+    env: &napi::Env,
+    #[napi(ts_arg_type = "Record<string, unknown>")] payload: Value,
+    #[napi(ts_arg_type = "Record<string, unknown>")] details: Value,
+    #[napi(ts_arg_type = "Record<string, string>")] current: Value,
+) -> napi::Result<Option<Value>> {
+    guard::sync(env, "compactionReplay", || Ok(c::replay(&payload, &details, &current)))
+}

@@ -1,0 +1,176 @@
+//! Bindings of Computer Use (docs/computer.md): the probe, the argument and approval gate, and the app-server
+//! client. Expected failures resolve `{ok: false, code, message}`.
+
+use super::guard;
+use crate::computer::{self, client, Gate};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn panicked(message: String) -> Value {
+    json!({"ok": false, "code": guard::PANIC_CODE, "message": message})
+}
+
+/// The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it).
+#[napi(catch_unwind)]
+pub fn computer_use_platform(env: &napi::Env) -> napi::Result<String> {
+    guard::sync(env, "computerUsePlatform", || Ok(computer::platform()))
+}
+
+/// One Pi session's Computer Use state: approvals and at most one app-server child.
+#[napi]
+pub struct ComputerUse {
+    session: std::sync::Arc<client::Session>,
+    approvals: computer::Approvals,
+}
+
+#[napi]
+impl ComputerUse {
+    /// `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(
+        env: &napi::Env,
+        #[napi(ts_arg_type = "{ startTimeoutMs?: number; callTimeoutMs?: number } | null")] options: Option<Value>,
+    ) -> napi::Result<Self> {
+        guard::sync(env, "computer.new", || {
+            let mut limits = client::Limits::default();
+            let ms = |k: &str| options.as_ref().and_then(|o| o[k].as_u64()).filter(|n| *n > 0);
+            if let Some(n) = ms("startTimeoutMs") {
+                limits.start = Duration::from_millis(n);
+            }
+            if let Some(n) = ms("callTimeoutMs") {
+                limits.call = Duration::from_millis(n);
+            }
+            Ok(Self {
+                session: std::sync::Arc::new(client::Session::new(limits)),
+                approvals: Default::default(),
+            })
+        })
+    }
+
+    /// The prerequisite probe (spawns nothing): `{available, platform, reason}`.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "{ available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }"
+    )]
+    pub fn probe(&self) -> Value {
+        guard::sync_or(
+            "computer.probe",
+            || {
+                let p = computer::probe();
+                json!({"available": p.reason.is_none(), "platform": p.platform, "reason": p.reason})
+            },
+            panicked,
+        )
+    }
+
+    /// Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
+    /// where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "{ ok: true; ask: string | null } | { ok: false; code: string; message: string }"
+    )]
+    pub fn authorize(
+        &self,
+        tool: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        #[napi(ts_arg_type = "'confirm' | 'always'")] mode: String,
+        has_ui: bool,
+    ) -> Value {
+        guard::sync_or(
+            "computer.authorize",
+            || {
+                let p = computer::probe();
+                if let Some(r) = p.reason {
+                    return computer::unavailable_error(r).to_json();
+                }
+                let (_, _, app) = match computer::check_call(&tool, &args) {
+                    Ok(v) => v,
+                    Err(e) => return e.to_json(),
+                };
+                match self.approvals.gate(&mode, app.as_deref(), has_ui) {
+                    Ok(Gate::Go) => json!({"ok": true, "ask": null}),
+                    Ok(Gate::Ask(a)) => json!({"ok": true, "ask": a}),
+                    Err(e) => e.to_json(),
+                }
+            },
+            panicked,
+        )
+    }
+
+    /// Records the user's approval of `app` for this session.
+    #[napi(catch_unwind)]
+    pub fn approve(&self, env: &napi::Env, app: String) -> napi::Result<()> {
+        guard::sync(env, "computer.approve", || {
+            self.approvals.approve(&app);
+            Ok(())
+        })
+    }
+
+    /// The refusal for a declined approval: `{ok: false, code: 'approval-denied', message}`.
+    #[napi(catch_unwind, ts_return_type = "{ ok: false; code: string; message: string }")]
+    pub fn denied(&self, app: String) -> Value {
+        guard::sync_or("computer.denied", || computer::denied(&app).to_json(), panicked)
+    }
+
+    /// Forgets every approval (session switch, reload).
+    #[napi(catch_unwind)]
+    pub fn reset_approvals(&self, env: &napi::Env) -> napi::Result<()> {
+        guard::sync(env, "computer.resetApprovals", || {
+            self.approvals.reset();
+            Ok(())
+        })
+    }
+
+    /// Runs one tool call (validated again here): `{ok: true, text, content, structuredContent}` or a failure.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Promise<{ ok: true; text: string; content: unknown[]; structuredContent: unknown } | { ok: false; code: string; message: string }>"
+    )]
+    pub async fn call(&self, tool: String, #[napi(ts_arg_type = "Record<string, unknown>")] args: Value) -> Value {
+        let session = self.session.clone();
+        guard::future_or(
+            "computer.call",
+            async move {
+                let p = computer::probe();
+                if let Some(r) = p.reason {
+                    return computer::unavailable_error(r).to_json();
+                }
+                let (short, fwd, _) = match computer::check_call(&tool, &args) {
+                    Ok(v) => v,
+                    Err(e) => return e.to_json(),
+                };
+                match session.call(&p, &short, fwd).await {
+                    Ok(r) => json!({
+                        "ok": true,
+                        "text": client::text_of(&r),
+                        "content": r.get("content").cloned().unwrap_or(json!([])),
+                        "structuredContent": r.get("structuredContent").cloned().unwrap_or(Value::Null),
+                    }),
+                    Err(e) => e.to_json(),
+                }
+            },
+            panicked,
+        )
+        .await
+    }
+
+    /// Stops the app-server child and its whole process group, if running.
+    #[napi(catch_unwind)]
+    pub async fn shutdown(&self) {
+        let session = self.session.clone();
+        guard::future_or("computer.shutdown", async move { session.shutdown().await }, |_| ()).await
+    }
+
+    /// The running app-server's pid, or null (tests).
+    #[napi(catch_unwind)]
+    pub async fn pid(&self) -> Option<u32> {
+        let session = self.session.clone();
+        guard::future_or("computer.pid", async move { session.pid().await }, |_| None).await
+    }
+
+    /// How many app-server children this instance started (0 off macOS).
+    #[napi(catch_unwind)]
+    pub fn spawned(&self) -> f64 {
+        self.session.spawned() as f64
+    }
+}
