@@ -145,6 +145,8 @@ for (const version of PI_VERSIONS) {
 			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
 			{ tools: [{ name: "Read", args: { path: "../outside.txt", offset: 1 } }] },
 			{ text: "done" },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt", limit: 1 } }] },
+			{ text: "done under auto" },
 		];
 		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
 		const plan = [{ title: "Allow Read to read", option: "Allow for this session" }, { title: "Allow Read to read", option: "Deny" }];
@@ -165,12 +167,27 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual(denied.map((e) => e.isError), [true, true]);
 			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Read call; it did not run\./);
 			assert.equal(plan.length, 0, "a new session asks again");
+			// /pct permission: the session override beats the config's ask, without a card.
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
+			assert.deepEqual((await pi.prompt("/pct permission sometimes")).notifications, ["Usage: /pct permission [ask|accept-edits|auto|default]"]);
+			assert.deepEqual((await pi.prompt("/pct permission auto")).notifications, [
+				"Host Tools permission mode for this session: auto (the config's ask applies again in the next session).",
+			]);
+			const cards = pi.uiRequests.length;
+			const third = await pi.prompt("once more");
+			const end = third.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.isError, false, toolText(end));
+			assert.equal(pi.uiRequests.length, cards, "auto: no card for an external read");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: auto (this session; the config says ask)"]);
+			await pi.prompt("/pct permission default");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
 		} finally {
 			await pi.close();
 		}
 		const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
 		const lines = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l)));
 		assert.deepEqual(lines.map((l) => [l.decision, l.prompted, l.ok]).sort(), [
+			["allow", false, true],
 			["allow-session", false, true],
 			["allow-session", true, true],
 			["deny", true, false],
