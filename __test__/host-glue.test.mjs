@@ -179,3 +179,27 @@ test("turn ids change with every prompt (agent_start)", async () => {
 	assert.notEqual(h.runs[0].turn, h.runs[1].turn);
 	assert.deepEqual(h.auditLines().map((l) => l.turn), [h.runs[0].turn, h.runs[1].turn]);
 });
+
+test("a failure with budgetExhausted is returned as an error result that terminates the turn; others throw", async () => {
+	const h = fakeHost({ mode: "auto" });
+	let budget = false;
+	hostTool(h.host, {
+		name: "Edit",
+		label: "Edit",
+		description: "test editor",
+		parameters: Type.Object({ path: Type.String() }),
+		risk: "edit",
+		target: (p) => p.path,
+		run: async () => ({ ok: false, code: "EDIT_RANGE_INVALID", message: "line 9 is past the end", budgetExhausted: budget, failures: 3 }),
+	});
+	await assert.rejects(h.tools.get("Edit").execute("e1", { path: "a.txt" }, undefined, undefined, h.ctx()), /^Error: EDIT_RANGE_INVALID: line 9/);
+	budget = true;
+	const r = await h.tools.get("Edit").execute("e2", { path: "a.txt" }, undefined, undefined, h.ctx());
+	assert.deepEqual(r, {
+		content: [{ type: "text", text: "EDIT_RANGE_INVALID: line 9 is past the end" }],
+		details: { code: "EDIT_RANGE_INVALID", budgetExhausted: true, failures: 3 },
+		isError: true,
+		terminate: true,
+	});
+	assert.deepEqual(h.auditLines().map((l) => [l.tool, l.ok, l.errorCode]), [["Edit", false, "EDIT_RANGE_INVALID"], ["Edit", false, "EDIT_RANGE_INVALID"]]);
+});

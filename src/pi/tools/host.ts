@@ -23,7 +23,8 @@
  * (a failure there is the call's result) → permission decision → card (allow once / allow for this session /
  * deny; no timeout, dismissed only by the abort signal) or TOOL_DENIED without a UI → `run` with `approvedPath`
  * set to the canonical path of an approved external target (Rust resolves it again right before running) → one
- * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error).
+ * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error); a
+ * failure with `budgetExhausted: true` is returned as an error result with Pi's `terminate`, which ends the turn.
  * `details` of an ok result are every field but `ok`/`text`. Scratch writes (risk "edit", target in the scratch
  * root) never ask.
  */
@@ -257,7 +258,17 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				errorCode: outcome.ok ? undefined : outcome.code,
 			});
 			if (!audited.ok) process.stderr.write(`pi-codex-toolkit: ${audited.code}: ${audited.message}\n`);
-			if (!outcome.ok) throw new Error(`${outcome.code}: ${outcome.message}`);
+			if (!outcome.ok) {
+				const text = `${outcome.code}: ${outcome.message}`;
+				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,
+				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
+				// `isError` on returned results; the text says what failed either way.
+				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
+					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
+					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
+				}
+				throw new Error(text);
+			}
 			const { ok: _ok, text, ...details } = outcome as { ok: true; text: string } & Record<string, unknown>;
 			return { content: [{ type: "text" as const, text }], details };
 		},
