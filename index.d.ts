@@ -75,6 +75,10 @@ export declare class HostSession {
   grep(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGrepOk | HostFailure>
   /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
   snapshotStats(): HostSnapshotStats
+  /** Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root). */
+  write(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostWriteOk | HostFailure>
+  /** Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit"). */
+  edit(args: Record<string, unknown>, options?: HostEditOptions | undefined | null): Promise<HostEditOk | HostEditFailure>
 }
 export type JsHostSession = HostSession
 
@@ -366,6 +370,50 @@ export interface HostCallOptions {
 }
 
 /**
+ * A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
+ * current tag when it was read; `budgetExhausted` says the retry budget of this path and prompt is spent (stop
+ * editing it and report), `failures` the counted failures so far.
+ */
+export interface HostEditFailure {
+  ok: false
+  code: string
+  message: string
+  liveTag?: string
+  budgetExhausted: boolean
+  failures: number
+}
+
+/**
+ * A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
+ * over, path rebound).
+ */
+export interface HostEditOk {
+  ok: true
+  text: string
+  /** The file (its new path after MV). */
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  /** The new tag ("" after REM). */
+  tag: string
+  added: number
+  removed: number
+  /** REM deleted the file. */
+  deleted: boolean
+  /** The old path when MV moved the file. */
+  movedFrom?: string
+  warnings: Array<string>
+}
+
+/**
+ * Options of an Edit: `approvedPath` as for Read; `turn` identifies the current prompt for the retry budget (a new
+ * value resets the per-path counters).
+ */
+export interface HostEditOptions {
+  approvedPath?: string
+  turn?: string
+}
+
+/**
  * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
  * TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
  */
@@ -492,6 +540,22 @@ export interface HostSweepOk {
  * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
  */
 export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
+
+/** Write's result: `text` names the file with its new `[path#TAG]`. */
+export interface HostWriteOk {
+  ok: true
+  text: string
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  /** Tag of the bytes that landed (every line counts as seen). */
+  tag: string
+  /** The file did not exist before. */
+  created: boolean
+  bytes: number
+  lines: number
+  /** What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes. */
+  stripped: Array<string>
+}
 
 /** Nested call counts of a cell read. */
 export interface NestedCounts {

@@ -5,7 +5,7 @@
 //! one executor: [`apply`] does the work, [`touched_paths`] tells a caller which files to serialize on first.
 //! All applies in the process are serialized by one lock, nested calls included.
 
-mod beneath;
+pub(crate) mod beneath;
 mod commit;
 mod error;
 mod journal;
