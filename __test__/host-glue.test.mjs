@@ -56,7 +56,7 @@ function fakeHost({ mode = "ask", admitted = true } = {}) {
 
 test("registers Read, Glob, Grep; the gate refuses when not admitted; Read runs in the workspace with details", async () => {
 	const h = fakeHost();
-	assert.deepEqual([...h.tools.keys()], ["Read", "Glob", "Grep", "Write"]);
+	assert.deepEqual([...h.tools.keys()], ["Read", "Glob", "Grep", "Write", "Edit"]);
 	const r = await h.call("Read", { file_path: "a.txt" });
 	assert.match(r.content[0].text, /^\[a\.txt#[0-9A-F]{4}\]\n1:one\n2:two/);
 	assert.equal(r.details.root, "workspace");

@@ -292,8 +292,8 @@ for (const version of PI_VERSIONS) {
 		const scratchOf = `(await import("node:fs")).readdirSync(${auditDir})[0].replace(/\\.jsonl$/, "")`;
 		const r = await runSteps(version, box, [
 			{ tools: [{ name: "Write", args: { path: "new.txt", content: "x\n" } }] },
-			`async () => ({ tools: [{ name: "Write", args: { path: ${JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "scratch"))} + "/" + ${scratchOf} + "/note.md", content: "draft\n" } }] })`,
-			`(ctx) => ({ tools: [{ name: "Edit", args: { path: ctx.lastToolResults[0].details.path, tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\n+more" } }] })`,
+			`async () => ({ tools: [{ name: "Write", args: { path: ${JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "scratch"))} + "/" + ${scratchOf} + "/note.md", content: "draft\\n" } }] })`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: ctx.lastToolResults[0].details.path, tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\\n+more" } }] })`,
 			{ text: "done" },
 		]);
 		const [w, scratchWrite, scratchEdit] = r.toolEnds;
