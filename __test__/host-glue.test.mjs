@@ -203,3 +203,15 @@ test("a failure with budgetExhausted is returned as an error result that termina
 	});
 	assert.deepEqual(h.auditLines().map((l) => [l.tool, l.ok, l.errorCode]), [["Edit", false, "EDIT_RANGE_INVALID"], ["Edit", false, "EDIT_RANGE_INVALID"]]);
 });
+
+test("a card answered after the Pi session was replaced runs nothing", async () => {
+	const h = fakeHost();
+	let release;
+	h.ui.answer = () => new Promise((r) => (release = r));
+	const p = h.call("Write", { path: "b.txt" });
+	await new Promise((r) => setImmediate(r));
+	await h.handlers.session_start({}, h.ctx());
+	release(ALLOW_ONCE);
+	await assert.rejects(p, /^Error: TOOL_FAILED: The Pi session this call belonged to ended or was replaced/);
+	assert.equal(h.runs.length, 0);
+});

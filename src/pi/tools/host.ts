@@ -39,6 +39,9 @@ import { native } from "../native.ts";
 /** The gate message when the host tools are not admitted. */
 export const HOST_NOT_ENABLED =
 	"Host Tools are not enabled. Turn on hostTools.enabled with /pct config, then retry; until then use the tools that are active.";
+/** A card answered after its Pi session was replaced (switch, fork, new session): the call never runs. */
+export const SESSION_REPLACED =
+	"The Pi session this call belonged to ended or was replaced while the permission card was open; nothing ran.";
 /** The card's three choices. */
 export const ALLOW_ONCE = "Allow once";
 export const ALLOW_SESSION = "Allow for this session";
@@ -225,6 +228,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 						}
 						// The card may have waited long: the live config decides, and an abort meanwhile runs nothing.
 						if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
+						if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
 					} else if (d.reason === "allow-session") {
 						decision = "allow-session";
 					}
