@@ -56,7 +56,7 @@ function fakeHost({ mode = "ask", admitted = true } = {}) {
 
 test("registers Read, Glob, Grep; the gate refuses when not admitted; Read runs in the workspace with details", async () => {
 	const h = fakeHost();
-	assert.deepEqual([...h.tools.keys()], ["Read", "Glob", "Grep", "Write"]);
+	assert.deepEqual([...h.tools.keys()], ["Read", "Glob", "Grep", "Write", "Edit"]);
 	const r = await h.call("Read", { file_path: "a.txt" });
 	assert.match(r.content[0].text, /^\[a\.txt#[0-9A-F]{4}\]\n1:one\n2:two/);
 	assert.equal(r.details.root, "workspace");
@@ -178,4 +178,40 @@ test("turn ids change with every prompt (agent_start)", async () => {
 	await h.call("Write", { path: "b.txt" });
 	assert.notEqual(h.runs[0].turn, h.runs[1].turn);
 	assert.deepEqual(h.auditLines().map((l) => l.turn), [h.runs[0].turn, h.runs[1].turn]);
+});
+
+test("a failure with budgetExhausted is returned as an error result that terminates the turn; others throw", async () => {
+	const h = fakeHost({ mode: "auto" });
+	let budget = false;
+	hostTool(h.host, {
+		name: "Edit",
+		label: "Edit",
+		description: "test editor",
+		parameters: Type.Object({ path: Type.String() }),
+		risk: "edit",
+		target: (p) => p.path,
+		run: async () => ({ ok: false, code: "EDIT_RANGE_INVALID", message: "line 9 is past the end", budgetExhausted: budget, failures: 3 }),
+	});
+	await assert.rejects(h.tools.get("Edit").execute("e1", { path: "a.txt" }, undefined, undefined, h.ctx()), /^Error: EDIT_RANGE_INVALID: line 9/);
+	budget = true;
+	const r = await h.tools.get("Edit").execute("e2", { path: "a.txt" }, undefined, undefined, h.ctx());
+	assert.deepEqual(r, {
+		content: [{ type: "text", text: "EDIT_RANGE_INVALID: line 9 is past the end" }],
+		details: { code: "EDIT_RANGE_INVALID", budgetExhausted: true, failures: 3 },
+		isError: true,
+		terminate: true,
+	});
+	assert.deepEqual(h.auditLines().map((l) => [l.tool, l.ok, l.errorCode]), [["Edit", false, "EDIT_RANGE_INVALID"], ["Edit", false, "EDIT_RANGE_INVALID"]]);
+});
+
+test("a card answered after the Pi session was replaced runs nothing", async () => {
+	const h = fakeHost();
+	let release;
+	h.ui.answer = () => new Promise((r) => (release = r));
+	const p = h.call("Write", { path: "b.txt" });
+	await new Promise((r) => setImmediate(r));
+	await h.handlers.session_start({}, h.ctx());
+	release(ALLOW_ONCE);
+	await assert.rejects(p, /^Error: TOOL_FAILED: The Pi session this call belonged to ended or was replaced/);
+	assert.equal(h.runs.length, 0);
 });

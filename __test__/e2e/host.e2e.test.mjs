@@ -150,6 +150,8 @@ for (const version of PI_VERSIONS) {
 			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
 			{ tools: [{ name: "Read", args: { path: "../outside.txt", offset: 1 } }] },
 			{ text: "done" },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt", limit: 1 } }] },
+			{ text: "done under auto" },
 		];
 		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
 		const plan = [{ title: "Allow Read to read", option: "Allow for this session" }, { title: "Allow Read to read", option: "Deny" }];
@@ -170,17 +172,165 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual(denied.map((e) => e.isError), [true, true]);
 			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Read call; it did not run\./);
 			assert.equal(plan.length, 0, "a new session asks again");
+			// /pct permission: the session override beats the config's ask, without a card.
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
+			assert.deepEqual((await pi.prompt("/pct permission sometimes")).notifications, ["Usage: /pct permission [ask|accept-edits|auto|default]"]);
+			assert.deepEqual((await pi.prompt("/pct permission auto")).notifications, [
+				"Host Tools permission mode for this session: auto (the config's ask applies again in the next session).",
+			]);
+			const cards = pi.uiRequests.length;
+			const third = await pi.prompt("once more");
+			const end = third.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.isError, false, toolText(end));
+			assert.equal(pi.uiRequests.length, cards, "auto: no card for an external read");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: auto (this session; the config says ask)"]);
+			await pi.prompt("/pct permission default");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
 		} finally {
 			await pi.close();
 		}
 		const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
 		const lines = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l)));
 		assert.deepEqual(lines.map((l) => [l.decision, l.prompted, l.ok]).sort(), [
+			["allow", false, true],
 			["allow-session", false, true],
 			["allow-session", true, true],
 			["deny", true, false],
 			["deny", true, false],
 		], JSON.stringify(lines));
 		assert.ok(lines.find((l) => l.prompted && l.ok).permissionWaitMs >= 0);
+	});
+}
+
+/** The `[path#TAG]` tag of the last tool result of a step context (as a JS source snippet for step functions). */
+const TAG_OF = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];`;
+
+/** Runs a json-mode session with steps; asserts a clean exit and returns the tool ends. */
+async function runSteps(version, box, steps, env) {
+	const src = `import { writeFileSync, readFileSync } from "node:fs";\n${TAG_OF}\nexport default [\n${steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n")}\n];`;
+	const r = await runJson({ version, box, script: writeScript(box, src), env });
+	assert.equal(r.code, 0, r.stderr);
+	return r;
+}
+
+const FIVE = "one\ntwo\nthree\nfour\nfive\n";
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] Read → Edit → Read round trip; Write then Edit`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=3:\\n+TWO\\n+THREE\\nPUT >$:\\n+six" } }] })`,
+			{ tools: [{ name: "Read", args: { file_path: "a.txt" } }] },
+			{ tools: [{ name: "Write", args: { path: "notes/new.md", content: "[notes/new.md#0000]\n1:alpha\n2:beta\n" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { file_path: "notes/new.md", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT <1:\\n+# title" } }] })`,
+			{ text: "done" },
+		]);
+		const [read, edit, reread, write, edit2] = r.toolEnds;
+		assert.deepEqual(r.toolEnds.map((e) => e.isError), [false, false, false, false, false], r.toolEnds.map(toolText).join("\n---\n"));
+		assert.equal(get(box, "a.txt"), "one\nTWO\nTHREE\nfour\nfive\nsix\n");
+		assert.equal(edit.result.details.added, 3);
+		assert.equal(edit.result.details.removed, 2);
+		assert.notEqual(edit.result.details.tag, read.result.details.tag);
+		assert.equal(reread.result.details.tag, edit.result.details.tag, "Read after Edit shows the tag Edit returned");
+		assert.match(toolText(reread), /\n2:TWO\n3:THREE\n4:four\n5:five\n6:six$/);
+		assert.deepEqual(write.result.details.created, true);
+		assert.equal(get(box, "notes/new.md"), "# title\nalpha\nbeta\n", "the pasted header and N: prefixes were stripped");
+		assert.equal(edit2.result.details.path, "notes/new.md");
+		const { lines } = audit(box);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.ok]), [
+			["Read", "allow", true], ["Edit", "allow", true], ["Read", "allow", true], ["Write", "allow", true], ["Edit", "allow", true],
+		]);
+	});
+
+	test(`[pi ${version.name}] stale tags: an external insertion above is recovered, a change on the anchor refuses with the live tag`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		const file = JSON.stringify(join(box.cwd, "a.txt"));
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			// Someone inserts two lines at the top; the model still edits line 4 of what it read.
+			`(ctx) => { writeFileSync(${file}, "x\\ny\\n" + readFileSync(${file}, "utf8")); return { tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 4.=4:\\n+FOUR" } }] }; }`,
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			// Now the anchored line itself changes under the model.
+			`(ctx) => { writeFileSync(${file}, readFileSync(${file}, "utf8").replace("five", "FIVE!")); return { tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 7.=7:\\n+5" } }] }; }`,
+			{ text: "done" },
+		]);
+		const [, recovered, , refused] = r.toolEnds;
+		assert.equal(recovered.isError, false, toolText(recovered));
+		assert.match(toolText(recovered), /Warning:/);
+		assert.equal(refused.isError, true);
+		assert.match(toolText(refused), /^EDIT_TAG_MISMATCH: /);
+		assert.equal(get(box, "a.txt"), "x\ny\none\ntwo\nthree\nFOUR\nFIVE!\n", "the refused Edit changed nothing");
+	});
+
+	test(`[pi ${version.name}] unseen lines are revealed and the same Edit then lands; Grep then Edit on matched lines`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		put(box, "b.txt", "alpha\nbeta\ngamma\n");
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt", limit: 2 } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 4.=4:\\n+FOUR" } }] })`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: /\\[a\\.txt#([0-9A-F]{4})\\]/.exec(ctx.lastToolResults[0].text)?.[1] ?? "0000", ops: "PUT 4.=4:\\n+FOUR" } }] })`,
+			{ tools: [{ name: "Grep", args: { pattern: "beta", path: "b.txt" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "b.txt", tag: ctx.lastToolResults[0].details.tags["b.txt"], ops: "PUT 2.=2:\\n+BETA" } }] })`,
+			{ text: "done" },
+		]);
+		const [, unseen, landed, , grepEdit] = r.toolEnds;
+		assert.equal(unseen.isError, true);
+		assert.match(toolText(unseen), /^EDIT_LINES_UNSEEN: /);
+		assert.match(toolText(unseen), /4:four/, "the reveal shows the unseen line");
+		assert.equal(landed.isError, false, toolText(landed));
+		assert.equal(get(box, "a.txt"), "one\ntwo\nthree\nFOUR\nfive\n");
+		assert.equal(grepEdit.isError, false, toolText(grepEdit));
+		assert.equal(get(box, "b.txt"), "alpha\nBETA\ngamma\n");
+	});
+
+	test(`[pi ${version.name}] headless ask mode: Write is TOOL_DENIED naming accept-edits and nothing is written; scratch writes need no card`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		const auditDir = JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "audit"));
+		const scratchOf = `(await import("node:fs")).readdirSync(${auditDir})[0].replace(/\\.jsonl$/, "")`;
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Write", args: { path: "new.txt", content: "x\n" } }] },
+			`async () => ({ tools: [{ name: "Write", args: { path: ${JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "scratch"))} + "/" + ${scratchOf} + "/note.md", content: "draft\\n" } }] })`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: ctx.lastToolResults[0].details.path, tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\\n+more" } }] })`,
+			{ text: "done" },
+		]);
+		const [w, scratchWrite, scratchEdit] = r.toolEnds;
+		assert.equal(w.isError, true);
+		assert.match(toolText(w), /^TOOL_DENIED: Write needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask\. Permission mode accept-edits would allow it/);
+		assert.equal(existsSync(join(box.cwd, "new.txt")), false);
+		assert.equal(scratchWrite.isError, false, toolText(scratchWrite));
+		assert.equal(scratchWrite.result.details.root, "scratch");
+		assert.equal(scratchEdit.isError, false, toolText(scratchEdit));
+		const { lines } = audit(box);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.ok]), [["Write", "denied-headless", false], ["Write", "allow", true], ["Edit", "allow", true]]);
+		assert.equal(readFileSync(join(box.agentDir, "pi-codex-toolkit", "scratch", lines[0].sessionId, "note.md"), "utf8"), "draft\nmore\n");
+	});
+
+	test(`[pi ${version.name}] the retry budget: the third counted Edit failure on a path stops the turn`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("auto"));
+		put(box, "a.txt", FIVE);
+		const bad = `(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: globalThis.pctTag ??= tagOf(ctx.lastToolResults[0]), ops: "PUT 9.=2:\\n+x" } }] })`;
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			bad,
+			bad,
+			bad,
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			{ text: "never reached" },
+		]);
+		assert.equal(r.toolEnds.length, 4, "the turn stopped after the third failure: " + r.toolEnds.map(toolText).join("\n---\n"));
+		const last = r.toolEnds[3];
+		assert.match(toolText(last), /^EDIT_RANGE_INVALID: /);
+		assert.equal(last.result.details.budgetExhausted, true);
+		if (version.name !== "0.87.1") assert.equal(last.isError, true);
+		assert.equal(get(box, "a.txt"), FIVE);
 	});
 }

@@ -1,7 +1,7 @@
 /**
  * Host tools glue (docs/spec/host-tools.md, docs/host.md): the generic permissioned, audited wrapper every host
  * tool goes through (`hostTool`), the per-Pi-session runtime (one `HostSession` + one `HostPermissions`), and the
- * Read / Glob / Grep tools. Everything that decides is in Rust: argument folding and the tools themselves
+ * Read / Glob / Grep / Write / Edit tools. Everything that decides is in Rust: argument folding and the tools themselves
  * (src/host), path classification (`resolvePath`), the permission table (src/host/permission.rs) and the audit
  * line with its redaction (src/host/audit.rs). This file only adapts Pi: schemas, `ctx.ui.select` for the card,
  * the abort signal, the session lifecycle, and which turn a call belongs to.
@@ -23,7 +23,8 @@
  * (a failure there is the call's result) → permission decision → card (allow once / allow for this session /
  * deny; no timeout, dismissed only by the abort signal) or TOOL_DENIED without a UI → `run` with `approvedPath`
  * set to the canonical path of an approved external target (Rust resolves it again right before running) → one
- * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error).
+ * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error); a
+ * failure with `budgetExhausted: true` is returned as an error result with Pi's `terminate`, which ends the turn.
  * `details` of an ok result are every field but `ok`/`text`. Scratch writes (risk "edit", target in the scratch
  * root) never ask.
  */
@@ -38,6 +39,9 @@ import { native } from "../native.ts";
 /** The gate message when the host tools are not admitted. */
 export const HOST_NOT_ENABLED =
 	"Host Tools are not enabled. Turn on hostTools.enabled with /pct config, then retry; until then use the tools that are active.";
+/** A card answered after its Pi session was replaced (switch, fork, new session): the call never runs. */
+export const SESSION_REPLACED =
+	"The Pi session this call belonged to ended or was replaced while the permission card was open; nothing ran.";
 /** The card's three choices. */
 export const ALLOW_ONCE = "Allow once";
 export const ALLOW_SESSION = "Allow for this session";
@@ -227,6 +231,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 						}
 						// The card may have waited long: the live config decides, and an abort meanwhile runs nothing.
 						if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
+						if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
 					} else if (d.reason === "allow-session") {
 						decision = "allow-session";
 					}
@@ -260,7 +265,17 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				errorCode: outcome.ok ? undefined : outcome.code,
 			});
 			if (!audited.ok) process.stderr.write(`pi-codex-toolkit: ${audited.code}: ${audited.message}\n`);
-			if (!outcome.ok) throw new Error(`${outcome.code}: ${outcome.message}`);
+			if (!outcome.ok) {
+				const text = `${outcome.code}: ${outcome.message}`;
+				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,
+				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
+				// `isError` on returned results; the text says what failed either way.
+				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
+					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
+					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
+				}
+				throw new Error(text);
+			}
 			const { ok: _ok, text, ...details } = outcome as { ok: true; text: string } & Record<string, unknown>;
 			return { content: [{ type: "text" as const, text }], details };
 		},
@@ -302,6 +317,40 @@ export const grepSchema = Type.Object({
 		}),
 	),
 });
+
+/** Write `{path | file_path, content}`. */
+export const writeSchema = Type.Object({
+	path: pathField("The file to create or overwrite, relative to the workspace (or an absolute path)."),
+	file_path: pathField(sameAs("path")),
+	content: Type.String({ description: "The whole new content of the file." }),
+});
+
+/** Edit `{path | file_path, tag, ops}`. */
+export const editSchema = Type.Object({
+	path: pathField("The file to change (it must exist: use Write to create one)."),
+	file_path: pathField(sameAs("path")),
+	tag: Type.Optional(Type.String({ description: "The TAG from the `[path#TAG]` header of the Read/Grep/Write result whose line numbers the ops use." })),
+	ops: Type.String({ description: "Operations, one header per line, each followed by its `+` rows (see the tool description)." }),
+});
+
+/** Edit's description: the operation language in brief (docs/host.md "The operation language"). */
+export const EDIT_DESCRIPTION = `Change an existing file by the line numbers you were shown under its tag (from Read, Grep or Write; never guess numbers). Arguments: path, tag, ops. Line numbers in ops always refer to the tagged version; ranges are inclusive; operations must not overlap or share an anchor line.
+Operations (each on its own line):
+  PUT N.=M:   then +rows   replace lines N..M (a single line is N.=N; no rows deletes them)
+  PUT <N:  / PUT >N:       then +rows   insert before / after line N
+  PUT >$:                  then +rows   append at the end
+  CUT N.=M [@name]         delete lines N..M, keeping them in a register
+  PUT <N @name / PUT >N @name / PUT N.=M @name   paste a register (@ alone = this call's CUT)
+  REM                      delete the file
+  MV DEST                  move the file after the other operations
+Rows: "+text" is one line (a bare "+" is an empty line; write "++x" or "+-x" for a line starting with + or -). No "-old" or context rows.
+Example:
+PUT 12.=13:
++    let total = sum(items);
++    return total;
+PUT >$:
++// end
+If the file changed since you read it, Edit carries your operations over when it safely can, otherwise it answers EDIT_TAG_MISMATCH with the current lines; lines you never saw are revealed once (EDIT_LINES_UNSEEN: send the same Edit again). Three failed Edits of one file in one prompt end the turn.`;
 
 /** Glob's and Grep's time budget (TOOL_TIMEOUT after it). */
 export const SEARCH_TIMEOUT_MS = 60_000;
@@ -347,6 +396,31 @@ export function register(host: ToolkitHost): void {
 		risk: "read",
 		target: (p) => (typeof p.path === "string" ? p.path : "."),
 		run: ({ session, params, approvedPath }) => session.grep(params, { approvedPath, timeoutMs: SEARCH_TIMEOUT_MS }),
+	});
+
+	hostTool(host, {
+		name: "Write",
+		label: "Write",
+		description:
+			"Create or overwrite a file with the given content. A pasted `[path#TAG]` header and `N:` row prefixes " +
+			"(copied from a Read) are removed first. The result's `[path#TAG]` names the new version: every line counts as " +
+			"read, so Edit can follow at once.",
+		promptSnippet: "Write: create or overwrite a file",
+		parameters: writeSchema,
+		risk: "edit",
+		target: pathArg,
+		run: ({ session, params, approvedPath }) => session.write(params, { approvedPath }),
+	});
+
+	hostTool(host, {
+		name: "Edit",
+		label: "Edit",
+		description: EDIT_DESCRIPTION,
+		promptSnippet: "Edit: change lines of a file by the numbers shown under its [path#TAG]",
+		parameters: editSchema,
+		risk: "edit",
+		target: pathArg,
+		run: ({ session, params, approvedPath, turn }) => session.edit(params, { approvedPath, turn }),
 	});
 
 	host.pi.on("session_start", async (_event, ctx) => {
