@@ -99,6 +99,21 @@ test("loadNative: an engine of another version counts as wrong; diagnosis names 
 	}
 });
 
+test("loadNative: a binary of the same version that lacks newer exports is refused naming them, not loaded", () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-native-"));
+	try {
+		writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "pi-codex-toolkit", version: "1.2.3", napi: { binaryName: "pi-codex-toolkit", targets: ["x86_64-unknown-linux-gnu"] } }));
+		// What napi-rs's index.js does with an older binary: every export is re-exported, missing ones as undefined.
+		writeFileSync(join(dir, "index.js"), "const b = { engineVersion: () => '1.2.3' }; module.exports = { engineVersion: b.engineVersion, HostPermissions: b.HostPermissions, reviewList: b.reviewList };");
+		const r = loadNative(dir);
+		assert.equal(r.ok, false);
+		assert.match(r.diagnosis.reason, /the engine binary is out of date: it lacks HostPermissions, reviewList/);
+		assert.match(r.diagnosis.fix, /npm run build/);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
 test("diagnose: unsupported platform -> build from source; glibc too old -> says so; triples", () => {
 	const m = { name: "pi-codex-toolkit", version: "0.1.0", napi: { binaryName: "pi-codex-toolkit", targets: ["x86_64-unknown-linux-gnu", "aarch64-apple-darwin"] } };
 	const notFound = Object.assign(new Error("Cannot find native binding. npm has a bug"), { cause: new Error("Cannot find module './x.node'") });

@@ -2,7 +2,7 @@
 // benchmark share: a staged copy of this checkout, a PATH without Rust, an RPC `/pct status` (docs/release.md).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -124,11 +124,15 @@ export function stageCheckout(work) {
 		mkdirSync(dirname(join(stage, f)), { recursive: true });
 		cpSync(join(ROOT, f), join(stage, f));
 	}
-	// Release binaries from `npm run build:all` when present, else the host build `npm test` made.
+	// Release binaries from `npm run build:all` when present, else the host build `npm test` made; for the host
+	// target the newer of the two, so a build:all left from an older checkout never hides the current build.
 	const host = hostTarget();
 	const binaries = [];
+	const newer = (a, b) => (statSync(a).mtimeMs >= statSync(b).mtimeMs ? a : b);
 	for (const t of TARGETS) {
-		const src = existsSync(packageBinary(t)) ? packageBinary(t) : t === host && existsSync(join(ROOT, binaryName(t))) ? join(ROOT, binaryName(t)) : null;
+		const pkg = existsSync(packageBinary(t)) ? packageBinary(t) : null;
+		const local = t === host && existsSync(join(ROOT, binaryName(t))) ? join(ROOT, binaryName(t)) : null;
+		const src = pkg && local ? newer(pkg, local) : (pkg ?? local);
 		if (!src) continue;
 		cpSync(src, join(stage, "npm", t.suffix, binaryName(t)));
 		binaries.push(t.suffix);

@@ -134,6 +134,12 @@ export function loadNative(root: string = ROOT, requireFn: (id: string) => unkno
 		return failed(err);
 	}
 	if (version !== manifest.version) return failed(undefined, version);
+	// A binary built from an older checkout of the same version lacks newer exports; index.js then re-exports them as
+	// undefined, and the first `new native.X()` would stop the extension. Refuse it here with the names instead.
+	// (napi-rs also re-exports a class renamed with js_name under its Rust name `JsX`, always undefined: not missing.)
+	const exported = binding as unknown as Record<string, unknown>;
+	const missing = Object.keys(exported).filter((k) => exported[k] === undefined && !(k.startsWith("Js") && exported[k.slice(2)] !== undefined));
+	if (missing.length > 0) return failed(new Error(`the engine binary is out of date: it lacks ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`));
 	return { ok: true, native: binding };
 }
 
