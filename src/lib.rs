@@ -13,5 +13,6 @@ mod errno;
 pub mod host;
 pub mod output;
 mod patch;
+pub mod review;
 mod rules;
 pub mod shell;

@@ -8,6 +8,7 @@ pub mod config;
 pub mod guard;
 pub mod host;
 pub mod patch;
+pub mod review;
 pub mod rules;
 pub mod shell;
 

@@ -283,6 +283,18 @@ impl Root {
         check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
     }
 
+    /// Renames `from` over `to`, replacing an existing file atomically (`renameat`; used by review rollback to put
+    /// captured bytes back: readers see the old or the new file, never a mix).
+    pub fn rename_replace(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let (fd_dir, f_name) = split(from);
+        let (td_dir, t_name) = split(to);
+        let fdf = self.dir(fd_dir)?;
+        let tdf = self.dir(td_dir)?;
+        let (a, b) = (cstr(f_name)?, cstr(t_name)?);
+        // SAFETY: valid dirfds and names.
+        check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
+    }
+
     /// Creates every missing folder of `rel_dir` (mode 0777 minus umask), never through a symlink. Returns the
     /// folders it created, outermost first; on failure the ones created so far are in `created` too.
     pub fn mkdirs(&mut self, rel_dir: &str, created: &mut Vec<String>) -> io::Result<()> {
