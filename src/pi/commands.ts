@@ -9,6 +9,7 @@ import { RELOADED, SAVED, USAGE } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
+import { reviewCommand } from "./review.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -25,11 +26,12 @@ const THINKING = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "m
 /** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|review]",
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
+			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);
