@@ -142,3 +142,16 @@ test("reviewSweep removes the stores of deleted sessions and keeps the current o
 	assert.equal(native.reviewRemoveSession(b.agentDir, "kept"), true);
 	assert.equal(native.reviewRemoveSession(b.agentDir, "kept"), false);
 });
+
+test("a rollback invalidates the host session's snapshot entries of the paths it restored", async (t) => {
+	const b = box(t, { "a.txt": "one\n", "keep.txt": "k\n" });
+	const host = new native.HostSession(b.cwd, b.agentDir, "sess-host");
+	assert.equal((await host.read({ path: "a.txt" })).ok, true);
+	assert.equal((await host.read({ path: "keep.txt" })).ok, true);
+	assert.equal(host.snapshotStats().paths, 2);
+	const p = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch";
+	assert.equal((await native.applyPatch(b.cwd, p, undefined, { agentDir: b.agentDir, sessionId: "sess-host" })).ok, true);
+	const rb = await native.reviewRollback(b.agentDir, "sess-host");
+	assert.equal(rb.ok, true);
+	assert.equal(host.snapshotStats().paths, 1, "a.txt's entries are gone, keep.txt's stay");
+});
