@@ -4,12 +4,14 @@
 //! process removes it at shutdown; the day covers a crash). Then the total cap: while all stores together exceed
 //! [`super::MAX_TOTAL_BYTES`], the least recently used sessions go, oldest first, never the current one; if the
 //! current session alone is still over, its oldest snapshots are dropped and those changes become
-//! `reversible: false, truncated: true`.
+//! `reversible: false, truncated: true`. The same cap sweep also runs during a session, each time another
+//! [`SWEEP_EVERY`] bytes of snapshots were recorded in this process, so a long session stays bounded too.
 
 use super::error::ReviewError;
 use super::store::{review_parent, Store, INDEX, META, SNAPSHOTS};
 use std::fs;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// An in-memory session's store left behind (its process crashed) is removed after this idle time.
@@ -149,4 +151,25 @@ pub fn remove_session(agent_dir: &Path, session_id: &str) -> Result<bool, Review
         return Ok(false);
     }
     Ok(remove(store.dir()))
+}
+
+/// Snapshot bytes recorded in this process between two in-session cap sweeps.
+pub const SWEEP_EVERY: u64 = 32 << 20;
+
+static SINCE_SWEEP: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `bytes` of snapshots just recorded for `session_id`; once [`SWEEP_EVERY`] accumulated, runs the sweep
+/// (with that session as the current one) and returns what it did.
+pub fn note_recorded(agent_dir: &Path, session_id: &str, bytes: u64) -> Option<Swept> {
+    note_recorded_with(agent_dir, session_id, bytes, SWEEP_EVERY, super::MAX_TOTAL_BYTES)
+}
+
+/// [`note_recorded`] with explicit bounds (tests).
+pub fn note_recorded_with(agent_dir: &Path, session_id: &str, bytes: u64, every: u64, cap: u64) -> Option<Swept> {
+    let total = SINCE_SWEEP.fetch_add(bytes, Ordering::SeqCst) + bytes;
+    if total < every {
+        return None;
+    }
+    SINCE_SWEEP.store(0, Ordering::SeqCst);
+    sweep(agent_dir, Some(session_id), cap, SystemTime::now()).ok()
 }

@@ -142,6 +142,8 @@ pub fn prepare(target: &Target, workspace: &Path, captures: &[Capture<'_>]) -> R
         rec.discard();
         return Err(e);
     }
+    let kept: u64 = all.iter().filter(|c| c.has_snapshot()).map(|c| c.before_bytes).sum();
+    super::prune::note_recorded(&target.agent_dir, &target.session_id, kept);
     Ok(rec)
 }
 

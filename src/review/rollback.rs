@@ -313,7 +313,14 @@ pub fn rollback(agent_dir: &Path, session_id: &str, which: Which<'_>) -> Result<
     if plan.is_empty() {
         return Ok(Report::default());
     }
-    if let Some(c) = plan.iter().flatten().map(|&i| &changes[i]).find(|c| !c.reversible) {
+    // Not reversible: recorded so, or its snapshot file has gone from the store since.
+    let lost = |c: &Change| c.has_snapshot() && !store.snapshot_exists(&c.snapshot_id);
+    if let Some(c) = plan
+        .iter()
+        .flatten()
+        .map(|&i| &changes[i])
+        .find(|c| !c.reversible || lost(c))
+    {
         return Err(not_reversible(c));
     }
     // The whole chain first: each unit against the state the later ones leave (nothing touched on a conflict).

@@ -268,6 +268,11 @@ impl Store {
         fs::read(self.snapshot_path(id)).map_err(|e| ReviewError::store("read", &e))
     }
 
+    /// Whether the snapshot file of change `id` is there.
+    pub fn snapshot_exists(&self, id: &str) -> bool {
+        self.snapshot_path(id).is_file()
+    }
+
     /// Removes the snapshot of change `id` (missing is fine).
     pub fn remove_snapshot(&self, id: &str) {
         let _ = fs::remove_file(self.snapshot_path(id));

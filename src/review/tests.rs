@@ -249,6 +249,15 @@ fn snapshots_are_bounded_at_16_mib() {
     );
     rollback(&e.agent, "s1", Which::One("1")).unwrap();
     assert_eq!(fs::read(e.ws.join("at.bin")).unwrap(), at);
+    // A snapshot that went missing from the store makes its change not reversible (checked before any step).
+    put(&e, "small.txt", b"s\n");
+    patch(&e, "s1", "*** Delete File: small.txt").unwrap();
+    let id = changes(&e, "s1")[2].snapshot_id.clone();
+    fs::remove_file(snaps.join(&id)).unwrap();
+    let err = rollback(&e.agent, "s1", Which::One("3")).unwrap_err();
+    assert_eq!(err.code, "not-reversible");
+    assert!(err.message.contains("'small.txt'"), "{}", err.message);
+    assert!(!e.ws.join("small.txt").exists());
 }
 
 #[test]
@@ -396,4 +405,30 @@ fn rollback_never_follows_a_folder_swapped_for_a_symlink() {
     let err = rollback(&e.agent, "s1", Which::All).unwrap_err();
     assert_eq!(err.code, "conflict", "{err}");
     assert_eq!(fs::read(outside.path().join("f.txt")).unwrap(), b"new\n");
+}
+
+#[test]
+fn the_cap_is_also_enforced_during_a_session() {
+    let e = env();
+    // Another (live) session's store and this session's: a cap below both prunes the other one once enough was
+    // recorded since the last sweep.
+    let live = e.agent.join("live.jsonl");
+    fs::write(&live, "").unwrap();
+    let mut other = target(&e, "other");
+    other.session_file = Some(live.to_str().unwrap().into());
+    put(&e, "o.txt", &vec![b'o'; 5000]);
+    let text = "*** Begin Patch\n*** Delete File: o.txt\n*** End Patch";
+    crate::patch::apply_reviewed(&e.ws, text, &AtomicBool::new(false), Some(&other)).unwrap();
+    put(&e, "m.txt", &vec![b'm'; 100]);
+    let mut me = target(&e, "me");
+    me.session_file = Some(live.to_str().unwrap().into());
+    let text = "*** Begin Patch\n*** Delete File: m.txt\n*** End Patch";
+    crate::patch::apply_reviewed(&e.ws, text, &AtomicBool::new(false), Some(&me)).unwrap();
+    assert!(
+        prune::note_recorded_with(&e.agent, "me", 10, u64::MAX, 4000).is_none(),
+        "below the threshold"
+    );
+    let swept = prune::note_recorded_with(&e.agent, "me", 10, 1, 4000).expect("a sweep ran");
+    assert_eq!(swept.removed, ["other"]);
+    assert!(Store::of(&e.agent, "me").unwrap().dir().exists());
 }
