@@ -419,7 +419,7 @@ fn the_cap_is_also_enforced_during_a_session() {
     put(&e, "o.txt", &vec![b'o'; 5000]);
     let text = "*** Begin Patch\n*** Delete File: o.txt\n*** End Patch";
     crate::patch::apply_reviewed(&e.ws, text, &AtomicBool::new(false), Some(&other)).unwrap();
-    put(&e, "m.txt", &vec![b'm'; 100]);
+    put(&e, "m.txt", &[b'm'; 100]);
     let mut me = target(&e, "me");
     me.session_file = Some(live.to_str().unwrap().into());
     let text = "*** Begin Patch\n*** Delete File: m.txt\n*** End Patch";
