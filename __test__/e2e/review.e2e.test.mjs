@@ -94,7 +94,8 @@ for (const version of PI_VERSIONS) {
 			const last = selects[selects.length - 1];
 			assert.deepEqual(last.options, [...ROWS.map((row) => row.replace(/active$/, "rolledBack")), "Close"]);
 			assert.deepEqual(tree(box.cwd), before, "the tree is back byte for byte");
-			assert.equal(existsSync(join(box.cwd, "notes")), true, "a folder the patch created stays (empty)");
+			assert.equal(existsSync(join(box.cwd, "notes")), false, "folders the patch created are removed again");
+			assert.equal(existsSync(join(box.cwd, "new")), false);
 		} finally {
 			await pi.close();
 		}

@@ -52,13 +52,33 @@ fn read_unread_source(root: &mut Root, rel: &str, stamp: &beneath::Stamp) -> Res
     Ok(Some(buf))
 }
 
-/// Source bytes read for review, by step (only Delete and pure Move steps have an entry).
-pub struct Reads(Vec<Option<Vec<u8>>>);
+/// Source bytes read for review, by step (only Delete and pure Move steps have an entry), and the folders each
+/// Add / Move destination will create (outermost first).
+pub struct Reads(Vec<Option<Vec<u8>>>, Vec<Vec<String>>);
+
+/// The folders of `rel` below its deepest existing folder: what the commit will create for it.
+fn to_create(root: &mut Root, rel: &str) -> Vec<String> {
+    let have = root.deepest_existing(rel);
+    let (dir, _) = beneath::split(rel);
+    let mut out = Vec::new();
+    let mut cur = dir;
+    while cur.len() > have.len() {
+        out.push(cur.to_string());
+        cur = beneath::split(cur).0;
+    }
+    out.reverse();
+    out
+}
 
 /// Reads what preflight did not (Delete and pure Move sources).
 pub fn read_sources(root: &mut Root, plan: &Plan) -> Result<Reads, PatchError> {
     let mut out = Vec::with_capacity(plan.steps.len());
+    let mut dirs = Vec::with_capacity(plan.steps.len());
     for step in &plan.steps {
+        dirs.push(match step {
+            Step::Add { path, .. } | Step::Move { to: path, .. } => to_create(root, &path.rel),
+            _ => Vec::new(),
+        });
         out.push(match step {
             Step::Delete { path, stamp }
             | Step::Move {
@@ -70,7 +90,7 @@ pub fn read_sources(root: &mut Root, plan: &Plan) -> Result<Reads, PatchError> {
             _ => None,
         });
     }
-    Ok(Reads(out))
+    Ok(Reads(out, dirs))
 }
 
 fn before_of<'a>(read: &'a Option<Vec<u8>>, size: u64) -> Before<'a> {
@@ -92,11 +112,14 @@ pub fn captures<'a>(plan: &'a Plan, reads: &'a Reads) -> Vec<Capture<'a>> {
         step,
         moved_from: None,
         moved_to: None,
+        created_dirs: Vec::new(),
     };
     for (i, step) in plan.steps.iter().enumerate() {
         match step {
             Step::Add { path, content } => {
-                out.push(cap(&path.rel, Operation::Write, Before::Absent, Some(content), None, i))
+                let mut c = cap(&path.rel, Operation::Write, Before::Absent, Some(content), None, i);
+                c.created_dirs = reads.1[i].clone();
+                out.push(c)
             }
             Step::Update { path, rewrite, stamp } => out.push(cap(
                 &path.rel,
@@ -137,6 +160,7 @@ pub fn captures<'a>(plan: &'a Plan, reads: &'a Reads) -> Vec<Capture<'a>> {
                 };
                 let mut dst = cap(&to.rel, op, before, Some(after), mode, i);
                 dst.moved_from = Some(from.rel.clone());
+                dst.created_dirs = reads.1[i].clone();
                 out.push(src);
                 out.push(dst);
             }

@@ -38,6 +38,8 @@ pub struct Capture<'a> {
     /// A Move: the other path (`moved_to` on the source entry, `moved_from` on the destination entry).
     pub moved_from: Option<String>,
     pub moved_to: Option<String>,
+    /// Folders the mutation creates for this path (outermost first), removed again when it is rolled back.
+    pub created_dirs: Vec<String>,
 }
 
 /// SHA-256 of `bytes`, lowercase hex.
@@ -95,6 +97,7 @@ fn change_of(target: &Target, workspace: &str, c: &Capture<'_>, group: Option<St
         group,
         moved_from: c.moved_from.clone(),
         moved_to: c.moved_to.clone(),
+        created_dirs: c.created_dirs.clone(),
         before_hash,
         after_hash: if unread { None } else { c.after.map(sha256_hex) },
         mode: c.mode,
@@ -198,6 +201,11 @@ pub fn prepare_one(
     mode: Option<u32>,
     after: Option<&[u8]>,
 ) -> Result<Recording, ReviewError> {
+    let created_dirs = if before.is_none() {
+        missing_dirs(workspace, path)
+    } else {
+        Vec::new()
+    };
     let before = match before {
         None => Before::Absent,
         Some(b) => Before::Bytes(b),
@@ -214,6 +222,23 @@ pub fn prepare_one(
             step: 0,
             moved_from: None,
             moved_to: None,
+            created_dirs,
         }],
     )
+}
+
+/// The folders of `rel` (outermost first) that do not exist yet under `workspace` (the ones a Write creates).
+pub fn missing_dirs(workspace: &Path, rel: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut end = 0;
+    while let Some(i) = rel[end..].find('/') {
+        let prefix = &rel[..end + i];
+        if out.is_empty() && std::fs::symlink_metadata(workspace.join(prefix)).is_ok() {
+            end += i + 1;
+            continue;
+        }
+        out.push(prefix.to_string());
+        end += i + 1;
+    }
+    out
 }

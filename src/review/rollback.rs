@@ -220,6 +220,16 @@ fn stage(root: &mut Root, rel: &str, bytes: &[u8], mode: u32) -> io::Result<Stri
     Ok(tmp)
 }
 
+/// Removes the folders the change created, innermost first, where they are empty again (best effort: a folder
+/// that holds something now stays).
+fn remove_created(root: &mut Root, c: &Change) {
+    for dir in c.created_dirs.iter().rev() {
+        if root.rmdir(dir).is_err() {
+            break;
+        }
+    }
+}
+
 /// Puts one unit back (its guard was just checked).
 fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize]) -> Result<(), ReviewError> {
     let src = unit.iter().map(|&i| &changes[i]).find(|c| c.moved_to.is_some());
@@ -231,6 +241,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
             .map_err(|e| step_failed(src, &e))?;
         root.rename_noreplace(&dst.path, &src.path)
             .map_err(|e| step_failed(dst, &e))?;
+        remove_created(root, dst);
         if src.before_hash != dst.after_hash {
             let bytes = store.read_snapshot(&src.snapshot_id)?;
             let mode = root.stat(&src.path).ok().flatten().map_or(0o644, |s| s.mode);
@@ -249,6 +260,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
                 match live_hash(root, &tmp) {
                     Ok(Some(h)) if Some(h.as_str()) == c.after_hash.as_deref() => {
                         root.unlink(&tmp).map_err(|e| step_failed(c, &e))?;
+                        remove_created(root, c);
                     }
                     found => {
                         let _ = root.rename_noreplace(&tmp, &c.path);

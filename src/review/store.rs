@@ -96,6 +96,9 @@ pub struct Change {
     pub moved_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_to: Option<String>,
+    /// Folders the change created for its path (outermost first); a rollback removes them again when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<String>,
     /// SHA-256 (hex) of the bytes before; None when the file did not exist (or was too large to read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before_hash: Option<String>,

@@ -131,7 +131,11 @@ fn add_update_delete_move_are_recorded_and_all_roll_back_byte_for_byte() {
     assert_eq!(r.rolled_back.len(), 5);
     assert!(r.stopped.is_none());
     assert_eq!(tree(&e.ws), before, "the tree is back byte for byte");
-    assert!(!e.ws.join("new").exists() || fs::read_dir(e.ws.join("new/deeper")).unwrap().count() == 0);
+    assert!(
+        !e.ws.join("notes").exists() && !e.ws.join("new").exists(),
+        "folders the patch created are gone"
+    );
+    assert!(e.ws.join("old").is_dir());
     assert!(changes(&e, "s1").iter().all(|c| c.state == State::RolledBack));
     // Nothing left to roll back.
     assert!(rollback(&e.agent, "s1", Which::All).unwrap().rolled_back.is_empty());
@@ -431,4 +435,55 @@ fn the_cap_is_also_enforced_during_a_session() {
     let swept = prune::note_recorded_with(&e.agent, "me", 10, 1, 4000).expect("a sweep ran");
     assert_eq!(swept.removed, ["other"]);
     assert!(Store::of(&e.agent, "me").unwrap().dir().exists());
+}
+
+#[test]
+fn a_write_and_an_edit_recorded_through_prepare_one_roll_back() {
+    let e = env();
+    let mut t = target(&e, "host-1");
+    t.tool = "Write".into();
+    // Write creates a file in new folders: recorded before the bytes land, with the folders it creates.
+    let _permit = lock::acquire_blocking("host-1");
+    let rec = record::prepare_one(&t, &e.ws, "made/deep/w.txt", Operation::Write, None, None, Some(b"w\n")).unwrap();
+    assert_eq!(record::missing_dirs(&e.ws, "made/deep/w.txt"), ["made", "made/deep"]);
+    put(&e, "made/deep/w.txt", b"w\n");
+    rec.finish(|_| true).unwrap();
+    // Edit of an existing file.
+    put(&e, "e.txt", b"a\nb\n");
+    t.tool = "Edit".into();
+    let rec = record::prepare_one(
+        &t,
+        &e.ws,
+        "e.txt",
+        Operation::Edit,
+        Some(b"a\nb\n"),
+        Some(0o644),
+        Some(b"a\nB\n"),
+    )
+    .unwrap();
+    fs::write(e.ws.join("e.txt"), b"a\nB\n").unwrap();
+    rec.finish(|_| true).unwrap();
+    // A write that did not land leaves no change.
+    let rec = record::prepare_one(
+        &t,
+        &e.ws,
+        "e.txt",
+        Operation::Edit,
+        Some(b"a\nB\n"),
+        None,
+        Some(b"zzz\n"),
+    )
+    .unwrap();
+    rec.finish(|_| false).unwrap();
+    drop(_permit);
+    let cs = changes(&e, "host-1");
+    assert_eq!(
+        cs.iter()
+            .map(|c| (c.tool.as_str(), c.status, c.created_dirs.len()))
+            .collect::<Vec<_>>(),
+        [("Write", Status::Added, 2), ("Edit", Status::Modified, 0)]
+    );
+    rollback(&e.agent, "host-1", Which::All).unwrap();
+    assert_eq!(fs::read(e.ws.join("e.txt")).unwrap(), b"a\nb\n");
+    assert!(!e.ws.join("made").exists());
 }
