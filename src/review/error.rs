@@ -39,3 +39,33 @@ impl fmt::Display for ReviewError {
 }
 
 impl std::error::Error for ReviewError {}
+
+/// Every code review and rollback may return (documented in docs/review.md "Errors").
+pub const CODES: &[&str] = &[
+    "invalid-session",
+    "not-found",
+    "not-reversible",
+    "already-rolled-back",
+    "conflict",
+    "store-failed",
+    "rollback-failed",
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_code_is_documented_and_used() {
+        let doc = include_str!("../../docs/review.md");
+        let src = [
+            include_str!("store.rs"),
+            include_str!("error.rs"),
+            include_str!("rollback.rs"),
+        ]
+        .concat();
+        for c in super::CODES {
+            assert!(doc.contains(&format!("| `{c}` |")), "{c} missing from docs/review.md");
+            assert!(src.matches(&format!("\"{c}\"")).count() >= 2, "{c} is never returned");
+        }
+        assert!(doc.contains("| `review-failed` (apply_patch) |"));
+    }
+}
