@@ -295,6 +295,40 @@ impl Root {
         check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
     }
 
+    /// Swaps `a` and `b` atomically (`renameat2(RENAME_EXCHANGE)`, Linux 3.15+; `EINVAL`/`ENOSYS` where the
+    /// filesystem or kernel lacks it). Used by review rollback to put captured bytes in place while keeping the
+    /// replaced file, so it can be checked and swapped back.
+    pub fn rename_exchange(&mut self, a: &str, b: &str) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let (ad, an) = split(a);
+            let (bd, bn) = split(b);
+            let adf = self.dir(ad)?;
+            let bdf = self.dir(bd)?;
+            let (ca, cb) = (cstr(an)?, cstr(bn)?);
+            // SAFETY: valid dirfds and NUL-terminated names (syscall(2): see rename_noreplace).
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    adf.as_raw_fd(),
+                    ca.as_ptr(),
+                    bdf.as_raw_fd(),
+                    cb.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            Err(io::Error::last_os_error())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (a, b);
+            Err(io::Error::from_raw_os_error(libc::ENOSYS))
+        }
+    }
+
     /// Creates every missing folder of `rel_dir` (mode 0777 minus umask), never through a symlink. Returns the
     /// folders it created, outermost first; on failure the ones created so far are in `created` too.
     pub fn mkdirs(&mut self, rel_dir: &str, created: &mut Vec<String>) -> io::Result<()> {

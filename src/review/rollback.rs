@@ -230,6 +230,56 @@ fn remove_created(root: &mut Root, c: &Change) {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Test hook run right after the guard, before the staged bytes are swapped in (a writer racing the rollback).
+    pub static BEFORE_PUT_BACK: std::cell::RefCell<Option<Box<dyn Fn()>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Puts the staged bytes `tmp` in place of the modified file. With `RENAME_EXCHANGE` the replaced file stays at
+/// `tmp` and is checked once more: if another writer changed it after the guard, the two are swapped back
+/// (`conflict`, the writer's bytes kept). Without exchange support (another filesystem) a plain rename replaces
+/// it right after the guard.
+fn put_back(root: &mut Root, c: &Change, tmp: &str) -> Result<(), ReviewError> {
+    #[cfg(test)]
+    BEFORE_PUT_BACK.with(|h| {
+        if let Some(h) = h.borrow().as_ref() {
+            h()
+        }
+    });
+    match root.rename_exchange(tmp, &c.path) {
+        Ok(()) => match live_hash(root, tmp) {
+            Ok(Some(h)) if Some(h.as_str()) == c.after_hash.as_deref() => {
+                let _ = root.unlink(tmp);
+                Ok(())
+            }
+            found => {
+                if root.rename_exchange(tmp, &c.path).is_err() {
+                    return Err(ReviewError::new(
+                        "rollback-failed",
+                        format!(
+                            "'{}' changed while it was rolled back and could not be swapped back: the bytes before are                              in place and the content written meanwhile was kept as '{tmp}'. Compare the two and keep                              the right one.",
+                            c.path
+                        ),
+                    ));
+                }
+                let _ = root.unlink(tmp);
+                Err(conflict(c, describe(&found)))
+            }
+        },
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) => {
+            root.rename_replace(tmp, &c.path).map_err(|e| {
+                let _ = root.unlink(tmp);
+                step_failed(c, &e)
+            })
+        }
+        Err(e) => {
+            let _ = root.unlink(tmp);
+            Err(step_failed(c, &e))
+        }
+    }
+}
+
 /// Puts one unit back (its guard was just checked).
 fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize]) -> Result<(), ReviewError> {
     let src = unit.iter().map(|&i| &changes[i]).find(|c| c.moved_to.is_some());
@@ -276,10 +326,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
                     .flatten()
                     .map_or(c.mode.unwrap_or(0o644), |s| s.mode);
                 let tmp = stage(root, &c.path, &bytes, mode).map_err(|e| step_failed(c, &e))?;
-                if let Err(e) = root.rename_replace(&tmp, &c.path) {
-                    let _ = root.unlink(&tmp);
-                    return Err(step_failed(c, &e));
-                }
+                put_back(root, c, &tmp)?;
             }
             Status::Deleted => {
                 let bytes = store.read_snapshot(&c.snapshot_id)?;

@@ -487,3 +487,21 @@ fn a_write_and_an_edit_recorded_through_prepare_one_roll_back() {
     assert_eq!(fs::read(e.ws.join("e.txt")).unwrap(), b"a\nb\n");
     assert!(!e.ws.join("made").exists());
 }
+
+#[test]
+fn a_writer_racing_the_rollback_keeps_its_bytes() {
+    let e = env();
+    put(&e, "r.txt", b"before\n");
+    patch(&e, "race-1", "*** Update File: r.txt\n@@\n-before\n+after").unwrap();
+    // Another program writes the file after the guard passed, right before the bytes are swapped in.
+    let path = e.ws.join("r.txt");
+    rollback::BEFORE_PUT_BACK.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || fs::write(&path, b"intruder\n").unwrap()));
+    });
+    let err = rollback(&e.agent, "race-1", Which::All).unwrap_err();
+    rollback::BEFORE_PUT_BACK.with(|h| *h.borrow_mut() = None);
+    assert_eq!(err.code, "conflict", "{err}");
+    assert_eq!(fs::read(e.ws.join("r.txt")).unwrap(), b"intruder\n");
+    assert_eq!(tree(&e.ws).len(), 1, "no temp file left behind");
+    assert_eq!(changes(&e, "race-1")[0].state, State::Active);
+}
