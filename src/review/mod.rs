@@ -10,6 +10,7 @@
 
 pub mod diff;
 pub mod error;
+pub mod hook;
 pub mod invalidate;
 pub mod lock;
 pub mod prune;
