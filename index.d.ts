@@ -37,6 +37,22 @@ export declare class CodeManager {
 }
 export type JsCodeManager = CodeManager
 
+/** One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only). */
+export declare class HostPermissions {
+  constructor()
+  /** Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk. */
+  decide(request: HostPermissionRequest, configMode?: 'ask' | 'accept-edits' | 'auto' | undefined | null): HostPermissionDecision
+  /** The user chose "allow for this session" for `tool`. */
+  allowSession(tool: string): void
+  /** Tools allowed for this session, sorted. */
+  allowedTools(): Array<string>
+  /** Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode. */
+  setOverride(mode?: 'ask' | 'accept-edits' | 'auto' | null): void
+  /** The session override, or null when the config decides. */
+  get sessionOverride(): 'ask' | 'accept-edits' | 'auto' | null
+}
+export type JsHostPermissions = HostPermissions
+
 /** One Pi session's host tools: roots bound at construction, the snapshot store in memory. */
 export declare class HostSession {
   /**
@@ -59,6 +75,10 @@ export declare class HostSession {
   grep(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostGrepOk | HostFailure>
   /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
   snapshotStats(): HostSnapshotStats
+  /** Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root). */
+  write(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostWriteOk | HostFailure>
+  /** Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit"). */
+  edit(args: Record<string, unknown>, options?: HostEditOptions | undefined | null): Promise<HostEditOk | HostEditFailure>
 }
 export type JsHostSession = HostSession
 
@@ -248,6 +268,7 @@ export interface EffectiveConfig {
   shellSessions: { enabled: boolean }
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
+  hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -317,6 +338,33 @@ export interface GateRequest {
   lease?: string
 }
 
+/** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
+export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): HostAuditOk | HostFailure
+
+/** One audit line's facts (the arguments are redacted by the engine before anything is written). */
+export interface HostAuditEntry {
+  sessionId: string
+  turn?: string
+  toolCallId: string
+  tool: string
+  args: Record<string, unknown>
+  external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
+  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'
+  prompted: boolean
+  permissionWaitMs: number
+  durationMs: number
+  overheadMs: number
+  totalMs: number
+  ok: boolean
+  errorCode?: string
+}
+
+/** The line was appended to `path`. */
+export interface HostAuditOk {
+  ok: true
+  path: string
+}
+
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
  * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
@@ -325,6 +373,50 @@ export interface GateRequest {
 export interface HostCallOptions {
   approvedPath?: string
   timeoutMs?: number
+}
+
+/**
+ * A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
+ * current tag when it was read; `budgetExhausted` says the retry budget of this path and prompt is spent (stop
+ * editing it and report), `failures` the counted failures so far.
+ */
+export interface HostEditFailure {
+  ok: false
+  code: string
+  message: string
+  liveTag?: string
+  budgetExhausted: boolean
+  failures: number
+}
+
+/**
+ * A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
+ * over, path rebound).
+ */
+export interface HostEditOk {
+  ok: true
+  text: string
+  /** The file (its new path after MV). */
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  /** The new tag ("" after REM). */
+  tag: string
+  added: number
+  removed: number
+  /** REM deleted the file. */
+  deleted: boolean
+  /** The old path when MV moved the file. */
+  movedFrom?: string
+  warnings: Array<string>
+}
+
+/**
+ * Options of an Edit: `approvedPath` as for Read; `turn` identifies the current prompt for the retry budget (a new
+ * value resets the per-path counters).
+ */
+export interface HostEditOptions {
+  approvedPath?: string
+  turn?: string
 }
 
 /**
@@ -387,6 +479,34 @@ export interface HostPathInfo {
   path: string
 }
 
+/** The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`). */
+export interface HostPermissionDecision {
+  action: 'allow' | 'ask' | 'deny'
+  /** The mode the decision was taken under (session override, else config, else ask). */
+  mode: 'ask' | 'accept-edits' | 'auto'
+  /** Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`. */
+  reason?: string
+  /** `TOOL_DENIED` for `deny`. */
+  code?: string
+  /** The model-facing message of `deny` (names the mode that would allow the call). */
+  message?: string
+  /** The model-facing message to return when the user denies the card. */
+  deniedMessage: string
+}
+
+/** One call for the permission decision. */
+export interface HostPermissionRequest {
+  tool: string
+  /** `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop). */
+  risk: 'read' | 'edit' | 'bash'
+  /** The target is an external path request (resolvePath said `root: "external"`). */
+  external: boolean
+  /** The call writes only under the session scratch root. */
+  scratch: boolean
+  /** `ctx.hasUI`: whether a card can be shown. */
+  hasUi: boolean
+}
+
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
 export interface HostReadOk {
   ok: true
@@ -426,6 +546,22 @@ export interface HostSweepOk {
  * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
  */
 export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
+
+/** Write's result: `text` names the file with its new `[path#TAG]`. */
+export interface HostWriteOk {
+  ok: true
+  text: string
+  path: string
+  root: 'workspace' | 'scratch' | 'external'
+  /** Tag of the bytes that landed (every line counts as seen). */
+  tag: string
+  /** The file did not exist before. */
+  created: boolean
+  bytes: number
+  lines: number
+  /** What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes. */
+  stripped: Array<string>
+}
 
 /** Nested call counts of a cell read. */
 export interface NestedCounts {

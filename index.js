@@ -773,9 +773,11 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostSweepScratch, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
+export { HostPermissions }
+export { JsHostPermissions }
 export { HostSession }
 export { JsHostSession }
 export { PatchAbort }
@@ -791,6 +793,7 @@ export { configSave }
 export { configValidate }
 export { discoveryFindTools }
 export { engineVersion }
+export { hostAuditAppend }
 export { hostSweepScratch }
 export { patchPaths }
 export { reviewList }

@@ -29,6 +29,8 @@ pub struct EffectiveConfig {
     pub code_mode: Value,
     #[napi(ts_type = "{ enabled: boolean; deferred: string[] }")]
     pub tool_discovery: Value,
+    #[napi(ts_type = "{ enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }")]
+    pub host_tools: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,

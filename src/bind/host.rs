@@ -153,7 +153,7 @@ fn failure(e: HostError) -> HostFailure {
     }
 }
 
-fn panicked(message: String) -> HostFailure {
+pub(super) fn panicked(message: String) -> HostFailure {
     HostFailure {
         ok: false,
         code: guard::PANIC_CODE.to_string(),
@@ -221,20 +221,22 @@ fn grep_ok(r: GrepResult) -> HostGrepOk {
 }
 
 /// The session state shared with blocking tasks.
-struct Session {
-    roots: Roots,
-    store: Mutex<SnapshotStore>,
+pub(super) struct Session {
+    pub(super) roots: Roots,
+    pub(super) store: Mutex<SnapshotStore>,
+    /// Write/Edit state: named registers, the retry budget, the per-session write lock (src/bind/host_edit.rs).
+    pub(super) edit: crate::host::edit::EditState,
 }
 
 impl Session {
-    fn target(&self, raw: &str, options: &Option<HostCallOptions>) -> Result<Resolved, HostError> {
+    pub(super) fn target(&self, raw: &str, options: &Option<HostCallOptions>) -> Result<Resolved, HostError> {
         let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
         self.roots.resolve_for_call(raw, approved)
     }
 }
 
 /// Runs a tool body on tokio's blocking pool inside a panic guard; resolves its result or a failure.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     site: &'static str,
     f: impl FnOnce() -> Result<T, HostError> + Send + 'static,
 ) -> Either<T, HostFailure> {
@@ -252,7 +254,7 @@ async fn blocking<T: Send + 'static>(
 /// One Pi session's host tools: roots bound at construction, the snapshot store in memory.
 #[napi(js_name = "HostSession")]
 pub struct JsHostSession {
-    inner: Arc<Session>,
+    pub(super) inner: Arc<Session>,
 }
 
 #[napi]
@@ -270,6 +272,7 @@ impl JsHostSession {
                         Arc::new(Session {
                             roots,
                             store: Mutex::new(SnapshotStore::new()),
+                            edit: Default::default(),
                         }),
                     ),
                 }),

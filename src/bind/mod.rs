@@ -7,6 +7,8 @@ pub mod code;
 pub mod config;
 pub mod guard;
 pub mod host;
+pub mod host_edit;
+pub mod host_policy;
 pub mod patch;
 pub mod review;
 pub mod rules;

@@ -20,6 +20,7 @@ pub fn defaults() -> Value {
         "shellSessions": {"enabled": false},
         "codeMode": {"enabled": false, "approvalMode": "confirm"},
         "toolDiscovery": {"enabled": false, "deferred": deferred},
+        "hostTools": {"enabled": false, "permissionMode": "ask"},
         "debug": false
     })
 }
@@ -76,6 +77,10 @@ pub fn validate(root: &Value) -> Result<(), String> {
     if let Some(td) = section(root, "toolDiscovery")? {
         boolean(td, "toolDiscovery", "enabled")?;
         validate_deferred(td.get("deferred"))?;
+    }
+    if let Some(ht) = section(root, "hostTools")? {
+        boolean(ht, "hostTools", "enabled")?;
+        one_of(ht, "hostTools", "permissionMode", &["ask", "accept-edits", "auto"])?;
     }
     if !matches!(root.get("debug"), None | Some(Value::Bool(_))) {
         return Err("debug must be true or false".into());
@@ -283,6 +288,7 @@ mod tests {
             "shellSessions",
             "codeMode",
             "toolDiscovery",
+            "hostTools",
         ] {
             assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
         }
@@ -314,6 +320,29 @@ mod tests {
             err(json!({"codeMode": {"approvalMode": "never"}})),
             "codeMode.approvalMode must be one of confirm, always"
         );
+    }
+
+    #[test]
+    fn host_tools_section() {
+        assert!(validate(&json!({"hostTools": {"enabled": true, "permissionMode": "accept-edits"}})).is_ok());
+        assert_eq!(
+            err(json!({"hostTools": {"enabled": "yes"}})),
+            "hostTools.enabled must be true or false"
+        );
+        assert_eq!(
+            err(json!({"hostTools": {"permissionMode": "never"}})),
+            "hostTools.permissionMode must be one of ask, accept-edits, auto"
+        );
+        assert_eq!(
+            err(json!({"hostTools": {"permissionMode": null}})),
+            "hostTools.permissionMode must be one of ask, accept-edits, auto"
+        );
+        assert_eq!(
+            defaults()["hostTools"],
+            json!({"enabled": false, "permissionMode": "ask"})
+        );
+        let eff = effective(&json!({"hostTools": {"permissionMode": "auto", "x": 1}}));
+        assert_eq!(eff["hostTools"], json!({"enabled": false, "permissionMode": "auto"}));
     }
 
     #[test]

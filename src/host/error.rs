@@ -14,6 +14,29 @@ pub const TOOL_FAILED: &str = "TOOL_FAILED";
 /// The operation ran past its time budget and was stopped.
 pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
 
+/// Edit: no tag was given (docs/spec/host-tools.md "Read, Grep, Write and the line-anchored Edit").
+pub const EDIT_TAG_REQUIRED: &str = "EDIT_TAG_REQUIRED";
+/// Edit: the tag is stale and the edit could not be carried over to the live file.
+pub const EDIT_TAG_MISMATCH: &str = "EDIT_TAG_MISMATCH";
+/// Edit: the tag is not the live file's and no shown version of the file has it.
+pub const EDIT_TAG_UNKNOWN: &str = "EDIT_TAG_UNKNOWN";
+/// Edit: an anchor is on a line the model was never shown.
+pub const EDIT_LINES_UNSEEN: &str = "EDIT_LINES_UNSEEN";
+/// Edit: the operations text does not parse.
+pub const EDIT_PARSE_FAILED: &str = "EDIT_PARSE_FAILED";
+/// Edit: a line number or range is outside the file, reversed, or overlaps another operation.
+pub const EDIT_RANGE_INVALID: &str = "EDIT_RANGE_INVALID";
+/// Edit: a block locator (`N*`) was used; block resolution does not exist yet.
+pub const EDIT_BLOCK_UNRESOLVED: &str = "EDIT_BLOCK_UNRESOLVED";
+/// Edit: a paste names a register nothing was captured into.
+pub const EDIT_REGISTER_EMPTY: &str = "EDIT_REGISTER_EMPTY";
+/// Edit: a paste names a register captured more than once in the call.
+pub const EDIT_REGISTER_AMBIGUOUS: &str = "EDIT_REGISTER_AMBIGUOUS";
+/// Edit: the result is byte-for-byte the current file.
+pub const EDIT_NO_CHANGE: &str = "EDIT_NO_CHANGE";
+/// Edit: the call passes a size limit (ops text, op count, expanded lines, register capture).
+pub const EDIT_AMPLIFICATION_LIMIT: &str = "EDIT_AMPLIFICATION_LIMIT";
+
 /// A time budget for a walk (Glob, Grep): checked per directory entry, so a search of a huge tree stops with
 /// TOOL_TIMEOUT instead of running on after Pi gave up on the call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -60,6 +60,30 @@ pub fn normalize_owned(bytes: Vec<u8>) -> Normalized {
         other => Some(other.into_owned()),
     }
     .unwrap_or(decoded);
+    normalized_with_tag(text)
+}
+
+/// `normalize` of text already known to be UTF-8 (Edit's output): no validation pass, no copy without BOM or CR.
+pub fn normalize_string(s: String) -> Normalized {
+    let text = match normalize_str(&s) {
+        Cow::Borrowed(b) if b.len() == s.len() => None,
+        other => Some(other.into_owned()),
+    }
+    .unwrap_or(s);
+    normalized_with_tag(text)
+}
+
+/// The tag of normalized `text` whose SHA-256 is `digest` (one hash when no line has trailing whitespace).
+pub fn tag_with_digest(text: &str, digest: &[u8; 32]) -> String {
+    if needs_trim(text) {
+        tag_of_normalized(text)
+    } else {
+        format!("{:02X}{:02X}", digest[30], digest[31])
+    }
+}
+
+/// Hashes normalized text: its identity digest and its tag.
+pub fn normalized_with_tag(text: String) -> Normalized {
     let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
     // Most files have no trailing whitespace: then the trimmed text is the text, and one hash serves both.
     let tag = if needs_trim(&text) {

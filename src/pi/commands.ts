@@ -10,6 +10,7 @@ import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
 import { reviewCommand } from "./review.ts";
+import type { HostRuntime } from "./tools/host.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -21,6 +22,7 @@ export function say(ctx: ExtensionContext, message: string, type: "info" | "warn
 
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
 const THINKING = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
@@ -32,6 +34,7 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
+			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);
@@ -79,6 +82,8 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			}],
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
 			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
+			[`Host Tools: ${onOff(e.hostTools.enabled)}`, () => set("hostTools.enabled", !e.hostTools.enabled)],
+			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pick(ctx, "Host Tools permission mode", [...PERMISSION_MODES], (v) => set("hostTools.permissionMode", v))],
 			[`Debug metadata: ${onOff(e.debug)}`, () => set("debug", !e.debug)],
 		);
 		const choice = await ctx.ui.select("Pi Codex Toolkit settings", [...rows.map((r) => r[0]), "Save", "Cancel"]);
@@ -100,6 +105,27 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 		const row = rows.find((r) => r[0] === choice);
 		if (row) await row[1]();
 	}
+}
+
+/** `/pct permission [ask|accept-edits|auto|default]`: this session's host-tool permission mode (docs/host.md
+ * "Permissions"); `default` goes back to hostTools.permissionMode; no argument shows the mode in force. */
+function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
+	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
+	if (!rt) return say(ctx, "Host Tools are not available in this build.", "warning");
+	const configured = tk.config().hostTools.permissionMode;
+	if (arg === "") {
+		const o = rt.permissions.sessionOverride;
+		return say(ctx, o ? `Host Tools permission mode: ${o} (this session; the config says ${configured})` : `Host Tools permission mode: ${configured} (from the config)`);
+	}
+	if (arg === "default") {
+		rt.permissions.setOverride(null);
+		return say(ctx, `Host Tools permission mode for this session: back to the config (${configured}).`);
+	}
+	if (!(PERMISSION_MODES as readonly string[]).includes(arg)) {
+		return say(ctx, `Usage: /pct permission [${PERMISSION_MODES.join("|")}|default]`, "warning");
+	}
+	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
+	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
 }
 
 async function pick(ctx: Ctx, title: string, options: string[], apply: (v: string) => void): Promise<void> {

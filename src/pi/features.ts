@@ -3,9 +3,10 @@
  */
 import type { ToolkitHost } from "./host.ts";
 import { register as registerCode } from "./tools/code.ts";
+import { register as registerHost } from "./tools/host.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
 import { register as registerReview } from "./review.ts";
 
-export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerReview];
+export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [registerPatch, registerShell, registerCode, discovery, registerHost, registerReview];

@@ -110,6 +110,8 @@ pub struct Decision {
     /// Whether the route wants Pi's `bash` hidden, and `edit`/`write`.
     pub hide_bash: bool,
     pub hide_edit_write: bool,
+    /// Builtins the host tools replace right now (read, grep, find, ls; edit and write with host Write/Edit).
+    pub host_hidden: Vec<&'static str>,
     pub features: Vec<FeatureStatus>,
 }
 
@@ -299,6 +301,22 @@ pub fn decide(input: &ResolveInput) -> Decision {
     let hide_edit_write_now = hide_edit_write
         && ((routes.direct_patch && visible.contains(&APPLY_PATCH)) || (routes.nested_patch && code_visible));
 
+    // Host tools (docs/spec/host-tools.md, top): not an execution route, the same under rules and legacy flags.
+    // Read/Glob/Grep go together and replace Pi's read, grep, find and ls; Write/Edit are the edit/write family,
+    // so a patch route that hides Pi's edit/write hides them too. Never deferred, so admitted = visible.
+    let mut visible = visible;
+    let mut host_hidden: Vec<&'static str> = Vec::new();
+    if cfg.host_tools.enabled && reg.all_ours(&HOST_READ_SET) {
+        push_unique(&mut admitted, &HOST_READ_SET);
+        push_unique(&mut visible, &HOST_READ_SET);
+        host_hidden.extend([READ, GREP, FIND, LS]);
+        if reg.all_ours(&HOST_EDIT_SET) && !hide_edit_write_now {
+            push_unique(&mut admitted, &HOST_EDIT_SET);
+            push_unique(&mut visible, &HOST_EDIT_SET);
+            host_hidden.extend([EDIT, WRITE]);
+        }
+    }
+
     let mut d = Decision {
         source,
         rule,
@@ -314,6 +332,7 @@ pub fn decide(input: &ResolveInput) -> Decision {
         loaded,
         hide_bash: hide_bash_now,
         hide_edit_write: hide_edit_write_now,
+        host_hidden,
         features: Vec::new(),
     };
     d.features = Feature::ALL
@@ -467,6 +486,47 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 "nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them"
                     .into(),
             ));
+        }
+        Feature::HostTools => {
+            let ht = &cfg.host_tools;
+            st.configured = ht.enabled;
+            let on: Vec<&str> = HOST_NAMES.iter().copied().filter(|n| d.visible.contains(n)).collect();
+            if !st.configured {
+            } else if !on.is_empty() {
+                st.effective = Effective::Active;
+            } else {
+                st.effective = Effective::Unavailable;
+                st.reason = if reg.any_foreign(&HOST_READ_SET) {
+                    "conflicting-tool-name"
+                } else {
+                    "host-tools-unavailable"
+                }
+                .into();
+            }
+            let mode = ht.permission_mode.as_deref().unwrap_or("ask");
+            st.extra.push(("permission mode".into(), mode.into()));
+            st.extra
+                .push(("tools".into(), if on.is_empty() { "—".into() } else { on.join(", ") }));
+            let hidden: Vec<&str> = d
+                .host_hidden
+                .iter()
+                .copied()
+                .filter(|n| reg.owner(n) == Owner::Builtin)
+                .collect();
+            st.extra.push((
+                "builtins replaced".into(),
+                if hidden.is_empty() {
+                    "none".into()
+                } else {
+                    hidden.join(", ")
+                },
+            ));
+            if ht.enabled && d.hide_edit_write && reg.all_ours(&HOST_EDIT_SET) {
+                st.extra.push((
+                    "note".into(),
+                    "Write and Edit step aside while the execution rule's patch route owns editing".into(),
+                ));
+            }
         }
         Feature::ToolDiscovery => {
             st.configured = cfg.tool_discovery.enabled;

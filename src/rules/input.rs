@@ -61,6 +61,8 @@ pub struct Section {
     pub enabled: bool,
     pub backend: Option<String>,
     pub approval_mode: Option<String>,
+    /// `hostTools.permissionMode`.
+    pub permission_mode: Option<String>,
     pub sidecar_model: Option<SidecarModel>,
     pub deferred: Option<Vec<String>>,
 }
@@ -107,6 +109,7 @@ pub struct Config {
     pub shell_sessions: Section,
     pub code_mode: Section,
     pub tool_discovery: Section,
+    pub host_tools: Section,
     pub execution: Option<Execution>,
     pub debug: bool,
 }
@@ -122,6 +125,7 @@ impl Config {
             "computerUse" => &self.computer_use,
             "shellSessions" => &self.shell_sessions,
             "codeMode" => &self.code_mode,
+            "hostTools" => &self.host_tools,
             _ => &self.tool_discovery,
         }
     }

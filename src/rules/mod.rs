@@ -17,6 +17,9 @@ pub mod status;
 #[cfg(test)]
 pub(crate) mod tests;
 
+#[cfg(test)]
+mod host_tests;
+
 pub use input::ResolveInput;
 pub use projection::resolve;
 pub use status::{editor_rows, editor_rules, preview_text, status_text};

@@ -3,10 +3,29 @@
 //! Why one table: ownership, projection, status and discovery must agree on which names belong together;
 //! keeping the grouping here means a new tool is one edit, not five.
 
-/// Pi's builtins the execution routes may hide (`read` is never hidden).
+/// Pi's builtins the execution routes may hide (`read` only by the host tools).
 pub const BASH: &str = "bash";
 pub const EDIT: &str = "edit";
 pub const WRITE: &str = "write";
+/// Pi's read-only builtins the host tools replace (docs/spec/host-tools.md, top).
+pub const READ: &str = "read";
+pub const GREP: &str = "grep";
+pub const FIND: &str = "find";
+pub const LS: &str = "ls";
+/// Every builtin this extension may hide, in the order they are restored.
+pub const HIDEABLE_BUILTINS: [&str; 7] = [BASH, EDIT, WRITE, READ, GREP, FIND, LS];
+
+/// The host file tools (docs/spec/host-tools.md). Read, Glob and Grep are an atomic group (the read-only set
+/// replaces Pi's read, grep, find and ls together); Write and Edit are the edit/write family and join when
+/// registered.
+pub const HOST_READ: &str = "Read";
+pub const HOST_GLOB: &str = "Glob";
+pub const HOST_GREP: &str = "Grep";
+pub const HOST_WRITE: &str = "Write";
+pub const HOST_EDIT: &str = "Edit";
+pub const HOST_READ_SET: [&str; 3] = [HOST_READ, HOST_GLOB, HOST_GREP];
+pub const HOST_EDIT_SET: [&str; 2] = [HOST_WRITE, HOST_EDIT];
+pub const HOST_NAMES: [&str; 5] = [HOST_READ, HOST_GLOB, HOST_GREP, HOST_WRITE, HOST_EDIT];
 
 pub const APPLY_PATCH: &str = "apply_patch";
 pub const EXEC_COMMAND: &str = "exec_command";
@@ -60,11 +79,12 @@ pub enum Feature {
     ShellSessions,
     CodeMode,
     ToolDiscovery,
+    HostTools,
 }
 
 impl Feature {
     /// Status order = the order of the config file's sections.
-    pub const ALL: [Feature; 8] = [
+    pub const ALL: [Feature; 9] = [
         Feature::WebSearch,
         Feature::RemoteCompaction,
         Feature::ImageGeneration,
@@ -73,6 +93,7 @@ impl Feature {
         Feature::ShellSessions,
         Feature::CodeMode,
         Feature::ToolDiscovery,
+        Feature::HostTools,
     ];
 
     /// The config section key (also the key used in JSON results).
@@ -86,6 +107,7 @@ impl Feature {
             Feature::ShellSessions => "shellSessions",
             Feature::CodeMode => "codeMode",
             Feature::ToolDiscovery => "toolDiscovery",
+            Feature::HostTools => "hostTools",
         }
     }
 
@@ -100,6 +122,7 @@ impl Feature {
             Feature::ShellSessions => "Shell Sessions",
             Feature::CodeMode => "Code Mode",
             Feature::ToolDiscovery => "Tool Discovery",
+            Feature::HostTools => "Host Tools",
         }
     }
 
@@ -114,6 +137,7 @@ impl Feature {
             Feature::ShellSessions => &SHELL_PAIR,
             Feature::CodeMode => &CODE_PAIR,
             Feature::ToolDiscovery => &[FIND_TOOLS],
+            Feature::HostTools => &HOST_NAMES,
         }
     }
 
@@ -121,7 +145,11 @@ impl Feature {
     pub fn is_built(self) -> bool {
         matches!(
             self,
-            Feature::ApplyPatch | Feature::ShellSessions | Feature::CodeMode | Feature::ToolDiscovery
+            Feature::ApplyPatch
+                | Feature::ShellSessions
+                | Feature::CodeMode
+                | Feature::ToolDiscovery
+                | Feature::HostTools
         )
     }
 }
@@ -136,9 +164,10 @@ pub fn feature_of(name: &str) -> Option<Feature> {
     Feature::ALL.iter().copied().find(|f| f.names().contains(&name))
 }
 
-/// The names that may appear in `toolDiscovery.deferred`: every toolkit name except `find_tools` itself.
+/// The names that may appear in `toolDiscovery.deferred`: every toolkit name except `find_tools` itself and the
+/// host tools (they replace Pi's builtins, so holding them back would leave the model without file tools).
 pub fn is_deferrable(name: &str) -> bool {
-    name != FIND_TOOLS && feature_of(name).is_some()
+    name != FIND_TOOLS && !HOST_NAMES.contains(&name) && feature_of(name).is_some()
 }
 
 /// Fallback one-line descriptions for managed names that are not registered (so a query can still find them).
@@ -168,10 +197,12 @@ mod tests {
     #[test]
     fn every_name_has_one_feature_and_a_description() {
         let names: Vec<_> = all_toolkit_names().collect();
-        assert_eq!(names.len(), 14);
+        assert_eq!(names.len(), 19);
         for n in &names {
             assert!(feature_of(n).is_some());
-            if *n != FIND_TOOLS {
+            if HOST_NAMES.contains(n) {
+                assert!(!is_deferrable(n), "{n}: host tools are never deferred");
+            } else if *n != FIND_TOOLS {
                 assert!(!fallback_description(n).is_empty(), "{n}");
                 assert!(is_deferrable(n));
             }

@@ -75,6 +75,11 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         wants_hidden.push(EDIT);
         wants_hidden.push(WRITE);
     }
+    for n in &d.host_hidden {
+        if !wants_hidden.contains(n) {
+            wants_hidden.push(n);
+        }
+    }
     wants_hidden.retain(|n| reg.owner(n) == Owner::Builtin);
 
     let now: HashSet<&str> = input.active_now.iter().map(String::as_str).collect();
@@ -85,7 +90,7 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         .filter(|n| is_active(n) || was_hidden(n))
         .map(|n| n.to_string())
         .collect();
-    let restored_natives: Vec<String> = [BASH, EDIT, WRITE]
+    let restored_natives: Vec<String> = HIDEABLE_BUILTINS
         .iter()
         .filter(|n| was_hidden(n) && !wants_hidden.contains(n) && reg.owner(n) == Owner::Builtin)
         .map(|n| n.to_string())

@@ -80,6 +80,7 @@ fn off_reason(feature: &str, d: &Decision, input: &ResolveInput) -> String {
         "shellSessions" => ("shellSessions.enabled", "shell"),
         "codeMode" => ("codeMode.enabled", "code"),
         "toolDiscovery" => ("toolDiscovery.enabled", ""),
+        "hostTools" => ("hostTools.enabled", ""),
         _ => return String::new(),
     };
     let turn_on = format!("not turned on: set {setting} to true in the config, or use /pct config");

@@ -583,6 +583,14 @@ Tool Discovery
   loaded this session: 0
   note: only explicitly managed toolkit-owned tools can be loaded
 
+Host Tools
+  configured: off
+  effective: off
+  reason: not turned on: set hostTools.enabled to true in the config, or use /pct config
+  permission mode: ask
+  tools: —
+  builtins replaced: none
+
 Debug: off
 
 Execution rules:

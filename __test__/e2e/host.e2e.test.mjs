@@ -1,0 +1,331 @@
+// The host tools (Read, Glob, Grep, Write, Edit) through the real Pi (0.87.1 and 1.6.0), offline with the scripted
+// faux model: activation and the builtins they replace, permissions (headless denial, allow-session through RPC
+// dialogs), the audit file, and Edit's round trips.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PROBE, featureOf, probe, status } from "../helpers/rules.mjs";
+
+const ON = (mode = "ask") => ({ hostTools: { enabled: true, permissionMode: mode } });
+const HOST = ["Read", "Glob", "Grep", "Write", "Edit"];
+const REPLACED = ["read", "edit", "write", "grep", "find", "ls"];
+
+function put(box, rel, text) {
+	mkdirSync(dirname(join(box.cwd, rel)), { recursive: true });
+	writeFileSync(join(box.cwd, rel), text);
+}
+const get = (box, rel) => readFileSync(join(box.cwd, rel), "utf8");
+
+/** Every line of the (only) audit file of a sandbox. */
+function audit(box) {
+	const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
+	const files = existsSync(dir) ? readdirSync(dir) : [];
+	assert.equal(files.length, 1, `one audit file: ${files}`);
+	const path = join(dir, files[0]);
+	return { path, lines: readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l)) };
+}
+
+/** A script module from steps; a step may be a function source `(ctx) => step` given as a string. */
+function script(box, steps) {
+	const src = steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n");
+	return writeScript(box, `export default [\n${src}\n];`);
+}
+
+const hostNames = (active) => active.filter((n) => HOST.includes(n) || REPLACED.includes(n)).sort();
+
+/** Answers the next select dialog whose title starts with `title` with the first option starting with `prefix`. */
+function chooser(plan) {
+	return (req) => {
+		const step = plan.shift();
+		if (!step) return { cancelled: true };
+		assert.ok(req.title.startsWith(step.title), `dialog "${req.title}", expected "${step.title}"`);
+		const value = req.options.find((o) => o.startsWith(step.option));
+		assert.ok(value, `no option "${step.option}" in ${JSON.stringify(req.options)}`);
+		return { value };
+	};
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] builtins hidden while the host tools are on, restored when /pct config turns them off; status block`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		const plan = [];
+		const pi = new RpcPi({ version, box, extensions: [ROOT, PROBE], ui: chooser(plan) });
+		try {
+			const before = await probe(pi);
+			for (const n of ["Read", "Glob", "Grep"]) assert.ok(before.active.includes(n), `${n} active: ${before.active}`);
+			// Write/Edit (and with them Pi's edit/write) only when this build registers them.
+			const edits = before.tools.some((t) => t.name === "Edit");
+			for (const n of edits ? REPLACED : ["read", "grep", "find", "ls"]) assert.ok(!before.active.includes(n), `${n} hidden: ${before.active}`);
+			if (edits) assert.ok(before.active.includes("Write") && before.active.includes("Edit"), `${before.active}`);
+			assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
+			const st = await status(pi);
+			assert.deepEqual(featureOf(st, "Host Tools"), { configured: "on", effective: "active", reason: "" });
+			assert.match(st, /\n  permission mode: accept-edits\n  tools: Read, Glob, Grep(, Write, Edit)?\n  builtins replaced: read, grep, find, ls(, edit, write)?\n/);
+
+			// Off through the menu: Pi's builtins come back (those Pi had active), ours leave.
+			plan.push({ title: "Pi Codex Toolkit settings", option: "Host Tools: on" }, { title: "Pi Codex Toolkit settings", option: "Save" });
+			await pi.prompt("/pct config");
+			const off = await probe(pi);
+			for (const n of HOST) assert.ok(!off.active.includes(n), `${n} gone: ${off.active}`);
+			for (const n of ["read", "edit", "write", "bash"]) assert.ok(off.active.includes(n), `${n} restored: ${off.active}`);
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: false, permissionMode: "accept-edits" });
+			assert.equal(featureOf(await status(pi), "Host Tools").effective, "off");
+
+			// The permission-mode row, then on again: hidden again.
+			plan.push(
+				{ title: "Pi Codex Toolkit settings", option: "Host Tools permission mode: accept-edits" },
+				{ title: "Host Tools permission mode", option: "auto" },
+				{ title: "Pi Codex Toolkit settings", option: "Host Tools: off" },
+				{ title: "Pi Codex Toolkit settings", option: "Save" },
+			);
+			await pi.prompt("/pct config");
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: true, permissionMode: "auto" });
+			const again = await probe(pi);
+			assert.ok(again.active.includes("Read") && !again.active.includes("read"), `${again.active}`);
+			assert.equal(plan.length, 0);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] Read, Glob and Grep in json mode; headless ask mode denies an external path naming auto; audit lines`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		put(box, "src/a.txt", "alpha\nbeta\n");
+		put(box, ".gitignore", "ignored/\n");
+		put(box, "ignored/x.txt", "beta\n");
+		writeFileSync(join(box.base, "outside.txt"), "outside\n");
+		const steps = [
+			{ tools: [{ name: "Read", args: { file_path: "src/a.txt" } }, { name: "Glob", args: { pattern: "*.txt" } }] },
+			{ tools: [{ name: "Grep", args: { pattern: "beta|sk-live-ABCDEFGH1234", literal: false } }] },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
+			{ text: "done" },
+		];
+		const r = await runJson({ version, box, script: script(box, steps) });
+		assert.equal(r.code, 0, r.stderr);
+		const [read, glob, grep, ext] = r.toolEnds;
+		assert.equal(read.isError, false, toolText(read));
+		assert.match(toolText(read), /^\[src\/a\.txt#[0-9A-F]{4}\]\n1:alpha\n2:beta$/);
+		assert.equal(read.result.details.totalLines, 2);
+		assert.deepEqual(glob.result.details.files, ["src/a.txt"], "ignored/x.txt is not listed");
+		assert.deepEqual(grep.result.details.matches, [{ path: "src/a.txt", line: 2, text: "beta" }], "the ignored tree is skipped");
+		assert.equal(ext.isError, true);
+		assert.match(toolText(ext), /^TOOL_DENIED: Read on a path outside the workspace needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask\. Permission mode auto would allow it/);
+
+		const { path, lines } = audit(box);
+		assert.equal(statSync(path).mode & 0o777, 0o600);
+		assert.equal(statSync(dirname(path)).mode & 0o777, 0o700);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.prompted, l.ok, l.errorCode, l.external]), [
+			["Read", "allow", false, true, null, null],
+			["Glob", "allow", false, true, null, null],
+			["Grep", "allow", false, true, null, null],
+			["Read", "denied-headless", false, false, "TOOL_DENIED", "dotdot-escape"],
+		]);
+		const ids = new Set(r.toolEnds.map((e) => e.toolCallId));
+		for (const l of lines) {
+			assert.ok(ids.has(l.toolCallId), `tool call id ${l.toolCallId}`);
+			assert.match(l.argsHash, /^sha256:[0-9a-f]{64}$/);
+			assert.equal(typeof l.totalMs, "number");
+		}
+		assert.equal(new Set(lines.map((l) => l.sessionId)).size, 1);
+		assert.equal(new Set(lines.map((l) => l.turn)).size, 1, "one prompt, one turn id");
+		assert.equal(readFileSync(path, "utf8").includes("sk-live-ABCDEFGH1234"), false, "the key in Grep's pattern is redacted");
+		assert.match(lines[2].argsPreview, /\[REDACTED\]/);
+	});
+
+	test(`[pi ${version.name}] allow-session through RPC dialogs: asked once, remembered for the session, gone in a new one`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		writeFileSync(join(box.base, "outside.txt"), "outside\n");
+		// A new session rebuilds the extensions, so the faux queue starts over there: the same two calls.
+		const steps = [
+			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt", offset: 1 } }] },
+			{ text: "done" },
+			{ tools: [{ name: "Read", args: { path: "../outside.txt", limit: 1 } }] },
+			{ text: "done under auto" },
+		];
+		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
+		const plan = [{ title: "Allow Read to read", option: "Allow for this session" }, { title: "Allow Read to read", option: "Deny" }];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: chooser(plan) });
+		try {
+			const first = await pi.prompt("read it twice");
+			const ends = first.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(ends.map((e) => e.isError), [false, false], JSON.stringify(ends.map(toolText)));
+			assert.equal(ends[0].result.details.root, "external");
+			assert.equal(pi.uiRequests.filter((q) => q.method === "select").length, 1, "one card for two calls");
+			assert.match(pi.uiRequests[0].title, /outside\.txt \(outside the workspace: dotdot-escape\)\?$/);
+			assert.deepEqual(pi.uiRequests[0].options, ["Allow once", "Allow for this session", "Deny"]);
+			assert.equal(pi.uiRequests[0].timeout, undefined, "no automatic timeout");
+			const r = await pi.command("new_session");
+			assert.equal(r.success, true, JSON.stringify(r));
+			const second = await pi.prompt("again");
+			const denied = second.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(denied.map((e) => e.isError), [true, true]);
+			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Read call; it did not run\./);
+			assert.equal(plan.length, 0, "a new session asks again");
+			// /pct permission: the session override beats the config's ask, without a card.
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
+			assert.deepEqual((await pi.prompt("/pct permission sometimes")).notifications, ["Usage: /pct permission [ask|accept-edits|auto|default]"]);
+			assert.deepEqual((await pi.prompt("/pct permission auto")).notifications, [
+				"Host Tools permission mode for this session: auto (the config's ask applies again in the next session).",
+			]);
+			const cards = pi.uiRequests.length;
+			const third = await pi.prompt("once more");
+			const end = third.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(end.isError, false, toolText(end));
+			assert.equal(pi.uiRequests.length, cards, "auto: no card for an external read");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: auto (this session; the config says ask)"]);
+			await pi.prompt("/pct permission default");
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
+		} finally {
+			await pi.close();
+		}
+		const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
+		const lines = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l)));
+		assert.deepEqual(lines.map((l) => [l.decision, l.prompted, l.ok]).sort(), [
+			["allow", false, true],
+			["allow-session", false, true],
+			["allow-session", true, true],
+			["deny", true, false],
+			["deny", true, false],
+		], JSON.stringify(lines));
+		assert.ok(lines.find((l) => l.prompted && l.ok).permissionWaitMs >= 0);
+	});
+}
+
+/** The `[path#TAG]` tag of the last tool result of a step context (as a JS source snippet for step functions). */
+const TAG_OF = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];`;
+
+/** Runs a json-mode session with steps; asserts a clean exit and returns the tool ends. */
+async function runSteps(version, box, steps, env) {
+	const src = `import { writeFileSync, readFileSync } from "node:fs";\n${TAG_OF}\nexport default [\n${steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n")}\n];`;
+	const r = await runJson({ version, box, script: writeScript(box, src), env });
+	assert.equal(r.code, 0, r.stderr);
+	return r;
+}
+
+const FIVE = "one\ntwo\nthree\nfour\nfive\n";
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] Read → Edit → Read round trip; Write then Edit`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=3:\\n+TWO\\n+THREE\\nPUT >$:\\n+six" } }] })`,
+			{ tools: [{ name: "Read", args: { file_path: "a.txt" } }] },
+			{ tools: [{ name: "Write", args: { path: "notes/new.md", content: "[notes/new.md#0000]\n1:alpha\n2:beta\n" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { file_path: "notes/new.md", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT <1:\\n+# title" } }] })`,
+			{ text: "done" },
+		]);
+		const [read, edit, reread, write, edit2] = r.toolEnds;
+		assert.deepEqual(r.toolEnds.map((e) => e.isError), [false, false, false, false, false], r.toolEnds.map(toolText).join("\n---\n"));
+		assert.equal(get(box, "a.txt"), "one\nTWO\nTHREE\nfour\nfive\nsix\n");
+		assert.equal(edit.result.details.added, 3);
+		assert.equal(edit.result.details.removed, 2);
+		assert.notEqual(edit.result.details.tag, read.result.details.tag);
+		assert.equal(reread.result.details.tag, edit.result.details.tag, "Read after Edit shows the tag Edit returned");
+		assert.match(toolText(reread), /\n2:TWO\n3:THREE\n4:four\n5:five\n6:six$/);
+		assert.deepEqual(write.result.details.created, true);
+		assert.equal(get(box, "notes/new.md"), "# title\nalpha\nbeta\n", "the pasted header and N: prefixes were stripped");
+		assert.equal(edit2.result.details.path, "notes/new.md");
+		const { lines } = audit(box);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.ok]), [
+			["Read", "allow", true], ["Edit", "allow", true], ["Read", "allow", true], ["Write", "allow", true], ["Edit", "allow", true],
+		]);
+	});
+
+	test(`[pi ${version.name}] stale tags: an external insertion above is recovered, a change on the anchor refuses with the live tag`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		const file = JSON.stringify(join(box.cwd, "a.txt"));
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			// Someone inserts two lines at the top; the model still edits line 4 of what it read.
+			`(ctx) => { writeFileSync(${file}, "x\\ny\\n" + readFileSync(${file}, "utf8")); return { tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 4.=4:\\n+FOUR" } }] }; }`,
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			// Now the anchored line itself changes under the model.
+			`(ctx) => { writeFileSync(${file}, readFileSync(${file}, "utf8").replace("five", "FIVE!")); return { tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 7.=7:\\n+5" } }] }; }`,
+			{ text: "done" },
+		]);
+		const [, recovered, , refused] = r.toolEnds;
+		assert.equal(recovered.isError, false, toolText(recovered));
+		assert.match(toolText(recovered), /Warning:/);
+		assert.equal(refused.isError, true);
+		assert.match(toolText(refused), /^EDIT_TAG_MISMATCH: /);
+		assert.equal(get(box, "a.txt"), "x\ny\none\ntwo\nthree\nFOUR\nFIVE!\n", "the refused Edit changed nothing");
+	});
+
+	test(`[pi ${version.name}] unseen lines are revealed and the same Edit then lands; Grep then Edit on matched lines`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "a.txt", FIVE);
+		put(box, "b.txt", "alpha\nbeta\ngamma\n");
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt", limit: 2 } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 4.=4:\\n+FOUR" } }] })`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: /\\[a\\.txt#([0-9A-F]{4})\\]/.exec(ctx.lastToolResults[0].text)?.[1] ?? "0000", ops: "PUT 4.=4:\\n+FOUR" } }] })`,
+			{ tools: [{ name: "Grep", args: { pattern: "beta", path: "b.txt" } }] },
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "b.txt", tag: ctx.lastToolResults[0].details.tags["b.txt"], ops: "PUT 2.=2:\\n+BETA" } }] })`,
+			{ text: "done" },
+		]);
+		const [, unseen, landed, , grepEdit] = r.toolEnds;
+		assert.equal(unseen.isError, true);
+		assert.match(toolText(unseen), /^EDIT_LINES_UNSEEN: /);
+		assert.match(toolText(unseen), /4:four/, "the reveal shows the unseen line");
+		assert.equal(landed.isError, false, toolText(landed));
+		assert.equal(get(box, "a.txt"), "one\ntwo\nthree\nFOUR\nfive\n");
+		assert.equal(grepEdit.isError, false, toolText(grepEdit));
+		assert.equal(get(box, "b.txt"), "alpha\nBETA\ngamma\n");
+	});
+
+	test(`[pi ${version.name}] headless ask mode: Write is TOOL_DENIED naming accept-edits and nothing is written; scratch writes need no card`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		const auditDir = JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "audit"));
+		const scratchOf = `(await import("node:fs")).readdirSync(${auditDir})[0].replace(/\\.jsonl$/, "")`;
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Write", args: { path: "new.txt", content: "x\n" } }] },
+			`async () => ({ tools: [{ name: "Write", args: { path: ${JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "scratch"))} + "/" + ${scratchOf} + "/note.md", content: "draft\\n" } }] })`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: ctx.lastToolResults[0].details.path, tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\\n+more" } }] })`,
+			{ text: "done" },
+		]);
+		const [w, scratchWrite, scratchEdit] = r.toolEnds;
+		assert.equal(w.isError, true);
+		assert.match(toolText(w), /^TOOL_DENIED: Write needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask\. Permission mode accept-edits would allow it/);
+		assert.equal(existsSync(join(box.cwd, "new.txt")), false);
+		assert.equal(scratchWrite.isError, false, toolText(scratchWrite));
+		assert.equal(scratchWrite.result.details.root, "scratch");
+		assert.equal(scratchEdit.isError, false, toolText(scratchEdit));
+		const { lines } = audit(box);
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.ok]), [["Write", "denied-headless", false], ["Write", "allow", true], ["Edit", "allow", true]]);
+		assert.equal(readFileSync(join(box.agentDir, "pi-codex-toolkit", "scratch", lines[0].sessionId, "note.md"), "utf8"), "draft\nmore\n");
+	});
+
+	test(`[pi ${version.name}] the retry budget: the third counted Edit failure on a path stops the turn`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("auto"));
+		put(box, "a.txt", FIVE);
+		const bad = `(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: globalThis.pctTag ??= tagOf(ctx.lastToolResults[0]), ops: "PUT 9.=2:\\n+x" } }] })`;
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			bad,
+			bad,
+			bad,
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			{ text: "never reached" },
+		]);
+		assert.equal(r.toolEnds.length, 4, "the turn stopped after the third failure: " + r.toolEnds.map(toolText).join("\n---\n"));
+		const last = r.toolEnds[3];
+		assert.match(toolText(last), /^EDIT_RANGE_INVALID: /);
+		assert.equal(last.result.details.budgetExhausted, true);
+		if (version.name !== "0.87.1") assert.equal(last.isError, true);
+		assert.equal(get(box, "a.txt"), FIVE);
+	});
+}

@@ -1,0 +1,95 @@
+// The permission and audit bindings (src/bind/host_policy.rs; docs/host.md "Permissions", "Audit") on the addon:
+// shapes, refusals of bad input, and panics contained at every guard site.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const n = createRequire(import.meta.url)(join(root, "index.js"));
+const base = mkdtempSync(join(tmpdir(), "pct-host-policy-"));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+const req = (over = {}) => ({ tool: "Write", risk: "edit", external: false, scratch: false, hasUi: true, ...over });
+
+test("decide: the table's shapes, messages and the resolution order", () => {
+	const p = new n.HostPermissions();
+	assert.deepEqual(p.decide(req({ risk: "read", tool: "Read" }), "ask"), {
+		action: "allow", mode: "ask", reason: "low-risk",
+		deniedMessage: "The user denied permission for this Read call; it did not run. Do not retry it as is: ask the user how to proceed, or continue without it.",
+	});
+	assert.equal(p.decide(req(), "ask").action, "ask");
+	assert.equal(p.decide(req(), undefined).mode, "ask", "no config mode reads as ask");
+	const d = p.decide(req({ hasUi: false }), "ask");
+	assert.equal(d.action, "deny");
+	assert.equal(d.code, "TOOL_DENIED");
+	assert.equal(
+		d.message,
+		"Write needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask. Permission mode accept-edits would allow it (hostTools.permissionMode in the config, /pct config, or /pct permission for this session); until the user changes it, do not retry this call.",
+	);
+	assert.equal(p.sessionOverride, null);
+	p.setOverride("auto");
+	assert.equal(p.sessionOverride, "auto");
+	assert.deepEqual(p.decide(req({ risk: "bash", tool: "Bash", hasUi: false }), "ask"), {
+		action: "allow", mode: "auto", reason: "mode",
+		deniedMessage: "The user denied permission for this Bash call; it did not run. Do not retry it as is: ask the user how to proceed, or continue without it.",
+	});
+	p.setOverride(null);
+	p.allowSession("Write");
+	assert.deepEqual(p.allowedTools(), ["Write"]);
+	assert.equal(p.decide(req({ hasUi: false }), "ask").reason, "allow-session");
+	assert.throws(() => p.decide(req({ risk: "write" }), "ask"), { code: "invalid-input", message: "risk must be one of read, edit, bash" });
+	assert.throws(() => p.setOverride("yolo"), { code: "invalid-input", message: /permission mode must be one of ask, accept-edits, auto/ });
+	assert.equal(p.sessionOverride, null, "a refused override changes nothing");
+});
+
+const entry = (over = {}) => ({
+	sessionId: "s1", turn: "s1:1", toolCallId: "c1", tool: "Read", args: { path: "a.txt" }, decision: "allow", prompted: false,
+	permissionWaitMs: 0, durationMs: 1.4, overheadMs: 0.2, totalMs: 1.6, ok: true, ...over,
+});
+
+test("hostAuditAppend: appends, rounds the times, refuses an id that is not one segment and writes nothing", () => {
+	const agent = join(base, "agent");
+	const r = n.hostAuditAppend(agent, entry({ args: { password: "pw", note: "sk-abcdefghijkl" } }));
+	assert.deepEqual(r, { ok: true, path: join(agent, "pi-codex-toolkit/audit/s1.jsonl") });
+	const l = JSON.parse(readFileSync(r.path, "utf8"));
+	assert.equal(l.durationMs, 1);
+	assert.equal(l.totalMs, 2);
+	assert.equal(l.turn, "s1:1");
+	assert.equal(l.external, null);
+	assert.equal(l.errorCode, null);
+	assert.equal(l.argsPreview, '{"password":"[REDACTED]","note":"[REDACTED]"}');
+	const bad = n.hostAuditAppend(join(base, "other"), entry({ sessionId: "../escape" }));
+	assert.equal(bad.ok, false);
+	assert.equal(bad.code, "INVALID_ARGUMENT");
+	assert.equal(existsSync(join(base, "other")), false);
+});
+
+test("panics at every guard site come back as data or an internal-panic Error", () => {
+	const child = `
+const n = require(${JSON.stringify(join(root, "index.js"))});
+const dir = process.argv[1];
+const out = {};
+const p = new n.HostPermissions();
+process.env.PCT_TEST_PANIC = "host.permissions.decide,host.permissions.allowSession,host.permissions.allowedTools,host.permissions.setOverride,host.permissions.override,host.auditAppend";
+const thrown = (f) => { try { f(); return "returned"; } catch (e) { return e.code + "|" + e.message; } };
+out.decide = thrown(() => p.decide({ tool: "Read", risk: "read", external: false, scratch: false, hasUi: false }, "ask"));
+out.allowSession = thrown(() => p.allowSession("Read"));
+out.allowedTools = thrown(() => p.allowedTools());
+out.setOverride = thrown(() => p.setOverride("auto"));
+out.override = thrown(() => p.sessionOverride);
+const a = n.hostAuditAppend(dir, { sessionId: "s", toolCallId: "c", tool: "Read", args: {}, decision: "allow", prompted: false, permissionWaitMs: 0, durationMs: 0, overheadMs: 0, totalMs: 0, ok: true });
+out.audit = a.code + "|" + a.message;
+console.log(JSON.stringify(out));`;
+	const r = spawnSync(process.execPath, ["-e", child, join(base, "panic")], { encoding: "utf8" });
+	assert.equal(r.status, 0, r.stderr);
+	const out = JSON.parse(r.stdout);
+	assert.equal(Object.keys(out).length, 6);
+	for (const [site, v] of Object.entries(out)) {
+		assert.match(v, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\./, `${site}: ${v}`);
+	}
+});

@@ -1,0 +1,179 @@
+//! `HostSession.write` and `HostSession.edit` (docs/host.md "Write", "Edit"): a second `#[napi] impl` block of the
+//! class from src/bind/host.rs. Logic lives in src/host/write.rs and src/host/edit/; these only bind. Both run on
+//! tokio's blocking pool inside the panic guard and resolve, never reject.
+
+use super::guard;
+use super::host::{blocking, panicked, HostCallOptions, HostFailure, JsHostSession};
+use crate::host::edit::{self as hedit, EditFailure, EditResult};
+use crate::host::write::{self as hwrite, WriteArgs, WriteResult};
+use napi::bindgen_prelude::Either;
+use serde_json::Value;
+use std::path::Path;
+
+/// Write's result: `text` names the file with its new `[path#TAG]`.
+#[napi(object)]
+pub struct HostWriteOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub text: String,
+    pub path: String,
+    #[napi(ts_type = "'workspace' | 'scratch' | 'external'")]
+    pub root: String,
+    /// Tag of the bytes that landed (every line counts as seen).
+    pub tag: String,
+    /// The file did not exist before.
+    pub created: bool,
+    pub bytes: i64,
+    pub lines: i64,
+    /// What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes.
+    pub stripped: Vec<String>,
+}
+
+/// Options of an Edit: `approvedPath` as for Read; `turn` identifies the current prompt for the retry budget (a new
+/// value resets the per-path counters).
+#[napi(object)]
+pub struct HostEditOptions {
+    pub approved_path: Option<String>,
+    pub turn: Option<String>,
+}
+
+/// A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
+/// over, path rebound).
+#[napi(object)]
+pub struct HostEditOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub text: String,
+    /// The file (its new path after MV).
+    pub path: String,
+    #[napi(ts_type = "'workspace' | 'scratch' | 'external'")]
+    pub root: String,
+    /// The new tag ("" after REM).
+    pub tag: String,
+    pub added: i64,
+    pub removed: i64,
+    /// REM deleted the file.
+    pub deleted: bool,
+    /// The old path when MV moved the file.
+    pub moved_from: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
+/// current tag when it was read; `budgetExhausted` says the retry budget of this path and prompt is spent (stop
+/// editing it and report), `failures` the counted failures so far.
+#[napi(object)]
+pub struct HostEditFailure {
+    #[napi(ts_type = "false")]
+    pub ok: bool,
+    pub code: String,
+    pub message: String,
+    pub live_tag: Option<String>,
+    pub budget_exhausted: bool,
+    pub failures: i64,
+}
+
+fn write_ok(r: WriteResult) -> HostWriteOk {
+    HostWriteOk {
+        ok: true,
+        text: r.text,
+        path: r.path,
+        root: r.root.as_str().to_string(),
+        tag: r.tag,
+        created: r.created,
+        bytes: r.bytes as i64,
+        lines: r.lines as i64,
+        stripped: r.stripped,
+    }
+}
+
+fn edit_ok(r: EditResult) -> HostEditOk {
+    HostEditOk {
+        ok: true,
+        text: r.text,
+        path: r.path,
+        root: r.root.as_str().to_string(),
+        tag: r.tag,
+        added: r.added as i64,
+        removed: r.removed as i64,
+        deleted: r.deleted,
+        moved_from: r.moved_from,
+        warnings: r.warnings,
+    }
+}
+
+fn edit_failure(f: EditFailure) -> HostEditFailure {
+    HostEditFailure {
+        ok: false,
+        code: f.error.code.to_string(),
+        message: f.error.message,
+        live_tag: f.live_tag,
+        budget_exhausted: f.budget_exhausted,
+        failures: i64::from(f.failures),
+    }
+}
+
+#[napi]
+impl JsHostSession {
+    /// Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root).
+    #[napi(catch_unwind, ts_return_type = "Promise<HostWriteOk | HostFailure>")]
+    pub async fn write(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        options: Option<HostCallOptions>,
+    ) -> Either<HostWriteOk, HostFailure> {
+        let s = self.inner.clone();
+        blocking("host.write", move || {
+            let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
+            let a = WriteArgs::from_json(&args)?;
+            let t = s.target(&a.path, &options)?;
+            let mut rec = &s.store;
+            let r = hwrite::write(&s.roots, &t, &a, &mut rec)?;
+            s.edit
+                .budget
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear(&t.canonical);
+            Ok(write_ok(r))
+        })
+        .await
+    }
+
+    /// Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit").
+    #[napi(catch_unwind, ts_return_type = "Promise<HostEditOk | HostEditFailure>")]
+    pub async fn edit(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        options: Option<HostEditOptions>,
+    ) -> Either<HostEditOk, HostEditFailure> {
+        let s = self.inner.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            guard::sync_or(
+                "host.edit",
+                || {
+                    let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
+                    let turn = options.as_ref().and_then(|o| o.turn.as_deref());
+                    match hedit::run(&s.roots, &s.store, &s.edit, &args, approved, turn) {
+                        Ok(r) => Either::A(edit_ok(r)),
+                        Err(f) => Either::B(edit_failure(f)),
+                    }
+                },
+                |m| Either::B(panic_failure(m)),
+            )
+        })
+        .await;
+        joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
+    }
+}
+
+fn panic_failure(message: String) -> HostEditFailure {
+    let f = panicked(message);
+    HostEditFailure {
+        ok: false,
+        code: f.code,
+        message: f.message,
+        live_tag: None,
+        budget_exhausted: false,
+        failures: 0,
+    }
+}

@@ -1,0 +1,239 @@
+//! Host tool permission and audit bindings (docs/host.md "Permissions", "Audit"). Logic lives in
+//! src/host/permission.rs and src/host/audit.rs; the Pi dialog that answers an `ask` is src/pi/tools/host.ts.
+
+use super::guard;
+use super::host::HostFailure;
+use crate::host::audit;
+use crate::host::permission::{self, Mode, Permissions, Request, Risk, Verdict};
+use napi::bindgen_prelude::Either;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One call for the permission decision.
+#[napi(object)]
+pub struct HostPermissionRequest {
+    pub tool: String,
+    /// `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop).
+    #[napi(ts_type = "'read' | 'edit' | 'bash'")]
+    pub risk: String,
+    /// The target is an external path request (resolvePath said `root: "external"`).
+    pub external: bool,
+    /// The call writes only under the session scratch root.
+    pub scratch: bool,
+    /// `ctx.hasUI`: whether a card can be shown.
+    pub has_ui: bool,
+}
+
+/// The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`).
+#[napi(object)]
+pub struct HostPermissionDecision {
+    #[napi(ts_type = "'allow' | 'ask' | 'deny'")]
+    pub action: String,
+    /// The mode the decision was taken under (session override, else config, else ask).
+    #[napi(ts_type = "'ask' | 'accept-edits' | 'auto'")]
+    pub mode: String,
+    /// Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`.
+    pub reason: Option<String>,
+    /// `TOOL_DENIED` for `deny`.
+    pub code: Option<String>,
+    /// The model-facing message of `deny` (names the mode that would allow the call).
+    pub message: Option<String>,
+    /// The model-facing message to return when the user denies the card.
+    pub denied_message: String,
+}
+
+fn mode_of(s: &str) -> Result<Mode, String> {
+    Mode::parse(s)
+        .ok_or_else(|| format!("invalid-input: permission mode must be one of ask, accept-edits, auto (got {s:?})"))
+}
+
+/// One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only).
+#[napi(js_name = "HostPermissions")]
+pub struct JsHostPermissions {
+    inner: Mutex<Permissions>,
+}
+
+impl Default for JsHostPermissions {
+    fn default() -> Self {
+        JsHostPermissions {
+            inner: Mutex::new(Permissions::new()),
+        }
+    }
+}
+
+#[napi]
+impl JsHostPermissions {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Permissions) -> T) -> T {
+        f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk.
+    #[napi(catch_unwind)]
+    pub fn decide(
+        &self,
+        env: &napi::Env,
+        request: HostPermissionRequest,
+        #[napi(ts_arg_type = "'ask' | 'accept-edits' | 'auto' | undefined | null")] config_mode: Option<String>,
+    ) -> napi::Result<HostPermissionDecision> {
+        guard::sync(env, "host.permissions.decide", || {
+            let Some(risk) = Risk::parse(&request.risk) else {
+                return Err(guard::throw(
+                    env,
+                    "invalid-input",
+                    "risk must be one of read, edit, bash",
+                ));
+            };
+            let req = Request {
+                tool: &request.tool,
+                risk,
+                external: request.external,
+                scratch: request.scratch,
+                has_ui: request.has_ui,
+            };
+            let d = self.with(|p| p.decide(&req, config_mode.as_deref()));
+            let (action, reason, code, message) = match d.verdict {
+                Verdict::Allow { reason } => ("allow", Some(reason.to_string()), None, None),
+                Verdict::Ask => ("ask", None, None, None),
+                Verdict::Deny { message } => ("deny", None, Some(permission::TOOL_DENIED.to_string()), Some(message)),
+            };
+            Ok(HostPermissionDecision {
+                action: action.into(),
+                mode: d.mode.as_str().into(),
+                reason,
+                code,
+                message,
+                denied_message: permission::user_denied_message(&request.tool),
+            })
+        })
+    }
+
+    /// The user chose "allow for this session" for `tool`.
+    #[napi(catch_unwind)]
+    pub fn allow_session(&self, env: &napi::Env, tool: String) -> napi::Result<()> {
+        guard::sync(env, "host.permissions.allowSession", || {
+            self.with(|p| p.allow_session(&tool));
+            Ok(())
+        })
+    }
+
+    /// Tools allowed for this session, sorted.
+    #[napi(catch_unwind)]
+    pub fn allowed_tools(&self, env: &napi::Env) -> napi::Result<Vec<String>> {
+        guard::sync(env, "host.permissions.allowedTools", || Ok(self.with(|p| p.allowed())))
+    }
+
+    /// Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode.
+    #[napi(catch_unwind)]
+    pub fn set_override(
+        &self,
+        env: &napi::Env,
+        #[napi(ts_arg_type = "'ask' | 'accept-edits' | 'auto' | null")] mode: Option<String>,
+    ) -> napi::Result<()> {
+        guard::sync(env, "host.permissions.setOverride", || {
+            let m = match mode.as_deref().map(mode_of).transpose() {
+                Ok(m) => m,
+                Err(e) => return Err(guard::throw(env, "invalid-input", &e)),
+            };
+            self.with(|p| p.set_override(m));
+            Ok(())
+        })
+    }
+
+    /// The session override, or null when the config decides.
+    #[napi(getter, catch_unwind, ts_return_type = "'ask' | 'accept-edits' | 'auto' | null")]
+    pub fn session_override(&self, env: &napi::Env) -> napi::Result<Option<String>> {
+        guard::sync(env, "host.permissions.override", || {
+            Ok(self.with(|p| p.session_override().map(|m| m.as_str().to_string())))
+        })
+    }
+}
+
+/// One audit line's facts (the arguments are redacted by the engine before anything is written).
+#[napi(object)]
+pub struct HostAuditEntry {
+    pub session_id: String,
+    pub turn: Option<String>,
+    pub tool_call_id: String,
+    pub tool: String,
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub args: Value,
+    #[napi(ts_type = "'dotdot-escape' | 'symlink-escape' | 'absolute-outside'")]
+    pub external: Option<String>,
+    #[napi(ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'")]
+    pub decision: String,
+    pub prompted: bool,
+    pub permission_wait_ms: f64,
+    pub duration_ms: f64,
+    pub overhead_ms: f64,
+    pub total_ms: f64,
+    pub ok: bool,
+    pub error_code: Option<String>,
+}
+
+/// The line was appended to `path`.
+#[napi(object)]
+pub struct HostAuditOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub path: String,
+}
+
+fn ms(v: f64) -> u64 {
+    if v.is_finite() && v > 0.0 {
+        v.round() as u64
+    } else {
+        0
+    }
+}
+
+/// Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600).
+#[napi(catch_unwind, ts_return_type = "HostAuditOk | HostFailure")]
+pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<HostAuditOk, HostFailure> {
+    let fail = |code: &str, message: String| {
+        Either::B(HostFailure {
+            ok: false,
+            code: code.to_string(),
+            message,
+            suggestion: None,
+        })
+    };
+    guard::sync_or(
+        "host.auditAppend",
+        || {
+            let call = audit::Call {
+                session_id: entry.session_id,
+                turn: entry.turn,
+                tool_call_id: entry.tool_call_id,
+                tool: entry.tool,
+                args: entry.args,
+                external: entry.external,
+                decision: entry.decision,
+                prompted: entry.prompted,
+                permission_wait_ms: ms(entry.permission_wait_ms),
+                duration_ms: ms(entry.duration_ms),
+                overhead_ms: ms(entry.overhead_ms),
+                total_ms: ms(entry.total_ms),
+                ok: entry.ok,
+                error_code: entry.error_code,
+            };
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            match audit::append(Path::new(&agent_dir), &call, now) {
+                Ok(p) => Either::A(HostAuditOk {
+                    ok: true,
+                    path: p.display().to_string(),
+                }),
+                Err(e) => fail(e.code, e.message),
+            }
+        },
+        |m| fail(guard::PANIC_CODE, m),
+    )
+}

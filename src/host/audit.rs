@@ -1,0 +1,343 @@
+//! The host tools' audit log (docs/spec/host-tools.md "Audit", docs/host.md "Audit"): one JSON line per call in
+//! `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl`, secrets redacted before anything is hashed, shown or
+//! written. The folder is created 0700 and the file 0600 (an existing file is narrowed back to 0600), because the
+//! arguments of file tools are the user's content.
+
+use super::error::{HostError, INVALID_ARGUMENT};
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What replaces a redacted value.
+pub const REDACTED: &str = "[REDACTED]";
+/// The argument preview is cut at this many characters.
+pub const PREVIEW_CHARS: usize = 200;
+/// A `sk-…` value is a key when at least this many key characters follow `sk-`.
+const SK_MIN_TAIL: usize = 8;
+
+/// One call as the glue reports it (the arguments are the model's, before redaction).
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    pub session_id: String,
+    pub turn: Option<String>,
+    pub tool_call_id: String,
+    pub tool: String,
+    pub args: Value,
+    /// `dotdot-escape`, `symlink-escape`, `absolute-outside`, or none for a path inside the roots.
+    pub external: Option<String>,
+    /// `allow` (no card), `allow-once`, `allow-session`, `deny`, `denied-headless`.
+    pub decision: String,
+    pub prompted: bool,
+    pub permission_wait_ms: u64,
+    pub duration_ms: u64,
+    pub overhead_ms: u64,
+    pub total_ms: u64,
+    pub ok: bool,
+    pub error_code: Option<String>,
+}
+
+/// The persisted line (field order is the spec's).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    /// Milliseconds since the Unix epoch.
+    ts: u64,
+    session_id: &'a str,
+    turn: Option<&'a str>,
+    tool_call_id: &'a str,
+    tool: &'a str,
+    args_hash: String,
+    args_preview: String,
+    external: Option<&'a str>,
+    decision: &'a str,
+    prompted: bool,
+    permission_wait_ms: u64,
+    duration_ms: u64,
+    overhead_ms: u64,
+    total_ms: u64,
+    ok: bool,
+    error_code: Option<&'a str>,
+}
+
+/// Whether an object key names a secret (secret, token, password, api_key, authorization; case, `-` and `_`
+/// ignored, so `apiKey`, `API-KEY` and `x_auth_token` count).
+pub fn secret_key(key: &str) -> bool {
+    let k: String = key
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect();
+    ["secret", "token", "password", "passwd", "apikey", "authorization"]
+        .iter()
+        .any(|w| k.contains(w))
+}
+
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Replaces every `sk-…` key inside a string (an `sk-` not preceded by a key character, followed by at least 8
+/// key characters) with `[REDACTED]`.
+pub fn redact_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find("sk-") {
+        let before = rest[..i].chars().next_back().or(prev);
+        let tail = rest[i + 3..]
+            .chars()
+            .take_while(|c| key_char(*c))
+            .map(char::len_utf8)
+            .sum::<usize>();
+        let boundary = before.is_none_or(|c| !key_char(c));
+        if boundary && rest[i + 3..i + 3 + tail].chars().count() >= SK_MIN_TAIL {
+            out.push_str(&rest[..i]);
+            out.push_str(REDACTED);
+            prev = Some(']');
+            rest = &rest[i + 3 + tail..];
+        } else {
+            out.push_str(&rest[..i + 3]);
+            prev = Some('-');
+            rest = &rest[i + 3..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A copy of `v` with secret-named keys' values and `sk-…` strings redacted, at any depth.
+pub fn redact(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(redact_str(s)),
+        Value::Array(a) => Value::Array(a.iter().map(redact).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = if secret_key(k) && !v.is_null() {
+                        Value::String(REDACTED.into())
+                    } else {
+                        redact(v)
+                    };
+                    (redact_str(k), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The audit file of a session. The id must be one plain path segment (Pi's ids are UUIDs).
+pub fn audit_path(agent_dir: &Path, session_id: &str) -> Result<PathBuf, HostError> {
+    let plain = !session_id.is_empty()
+        && !session_id.starts_with('.')
+        && session_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !plain {
+        return Err(HostError::new(
+            INVALID_ARGUMENT,
+            "the audit session id must be one plain path segment (letters, digits, '-', '_', '.'); pass Pi's session id",
+        ));
+    }
+    Ok(agent_dir
+        .join("pi-codex-toolkit")
+        .join("audit")
+        .join(format!("{session_id}.jsonl")))
+}
+
+/// The JSON line for `call` at `ts` (ms since the Unix epoch), without the newline.
+pub fn line(call: &Call, ts: u64) -> String {
+    let redacted = redact(&call.args);
+    let text = serde_json::to_string(&redacted).unwrap_or_default();
+    let mut preview: String = text.chars().take(PREVIEW_CHARS).collect();
+    if text.chars().count() > PREVIEW_CHARS {
+        preview.push('…');
+    }
+    let l = Line {
+        ts,
+        session_id: &call.session_id,
+        turn: call.turn.as_deref(),
+        tool_call_id: &call.tool_call_id,
+        tool: &call.tool,
+        // Hash of the redacted arguments: a hash of a short secret could be brute-forced.
+        args_hash: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
+        args_preview: preview,
+        external: call.external.as_deref(),
+        decision: &call.decision,
+        prompted: call.prompted,
+        permission_wait_ms: call.permission_wait_ms,
+        duration_ms: call.duration_ms,
+        overhead_ms: call.overhead_ms,
+        total_ms: call.total_ms,
+        ok: call.ok,
+        error_code: call.error_code.as_deref(),
+    };
+    serde_json::to_string(&l).unwrap_or_default()
+}
+
+/// Appends one line for `call`; creates the folder (0700) and the file (0600) as needed. Returns the file path.
+pub fn append(agent_dir: &Path, call: &Call, ts: u64) -> Result<PathBuf, HostError> {
+    let path = audit_path(agent_dir, &call.session_id)?;
+    let dir = path.parent().expect("audit path has a parent");
+    let fail = |what: &str, e: std::io::Error| {
+        HostError::new(
+            super::error::TOOL_FAILED,
+            format!(
+                "could not {what} the audit log {}: {e}. Check the agent dir's permissions.",
+                path.display()
+            ),
+        )
+    };
+    create_dir_0700(dir).map_err(|e| fail("create the folder of", e))?;
+    let mut text = line(call, ts);
+    text.push('\n');
+    let mut f = open_0600(&path).map_err(|e| fail("open", e))?;
+    // One write of the whole line on an O_APPEND file: concurrent appends never interleave within a line.
+    f.write_all(text.as_bytes()).map_err(|e| fail("write", e))?;
+    Ok(path)
+}
+
+#[cfg(unix)]
+fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+#[cfg(unix)]
+fn open_0600(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    // A file created earlier with wider bits (or by hand) is narrowed: the log holds the user's arguments.
+    if f.metadata()?.permissions().mode() & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
+}
+
+#[cfg(not(unix))]
+fn open_0600(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().append(true).create(true).open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secret_keys_at_any_depth_and_sk_values_are_redacted() {
+        let args = json!({
+            "path": "a.txt",
+            "content": "key=sk-proj-ABCDEFGH123 and sk-short and task-abcdefghijk",
+            "env": {"API_KEY": "x", "apiKey": 1, "Authorization": "Bearer y", "x-auth-token": "z", "password": "p",
+                    "clientSecret": ["a"], "nothing": null},
+            "list": [{"token": "t"}, "sk-12345678"]
+        });
+        let r = redact(&args);
+        assert_eq!(
+            r,
+            json!({
+                "path": "a.txt",
+                "content": "key=[REDACTED] and sk-short and task-abcdefghijk",
+                "env": {"API_KEY": REDACTED, "apiKey": REDACTED, "Authorization": REDACTED, "x-auth-token": REDACTED,
+                        "password": REDACTED, "clientSecret": REDACTED, "nothing": null},
+                "list": [{"token": REDACTED}, REDACTED]
+            })
+        );
+        assert_eq!(redact_str("sk-aaaaaaaasksk-bbbbbbbb"), "[REDACTED]");
+        assert_eq!(redact_str("a sk-aaaaaaaa b sk-bbbbbbbb"), "a [REDACTED] b [REDACTED]");
+        assert_eq!(
+            redact_str("sk-1234567"),
+            "sk-1234567",
+            "7 characters is below the bound"
+        );
+        assert_eq!(redact_str("sk-12345678"), REDACTED, "8 is at it");
+        assert_eq!(redact_str("é sk-12345678é"), "é [REDACTED]é");
+    }
+
+    fn call(session: &str) -> Call {
+        Call {
+            session_id: session.into(),
+            turn: Some("t1".into()),
+            tool_call_id: "c1".into(),
+            tool: "Write".into(),
+            args: json!({"path": "a", "content": "x".repeat(300), "token": "sk-abcdefghijkl"}),
+            external: None,
+            decision: "allow-once".into(),
+            prompted: true,
+            permission_wait_ms: 5,
+            duration_ms: 2,
+            overhead_ms: 1,
+            total_ms: 8,
+            ok: false,
+            error_code: Some("TOOL_FAILED".into()),
+        }
+    }
+
+    #[test]
+    fn line_fields_in_the_spec_order() {
+        let l: Value = serde_json::from_str(&line(&call("s1"), 1_700_000_000_000)).unwrap();
+        let keys: Vec<&str> = l.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "ts",
+                "sessionId",
+                "turn",
+                "toolCallId",
+                "tool",
+                "argsHash",
+                "argsPreview",
+                "external",
+                "decision",
+                "prompted",
+                "permissionWaitMs",
+                "durationMs",
+                "overheadMs",
+                "totalMs",
+                "ok",
+                "errorCode"
+            ]
+        );
+        let preview = l["argsPreview"].as_str().unwrap();
+        assert_eq!(preview.chars().count(), PREVIEW_CHARS + 1);
+        assert!(preview.ends_with('…'));
+        assert!(!line(&call("s1"), 0).contains("sk-abcdefghijkl"));
+        assert!(l["argsHash"].as_str().unwrap().starts_with("sha256:"));
+    }
+
+    #[test]
+    fn append_creates_0700_and_0600_and_refuses_odd_ids() {
+        let tmp = std::env::temp_dir().join(format!("pct-audit-{}", uuid::Uuid::new_v4()));
+        let p = append(&tmp, &call("s-1"), 1).unwrap();
+        append(&tmp, &call("s-1"), 1).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o600);
+            assert_eq!(mode(p.parent().unwrap()), 0o700);
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+            append(&tmp, &call("s-1"), 1).unwrap();
+            assert_eq!(mode(&p), 0o600, "an existing wider file is narrowed");
+        }
+        for bad in ["", "../x", "a/b", ".hidden"] {
+            assert_eq!(append(&tmp, &call(bad), 0).unwrap_err().code, INVALID_ARGUMENT);
+        }
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+}

@@ -1,0 +1,739 @@
+//! Edit through `run`: every gate, every EDIT_* code, drift recovery, line endings, registers, limits, the retry
+//! budget, path rebinding, MV/REM, an approved external path swapped for a symlink, and a property test against a
+//! simple reference model.
+
+use super::*;
+use crate::host::read::{self as hread, ReadArgs};
+use crate::host::snapshot::{LineSet, Seen};
+use proptest::strategy::Strategy as _;
+use serde_json::json;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use tempfile::TempDir;
+
+struct S {
+    _d: TempDir,
+    roots: Roots,
+    store: Mutex<SnapshotStore>,
+    state: EditState,
+}
+
+fn setup() -> S {
+    let d = TempDir::new().unwrap();
+    std::fs::create_dir(d.path().join("ws")).unwrap();
+    let roots = Roots::new(&d.path().join("ws"), &d.path().join("agent"), "s1").unwrap();
+    S {
+        _d: d,
+        roots,
+        store: Mutex::new(SnapshotStore::new()),
+        state: EditState::default(),
+    }
+}
+
+impl S {
+    fn p(&self, rel: &str) -> PathBuf {
+        self.roots.workspace().join(rel)
+    }
+    fn put(&self, rel: &str, bytes: &[u8]) {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    fn get(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.p(rel)).unwrap()
+    }
+    /// Read the whole file (every line seen); returns the tag.
+    fn read(&self, rel: &str) -> String {
+        let t = self.roots.resolve_inside(rel).unwrap();
+        let a = ReadArgs {
+            path: rel.into(),
+            offset: None,
+            limit: Some(u32::MAX as u64),
+        };
+        let mut st = &self.store;
+        hread::read(&t, &a, &mut st).unwrap().tag
+    }
+    /// Record `rel` as shown with exactly `lines` seen (what Grep does); returns the tag.
+    fn show(&self, rel: &str, lines: &[u32]) -> String {
+        let n = tag::normalize(&std::fs::read(self.p(rel)).unwrap());
+        let mut s = LineSet::new();
+        for &l in lines {
+            s.insert(l);
+        }
+        let key = self.roots.resolve_inside(rel).unwrap().canonical;
+        lock(&self.store).record(&key, &n, Seen::Lines(s));
+        n.tag
+    }
+    fn ed_turn(&self, rel: &str, tag_: &str, ops: &str, turn: &str) -> Result<EditResult, EditFailure> {
+        run(
+            &self.roots,
+            &self.store,
+            &self.state,
+            &json!({"path": rel, "tag": tag_, "ops": ops}),
+            None,
+            Some(turn),
+        )
+    }
+    fn ed(&self, rel: &str, tag_: &str, ops: &str) -> Result<EditResult, EditFailure> {
+        // A fresh turn per call keeps the budget out of the way unless a test is about it.
+        let turn = uuid::Uuid::new_v4().to_string();
+        self.ed_turn(rel, tag_, ops, &turn)
+    }
+    fn code(&self, rel: &str, tag_: &str, ops: &str) -> (String, String) {
+        let e = self.ed(rel, tag_, ops).unwrap_err();
+        (e.error.code.to_string(), e.error.message)
+    }
+}
+
+#[test]
+fn read_edit_read_round_trip() {
+    let s = setup();
+    s.put("a.rs", b"fn a() {\n    1\n}\nfn b() {}\n");
+    let t = s.read("a.rs");
+    let r = s
+        .ed(
+            "a.rs",
+            &t,
+            "PUT 2.=2:\n+    2\n+    3\nPUT >4:\n++tail\nPUT <1:\n+// head",
+        )
+        .unwrap();
+    assert_eq!(s.get("a.rs"), "// head\nfn a() {\n    2\n    3\n}\nfn b() {}\n+tail\n");
+    assert_eq!(r.tag, tag::normalize(s.get("a.rs").as_bytes()).tag);
+    assert_eq!((r.added, r.removed), (4, 1));
+    assert!(r.text.contains("[a.rs#"), "{}", r.text);
+    assert!(r.text.contains("3:    2\n4:    3"), "{}", r.text);
+    // The new tag works at once: every line of the new version is known (old lines were all seen).
+    let r2 = s.ed("a.rs", &r.tag, "CUT 1.=1").unwrap();
+    assert_eq!(s.get("a.rs"), "fn a() {\n    2\n    3\n}\nfn b() {}\n+tail\n");
+    assert_eq!(s.read("a.rs"), r2.tag);
+}
+
+#[test]
+fn tag_required_and_malformed() {
+    let s = setup();
+    s.put("a", b"x\n");
+    let e = run(
+        &s.roots,
+        &s.store,
+        &s.state,
+        &json!({"path": "a", "ops": "PUT 1.=1:\n+y"}),
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.error.code, EDIT_TAG_REQUIRED);
+    assert!(e.error.message.contains("Read"));
+    assert_eq!(s.code("a", "XYZ", "PUT 1.=1:\n+y").0, EDIT_TAG_REQUIRED);
+    // The header alone supplies the tag.
+    let t = s.read("a");
+    let r = run(
+        &s.roots,
+        &s.store,
+        &s.state,
+        &json!({"file_path": "a", "ops": format!("[a#{t}]\nPUT 1.=1:\n+y")}),
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(s.get("a"), "y\n");
+    // A header that disagrees is refused.
+    assert_eq!(s.code("a", &r.tag, "[b#0000]\nPUT 1.=1:\n+z").0, EDIT_PARSE_FAILED);
+    assert_eq!(s.code("a", &r.tag, "[a#0000]\nPUT 1.=1:\n+z").0, EDIT_PARSE_FAILED);
+    assert_eq!(s.get("a"), "y\n");
+}
+
+#[test]
+fn unknown_tag_and_no_record_gate_skipped() {
+    let s = setup();
+    s.put("a", b"one\ntwo\n");
+    let (code, msg) = s.code("a", "0000", "PUT 1.=1:\n+x");
+    assert_eq!(code, EDIT_TAG_UNKNOWN);
+    assert!(msg.contains("Read a"), "{msg}");
+    // No record, but the tag is the live file's: the provenance gate is skipped.
+    let t = tag::normalize(b"one\ntwo\n").tag;
+    s.ed("a", &t, "PUT 2.=2:\n+TWO").unwrap();
+    assert_eq!(s.get("a"), "one\nTWO\n");
+}
+
+#[test]
+fn unseen_lines_are_revealed_then_the_same_edit_lands() {
+    let s = setup();
+    s.put("a", b"l1\nl2\nl3\nl4\n");
+    let t = s.show("a", &[1]);
+    let (code, msg) = s.code("a", &t, "PUT 3.=4:\n+x");
+    assert_eq!(code, EDIT_LINES_UNSEEN);
+    assert!(msg.ends_with(&format!("[a#{t}]\n3:l3\n4:l4")), "{msg}");
+    assert_eq!(s.get("a"), "l1\nl2\nl3\nl4\n");
+    s.ed("a", &t, "PUT 3.=4:\n+x").unwrap();
+    assert_eq!(s.get("a"), "l1\nl2\nx\n");
+}
+
+#[test]
+fn an_empty_seen_set_refuses_every_anchor_and_a_big_reveal_marks_nothing() {
+    let s = setup();
+    let body: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+    s.put("a", body.as_bytes());
+    let t = s.show("a", &[]);
+    let (code, msg) = s.code("a", &t, "PUT >1:\n+x");
+    assert_eq!(code, EDIT_LINES_UNSEEN);
+    assert!(msg.contains("1:line 1"));
+    // 41 unseen lines: 40 revealed, none marked, so the retry is refused again.
+    let t2 = s.show("a", &[50]);
+    assert_eq!(t, t2);
+    let (code, msg) = s.code("a", &t, "CUT 2.=42");
+    assert_eq!(code, EDIT_LINES_UNSEEN);
+    assert!(msg.contains("More than 40") && msg.contains("\n41:line 41") && !msg.contains("42:line 42"));
+    assert_eq!(s.code("a", &t, "CUT 2.=42").0, EDIT_LINES_UNSEEN);
+    assert_eq!(s.get("a"), body);
+    // Head and tail insertions need no seen line.
+    s.ed("a", &t, "PUT <1:\n+top\nPUT >$:\n+end").unwrap();
+}
+
+#[test]
+fn grep_then_edit_on_matched_lines() {
+    let s = setup();
+    s.put("src/m.rs", b"a\nTODO one\nb\nTODO two\n");
+    let t = s.roots.resolve_inside("src").unwrap();
+    let a = crate::host::grep::GrepArgs::from_json(&json!({"pattern": "TODO", "path": "src"})).unwrap();
+    let mut st = &s.store;
+    let g = crate::host::grep::grep(&s.roots, &t, &a, crate::host::error::Deadline::none(), &mut st).unwrap();
+    let tag_ = g.tags.get("src/m.rs").unwrap().clone();
+    s.ed("src/m.rs", &tag_, "PUT 2.=2:\n+DONE one\nPUT 4.=4:\n+DONE two")
+        .unwrap();
+    assert_eq!(s.get("src/m.rs"), "a\nDONE one\nb\nDONE two\n");
+    // An unmatched line was never shown by that Grep.
+    let mut st = &s.store;
+    let g = crate::host::grep::grep(&s.roots, &t, &a, crate::host::error::Deadline::none(), &mut st);
+    assert!(g.unwrap().files.is_empty());
+}
+
+#[test]
+fn stale_head_tail_applies_with_a_warning() {
+    let s = setup();
+    s.put("a", b"1\n2\n");
+    let t = s.read("a");
+    s.put("a", b"1\n2\n3\n");
+    let r = s.ed("a", &t, "PUT >$:\n+end\nPUT <1:\n+top").unwrap();
+    assert_eq!(s.get("a"), "top\n1\n2\n3\nend\n");
+    assert!(r.warnings[0].contains("stale"), "{:?}", r.warnings);
+    assert!(r.text.contains("Warning: tag"));
+}
+
+#[test]
+fn drift_recovers_insertions_above_and_deletions() {
+    let s = setup();
+    s.put("a", b"a\nb\nc\nd\ne\nf\n");
+    let t = s.read("a");
+    s.put("a", b"new1\nnew2\na\nb\nc\nd\ne\nf\n");
+    let r = s.ed("a", &t, "PUT 4.=4:\n+D").unwrap();
+    assert_eq!(s.get("a"), "new1\nnew2\na\nb\nc\nD\ne\nf\n");
+    assert!(r.warnings[0].contains("+2"), "{:?}", r.warnings);
+    // Deletion above (stale tag from before).
+    let t = s.read("a");
+    s.put("a", b"b\nc\nD\ne\nf\n");
+    s.ed("a", &t, "CUT 6.=6\nPUT >7:\n+after e").unwrap();
+    assert_eq!(s.get("a"), "b\nc\ne\nafter e\nf\n");
+    // Insertion between two operations: each gets its own offset.
+    let t = s.read("a");
+    s.put("a", b"b\nc\nINS\ne\nafter e\nf\n");
+    s.ed("a", &t, "PUT 1.=1:\n+B\nPUT 4.=4:\n+AFTER").unwrap();
+    assert_eq!(s.get("a"), "B\nc\nINS\ne\nAFTER\nf\n");
+}
+
+#[test]
+fn drift_refuses_duplicates_and_changed_anchors_leaving_the_file() {
+    let s = setup();
+    s.put("a", b"x\ny\nz\nend\n");
+    let t = s.read("a");
+    let dup = "x\ny\nz\nx\ny\nz\nend\n";
+    s.put("a", dup.as_bytes());
+    let e = s.ed("a", &t, "PUT 2.=2:\n+Y").unwrap_err();
+    assert_eq!(e.error.code, EDIT_TAG_MISMATCH);
+    let live = tag::normalize(dup.as_bytes()).tag;
+    assert_eq!(e.live_tag.as_deref(), Some(live.as_str()));
+    assert!(e.error.message.contains(&format!("[a#{live}]")), "{}", e.error.message);
+    assert!(e.error.message.contains("ambiguous"));
+    assert_eq!(s.get("a"), dup);
+    // A changed neighbour refuses too.
+    let t = s.read("a");
+    s.put("a", b"x\ny\nZZ\nx\ny\nz\nend\n");
+    let (code, msg) = s.code("a", &t, "PUT 2.=2:\n+Y");
+    assert_eq!(code, EDIT_TAG_MISMATCH);
+    assert!(msg.contains("line 3 changed"), "{msg}");
+    // The rows shown with the mismatch count as seen under the live tag: an edit with it lands.
+    let live = tag::normalize(b"x\ny\nZZ\nx\ny\nz\nend\n").tag;
+    s.ed("a", &live, "PUT 3.=3:\n+z").unwrap();
+    assert_eq!(s.get("a"), "x\ny\nz\nx\ny\nz\nend\n");
+}
+
+#[test]
+fn tag_normalization_bom_crlf_trailing_spaces_through_edit() {
+    let s = setup();
+    let raw = "\u{feff}a  \r\nb\t\r\nc\r\nlast";
+    s.put("w.txt", raw.as_bytes());
+    let t = s.read("w.txt");
+    assert_eq!(
+        t,
+        tag::normalize(b"a\nb\nc\nlast").tag,
+        "BOM, CRLF and trailing spaces do not change the tag"
+    );
+    s.ed("w.txt", &t, "PUT 2.=2:\n+B\n+B2\nPUT >$:\n+tail").unwrap();
+    assert_eq!(s.get("w.txt"), "\u{feff}a  \r\nB\r\nB2\r\nc\r\nlast\r\ntail");
+    // A tag taken with trailing spaces stripped still matches after only trailing whitespace changed: not stale.
+    let t = s.read("w.txt");
+    s.put("w.txt", "\u{feff}a\r\nB   \r\nB2\r\nc\r\nlast\r\ntail".as_bytes());
+    let r = s.ed("w.txt", &t, "PUT >$:\n+more").unwrap();
+    assert!(
+        r.warnings.iter().any(|w| w.contains("stale")),
+        "full-text comparison notices the change"
+    );
+}
+
+#[test]
+fn no_change_range_invalid_and_overlap() {
+    let s = setup();
+    s.put("a", b"1\n2\n3\n");
+    let t = s.read("a");
+    assert_eq!(s.code("a", &t, "PUT 2.=2:\n+2").0, EDIT_NO_CHANGE);
+    assert_eq!(s.code("a", &t, "PUT 3.=4:\n+x").0, EDIT_RANGE_INVALID);
+    assert_eq!(s.code("a", &t, "PUT 1.=2:\n+x\nCUT 2.=3").0, EDIT_RANGE_INVALID);
+    assert_eq!(s.code("a", &t, "PUT >2:\n+x\nPUT <2:\n+y").0, EDIT_RANGE_INVALID);
+    assert_eq!(s.code("a", &t, "PUT 2*:\n+x").0, EDIT_BLOCK_UNRESOLVED);
+    assert_eq!(s.code("a", &t, "DEL 2").0, EDIT_PARSE_FAILED);
+    assert_eq!(s.get("a"), "1\n2\n3\n");
+}
+
+#[test]
+fn registers_anonymous_named_empty_ambiguous() {
+    let s = setup();
+    s.put("a", b"1\n2\n3\n4\n5\n");
+    s.put("b", b"x\ny\n");
+    let t = s.read("a");
+    // Move lines 1-2 after 5 with the anonymous register.
+    let r = s.ed("a", &t, "CUT 1.=2\nPUT >5 @").unwrap();
+    assert_eq!(s.get("a"), "3\n4\n5\n1\n2\n");
+    assert_eq!(s.code("a", &r.tag, "PUT >1 @").0, EDIT_REGISTER_EMPTY);
+    assert_eq!(
+        s.code("a", &r.tag, "CUT 1.=1\nCUT 3.=3\nPUT >5 @").0,
+        EDIT_REGISTER_AMBIGUOUS
+    );
+    assert_eq!(
+        s.code("a", &r.tag, "CUT 1.=1 @k\nCUT 3.=3 @k").0,
+        EDIT_REGISTER_AMBIGUOUS
+    );
+    assert_eq!(s.code("a", &r.tag, "PUT >1 @nothing").0, EDIT_REGISTER_EMPTY);
+    // A failed call does not store its capture.
+    assert_eq!(
+        s.code("a", &r.tag, "CUT 1.=1 @keep\nPUT 9.=9:\n+x").0,
+        EDIT_RANGE_INVALID
+    );
+    assert_eq!(s.code("b", &s.read("b"), "PUT >1 @keep").0, EDIT_REGISTER_EMPTY);
+    // A named register lives for the session: cut from a, paste into b.
+    s.ed("a", &r.tag, "CUT 4.=5 @blk").unwrap();
+    let tb = s.read("b");
+    s.ed("b", &tb, "PUT >2 @blk\nPUT <1 @blk").unwrap();
+    assert_eq!(s.get("b"), "1\n2\nx\ny\n1\n2\n");
+    assert_eq!(s.get("a"), "3\n4\n5\n");
+}
+
+#[test]
+fn limits_at_their_boundaries() {
+    let s = setup();
+    s.put("a", b"seed\n");
+    let t = s.read("a");
+    // Bare `+` rows (2 bytes each) keep 100,001 rows under the 256 KiB ops limit.
+    let rows = |n: usize| "+\n".repeat(n);
+    let e = s
+        .ed("a", &t, &format!("PUT >$:\n{}", rows(MAX_EXPANDED_LINES + 1)))
+        .unwrap_err();
+    assert_eq!(e.error.code, EDIT_AMPLIFICATION_LIMIT);
+    assert!(e.error.message.contains("100000"), "{}", e.error.message);
+    assert_eq!(s.get("a"), "seed\n");
+    // Pastes count too: a 4096-line register plus body rows, at the boundary and one over.
+    let big: String = (0..MAX_CAPTURE_LINES).map(|i| format!("{i}\n")).collect();
+    s.put("big", big.as_bytes());
+    let tb = s.read("big");
+    let r = s.ed("big", &tb, "CUT 1.=4096 @four").unwrap();
+    s.put("tgt", b"t\nu\n");
+    let tt = s.read("tgt");
+    let e = s
+        .ed(
+            "tgt",
+            &tt,
+            &format!(
+                "PUT <1 @four\nPUT >$:\n{}",
+                rows(MAX_EXPANDED_LINES - MAX_CAPTURE_LINES + 1)
+            ),
+        )
+        .unwrap_err();
+    assert_eq!(e.error.code, EDIT_AMPLIFICATION_LIMIT);
+    assert_eq!(s.get("tgt"), "t\nu\n");
+    let ok = s
+        .ed(
+            "tgt",
+            &tt,
+            &format!(
+                "PUT <1 @four\nPUT >$:\n{}",
+                rows(MAX_EXPANDED_LINES - MAX_CAPTURE_LINES)
+            ),
+        )
+        .unwrap();
+    assert_eq!(ok.added as usize, MAX_EXPANDED_LINES);
+    assert_eq!(r.removed as usize, MAX_CAPTURE_LINES);
+    // Capture: 4096 lines is allowed (above); 4097 is refused.
+    let big2: String = (0..=MAX_CAPTURE_LINES).map(|i| format!("{i}\n")).collect();
+    s.put("big2", big2.as_bytes());
+    let t2 = s.read("big2");
+    assert_eq!(s.code("big2", &t2, "CUT 1.=4097 @r").0, EDIT_AMPLIFICATION_LIMIT);
+    // A plain CUT without a kept register captures nothing: no limit.
+    s.ed("big2", &t2, "CUT 1.=4097").unwrap();
+    // Capture bytes: exactly 1 MiB (64 lines of 16,383 characters plus their newlines) is allowed; one byte more is
+    // not. (Marked seen as a paged Read would; one Read stops at 50 KiB of output.)
+    let l = "x".repeat(16_383);
+    let exact: String = (0..64).map(|_| format!("{l}\n")).collect();
+    assert_eq!(exact.len(), MAX_CAPTURE_BYTES);
+    s.put("wide", format!("{exact}z\n").as_bytes());
+    let all: Vec<u32> = (1..=65).collect();
+    let tw = s.show("wide", &all);
+    let r = s.ed("wide", &tw, "CUT 1.=64 @wide").unwrap();
+    assert_eq!(r.removed, 64);
+    s.put("wide2", format!("{l}x\n{}z\n", &exact[l.len() + 1..]).as_bytes());
+    let tw2 = s.show("wide2", &all);
+    assert_eq!(s.code("wide2", &tw2, "CUT 1.=64 @wide").0, EDIT_AMPLIFICATION_LIMIT);
+}
+
+#[test]
+fn mode_and_hard_links_are_kept() {
+    let s = setup();
+    s.put("x.sh", b"#!/bin/sh\necho 1\n");
+    std::fs::set_permissions(s.p("x.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    let t = s.read("x.sh");
+    s.ed("x.sh", &t, "PUT 2.=2:\n+echo 2").unwrap();
+    assert_eq!(std::fs::metadata(s.p("x.sh")).unwrap().mode() & 0o7777, 0o750);
+    std::fs::hard_link(s.p("x.sh"), s.p("link.sh")).unwrap();
+    let ino = std::fs::metadata(s.p("x.sh")).unwrap().ino();
+    let t = s.read("x.sh");
+    s.ed("x.sh", &t, "PUT 2.=2:\n+echo 3").unwrap();
+    assert_eq!(std::fs::read_to_string(s.p("link.sh")).unwrap(), "#!/bin/sh\necho 3\n");
+    assert_eq!(std::fs::metadata(s.p("x.sh")).unwrap().ino(), ino);
+    // No temp file left in the folder.
+    let names: Vec<_> = std::fs::read_dir(s.roots.workspace())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn rem_and_mv() {
+    let s = setup();
+    s.put("a", b"1\n");
+    s.put("taken", b"t\n");
+    let t = s.read("a");
+    // MV never overwrites; the file stays untouched.
+    let (code, msg) = s.code("a", &t, "PUT 1.=1:\n+2\nMV taken");
+    assert_eq!(code, INVALID_ARGUMENT);
+    assert!(msg.contains("never replaces"));
+    assert_eq!((s.get("a").as_str(), s.get("taken").as_str()), ("1\n", "t\n"));
+    assert_eq!(s.code("a", &t, "MV ../out").0, PATH_OUTSIDE_WORKSPACE);
+    let r = s.ed("a", &t, "PUT 1.=1:\n+2\nMV sub/b").unwrap();
+    assert_eq!(r.path, "sub/b");
+    assert_eq!(r.moved_from.as_deref(), Some("a"));
+    assert!(!s.p("a").exists());
+    assert_eq!(s.get("sub/b"), "2\n");
+    // The moved file is known under its new path.
+    let r2 = s.ed("sub/b", &r.tag, "MV c").unwrap();
+    assert_eq!(s.get("c"), "2\n");
+    // REM: stale tag refused, live tag deletes.
+    s.put("c", b"3\n");
+    assert_eq!(s.code("c", &r2.tag, "REM").0, EDIT_TAG_MISMATCH);
+    assert!(s.p("c").exists());
+    let t = s.read("c");
+    let r = s.ed("c", &t, "REM").unwrap();
+    assert!(r.deleted && !s.p("c").exists());
+    assert_eq!(s.code("c", &t, "REM").0, NOT_FOUND);
+}
+
+#[test]
+fn a_missing_path_is_rebound_by_basename_and_tag() {
+    let s = setup();
+    s.put("src/lib.rs", b"pub fn x() {}\n");
+    let t = s.read("src/lib.rs");
+    let r = s.ed("lib.rs", &t, "PUT >1:\n+pub fn y() {}").unwrap();
+    assert_eq!(r.path, "src/lib.rs");
+    assert!(r.warnings[0].contains("does not exist"), "{:?}", r.warnings);
+    assert_eq!(s.get("src/lib.rs"), "pub fn x() {}\npub fn y() {}\n");
+    // Two candidates: no rebinding.
+    s.put("other/lib.rs", b"pub fn x() {}\n");
+    s.put("src/lib.rs", b"pub fn x() {}\n");
+    let t = s.read("src/lib.rs");
+    s.read("other/lib.rs");
+    assert_eq!(s.code("lib.rs", &t, "PUT >1:\n+z").0, NOT_FOUND);
+}
+
+#[test]
+fn an_approved_external_path_swapped_for_a_symlink_is_refused() {
+    let s = setup();
+    let base = s.roots.workspace().parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(base.join("ext")).unwrap();
+    std::fs::create_dir_all(base.join("evil")).unwrap();
+    std::fs::write(base.join("ext/f.txt"), "e\n").unwrap();
+    std::fs::write(base.join("evil/f.txt"), "keep\n").unwrap();
+    let raw = base.join("ext/f.txt").display().to_string();
+    let resolved = s.roots.resolve(&raw).unwrap();
+    assert_eq!(resolved.root, Root::External);
+    let approved = resolved.canonical.clone();
+    let tag_ = tag::normalize(b"e\n").tag;
+    let call = |ops: &str| {
+        run(
+            &s.roots,
+            &s.store,
+            &s.state,
+            &json!({"path": raw, "tag": tag_, "ops": ops}),
+            Some(&approved),
+            Some("t"),
+        )
+    };
+    // Unapproved: refused.
+    let e = run(
+        &s.roots,
+        &s.store,
+        &s.state,
+        &json!({"path": raw, "tag": tag_, "ops": "PUT 1.=1:\n+x"}),
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.error.code, PATH_OUTSIDE_WORKSPACE);
+    // After approval the folder is swapped for a symlink to another folder.
+    std::fs::rename(base.join("ext"), base.join("ext-old")).unwrap();
+    std::os::unix::fs::symlink(base.join("evil"), base.join("ext")).unwrap();
+    let e = call("PUT 1.=1:\n+x").unwrap_err();
+    assert_eq!(e.error.code, PATH_OUTSIDE_WORKSPACE, "{}", e.error.message);
+    assert_eq!(std::fs::read_to_string(base.join("evil/f.txt")).unwrap(), "keep\n");
+    assert_eq!(std::fs::read_to_string(base.join("ext-old/f.txt")).unwrap(), "e\n");
+    // Put back: the approved call lands.
+    std::fs::remove_file(base.join("ext")).unwrap();
+    std::fs::rename(base.join("ext-old"), base.join("ext")).unwrap();
+    let r = call("PUT 1.=1:\n+x").unwrap();
+    assert_eq!(r.root, Root::External);
+    assert_eq!(std::fs::read_to_string(base.join("ext/f.txt")).unwrap(), "x\n");
+}
+
+#[test]
+fn retry_budget_three_counted_failures_stop_the_path() {
+    let s = setup();
+    s.put("a", b"1\n2\n");
+    let t = s.read("a");
+    let e1 = s.ed_turn("a", "0000", "PUT 1.=1:\n+x", "T").unwrap_err();
+    assert_eq!(
+        (e1.failures, e1.budget_exhausted),
+        (0, false),
+        "TAG_UNKNOWN's free retry"
+    );
+    let e2 = s.ed_turn("a", &t, "PUT 9.=9:\n+x", "T").unwrap_err();
+    assert_eq!(e2.failures, 1);
+    let e3 = s.ed_turn("a", "0000", "PUT 1.=1:\n+x", "T").unwrap_err();
+    assert_eq!(e3.failures, 2, "the second TAG_UNKNOWN counts");
+    let e4 = s.ed_turn("a", &t, "PUT 1.=1:\n+1", "T").unwrap_err();
+    assert_eq!(e4.error.code, EDIT_NO_CHANGE);
+    assert!(
+        e4.budget_exhausted && e4.error.message.contains("stop editing"),
+        "{}",
+        e4.error.message
+    );
+    // Even a valid edit is refused for the rest of the turn, naming the last error.
+    let e5 = s.ed_turn("a", &t, "PUT 1.=1:\n+x", "T").unwrap_err();
+    assert!(e5.budget_exhausted && e5.error.code == EDIT_NO_CHANGE && e5.error.message.contains("EDIT_NO_CHANGE"));
+    assert_eq!(s.get("a"), "1\n2\n");
+    // A new prompt resets; a landed write clears the count.
+    s.ed_turn("a", &t, "PUT 9.=9:\n+x", "U").unwrap_err();
+    s.ed_turn("a", &t, "PUT 9.=9:\n+x", "U").unwrap_err();
+    let r = s.ed_turn("a", &t, "PUT 1.=1:\n+x", "U").unwrap();
+    let e = s.ed_turn("a", &r.tag, "PUT 9.=9:\n+x", "U").unwrap_err();
+    assert_eq!(e.failures, 1);
+    assert_eq!(
+        lock(&s.state.budget)
+            .note_patch_failure(Some("U"), &s.p("a").canonicalize().unwrap())
+            .counted,
+        2
+    );
+}
+
+#[test]
+fn non_utf8_directories_and_missing_ops() {
+    let s = setup();
+    s.put("bin", b"\xff\xfe\n");
+    let t = s.read("bin");
+    assert_eq!(s.code("bin", &t, "PUT 1.=1:\n+x").0, INVALID_ARGUMENT);
+    std::fs::create_dir(s.p("d")).unwrap();
+    assert_eq!(s.code("d", "0000", "PUT 1.=1:\n+x").0, INVALID_ARGUMENT);
+    let e = run(
+        &s.roots,
+        &s.store,
+        &s.state,
+        &json!({"path": "bin", "tag": t}),
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.error.message.contains("`ops`"));
+}
+
+mod model {
+    //! The property test's reference model: the spec's semantics written the plain way.
+    #[derive(Debug, Clone)]
+    pub enum MOp {
+        Replace(usize, usize, Vec<String>),
+        Cut(usize, usize),
+        Before(usize, Vec<String>),
+        After(usize, Vec<String>),
+        End(Vec<String>),
+    }
+
+    impl MOp {
+        pub fn text(&self) -> String {
+            let rows = |b: &[String]| b.iter().map(|r| format!("\n+{r}")).collect::<String>();
+            match self {
+                MOp::Replace(a, b, r) => format!("PUT {a}.={b}:{}", rows(r)),
+                MOp::Cut(a, b) => format!("CUT {a}.={b}"),
+                MOp::Before(n, r) => format!("PUT <{n}:{}", rows(r)),
+                MOp::After(n, r) => format!("PUT >{n}:{}", rows(r)),
+                MOp::End(r) => format!("PUT >$:{}", rows(r)),
+            }
+        }
+        fn claim(&self, len: usize) -> (usize, usize) {
+            match *self {
+                MOp::Replace(a, b, _) | MOp::Cut(a, b) => (a, b),
+                MOp::Before(n, _) | MOp::After(n, _) => {
+                    if len == 0 {
+                        (0, 0)
+                    } else {
+                        (n, n)
+                    }
+                }
+                MOp::End(_) => (len, len),
+            }
+        }
+    }
+
+    /// The expected lines, or None when the ops must be refused.
+    pub fn apply(lines: &[String], ops: &[MOp]) -> Option<Vec<String>> {
+        let len = lines.len();
+        for op in ops {
+            let ok = match *op {
+                MOp::Replace(a, b, _) | MOp::Cut(a, b) => a >= 1 && a <= b && b <= len,
+                MOp::Before(n, _) => n >= 1 && (n <= len || (len == 0 && n == 1)),
+                MOp::After(n, _) => n >= 1 && n <= len,
+                MOp::End(_) => true,
+            };
+            if !ok {
+                return None;
+            }
+        }
+        let mut claims: Vec<(usize, usize)> = ops.iter().map(|o| o.claim(len)).collect();
+        claims.sort();
+        if claims.windows(2).any(|w| w[1].0 <= w[0].1) {
+            return None;
+        }
+        let mut out = Vec::new();
+        let find = |f: &dyn Fn(&MOp) -> bool| ops.iter().find(|o| f(o)).cloned();
+        if len == 0 {
+            for o in ops {
+                if let MOp::Before(_, r) | MOp::End(r) = o {
+                    out.extend(r.iter().cloned());
+                }
+            }
+            return Some(out);
+        }
+        for i in 1..=len {
+            if let Some(MOp::Before(_, r)) = find(&|o| matches!(o, MOp::Before(n, _) if *n == i)) {
+                out.extend(r);
+            }
+            let range = find(&|o| matches!(o, MOp::Replace(a, b, _) | MOp::Cut(a, b) if *a <= i && i <= *b));
+            match range {
+                Some(MOp::Replace(a, _, r)) if a == i => out.extend(r),
+                Some(_) => {}
+                None => out.push(lines[i - 1].clone()),
+            }
+            if let Some(MOp::After(_, r)) = find(&|o| matches!(o, MOp::After(n, _) if *n == i)) {
+                out.extend(r);
+            }
+        }
+        if let Some(MOp::End(r)) = find(&|o| matches!(o, MOp::End(_))) {
+            out.extend(r);
+        }
+        Some(out)
+    }
+}
+
+fn op_strategy() -> impl proptest::strategy::Strategy<Value = model::MOp> {
+    use model::MOp;
+    use proptest::prelude::*;
+    let rows = proptest::collection::vec(
+        proptest::sample::select(vec!["a", "b", "", "+x", "-y"]).prop_map(String::from),
+        0..3,
+    );
+    prop_oneof![
+        (1usize..14, 0usize..3, rows.clone()).prop_map(|(a, l, r)| MOp::Replace(a, a + l, r)),
+        (1usize..14, 0usize..3).prop_map(|(a, l)| MOp::Cut(a, a + l)),
+        (1usize..14, rows.clone()).prop_map(|(n, r)| MOp::Before(n, if r.is_empty() { vec!["n".into()] } else { r })),
+        (1usize..14, rows.clone()).prop_map(|(n, r)| MOp::After(n, if r.is_empty() { vec!["n".into()] } else { r })),
+        rows.prop_map(|r| MOp::End(if r.is_empty() { vec!["n".into()] } else { r })),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 96, ..Default::default() })]
+    /// Random edits on random files either apply exactly as the reference model says or are refused with the file
+    /// byte-for-byte untouched.
+    #[test]
+    fn random_edits_apply_exactly_or_change_nothing(
+        lines in proptest::collection::vec(proptest::sample::select(vec!["a", "b", "c", "", "  d "]).prop_map(String::from), 0..12),
+        final_nl in proptest::bool::ANY,
+        crlf in proptest::bool::ANY,
+        ops in proptest::collection::vec(op_strategy(), 1..5),
+    ) {
+        let s = setup();
+        let mut lines = lines;
+        let mut final_nl = final_nl;
+        if !final_nl && lines.last().is_some_and(|l| l.is_empty()) {
+            // "a\n" + "" is the one line "a" with a final newline.
+            lines.pop();
+            final_nl = true;
+        }
+        let eol = if crlf && (lines.len() > 1 || (lines.len() == 1 && final_nl)) { "\r\n" } else { "\n" };
+        let join = |ls: &[String], fin: bool| {
+            let mut t = ls.join(eol);
+            if fin && !ls.is_empty() {
+                t.push_str(eol);
+            }
+            t
+        };
+        let before = join(&lines, final_nl);
+        s.put("f", before.as_bytes());
+        let t = s.read("f");
+        let ops_text = ops.iter().map(|o| o.text()).collect::<Vec<_>>().join("\n");
+        let expected = model::apply(&lines, &ops);
+        let got = s.ed("f", &t, &ops_text);
+        let after = std::fs::read(s.p("f")).unwrap();
+        match (expected, got) {
+            (Some(exp), Ok(r)) => {
+                let fin = final_nl || lines.is_empty();
+                let want = join(&exp, fin);
+                proptest::prop_assert_eq!(String::from_utf8(after).unwrap(), want.clone(), "ops {:?}", ops_text);
+                proptest::prop_assert_eq!(r.tag, tag::normalize(want.as_bytes()).tag);
+            }
+            (Some(exp), Err(e)) => {
+                let fin = final_nl || lines.is_empty();
+                proptest::prop_assert_eq!(e.error.code, EDIT_NO_CHANGE, "{} for {:?}", e.error.message, ops_text);
+                proptest::prop_assert_eq!(join(&exp, fin), before.clone());
+                proptest::prop_assert_eq!(after, before.into_bytes());
+            }
+            (None, Ok(_)) => proptest::prop_assert!(false, "model refuses {:?} but Edit applied it", ops_text),
+            (None, Err(e)) => {
+                proptest::prop_assert!(e.error.code == EDIT_RANGE_INVALID, "{}: {}", e.error.code, e.error.message);
+                proptest::prop_assert_eq!(after, before.into_bytes());
+            }
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Reading and replacing one file for Write and Edit (docs/host.md "Writing a file"). Every open, create, rename and
+//! unlink goes through directory handles opened from `/` along the target's canonical path with
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (the `openat2`/walk helper of apply_patch, docs/patch.md "Containment"):
+//! a canonical path has no symlink in it, so a symlink swapped into any component after the path was resolved (and
+//! approved) makes the call fail instead of redirecting the write.
+//!
+//! Replacing a file: when the file has one link, the new bytes go to a temp file in the same folder (created
+//! exclusively, mode and owner copied from the old file) that is renamed over the target, so a reader or a crash sees
+//! the old or the new file, never a torn one. No fsync, like apply_patch (docs/patch.md): ext4, xfs and btrfs flush a
+//! file's data before a rename that replaces another file commits; durability of the latest edit is not promised. When the file has more than one hard link a rename would split the
+//! links, so the bytes are rewritten in place (same inode, every link sees the edit) after a re-check of the stamp;
+//! that rewrite is not crash-atomic (apply_patch's journal is the heavier answer; one file per call does not carry it).
+
+use super::error::{HostError, INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, TOOL_FAILED};
+use crate::patch::beneath::{self, Root as Dirs, Stamp};
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// An existing regular file as read for an edit: its bytes and what is needed to replace it faithfully.
+pub struct Existing {
+    pub bytes: Vec<u8>,
+    pub stamp: Stamp,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub nlink: u64,
+}
+
+/// The handles of one call: directory handles beneath `/`.
+pub struct Fs {
+    dirs: Dirs,
+}
+
+/// A canonical absolute path as the relative path beneath `/` the handles use.
+pub fn rel_of(canonical: &Path) -> Result<String, HostError> {
+    let s = canonical.to_str().ok_or_else(|| {
+        HostError::invalid(format!(
+            "{} is not valid UTF-8; name the file by a UTF-8 path.",
+            canonical.display()
+        ))
+    })?;
+    let rel = s.trim_start_matches('/');
+    if rel.is_empty() {
+        return Err(HostError::invalid("the root folder is not a file; name a file."));
+    }
+    Ok(rel.to_string())
+}
+
+fn changed(shown: &str) -> HostError {
+    HostError::new(
+        PATH_OUTSIDE_WORKSPACE,
+        format!(
+            "a folder on the way to {shown} became a symlink after the path was checked; nothing was written. Call \
+             the tool again so the new target is checked."
+        ),
+    )
+}
+
+/// Maps an I/O error on `shown`: a symlink met on the way (`ELOOP`, `EXDEV`) is a changed path, not a plain failure.
+pub fn io_err(shown: &str, e: &io::Error) -> HostError {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::EXDEV) => changed(shown),
+        _ => HostError::io(shown, e),
+    }
+}
+
+fn cstr(s: &str) -> io::Result<CString> {
+    CString::new(s).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+impl Fs {
+    pub fn open() -> Result<Fs, HostError> {
+        let dirs =
+            Dirs::open(Path::new("/")).map_err(|e| HostError::new(TOOL_FAILED, format!("cannot open /: {e}")))?;
+        Ok(Fs { dirs })
+    }
+
+    /// The stamp of `rel` without following a final symlink; `None` when missing.
+    pub fn stat(&mut self, rel: &str) -> io::Result<Option<Stamp>> {
+        self.dirs.stat(rel)
+    }
+
+    /// Reads `rel` if it is an existing regular file (`Ok(None)` when missing; a directory, FIFO or final symlink is
+    /// INVALID_ARGUMENT).
+    pub fn read_existing(&mut self, rel: &str, shown: &str) -> Result<Option<Existing>, HostError> {
+        match self.dirs.stat(rel) {
+            Ok(None) => return Ok(None),
+            Ok(Some(st)) if st.mode & libc::S_IFMT == libc::S_IFDIR => {
+                return Err(HostError::invalid(format!(
+                    "{shown} is a directory; name a file inside it (list them with Glob)."
+                )))
+            }
+            Ok(Some(st)) if !st.is_file() => {
+                return Err(HostError::invalid(format!(
+                    "{shown} is not a regular file (a symlink, device, socket or pipe); only regular files can be \
+                     written or edited. Name the file it points to."
+                )))
+            }
+            Ok(Some(_)) => {}
+            Err(e) => return Err(io_err(shown, &e)),
+        }
+        let mut f = self.open_nonblock(rel).map_err(|e| io_err(shown, &e))?;
+        let meta = f.metadata().map_err(|e| io_err(shown, &e))?;
+        if !meta.is_file() {
+            return Err(HostError::invalid(format!(
+                "{shown} stopped being a regular file while it was opened; call again."
+            )));
+        }
+        let stamp = beneath::fstat(&f).map_err(|e| io_err(shown, &e))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        f.read_to_end(&mut bytes).map_err(|e| io_err(shown, &e))?;
+        Ok(Some(Existing {
+            bytes,
+            stamp,
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            nlink: meta.nlink(),
+        }))
+    }
+
+    /// Opens read-only with O_NOFOLLOW and O_NONBLOCK (a FIFO swapped in never blocks the call).
+    fn open_nonblock(&mut self, rel: &str) -> io::Result<File> {
+        let (dir, name) = beneath::split(rel);
+        let dfd = self.dirs.dir(dir)?;
+        let c = cstr(name)?;
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
+        // SAFETY: valid dirfd and NUL-terminated name.
+        let fd = unsafe { libc::openat(dfd.as_raw_fd(), c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the fd was just opened and is owned by the File.
+        Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+    }
+
+    /// Creates the missing folders of `rel`'s parent (never through a symlink).
+    pub fn mkdirs_for(&mut self, rel: &str, shown: &str) -> Result<(), HostError> {
+        let (dir, _) = beneath::split(rel);
+        let mut created = Vec::new();
+        self.dirs.mkdirs(dir, &mut created).map_err(|e| io_err(shown, &e))
+    }
+
+    /// Creates `rel` exclusively with `bytes` (mode 0666 minus umask). Fails with EEXIST if it appeared meanwhile.
+    pub fn create_new(&mut self, rel: &str, bytes: &[u8], shown: &str) -> Result<(), HostError> {
+        let (dir, name) = beneath::split(rel);
+        let mut f = self
+            .dirs
+            .create_file(dir, name, 0o666)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EEXIST) => HostError::new(
+                    TOOL_FAILED,
+                    format!(
+                        "{shown} appeared while it was being created; nothing was written. Read it, then call again."
+                    ),
+                ),
+                _ => io_err(shown, &e),
+            })?;
+        let done = f.write_all(bytes);
+        if let Err(e) = done {
+            let _ = self.dirs.unlink(rel);
+            return Err(io_err(shown, &e));
+        }
+        Ok(())
+    }
+
+    /// Replaces the content of the existing file `rel` read as `old` with `bytes`, keeping mode (and owner where
+    /// permitted). Refuses (TOOL_FAILED, nothing written) when the file changed since `old` was read.
+    pub fn replace(&mut self, rel: &str, old: &Existing, bytes: &[u8], shown: &str) -> Result<(), HostError> {
+        let concurrent = || {
+            HostError::new(
+                TOOL_FAILED,
+                format!("{shown} changed on disk while the call ran; nothing was written. Read it again, then retry."),
+            )
+        };
+        if old.nlink > 1 {
+            // Hard links: rewrite in place so every link keeps seeing one file.
+            let (dir, name) = beneath::split(rel);
+            let dfd = self.dirs.dir(dir).map_err(|e| io_err(shown, &e))?;
+            let c = cstr(name).map_err(|e| io_err(shown, &e))?;
+            // SAFETY: valid dirfd and name.
+            let fd = unsafe {
+                libc::openat(
+                    dfd.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                return Err(io_err(shown, &io::Error::last_os_error()));
+            }
+            // SAFETY: owned fd.
+            let mut f: File = unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) };
+            let now = beneath::fstat(&f).map_err(|e| io_err(shown, &e))?;
+            if !now.unchanged(&old.stamp) {
+                return Err(concurrent());
+            }
+            let done = f.set_len(0).and_then(|_| f.rewind()).and_then(|_| f.write_all(bytes));
+            return done.map_err(|e| io_err(shown, &e));
+        }
+        let (dir, name) = beneath::split(rel);
+        let tmp_name = format!(".{name}.pct-{}.tmp", uuid::Uuid::new_v4().simple());
+        let tmp_rel = if dir.is_empty() {
+            tmp_name.clone()
+        } else {
+            format!("{dir}/{tmp_name}")
+        };
+        let mut f = self
+            .dirs
+            .create_file(dir, &tmp_name, 0o600)
+            .map_err(|e| io_err(shown, &e))?;
+        let staged = (|| -> io::Result<()> {
+            f.write_all(bytes)?;
+            // SAFETY: valid fd; a failed fchown (not the owner's user) keeps the caller's ownership.
+            unsafe { libc::fchown(f.as_raw_fd(), old.uid, old.gid) };
+            // SAFETY: valid fd.
+            if unsafe { libc::fchmod(f.as_raw_fd(), old.mode as libc::mode_t) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })();
+        if let Err(e) = staged {
+            let _ = self.dirs.unlink(&tmp_rel);
+            return Err(io_err(shown, &e));
+        }
+        match self.dirs.stat(rel) {
+            Ok(Some(now)) if now.unchanged(&old.stamp) => {}
+            Ok(_) => {
+                let _ = self.dirs.unlink(&tmp_rel);
+                return Err(concurrent());
+            }
+            Err(e) => {
+                let _ = self.dirs.unlink(&tmp_rel);
+                return Err(io_err(shown, &e));
+            }
+        }
+        let renamed = (|| -> io::Result<()> {
+            let dfd = self.dirs.dir(dir)?;
+            let (a, b) = (cstr(&tmp_name)?, cstr(name)?);
+            // SAFETY: valid dirfd and names.
+            if unsafe { libc::renameat(dfd.as_raw_fd(), a.as_ptr(), dfd.as_raw_fd(), b.as_ptr()) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })();
+        if let Err(e) = renamed {
+            let _ = self.dirs.unlink(&tmp_rel);
+            return Err(io_err(shown, &e));
+        }
+        Ok(())
+    }
+
+    /// Removes the file `rel` if it is still the one read as `old`.
+    pub fn remove(&mut self, rel: &str, old: &Existing, shown: &str) -> Result<(), HostError> {
+        match self.dirs.stat(rel) {
+            Ok(Some(now)) if now.unchanged(&old.stamp) => {}
+            Ok(_) => {
+                return Err(HostError::new(
+                    TOOL_FAILED,
+                    format!("{shown} changed on disk while the call ran; nothing was removed. Read it again first."),
+                ))
+            }
+            Err(e) => return Err(io_err(shown, &e)),
+        }
+        self.dirs.unlink(rel).map_err(|e| io_err(shown, &e))
+    }
+
+    /// Moves `from` to `to` without replacing an existing `to` (creating `to`'s missing folders). Across
+    /// filesystems the file is copied (mode kept) and the source removed.
+    pub fn move_noreplace(
+        &mut self,
+        from: &str,
+        to: &str,
+        bytes: &[u8],
+        mode: u32,
+        shown_to: &str,
+    ) -> Result<(), HostError> {
+        let exists = || {
+            HostError::new(
+                INVALID_ARGUMENT,
+                format!("{shown_to} already exists; MV never replaces a file. Choose another destination, or REM that file first."),
+            )
+        };
+        if self.dirs.stat(to).map_err(|e| io_err(shown_to, &e))?.is_some() {
+            return Err(exists());
+        }
+        self.mkdirs_for(to, shown_to)?;
+        match self.dirs.rename_noreplace(from, to) {
+            Ok(()) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Err(exists()),
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+                let (dir, name) = beneath::split(to);
+                let mut f = self
+                    .dirs
+                    .create_file(dir, name, 0o600)
+                    .map_err(|e| match e.raw_os_error() {
+                        Some(libc::EEXIST) => exists(),
+                        _ => io_err(shown_to, &e),
+                    })?;
+                let done = (|| -> io::Result<()> {
+                    f.write_all(bytes)?;
+                    // SAFETY: valid fd.
+                    if unsafe { libc::fchmod(f.as_raw_fd(), mode as libc::mode_t) } < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    f.sync_all()
+                })();
+                if let Err(e) = done {
+                    let _ = self.dirs.unlink(to);
+                    return Err(io_err(shown_to, &e));
+                }
+                self.dirs.unlink(from).map_err(|e| io_err(shown_to, &e))
+            }
+            Err(e) => Err(io_err(shown_to, &e)),
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Write (docs/spec/host-tools.md "Read, Grep, Write and the line-anchored Edit"): `{path, content}` creates or
+//! overwrites one file (missing parent folders are created inside the root), strips what the model pasted from a
+//! Read (a leading `[path#TAG]` header; `N:` row prefixes when every non-empty line carries one and the numbers
+//! count up by one), returns the tag of the bytes that landed and records every line as seen.
+//! An overwrite keeps the file's mode (and hard links, docs/host.md "Writing a file").
+
+use super::args;
+use super::error::HostError;
+use super::fileio::{rel_of, Fs};
+use super::paths::{Resolved, Root, Roots};
+use super::snapshot::{Recorder, Seen};
+use super::tag;
+use serde_json::Value;
+
+/// Write's arguments after alias folding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteArgs {
+    pub path: String,
+    pub content: String,
+}
+
+impl WriteArgs {
+    pub fn from_json(v: &Value) -> Result<WriteArgs, HostError> {
+        let a = args::object("Write", v)?;
+        let path = args::fold("Write", a, "path", "file_path")?;
+        let content = match a.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            None | Some(Value::Null) => {
+                return Err(HostError::invalid(
+                    "Write needs `content` (the whole new file text); call again with it.",
+                ))
+            }
+            Some(_) => {
+                return Err(HostError::invalid(
+                    "Write: `content` must be a string; pass the file text.",
+                ))
+            }
+        };
+        Ok(WriteArgs { path, content })
+    }
+}
+
+/// Write's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteResult {
+    pub path: String,
+    pub root: Root,
+    pub tag: String,
+    pub created: bool,
+    pub bytes: u64,
+    pub lines: u64,
+    /// What was stripped from the content (pasted header, row prefixes), for the model to know.
+    pub stripped: Vec<String>,
+    pub text: String,
+}
+
+/// Whether `line` is a pasted `[path#TAG]` header.
+pub fn is_header(line: &str) -> Option<(&str, &str)> {
+    let inner = line.trim_end_matches('\r').strip_prefix('[')?.strip_suffix(']')?;
+    let hash = inner.rfind('#')?;
+    let (path, tag) = (&inner[..hash], &inner[hash + 1..]);
+    (!path.is_empty() && tag::is_tag(tag)).then_some((path, tag))
+}
+
+/// The `N` of an `N:` row prefix and the rest of the line.
+fn row_prefix(line: &str) -> Option<(u64, &str)> {
+    let colon = line.find(':')?;
+    let digits = &line[..colon];
+    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((digits.parse().ok()?, &line[colon + 1..]))
+}
+
+/// Strips a pasted Read render from `content`. Rule (docs/host.md "Write"): a first line `[path#TAG]` is dropped;
+/// `N:` prefixes are removed only when every non-empty line has one and the numbers count up by one from line to
+/// line (so a file of `10:30 meeting` notes is left alone). Returns the text and what was stripped.
+pub fn strip_pasted(content: &str) -> (String, Vec<String>) {
+    let mut stripped = Vec::new();
+    let mut body = content;
+    let first_end = content.find('\n').unwrap_or(content.len());
+    if is_header(&content[..first_end]).is_some() {
+        stripped.push("the pasted [path#TAG] header".to_string());
+        body = content.get(first_end + 1..).unwrap_or("");
+    }
+    let lines: Vec<&str> = body.split('\n').collect();
+    let mut expect: Option<u64> = None;
+    let mut any = false;
+    let all_prefixed = lines.iter().all(|l| {
+        if l.trim_end_matches('\r').is_empty() {
+            return true;
+        }
+        match row_prefix(l) {
+            Some((n, _)) if expect.is_none_or(|e| e == n) => {
+                expect = Some(n + 1);
+                any = true;
+                true
+            }
+            _ => false,
+        }
+    });
+    if all_prefixed && any {
+        stripped.push("the N: line-number prefixes".to_string());
+        let out: Vec<&str> = lines
+            .iter()
+            .map(|l| row_prefix(l).map_or(*l, |(_, rest)| rest))
+            .collect();
+        return (out.join("\n"), stripped);
+    }
+    (body.to_string(), stripped)
+}
+
+/// Writes `a.content` to `target` (resolved and, if external, approved) and records the result as seen.
+pub fn write(
+    roots: &Roots,
+    target: &Resolved,
+    a: &WriteArgs,
+    store: &mut impl Recorder,
+) -> Result<WriteResult, HostError> {
+    if target.root == Root::Scratch {
+        roots.ensure_scratch()?;
+    }
+    let (content, stripped) = strip_pasted(&a.content);
+    let rel = rel_of(&target.canonical)?;
+    let mut fs = Fs::open()?;
+    let bytes = content.into_bytes();
+    let created = match fs.read_existing(&rel, &target.shown)? {
+        Some(old) => {
+            fs.replace(&rel, &old, &bytes, &target.shown)?;
+            false
+        }
+        None => {
+            fs.mkdirs_for(&rel, &target.shown)?;
+            fs.create_new(&rel, &bytes, &target.shown)?;
+            true
+        }
+    };
+    let len = bytes.len() as u64;
+    let norm = tag::normalize_owned(bytes);
+    let lines = tag::lines(&norm.text).len() as u64;
+    store.record(&target.canonical, &norm, Seen::All);
+    let mut text = format!(
+        "{} {} ({lines} lines, {len} bytes). {}",
+        if created { "Created" } else { "Wrote" },
+        tag::header(&target.shown, &norm.tag),
+        "Edit it with this tag; every line counts as seen."
+    );
+    if !stripped.is_empty() {
+        text.push_str(&format!("\nStripped {} from the content.", stripped.join(" and ")));
+    }
+    Ok(WriteResult {
+        path: target.shown.clone(),
+        root: target.root,
+        tag: norm.tag,
+        created,
+        bytes: len,
+        lines,
+        stripped,
+        text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::snapshot::{Provenance, SnapshotStore};
+    use serde_json::json;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use tempfile::TempDir;
+
+    fn setup() -> (TempDir, Roots) {
+        let d = TempDir::new().unwrap();
+        std::fs::create_dir(d.path().join("ws")).unwrap();
+        let roots = Roots::new(&d.path().join("ws"), &d.path().join("agent"), "s1").unwrap();
+        (d, roots)
+    }
+
+    fn run(roots: &Roots, st: &mut SnapshotStore, path: &str, content: &str) -> Result<WriteResult, HostError> {
+        let a = WriteArgs::from_json(&json!({"file_path": path, "content": content}))?;
+        let t = roots.resolve_inside(&a.path)?;
+        write(roots, &t, &a, st)
+    }
+
+    #[test]
+    fn strips_header_and_prefixes_only_when_every_line_has_one() {
+        assert_eq!(
+            strip_pasted("[a.rs#BE03]\n1:fn a() {}\n2:\n3:  x\n").0,
+            "fn a() {}\n\n  x\n"
+        );
+        assert_eq!(strip_pasted("5:a\n6:b").0, "a\nb");
+        // Blank lines without a prefix are kept; numbers must count up by one.
+        assert_eq!(strip_pasted("1:a\n\n2:b\n").0, "a\n\nb\n");
+        assert_eq!(
+            strip_pasted("10:30 meeting\n11:15 lunch\n12:00 x").0,
+            "30 meeting\n15 lunch\n00 x"
+        );
+        assert_eq!(
+            strip_pasted("10:30 meeting\n14:15 lunch\n").0,
+            "10:30 meeting\n14:15 lunch\n"
+        );
+        assert_eq!(strip_pasted("1:a\nb\n").0, "1:a\nb\n");
+        assert_eq!(strip_pasted("[not a header]\n").0, "[not a header]\n");
+        assert_eq!(strip_pasted("[a#XYZ1]\nq").0, "[a#XYZ1]\nq");
+        assert_eq!(strip_pasted("").0, "");
+        assert!(strip_pasted("plain\n").1.is_empty());
+    }
+
+    #[test]
+    fn creates_parents_overwrites_keeping_mode_and_records_all_seen() {
+        let (_d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, "deep/er/a.txt", "[a.txt#0000]\n1:x\n2:y\n").unwrap();
+        assert!(r.created);
+        let p = roots.workspace().join("deep/er/a.txt");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "x\ny\n");
+        assert_eq!(r.tag, tag::normalize(b"x\ny\n").tag);
+        assert_eq!(st.provenance(&p, &r.tag), Provenance::Seen(&Seen::All));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o751)).unwrap();
+        let r2 = run(&roots, &mut st, "deep/er/a.txt", "z").unwrap();
+        assert!(!r2.created && r2.bytes == 1 && r2.lines == 1);
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o7777, 0o751);
+        // Hard links keep sharing the file.
+        let link = roots.workspace().join("link.txt");
+        std::fs::hard_link(&p, &link).unwrap();
+        run(&roots, &mut st, "deep/er/a.txt", "shared\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "shared\n");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().ino(),
+            std::fs::metadata(&link).unwrap().ino()
+        );
+        // No temp files left behind.
+        let left: Vec<_> = std::fs::read_dir(roots.workspace().join("deep/er")).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
+    fn refuses_directories_missing_content_and_outside_paths() {
+        let (_d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        std::fs::create_dir(roots.workspace().join("dir")).unwrap();
+        assert_eq!(run(&roots, &mut st, "dir", "x").unwrap_err().code, "INVALID_ARGUMENT");
+        assert!(WriteArgs::from_json(&json!({"path": "a"}))
+            .unwrap_err()
+            .message
+            .contains("content"));
+        assert_eq!(
+            run(&roots, &mut st, "../out.txt", "x").unwrap_err().code,
+            "PATH_OUTSIDE_WORKSPACE"
+        );
+        assert!(!roots.workspace().parent().unwrap().join("out.txt").exists());
+        assert_eq!(st.path_count(), 0);
+    }
+
+    #[test]
+    fn scratch_is_created_on_first_write() {
+        let (_d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        let p = roots.scratch().join("notes/n.md");
+        let r = run(&roots, &mut st, p.to_str().unwrap(), "hi\n").unwrap();
+        assert_eq!(r.root, Root::Scratch);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "hi\n");
+    }
+
+    #[test]
+    fn a_symlinked_folder_swapped_in_after_resolution_is_refused() {
+        let (d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        std::fs::create_dir(roots.workspace().join("sub")).unwrap();
+        let a = WriteArgs::from_json(&json!({"path": "sub/a.txt", "content": "x"})).unwrap();
+        let t = roots.resolve_inside(&a.path).unwrap();
+        // After resolution, `sub` becomes a symlink to a folder outside.
+        std::fs::create_dir(d.path().join("outside")).unwrap();
+        std::fs::remove_dir(roots.workspace().join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside"), roots.workspace().join("sub")).unwrap();
+        let e = write(&roots, &t, &a, &mut st).unwrap_err();
+        assert_eq!(e.code, "PATH_OUTSIDE_WORKSPACE", "{}", e.message);
+        assert!(!d.path().join("outside/a.txt").exists());
+    }
+}

@@ -1,0 +1,451 @@
+/**
+ * Host tools glue (docs/spec/host-tools.md, docs/host.md): the generic permissioned, audited wrapper every host
+ * tool goes through (`hostTool`), the per-Pi-session runtime (one `HostSession` + one `HostPermissions`), and the
+ * Read / Glob / Grep / Write / Edit tools. Everything that decides is in Rust: argument folding and the tools themselves
+ * (src/host), path classification (`resolvePath`), the permission table (src/host/permission.rs) and the audit
+ * line with its redaction (src/host/audit.rs). This file only adapts Pi: schemas, `ctx.ui.select` for the card,
+ * the abort signal, the session lifecycle, and which turn a call belongs to.
+ *
+ * Plugging in another host tool (Write, Edit, Bash, TaskList, ...):
+ *
+ * ```ts
+ * import { hostTool } from "./host.ts";
+ * hostTool(host, {
+ *   name: "Bash", label: "Bash", description: "...", parameters: BashSchema,
+ *   risk: "bash",                           // "read" | "edit" | "bash": the mode table's row
+ *   target: (p) => p.workdir,               // optional: the path shown on the card and checked for escapes
+ *   run: async ({ session, params, approvedPath, signal, turn, runtime }) =>
+ *     session.bash(params, { approvedPath }),  // resolve {ok:true, text, ...} | {ok:false, code, message}
+ * });
+ * ```
+ *
+ * The wrapper: gate on admission (the rules engine's projection) → resolve `target` with `session.resolvePath`
+ * (a failure there is the call's result) → permission decision → card (allow once / allow for this session /
+ * deny; no timeout, dismissed only by the abort signal) or TOOL_DENIED without a UI → `run` with `approvedPath`
+ * set to the canonical path of an approved external target (Rust resolves it again right before running) → one
+ * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error); a
+ * failure with `budgetExhausted: true` is returned as an error result with Pi's `terminate`, which ends the turn.
+ * `details` of an ok result are every field but `ok`/`text`. Scratch writes (risk "edit", target in the scratch
+ * root) never ask.
+ */
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { TSchema } from "typebox";
+import { Type } from "typebox";
+import type { HostFailure, HostPathInfo } from "../../../index.js";
+import type { ToolkitHost } from "../host.ts";
+import { native } from "../native.ts";
+
+/** The gate message when the host tools are not admitted. */
+export const HOST_NOT_ENABLED =
+	"Host Tools are not enabled. Turn on hostTools.enabled with /pct config, then retry; until then use the tools that are active.";
+/** A card answered after its Pi session was replaced (switch, fork, new session): the call never runs. */
+export const SESSION_REPLACED =
+	"The Pi session this call belonged to ended or was replaced while the permission card was open; nothing ran.";
+/** The card's three choices. */
+export const ALLOW_ONCE = "Allow once";
+export const ALLOW_SESSION = "Allow for this session";
+export const DENY = "Deny";
+
+/** The mode table's row of a tool (docs/spec/host-tools.md "Permission model"). */
+export type HostRisk = "read" | "edit" | "bash";
+
+/** A host call's outcome as the Rust methods resolve it. */
+export type HostOutcome = { ok: true; text: string } | HostFailure;
+
+type Session = InstanceType<typeof native.HostSession>;
+type Permissions = InstanceType<typeof native.HostPermissions>;
+
+/** What `run` receives. */
+export interface HostCall<P> {
+	params: P;
+	session: Session;
+	/** The canonical path the user (or mode `auto`) approved for an external target; undefined otherwise. */
+	approvedPath?: string;
+	signal?: AbortSignal;
+	ctx: ExtensionContext;
+	/** Changes with every user prompt (Edit's retry budget is per prompt). */
+	turn: string;
+	toolCallId: string;
+	runtime: HostRuntime;
+}
+
+/** One host tool. */
+export interface HostToolSpec<S extends TSchema> {
+	name: string;
+	label: string;
+	description: string;
+	promptSnippet?: string;
+	parameters: S;
+	risk: HostRisk;
+	/** The raw path the call acts on (checked for escapes, shown on the card); undefined = the workspace root. */
+	target?(params: Record<string, unknown>): string | undefined;
+	run(call: HostCall<Record<string, unknown>>): Promise<HostOutcome>;
+}
+
+/**
+ * The state of the current Pi session: its HostSession (workspace = ctx.cwd at session start), its permission
+ * state (override and allow-session set, memory only) and the prompt counter. Replaced on every session_start
+ * (new, resume, fork, switch) and dropped on shutdown, like the shell sessions.
+ */
+export class HostRuntime {
+	session: Session | null = null;
+	permissions: Permissions = new native.HostPermissions();
+	sessionId = "";
+	private prompt = 0;
+	readonly agentDir: string;
+	constructor(agentDir: string) {
+		this.agentDir = agentDir;
+	}
+
+	/** Binds a fresh session to `ctx` (cwd, session id). */
+	start(ctx: ExtensionContext): void {
+		this.sessionId = sessionIdOf(ctx);
+		this.session = new native.HostSession(ctx.cwd, this.agentDir, this.sessionId);
+		this.permissions = new native.HostPermissions();
+		this.prompt = 0;
+	}
+
+	/** The session for a call; bound lazily when a call arrives before session_start ran (SDK embedders). */
+	for(ctx: ExtensionContext): Session {
+		if (!this.session || this.sessionId !== sessionIdOf(ctx)) this.start(ctx);
+		return this.session!;
+	}
+
+	nextPrompt(): void {
+		this.prompt++;
+	}
+
+	get turn(): string {
+		return `${this.sessionId}:${this.prompt}`;
+	}
+
+	close(): void {
+		this.session = null;
+		this.permissions = new native.HostPermissions();
+	}
+}
+
+function sessionIdOf(ctx: ExtensionContext): string {
+	try {
+		const id = ctx.sessionManager?.getSessionId?.();
+		if (typeof id === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id)) return id;
+	} catch {
+		// fall through: an in-memory session without an id
+	}
+	return `pid-${process.pid}`;
+}
+
+/** The runtime shared by every host tool of this factory (`host.shared["host.runtime"]`). */
+export function hostRuntime(host: ToolkitHost): HostRuntime {
+	let rt = host.shared.get("host.runtime") as HostRuntime | undefined;
+	if (!rt) {
+		rt = new HostRuntime(host.agentDir);
+		host.shared.set("host.runtime", rt);
+	}
+	return rt;
+}
+
+/** The path argument as Rust folds it (`path` wins over `file_path`), for the card only. */
+export function pathArg(params: Record<string, unknown>): string | undefined {
+	if (typeof params.path === "string") return params.path;
+	if (typeof params.file_path === "string") return params.file_path;
+	return undefined;
+}
+
+type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless";
+
+/** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (spec). */
+async function askUser(ctx: ExtensionContext, name: string, info: HostPathInfo | null, risk: HostRisk, signal?: AbortSignal): Promise<string | undefined> {
+	const where = info ? (info.root === "external" ? `${info.canonical} (outside the workspace: ${info.external})` : info.path) : "the workspace";
+	const verb = risk === "read" ? "read" : risk === "edit" ? "change" : "run a command in";
+	const title = `Allow ${name} to ${verb} ${where}?`;
+	try {
+		return await ctx.ui.select(title, [ALLOW_ONCE, ALLOW_SESSION, DENY], signal ? { signal } : undefined);
+	} catch {
+		return undefined;
+	}
+}
+
+const now = () => performance.now();
+
+/** Registers one host tool through the wrapper (see the file header). */
+export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpec<S>): void {
+	const rt = hostRuntime(host);
+	host.pi.registerTool({
+		name: spec.name,
+		label: spec.label,
+		description: spec.description,
+		promptSnippet: spec.promptSnippet,
+		parameters: spec.parameters,
+		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+			const t0 = now();
+			if (!host.isAdmitted(spec.name)) throw new Error(HOST_NOT_ENABLED);
+			const params = (rawParams ?? {}) as Record<string, unknown>;
+			let session: Session;
+			try {
+				session = rt.for(ctx);
+			} catch (e) {
+				const code = (e as { code?: string }).code ?? "TOOL_FAILED";
+				throw new Error(`${code}: ${e instanceof Error ? e.message : String(e)}`);
+			}
+			const turn = rt.turn;
+			let decision: AuditDecision = "allow";
+			let prompted = false;
+			let waitMs = 0;
+			let runMs = 0;
+			let info: HostPathInfo | null = null;
+			let outcome: HostOutcome;
+			try {
+				outcome = await (async (): Promise<HostOutcome> => {
+					const raw = spec.target?.(params);
+					if (raw !== undefined) {
+						const r = session.resolvePath(raw);
+						if (!r.ok) return r;
+						info = r;
+					}
+					const d = rt.permissions.decide(
+						{ tool: spec.name, risk: spec.risk, external: info?.root === "external", scratch: info?.root === "scratch", hasUi: !!ctx?.hasUI },
+						host.config().hostTools?.permissionMode,
+					);
+					if (d.action === "deny") {
+						decision = "denied-headless";
+						return { ok: false, code: d.code ?? "TOOL_DENIED", message: d.message ?? d.deniedMessage };
+					}
+					if (d.action === "ask") {
+						prompted = true;
+						const w0 = now();
+						const choice = await askUser(ctx, spec.name, info, spec.risk, signal);
+						waitMs = now() - w0;
+						if (choice === ALLOW_SESSION) {
+							rt.permissions.allowSession(spec.name);
+							decision = "allow-session";
+						} else if (choice === ALLOW_ONCE) {
+							decision = "allow-once";
+						} else {
+							decision = "deny";
+							return { ok: false, code: "TOOL_DENIED", message: d.deniedMessage };
+						}
+						// The card may have waited long: the live config decides, and an abort meanwhile runs nothing.
+						if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
+						if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
+					} else if (d.reason === "allow-session") {
+						decision = "allow-session";
+					}
+					if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
+					const approvedPath = (info as HostPathInfo | null)?.root === "external" ? (info as HostPathInfo | null)?.canonical : undefined;
+					const r0 = now();
+					try {
+						return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt });
+					} finally {
+						runMs = now() - r0;
+					}
+				})();
+			} catch (e) {
+				outcome = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
+			}
+			const total = now() - t0;
+			const audited = native.hostAuditAppend(host.agentDir, {
+				sessionId: rt.sessionId,
+				turn,
+				toolCallId,
+				tool: spec.name,
+				args: params,
+				external: (info as HostPathInfo | null)?.external,
+				decision,
+				prompted,
+				permissionWaitMs: waitMs,
+				durationMs: runMs,
+				overheadMs: Math.max(0, total - runMs - waitMs),
+				totalMs: total,
+				ok: outcome.ok,
+				errorCode: outcome.ok ? undefined : outcome.code,
+			});
+			if (!audited.ok) process.stderr.write(`pi-codex-toolkit: ${audited.code}: ${audited.message}\n`);
+			if (!outcome.ok) {
+				const text = `${outcome.code}: ${outcome.message}`;
+				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,
+				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
+				// `isError` on returned results; the text says what failed either way.
+				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
+					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
+					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
+				}
+				throw new Error(text);
+			}
+			const { ok: _ok, text, ...details } = outcome as { ok: true; text: string } & Record<string, unknown>;
+			return { content: [{ type: "text" as const, text }], details };
+		},
+	});
+}
+
+const pathField = (what: string) => Type.Optional(Type.String({ description: what }));
+const sameAs = (name: string) => `Same as ${name} (either spelling; ${name} wins when both are given).`;
+
+/** Read `{path | file_path, offset?, limit?}` (Pi's read names). */
+export const readSchema = Type.Object({
+	path: pathField("The file to read, relative to the workspace (or an absolute path)."),
+	file_path: pathField(sameAs("path")),
+	offset: Type.Optional(Type.Number({ description: "First line to show, 1-based (default 1)." })),
+	limit: Type.Optional(Type.Number({ description: "How many lines to show (default 2000)." })),
+});
+
+/** Glob `{pattern | query, path?, limit?}`. */
+export const globSchema = Type.Object({
+	pattern: Type.Optional(Type.String({ description: "Glob of the files to list, e.g. `*.rs` (any depth) or `src/**/*.ts` (from path)." })),
+	query: Type.Optional(Type.String({ description: sameAs("pattern") })),
+	path: pathField("Directory to search (default: the workspace root)."),
+	limit: Type.Optional(Type.Number({ description: "Most files to list (default 1000)." })),
+});
+
+/** Grep: Pi's grep parameters plus `outputMode`. */
+export const grepSchema = Type.Object({
+	pattern: Type.Optional(Type.String({ description: "Regular expression (Rust syntax) to search for; literal=true for plain text." })),
+	query: Type.Optional(Type.String({ description: sameAs("pattern") })),
+	path: pathField("File or directory to search (default: the workspace root)."),
+	glob: Type.Optional(Type.String({ description: "Only files whose name (or path, with a /) matches this glob." })),
+	ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search." })),
+	literal: Type.Optional(Type.Boolean({ description: "Treat the pattern as plain text." })),
+	context: Type.Optional(Type.Number({ description: "Lines of context around each match (0..100)." })),
+	limit: Type.Optional(Type.Number({ description: "Most matches (content) or files (other modes) to show." })),
+	outputMode: Type.Optional(
+		Type.Union([Type.Literal("content"), Type.Literal("filesWithMatches"), Type.Literal("count")], {
+			description: "content (default): matched lines; filesWithMatches: file names; count: matches per file.",
+		}),
+	),
+});
+
+/** Write `{path | file_path, content}`. */
+export const writeSchema = Type.Object({
+	path: pathField("The file to create or overwrite, relative to the workspace (or an absolute path)."),
+	file_path: pathField(sameAs("path")),
+	content: Type.String({ description: "The whole new content of the file." }),
+});
+
+/** Edit `{path | file_path, tag, ops}`. */
+export const editSchema = Type.Object({
+	path: pathField("The file to change (it must exist: use Write to create one)."),
+	file_path: pathField(sameAs("path")),
+	tag: Type.Optional(Type.String({ description: "The TAG from the `[path#TAG]` header of the Read/Grep/Write result whose line numbers the ops use." })),
+	ops: Type.String({ description: "Operations, one header per line, each followed by its `+` rows (see the tool description)." }),
+});
+
+/** Edit's description: the operation language in brief (docs/host.md "The operation language"). */
+export const EDIT_DESCRIPTION = `Change an existing file by the line numbers you were shown under its tag (from Read, Grep or Write; never guess numbers). Arguments: path, tag, ops. Line numbers in ops always refer to the tagged version; ranges are inclusive; operations must not overlap or share an anchor line.
+Operations (each on its own line):
+  PUT N.=M:   then +rows   replace lines N..M (a single line is N.=N; no rows deletes them)
+  PUT <N:  / PUT >N:       then +rows   insert before / after line N
+  PUT >$:                  then +rows   append at the end
+  CUT N.=M [@name]         delete lines N..M, keeping them in a register
+  PUT <N @name / PUT >N @name / PUT N.=M @name   paste a register (@ alone = this call's CUT)
+  REM                      delete the file
+  MV DEST                  move the file after the other operations
+Rows: "+text" is one line (a bare "+" is an empty line; write "++x" or "+-x" for a line starting with + or -). No "-old" or context rows.
+Example:
+PUT 12.=13:
++    let total = sum(items);
++    return total;
+PUT >$:
++// end
+If the file changed since you read it, Edit carries your operations over when it safely can, otherwise it answers EDIT_TAG_MISMATCH with the current lines; lines you never saw are revealed once (EDIT_LINES_UNSEEN: send the same Edit again). Three failed Edits of one file in one prompt end the turn.`;
+
+/** Glob's and Grep's time budget (TOOL_TIMEOUT after it). */
+export const SEARCH_TIMEOUT_MS = 60_000;
+
+export function register(host: ToolkitHost): void {
+	const rt = hostRuntime(host);
+
+	hostTool(host, {
+		name: "Read",
+		label: "Read",
+		description:
+			"Read a text file. The result starts with `[path#TAG]` (TAG names this version of the file; Edit needs it) " +
+			"then `N:text` rows with absolute 1-based line numbers. Use offset/limit for long files (default 2000 lines).",
+		promptSnippet: "Read: read a file as [path#TAG] + N:text rows",
+		parameters: readSchema,
+		risk: "read",
+		target: pathArg,
+		run: ({ session, params, approvedPath }) => session.read(params, { approvedPath }),
+	});
+
+	hostTool(host, {
+		name: "Glob",
+		label: "Glob",
+		description:
+			"List files matching a glob under a directory (default: the workspace), sorted; .gitignore is honoured and " +
+			"`.git` is skipped. `*.ts` matches at any depth, `src/**/*.ts` from the searched directory.",
+		promptSnippet: "Glob: list files by glob pattern",
+		parameters: globSchema,
+		risk: "read",
+		target: (p) => (typeof p.path === "string" ? p.path : "."),
+		run: ({ session, params, approvedPath }) => session.glob(params, { approvedPath, timeoutMs: SEARCH_TIMEOUT_MS }),
+	});
+
+	hostTool(host, {
+		name: "Grep",
+		label: "Grep",
+		description:
+			"Search file contents with a regular expression (in process, ripgrep's engine; .gitignore honoured, binary " +
+			"files skipped). Content mode shows `[path#TAG]` per file and matched `N:text` rows (context rows `N-text`); " +
+			"those lines count as read for Edit.",
+		promptSnippet: "Grep: search file contents by regex",
+		parameters: grepSchema,
+		risk: "read",
+		target: (p) => (typeof p.path === "string" ? p.path : "."),
+		run: ({ session, params, approvedPath }) => session.grep(params, { approvedPath, timeoutMs: SEARCH_TIMEOUT_MS }),
+	});
+
+	hostTool(host, {
+		name: "Write",
+		label: "Write",
+		description:
+			"Create or overwrite a file with the given content. A pasted `[path#TAG]` header and `N:` row prefixes " +
+			"(copied from a Read) are removed first. The result's `[path#TAG]` names the new version: every line counts as " +
+			"read, so Edit can follow at once.",
+		promptSnippet: "Write: create or overwrite a file",
+		parameters: writeSchema,
+		risk: "edit",
+		target: pathArg,
+		run: ({ session, params, approvedPath }) => session.write(params, { approvedPath }),
+	});
+
+	hostTool(host, {
+		name: "Edit",
+		label: "Edit",
+		description: EDIT_DESCRIPTION,
+		promptSnippet: "Edit: change lines of a file by the numbers shown under its [path#TAG]",
+		parameters: editSchema,
+		risk: "edit",
+		target: pathArg,
+		run: ({ session, params, approvedPath, turn }) => session.edit(params, { approvedPath, turn }),
+	});
+
+	host.pi.on("session_start", async (_event, ctx) => {
+		try {
+			rt.start(ctx);
+		} catch {
+			// A cwd that is not a directory: calls bind lazily and report the failure as their result.
+			rt.close();
+		}
+		void sweepScratch(host.agentDir, rt.sessionId);
+	});
+	// One user prompt = one agent run: the turn id Edit's retry budget counts in.
+	host.pi.on("agent_start", async () => rt.nextPrompt());
+	host.lifecycle("hostTools", {
+		shutdown: async () => rt.close(),
+	});
+}
+
+let swept = false;
+
+/** Once per process: remove scratch folders of sessions Pi no longer has (and those idle 7 days). Best effort. */
+async function sweepScratch(agentDir: string, current: string): Promise<void> {
+	if (swept) return;
+	swept = true;
+	try {
+		const live = (await SessionManager.listAll()).map((s) => s.id);
+		native.hostSweepScratch(agentDir, [...live, current]);
+	} catch {
+		// Listing sessions failed: sweeping without knowing them could delete a live session's scratch.
+	}
+}

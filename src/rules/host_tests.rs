@@ -1,0 +1,165 @@
+//! The host tools in the projection and status (docs/spec/host-tools.md, top): activation, the builtins they
+//! replace and give back, the edit/write family under a patch route, conflicts.
+
+use super::input::{Config, ToolEntry};
+use super::names::*;
+use super::tests::{registry, rules_cfg, snapshot, ME, OTHER};
+use super::{resolve, status_text};
+use serde_json::{json, Value};
+
+fn ours(mut tools: Vec<ToolEntry>, names: &[&str]) -> Vec<ToolEntry> {
+    for n in names {
+        tools.push(ToolEntry {
+            name: n.to_string(),
+            description: None,
+            source: ME.into(),
+        });
+    }
+    tools
+}
+
+fn sorted(v: &[String]) -> Vec<String> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+fn strs(list: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+fn host(enabled: bool) -> Value {
+    json!({"hostTools": {"enabled": enabled, "permissionMode": "ask"}})
+}
+
+#[test]
+fn enabled_host_tools_replace_builtins_and_disabling_restores_them() {
+    let tools = ours(registry(&[], &[]), &HOST_NAMES);
+    let mut input = snapshot(host(true), Some(("faux", "faux-1")), tools);
+    // grep, find and ls were turned on by the user (`/tools`): they are replaced too.
+    input.active_now.extend(["grep", "find", "ls"].map(String::from));
+    let out = resolve(&input);
+    for n in HOST_NAMES {
+        assert!(out.active.contains(&n.to_string()), "{n} active: {:?}", out.active);
+    }
+    for b in ["read", "edit", "write", "grep", "find", "ls"] {
+        assert!(!out.active.contains(&b.to_string()), "{b} hidden");
+    }
+    assert!(
+        out.active.contains(&"bash".to_string()),
+        "bash belongs to host Bash (later)"
+    );
+    assert_eq!(
+        sorted(&out.hidden_natives),
+        strs(&["edit", "find", "grep", "ls", "read", "write"])
+    );
+    assert_eq!(out.features["hostTools"]["effective"], "active");
+
+    // Disabled: our names leave, every builtin we hid comes back.
+    input.config = Config::from_value(host(false)).unwrap();
+    input.active_now = out.active.clone();
+    input.hidden_by_us = out.hidden_natives.clone();
+    let off = resolve(&input);
+    assert_eq!(
+        sorted(&off.restored_natives),
+        strs(&["edit", "find", "grep", "ls", "read", "write"])
+    );
+    for n in HOST_NAMES {
+        assert!(!off.active.contains(&n.to_string()));
+    }
+    for b in ["read", "edit", "write", "grep", "find", "ls", "bash"] {
+        assert!(off.active.contains(&b.to_string()), "{b} restored");
+    }
+    assert!(off.hidden_natives.is_empty());
+    assert_eq!(off.features["hostTools"]["effective"], "off");
+}
+
+#[test]
+fn without_write_and_edit_registered_pi_keeps_edit_and_write() {
+    let input = snapshot(
+        host(true),
+        Some(("faux", "faux-1")),
+        ours(registry(&[], &[]), &HOST_READ_SET),
+    );
+    let out = resolve(&input);
+    assert_eq!(sorted(&out.hidden_natives), strs(&["read"]));
+    assert!(out.active.contains(&"edit".to_string()) && out.active.contains(&"write".to_string()));
+    assert_eq!(sorted(&out.admitted_names), strs(&["Glob", "Grep", "Read"]));
+}
+
+#[test]
+fn a_patch_route_owns_the_edit_write_family() {
+    let mut cfg = rules_cfg(json!([{ "id": "r", "match": "faux-*", "patch": true, "shell": false, "code": false }]));
+    cfg["hostTools"] = json!({"enabled": true});
+    let input = snapshot(
+        cfg.clone(),
+        Some(("faux", "faux-1")),
+        ours(registry(&[], &[]), &HOST_NAMES),
+    );
+    let out = resolve(&input);
+    assert!(out.active.contains(&"apply_patch".to_string()));
+    assert!(!out.active.contains(&"Write".to_string()) && !out.active.contains(&"Edit".to_string()));
+    assert!(!out.admitted_names.contains(&"Edit".to_string()), "not admitted either");
+    assert!(out.active.contains(&"Read".to_string()));
+    assert_eq!(sorted(&out.hidden_natives), strs(&["edit", "read", "write"]));
+    let text = status_text(&input);
+    assert!(text.contains("  note: Write and Edit step aside while the execution rule's patch route owns editing"));
+    // A model no rule matches: the host family takes edit/write over again.
+    let other = snapshot(cfg, Some(("other", "m")), ours(registry(&[], &[]), &HOST_NAMES));
+    let out = resolve(&other);
+    assert!(out.active.contains(&"Edit".to_string()) && !out.active.contains(&"apply_patch".to_string()));
+}
+
+#[test]
+fn a_foreign_read_disables_the_group_and_hides_nothing() {
+    let mut tools = ours(registry(&[], &[]), &HOST_NAMES);
+    tools.push(ToolEntry {
+        name: "Grep".into(),
+        description: None,
+        source: OTHER.into(),
+    });
+    let input = snapshot(host(true), Some(("faux", "faux-1")), tools);
+    let out = resolve(&input);
+    assert!(out.hidden_natives.is_empty());
+    for n in ["Read", "Glob", "Write", "Edit"] {
+        assert!(
+            !out.active.contains(&n.to_string()),
+            "{n} is not admitted without the whole read set"
+        );
+    }
+    assert!(out.active.contains(&"Grep".to_string()), "their Grep stays as it was");
+    assert_eq!(out.features["hostTools"]["effective"], "unavailable");
+    assert_eq!(out.features["hostTools"]["reason"], "conflicting-tool-name");
+}
+
+#[test]
+fn a_read_replaced_by_another_extension_is_left_alone() {
+    let mut tools = ours(registry(&[], &[]), &HOST_NAMES);
+    tools.push(ToolEntry {
+        name: "read".into(),
+        description: None,
+        source: OTHER.into(),
+    });
+    let out = resolve(&snapshot(host(true), Some(("faux", "faux-1")), tools));
+    assert!(out.active.contains(&"read".to_string()));
+    assert!(out.active.contains(&"Read".to_string()));
+    assert_eq!(sorted(&out.hidden_natives), strs(&["edit", "write"]));
+}
+
+#[test]
+fn status_block() {
+    let mut cfg = host(true);
+    cfg["hostTools"]["permissionMode"] = json!("accept-edits");
+    let text = status_text(&snapshot(
+        cfg,
+        Some(("faux", "faux-1")),
+        ours(registry(&[], &[]), &HOST_NAMES),
+    ));
+    let block = "\nHost Tools\n  configured: on\n  effective: active\n  reason: \n  permission mode: accept-edits\n  tools: Read, Glob, Grep, Write, Edit\n  builtins replaced: read, grep, find, ls, edit, write\n";
+    assert!(text.contains(block), "{text}");
+    let off = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
+    let block = "\nHost Tools\n  configured: off\n  effective: off\n  reason: not turned on: set hostTools.enabled to true in the config, or use /pct config\n  permission mode: ask\n  tools: —\n  builtins replaced: none\n";
+    assert!(off.contains(block), "{off}");
+}
