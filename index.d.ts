@@ -373,6 +373,11 @@ export interface HostAuditOk {
 export interface HostCallOptions {
   approvedPath?: string
   timeoutMs?: number
+  /**
+   * Write: the Pi session that records the review change and whose mutation permit the call takes
+   * (docs/review.md).
+   */
+  review?: ReviewTarget
 }
 
 /**
@@ -417,6 +422,8 @@ export interface HostEditOk {
 export interface HostEditOptions {
   approvedPath?: string
   turn?: string
+  /** The Pi session that records the review change and whose mutation permit the call takes (docs/review.md). */
+  review?: ReviewTarget
 }
 
 /**

@@ -155,3 +155,28 @@ test("a rollback invalidates the host session's snapshot entries of the paths it
 	assert.equal(rb.ok, true);
 	assert.equal(host.snapshotStats().paths, 1, "a.txt's entries are gone, keep.txt's stay");
 });
+
+test("HostSession.write and .edit with a review target record their changes; rollback of all restores the tree", async (t) => {
+	const b = box(t, { "e.txt": "one\ntwo\n" });
+	const before = tree(b.cwd);
+	const host = new native.HostSession(b.cwd, b.agentDir, "sess-we");
+	const review = { agentDir: b.agentDir, sessionId: "sess-we", messageId: "m-9" };
+	const w = await host.write({ path: "new/w.txt", content: "w\n" }, { review });
+	assert.equal(w.ok, true, w.message);
+	const r = await host.read({ path: "e.txt" });
+	const e = await host.edit({ path: "e.txt", tag: r.tag, ops: "PUT 2.=2:\n+TWO" }, { review });
+	assert.equal(e.ok, true, e.message);
+	// Without a target (e.g. outside a Pi session) nothing is recorded.
+	assert.equal((await host.write({ path: "untracked.txt", content: "u\n" })).ok, true);
+	const listed = native.reviewList(b.agentDir, "sess-we");
+	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId]), [
+		["#1 A new/w.txt  write  +1 -0  active", "Write", "m-9"],
+		["#2 M e.txt  edit  +1 -1  active", "Edit", "m-9"],
+	]);
+	const rb = await native.reviewRollback(b.agentDir, "sess-we");
+	assert.equal(rb.ok, true, rb.message);
+	const after = tree(b.cwd);
+	delete after["untracked.txt"];
+	assert.deepEqual(after, before);
+	assert.equal(existsSync(join(b.cwd, "new")), false);
+});

@@ -44,6 +44,9 @@ pub struct HostFailure {
 pub struct HostCallOptions {
     pub approved_path: Option<String>,
     pub timeout_ms: Option<u32>,
+    /// Write: the Pi session that records the review change and whose mutation permit the call takes
+    /// (docs/review.md).
+    pub review: Option<super::review::ReviewTarget>,
 }
 
 fn deadline(options: &Option<HostCallOptions>) -> Deadline {
