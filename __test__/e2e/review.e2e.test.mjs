@@ -172,3 +172,47 @@ for (const version of PI_VERSIONS) {
 		assert.deepEqual(readdirSync(reviewDir), []);
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] Write + Edit + apply_patch, then /pct review lists all three tools and a rollback of all restores the tree`, async () => {
+		const box = sandbox("pct-review-e2e-");
+		writeConfig(box, { hostTools: { enabled: true, permissionMode: "auto" }, applyPatch: { enabled: true } });
+		put(box, "e.txt", "one\ntwo\n");
+		put(box, "p.txt", "x\n");
+		const before = tree(box.cwd);
+		const tagOf = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];`;
+		const patch = "*** Begin Patch\n*** Update File: p.txt\n@@\n-x\n+y\n*** End Patch";
+		const steps = [
+			JSON.stringify({ tools: [{ name: "Write", args: { path: "made/w.txt", content: "w\n" } }] }),
+			JSON.stringify({ tools: [{ name: "Read", args: { path: "e.txt" } }] }),
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: "e.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=2:\\n+TWO" } }] })`,
+			JSON.stringify({ tools: [{ name: "apply_patch", args: { patch } }] }),
+			JSON.stringify({ text: "done" }),
+		];
+		const script = writeScript(box, `${tagOf}\nexport default [\n${steps.join(",\n")}\n];`);
+		const pi = new RpcPi({ version, box, script });
+		try {
+			const out = await pi.prompt("go", 120000);
+			const ends = out.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(ends.map((e) => [e.toolName, e.isError]), [["Write", false], ["Read", false], ["Edit", false], ["apply_patch", false]], ends.map(toolText).join("\n---\n"));
+			let r = await pi.prompt("/pct review");
+			// RPC has a UI: the list comes as a select (cancelled by the default answer).
+			const list = pi.uiRequests.filter((q) => q.method === "select").at(-1);
+			assert.deepEqual(list.options, [
+				"#1 A made/w.txt  write  +1 -0  active",
+				"#2 M e.txt  edit  +1 -1  active",
+				"#3 M p.txt  edit  +1 -1  active",
+				"Roll back all (newest first)",
+				"Close",
+			]);
+			r = await pi.prompt("/pct review show 1");
+			assert.match(r.notifications[0], /^#1 A made\/w\.txt  write  \+1 -0  active by Write \(added, message [^)]+\)\n--- \/dev\/null\n\+\+\+ b\/made\/w\.txt\n/);
+			r = await pi.prompt("/pct review rollback all");
+			assert.deepEqual(r.notifications, ["Rolled back 3 changes:\n- edit p.txt\n- edit e.txt\n- write made/w.txt"]);
+			assert.deepEqual(tree(box.cwd), before, "the tree is back byte for byte");
+			assert.equal(existsSync(join(box.cwd, "made")), false);
+		} finally {
+			await pi.close();
+		}
+	});
+}
