@@ -180,8 +180,12 @@ export declare class ShellManager {
  * Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
  * The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
  * and parked libuv workers would stall Node's fs, dns and crypto.
+ *
+ * `review` (optional): the Pi session to record review changes for (docs/review.md). The call then first takes
+ * that session's mutation permit (one in-flight Write/Edit/apply_patch per session, before the process-wide patch
+ * lock); an abort while waiting for it changes nothing.
  */
-export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null): Promise<PatchResult>
+export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null, review?: ReviewTarget | undefined | null): Promise<PatchResult>
 
 /**
  * One read of a cell (what exec/wait resolve with `ok: true`); `text` is what the model reads (docs/code.md
@@ -388,6 +392,8 @@ export interface GateAnswer {
   needsApproval?: boolean
   shell?: ShellConfig
   lease?: string
+  /** Policy phase, apply_patch: the session that records the review changes (docs/review.md). */
+  review?: ReviewTarget
 }
 
 /**
@@ -478,6 +484,11 @@ export interface HostBashResult {
 export interface HostCallOptions {
   approvedPath?: string
   timeoutMs?: number
+  /**
+   * Write: the Pi session that records the review change and whose mutation permit the call takes
+   * (docs/review.md).
+   */
+  review?: ReviewTarget
 }
 
 /**
@@ -522,6 +533,8 @@ export interface HostEditOk {
 export interface HostEditOptions {
   approvedPath?: string
   turn?: string
+  /** The Pi session that records the review change and whose mutation permit the call takes (docs/review.md). */
+  review?: ReviewTarget
 }
 
 /**
@@ -1004,6 +1017,111 @@ export interface RecoverySnapshot {
   reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
   /** With `io-error`: the operating system's message and the path or directory it concerns. */
   error?: string
+}
+
+/** One review change (docs/spec/host-tools.md fields, then the listing's extras). */
+export interface ReviewChange {
+  version: number
+  snapshotId: string
+  messageId?: string
+  path: string
+  operation: 'write' | 'edit' | 'delete'
+  status: 'added' | 'modified' | 'deleted'
+  state: 'active' | 'rolledBack'
+  additions: number
+  deletions: number
+  hunks: number
+  binary?: boolean
+  truncated?: boolean
+  reversible: boolean
+  /** `apply_patch`, `Write` or `Edit`. */
+  tool: string
+  /** Both entries of a Move carry the same group and roll back together. */
+  group?: string
+  movedFrom?: string
+  movedTo?: string
+  /** The listing row (`#3 M src/app.js  edit  +2 -1  active`). */
+  row: string
+}
+
+/**
+ * An expected failure: `invalid-session`, `not-found`, `not-reversible`, `already-rolled-back`, `conflict`,
+ * `store-failed`, `rollback-failed`, or `internal-panic`; the message names the next step.
+ */
+export interface ReviewFailure {
+  ok: false
+  code: string
+  message: string
+}
+
+/** `/pct review`: the session's changes (path, operation, +/- lines, state), oldest first. */
+export declare function reviewList(agentDir: string, sessionId: string): ReviewListOk | ReviewFailure
+
+/** The session's changes, oldest first, and the listing text. */
+export interface ReviewListOk {
+  ok: true
+  text: string
+  changes: Array<ReviewChange>
+}
+
+/** Removes one session's review store (an in-memory session at shutdown); resolves whether it existed. */
+export declare function reviewRemoveSession(agentDir: string, sessionId: string): boolean | ReviewFailure
+
+/**
+ * `/pct review rollback <n|snapshotId>` (`key` given: that change and its Move partner) or all active changes,
+ * newest first (`key` omitted). Takes the session's mutation permit first, so it never interleaves with the
+ * agent's Write/Edit/apply_patch. Hash-guarded: a file changed since is `conflict` and nothing is touched.
+ */
+export declare function reviewRollback(agentDir: string, sessionId: string, key?: string | undefined | null): Promise<ReviewRollbackOk | ReviewFailure>
+
+/** What a rollback did: the changes now rolled back, the absolute paths it changed, and the summary text. */
+export interface ReviewRollbackOk {
+  ok: true
+  text: string
+  rolledBack: Array<ReviewChange>
+  paths: Array<string>
+  stopped?: ReviewStopped
+}
+
+/** `/pct review show <n|snapshotId>`: the change's unified diff. */
+export declare function reviewShow(agentDir: string, sessionId: string, key: string): ReviewShowOk | ReviewFailure
+
+/** One change and its text: a header row and the unified diff. */
+export interface ReviewShowOk {
+  ok: true
+  text: string
+  change: ReviewChange
+}
+
+/** Why a rollback of "all" stopped part-way. */
+export interface ReviewStopped {
+  code: string
+  message: string
+}
+
+/**
+ * Start-up sweep of `<agentDir>/pi-codex-toolkit/review/`: removes the stores of sessions whose Pi session file
+ * is gone (and idle in-memory ones), then prunes the oldest sessions over the 256 MiB total (docs/review.md).
+ */
+export declare function reviewSweep(agentDir: string, currentSessionId?: string | undefined | null): ReviewSweepOk | ReviewFailure
+
+/** The start-up sweep's result. */
+export interface ReviewSweepOk {
+  ok: true
+  removed: Array<string>
+  droppedSnapshots: number
+  totalBytes: number
+}
+
+/** Which session records a mutation (apply_patch's optional last argument; Write/Edit use the HostSession's). */
+export interface ReviewTarget {
+  /** Pi's agent dir: the store is `<agentDir>/pi-codex-toolkit/review/<sessionId>/`. */
+  agentDir: string
+  sessionId: string
+  /** Pi's id of the assistant message whose tool call makes the change (the session leaf at call time). */
+  messageId?: string
+  /** Pi's session file (`undefined` for an in-memory session): the store is swept once it is gone. */
+  sessionFile?: string
 }
 
 /** A config read failure shown in status (`Config error: <code> (<detail>)`). */

@@ -16,5 +16,6 @@ pub mod host;
 pub mod net;
 pub mod output;
 mod patch;
+pub mod review;
 mod rules;
 pub mod shell;

@@ -99,6 +99,9 @@ pub struct GateAnswer {
     #[napi(ts_type = "ShellConfig")]
     pub shell: Option<Value>,
     pub lease: Option<String>,
+    /// Policy phase, apply_patch: the session that records the review changes (docs/review.md).
+    #[napi(ts_type = "ReviewTarget")]
+    pub review: Option<Value>,
 }
 
 /// One progress record of an outer exec/wait call: names and ids only, never arguments.

@@ -44,6 +44,9 @@ pub struct HostFailure {
 pub struct HostCallOptions {
     pub approved_path: Option<String>,
     pub timeout_ms: Option<u32>,
+    /// Write: the Pi session that records the review change and whose mutation permit the call takes
+    /// (docs/review.md).
+    pub review: Option<super::review::ReviewTarget>,
 }
 
 fn deadline(options: &Option<HostCallOptions>) -> Deadline {
@@ -269,12 +272,15 @@ impl JsHostSession {
         guard::sync(env, "host.new", || {
             match Roots::new(Path::new(&workspace), Path::new(&agent_dir), &session_id) {
                 Ok(roots) => Ok(JsHostSession {
-                    inner: Arc::new(Session {
-                        roots,
-                        store: Mutex::new(SnapshotStore::new()),
-                        edit: Default::default(),
-                        bash: crate::host::bash::SessionTasks::for_session(),
-                    }),
+                    inner: review_subscribed(
+                        &session_id,
+                        Arc::new(Session {
+                            roots,
+                            store: Mutex::new(SnapshotStore::new()),
+                            edit: Default::default(),
+                            bash: crate::host::bash::SessionTasks::for_session(),
+                        }),
+                    ),
                 }),
                 Err(e) => Err(guard::throw(env, e.code, &e.message)),
             }
@@ -399,4 +405,18 @@ pub fn host_sweep_scratch(agent_dir: String, live_session_ids: Vec<String>) -> E
         },
         |m| Either::B(panicked(m)),
     )
+}
+
+/// A rollback of `/pct review` replaced these paths' content: their snapshot entries go (docs/review.md "Rollback").
+impl crate::review::invalidate::Invalidate for Session {
+    fn invalidate(&self, path: &Path) {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).invalidate(path);
+    }
+}
+
+/// Subscribes the session's snapshot store to rollbacks of its Pi session (held weakly), then returns it.
+fn review_subscribed(session_id: &str, s: Arc<Session>) -> Arc<Session> {
+    let weak: std::sync::Weak<dyn crate::review::invalidate::Invalidate> = Arc::downgrade(&s) as _;
+    crate::review::invalidate::subscribe(session_id, weak);
+    s
 }

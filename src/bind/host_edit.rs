@@ -35,6 +35,8 @@ pub struct HostWriteOk {
 pub struct HostEditOptions {
     pub approved_path: Option<String>,
     pub turn: Option<String>,
+    /// The Pi session that records the review change and whose mutation permit the call takes (docs/review.md).
+    pub review: Option<super::review::ReviewTarget>,
 }
 
 /// A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
@@ -123,12 +125,23 @@ impl JsHostSession {
         options: Option<HostCallOptions>,
     ) -> Either<HostWriteOk, HostFailure> {
         let s = self.inner.clone();
+        let target = options
+            .as_ref()
+            .and_then(|o| o.review.as_ref())
+            .map(|r| r.to_target("Write"));
+        // The session's mutation permit first (one in-flight Write/Edit/apply_patch per session, docs/review.md).
+        let permit = match &target {
+            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+            None => None,
+        };
         blocking("host.write", move || {
+            let _permit = permit;
             let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
             let a = WriteArgs::from_json(&args)?;
             let t = s.target(&a.path, &options)?;
             let mut rec = &s.store;
-            let r = hwrite::write(&s.roots, &t, &a, &mut rec)?;
+            let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+            let r = hwrite::write_reviewed(&s.roots, &t, &a, &mut rec, &mut hook)?;
             s.edit
                 .budget
                 .lock()
@@ -147,13 +160,23 @@ impl JsHostSession {
         options: Option<HostEditOptions>,
     ) -> Either<HostEditOk, HostEditFailure> {
         let s = self.inner.clone();
+        let target = options
+            .as_ref()
+            .and_then(|o| o.review.as_ref())
+            .map(|r| r.to_target("Edit"));
+        let permit = match &target {
+            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+            None => None,
+        };
         let joined = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             guard::sync_or(
                 "host.edit",
                 || {
                     let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
                     let turn = options.as_ref().and_then(|o| o.turn.as_deref());
-                    match hedit::run(&s.roots, &s.store, &s.edit, &args, approved, turn) {
+                    let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+                    match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
                         Ok(r) => Either::A(edit_ok(r)),
                         Err(f) => Either::B(edit_failure(f)),
                     }

@@ -14,6 +14,7 @@ pub mod host_edit;
 pub mod host_policy;
 pub mod net;
 pub mod patch;
+pub mod review;
 pub mod rules;
 pub mod shell;
 

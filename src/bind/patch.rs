@@ -132,19 +132,40 @@ pub fn patch_paths(cwd: String, patch: String) -> PatchPathsResult {
 /// Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
 /// The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
 /// and parked libuv workers would stall Node's fs, dns and crypto.
+///
+/// `review` (optional): the Pi session to record review changes for (docs/review.md). The call then first takes
+/// that session's mutation permit (one in-flight Write/Edit/apply_patch per session, before the process-wide patch
+/// lock); an abort while waiting for it changes nothing.
 #[napi(catch_unwind, ts_return_type = "Promise<PatchResult>")]
 pub fn apply_patch<'env>(
     env: &'env Env,
     cwd: String,
     patch: String,
     abort: Option<&PatchAbort>,
+    review: Option<super::review::ReviewTarget>,
 ) -> napi::Result<PromiseRaw<'env, PatchResult>> {
     let abort = abort.map(|a| a.flag.clone()).unwrap_or_default();
+    let target = review.map(|r| r.to_target("apply_patch"));
     env.spawn_future(async move {
+        let permit = match &target {
+            Some(t) => match crate::review::lock::acquire_abortable(&t.session_id, &abort).await {
+                Some(p) => Some(p),
+                None => return Ok(patch_result(Err(patch::PatchError::no_change("aborted", "aborted")))),
+            },
+            None => None,
+        };
         let applied = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             guard::sync_or(
                 "patch.apply",
-                || patch_result(patch::apply(std::path::Path::new(&cwd), &patch, &abort)),
+                || {
+                    patch_result(patch::apply_reviewed(
+                        std::path::Path::new(&cwd),
+                        &patch,
+                        &abort,
+                        target.as_ref(),
+                    ))
+                },
                 panicked,
             )
         })

@@ -34,6 +34,8 @@ pub struct NestedContext {
     /// The same seal as a watch: a nested shell call still in flight (not yet yielded back to the cell) is aborted
     /// the way a cancelled direct call is — an `exec_command` stops its job, a `write_stdin` ends its poll only.
     pub sealed: Option<tokio::sync::watch::Receiver<bool>>,
+    /// apply_patch: the Pi session that records the review change (docs/review.md), from the policy answer.
+    pub review: Option<crate::review::Target>,
 }
 
 /// The executors nested calls reach. `exec_command`/`write_stdin` must be the same shell manager and sessions
@@ -96,6 +98,33 @@ pub struct GateAnswer {
     /// Lock phase: the lease to release with an "unlock" request once the mutation finished.
     #[serde(default)]
     pub lease: Option<String>,
+    /// Policy phase, apply_patch: which Pi session records the review change (docs/review.md).
+    #[serde(default)]
+    pub review: Option<ReviewAnswer>,
+}
+
+/// The Pi session a nested apply_patch records its review changes for (the outer exec's session).
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewAnswer {
+    pub agent_dir: String,
+    pub session_id: String,
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub session_file: Option<String>,
+}
+
+impl ReviewAnswer {
+    pub fn to_target(&self) -> crate::review::Target {
+        crate::review::Target {
+            agent_dir: self.agent_dir.clone().into(),
+            session_id: self.session_id.clone(),
+            message_id: self.message_id.clone(),
+            session_file: self.session_file.clone(),
+            tool: "apply_patch".into(),
+        }
+    }
 }
 
 /// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).

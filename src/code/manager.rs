@@ -432,6 +432,7 @@ impl NestedTask {
                     cell_id: cell.id.clone(),
                     env: env.0,
                     shell: env.1,
+                    review: env.2,
                     cancel: cell.sealed_flag.clone(),
                     sealed: Some(cell.seal.subscribe()),
                 };
@@ -617,7 +618,7 @@ impl NestedTask {
         session_id: Option<String>,
     ) -> Result<
         (
-            (HashMap<String, String>, Option<Value>),
+            (HashMap<String, String>, Option<Value>, Option<crate::review::Target>),
             (
                 tokio::sync::OwnedSemaphorePermit,
                 Option<tokio::sync::OwnedMutexGuard<()>>,
@@ -684,7 +685,8 @@ impl NestedTask {
             None
         };
         let slot = self.mgr.slots.clone().acquire_owned().await.expect("slots never close");
-        Ok(((ans.env.unwrap_or_default(), ans.shell), (slot, patch_guard)))
+        let review = ans.review.as_ref().map(|r| r.to_target());
+        Ok(((ans.env.unwrap_or_default(), ans.shell, review), (slot, patch_guard)))
     }
 }
 

@@ -148,7 +148,8 @@ impl Adapters for Arc<ToolkitAdapters> {
                 }
                 "apply_patch" => {
                     let text = patch_text(&args)?;
-                    super::wiring_patch::apply(PathBuf::from(&ctx.cwd), text, ctx.cancel.clone()).await
+                    super::wiring_patch::apply(PathBuf::from(&ctx.cwd), text, ctx.cancel.clone(), ctx.review.clone())
+                        .await
                 }
                 other => Err(CodeError::new("unknown-adapter", format!("Unknown tool \"{other}\"."))),
             }

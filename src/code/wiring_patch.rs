@@ -12,11 +12,31 @@ use crate::patch;
 
 /// Applies `patch` in `cwd`; the reply carries the model text and the operations, an error its stable code and
 /// the exact `apply_patch failed (...)` text. `abort` is the cell's seal: once set (terminate, close) a patch
-/// still before its first commit step stops with `aborted` and changes nothing.
-pub async fn apply(cwd: PathBuf, text: String, abort: Arc<AtomicBool>) -> Result<Value, CodeError> {
-    let out = tokio::task::spawn_blocking(move || patch::apply(&cwd, &text, &abort))
-        .await
-        .map_err(|e| CodeError::new("unavailable", format!("The patch executor failed to run: {e}")))?;
+/// still before its first commit step stops with `aborted` and changes nothing. `review`: the outer session, which
+/// records the review changes (docs/review.md); its mutation permit is taken first (after Pi's file queue lease,
+/// before the process-wide patch lock), like the direct tool's.
+pub async fn apply(
+    cwd: PathBuf,
+    text: String,
+    abort: Arc<AtomicBool>,
+    review: Option<crate::review::Target>,
+) -> Result<Value, CodeError> {
+    let permit = match &review {
+        Some(t) => match crate::review::lock::acquire_abortable(&t.session_id, &abort).await {
+            Some(p) => Some(p),
+            None => {
+                let e = patch::PatchError::no_change("aborted", "aborted");
+                return Err(CodeError::new(e.code, e.to_string()));
+            }
+        },
+        None => None,
+    };
+    let out = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        patch::apply_reviewed(&cwd, &text, &abort, review.as_ref())
+    })
+    .await
+    .map_err(|e| CodeError::new("unavailable", format!("The patch executor failed to run: {e}")))?;
     match out {
         Ok(applied) => Ok(json!({
             "text": applied.text(),
@@ -39,6 +59,7 @@ mod tests {
             dir.path().into(),
             "*** Begin Patch\n*** Add File: made.txt\n+hi\n*** End Patch".into(),
             Default::default(),
+            None,
         )
         .await
         .unwrap();
@@ -48,11 +69,42 @@ mod tests {
             dir.path().into(),
             "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch".into(),
             Default::default(),
+            None,
         )
         .await
         .unwrap_err();
         assert!(e.message.starts_with("apply_patch failed (no-change)"), "{}", e.message);
         assert!(!dir.path().join("../escape.txt").exists());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_nested_patch_records_review_changes_for_the_outer_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = tempfile::tempdir().unwrap();
+        let target = crate::review::Target {
+            agent_dir: agent.path().into(),
+            session_id: "nested-1".into(),
+            message_id: Some("m".into()),
+            session_file: None,
+            tool: "apply_patch".into(),
+        };
+        apply(
+            dir.path().into(),
+            "*** Begin Patch\n*** Add File: n.txt\n+hi\n*** End Patch".into(),
+            Default::default(),
+            Some(target),
+        )
+        .await
+        .unwrap();
+        let changes = crate::review::store::Store::of(agent.path(), "nested-1")
+            .unwrap()
+            .load()
+            .unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(
+            (changes[0].path.as_str(), changes[0].tool.as_str()),
+            ("n.txt", "apply_patch")
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,6 +114,7 @@ mod tests {
             dir.path().into(),
             "*** Begin Patch\n*** Add File: never.txt\n+x\n*** End Patch".into(),
             Arc::new(AtomicBool::new(true)),
+            None,
         )
         .await
         .unwrap_err();

@@ -111,11 +111,34 @@ pub fn strip_pasted(content: &str) -> (String, Vec<String>) {
 }
 
 /// Writes `a.content` to `target` (resolved and, if external, approved) and records the result as seen.
+#[cfg_attr(not(test), allow(dead_code))] // the tool calls `write_reviewed`
 pub fn write(
     roots: &Roots,
     target: &Resolved,
     a: &WriteArgs,
     store: &mut impl Recorder,
+) -> Result<WriteResult, HostError> {
+    write_reviewed(roots, target, a, store, &mut crate::review::hook::Hook::none())
+}
+
+/// The review change could not be recorded: nothing was written (docs/review.md "Recording").
+pub fn review_failed(e: crate::review::ReviewError) -> HostError {
+    HostError::new(
+        super::error::TOOL_FAILED,
+        format!(
+            "the review change could not be recorded before writing ({}); nothing was changed. {}",
+            e.code, e.message
+        ),
+    )
+}
+
+/// [`write`] that records a review change right before the bytes land (`hook`, docs/review.md).
+pub fn write_reviewed(
+    roots: &Roots,
+    target: &Resolved,
+    a: &WriteArgs,
+    store: &mut impl Recorder,
+    hook: &mut crate::review::hook::Hook,
 ) -> Result<WriteResult, HostError> {
     if target.root == Root::Scratch {
         roots.ensure_scratch()?;
@@ -126,15 +149,25 @@ pub fn write(
     let bytes = content.into_bytes();
     let created = match fs.read_existing(&rel, &target.shown)? {
         Some(old) => {
+            hook.before_write(
+                &target.canonical,
+                crate::review::store::Operation::Write,
+                Some((&old.bytes, old.mode)),
+                &bytes,
+            )
+            .map_err(review_failed)?;
             fs.replace(&rel, &old, &bytes, &target.shown)?;
             false
         }
         None => {
+            hook.before_write(&target.canonical, crate::review::store::Operation::Write, None, &bytes)
+                .map_err(review_failed)?;
             fs.mkdirs_for(&rel, &target.shown)?;
             fs.create_new(&rel, &bytes, &target.shown)?;
             true
         }
     };
+    hook.settle(true);
     let len = bytes.len() as u64;
     let norm = tag::normalize_owned(bytes);
     let lines = tag::lines(&norm.text).len() as u64;

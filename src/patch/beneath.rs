@@ -283,6 +283,52 @@ impl Root {
         check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
     }
 
+    /// Renames `from` over `to`, replacing an existing file atomically (`renameat`; used by review rollback to put
+    /// captured bytes back: readers see the old or the new file, never a mix).
+    pub fn rename_replace(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let (fd_dir, f_name) = split(from);
+        let (td_dir, t_name) = split(to);
+        let fdf = self.dir(fd_dir)?;
+        let tdf = self.dir(td_dir)?;
+        let (a, b) = (cstr(f_name)?, cstr(t_name)?);
+        // SAFETY: valid dirfds and names.
+        check(unsafe { libc::renameat(fdf.as_raw_fd(), a.as_ptr(), tdf.as_raw_fd(), b.as_ptr()) }).map(drop)
+    }
+
+    /// Swaps `a` and `b` atomically (`renameat2(RENAME_EXCHANGE)`, Linux 3.15+; `EINVAL`/`ENOSYS` where the
+    /// filesystem or kernel lacks it). Used by review rollback to put captured bytes in place while keeping the
+    /// replaced file, so it can be checked and swapped back.
+    pub fn rename_exchange(&mut self, a: &str, b: &str) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let (ad, an) = split(a);
+            let (bd, bn) = split(b);
+            let adf = self.dir(ad)?;
+            let bdf = self.dir(bd)?;
+            let (ca, cb) = (cstr(an)?, cstr(bn)?);
+            // SAFETY: valid dirfds and NUL-terminated names (syscall(2): see rename_noreplace).
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    adf.as_raw_fd(),
+                    ca.as_ptr(),
+                    bdf.as_raw_fd(),
+                    cb.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            Err(io::Error::last_os_error())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (a, b);
+            Err(io::Error::from_raw_os_error(libc::ENOSYS))
+        }
+    }
+
     /// Creates every missing folder of `rel_dir` (mode 0777 minus umask), never through a symlink. Returns the
     /// folders it created, outermost first; on failure the ones created so far are in `created` too.
     pub fn mkdirs(&mut self, rel_dir: &str, created: &mut Vec<String>) -> io::Result<()> {

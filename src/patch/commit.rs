@@ -476,7 +476,15 @@ thread_local! {
 }
 
 /// Stages then commits the plan. `abort` is checked after staging, right before the first commit step.
-pub fn stage_and_commit(root: &mut Root, plan: &Plan, abort: &AtomicBool, faults: Faults) -> Result<(), PatchError> {
+/// `committed(i)` is told each step that took effect (the failing one too when re-checking shows it did), so a
+/// review recording keeps exactly those (src/review/record.rs).
+pub fn stage_and_commit(
+    root: &mut Root,
+    plan: &Plan,
+    abort: &AtomicBool,
+    faults: Faults,
+    committed: &mut dyn FnMut(usize),
+) -> Result<(), PatchError> {
     if faults.delay_ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(faults.delay_ms));
     }
@@ -543,6 +551,7 @@ pub fn stage_and_commit(root: &mut Root, plan: &Plan, abort: &AtomicBool, faults
         let tmp = staged.0[i].as_ref();
         let Err(failure) = commit_one(root, step, tmp.map(|(p, _)| p.as_str()), &mut steps, &mut created) else {
             done.push(step.describe());
+            committed(i);
             continue;
         };
         let outcome_of_step = match failure {
@@ -556,7 +565,10 @@ pub fn stage_and_commit(root: &mut Root, plan: &Plan, abort: &AtomicBool, faults
         }
         let mut unknown = Vec::new();
         match outcome_of_step {
-            After::Committed => done.push(step.describe()),
+            After::Committed => {
+                done.push(step.describe());
+                committed(i);
+            }
             After::Unchanged => {}
             After::Reread(paths) => unknown = paths,
         }

@@ -13,6 +13,7 @@ mod matcher;
 mod parser;
 mod paths;
 mod preflight;
+mod review;
 mod text;
 
 pub use commit::Faults;
@@ -181,12 +182,47 @@ fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
 /// Applies a patch relative to the workspace `cwd`. `abort` is honoured before preflight, before staging and
 /// before the first commit step (`apply_patch failed (no-change): aborted`). Uses the `PCT_TEST_PATCH_FAULT`
 /// test hook when that variable is set.
+#[cfg_attr(not(test), allow(dead_code))] // the plain API of docs/patch.md; the tools call `apply_reviewed`
 pub fn apply(cwd: &Path, patch: &str, abort: &AtomicBool) -> Result<Applied, PatchError> {
     apply_with(cwd, patch, abort, Faults::from_env())
 }
 
+/// [`apply`] that also records a review change per touched path for `target`'s session (docs/review.md): recorded
+/// after preflight and before staging, kept for the operations that took effect. The caller holds the session's
+/// mutation permit (`review::lock`), taken before the process-wide patch lock below.
+pub fn apply_reviewed(
+    cwd: &Path,
+    patch: &str,
+    abort: &AtomicBool,
+    target: Option<&crate::review::Target>,
+) -> Result<Applied, PatchError> {
+    apply_inner(cwd, patch, abort, Faults::from_env(), target)
+}
+
 /// [`apply`] with an explicit fault plan (tests).
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -> Result<Applied, PatchError> {
+    apply_inner(cwd, patch, abort, faults, None)
+}
+
+fn review_failed(e: crate::review::ReviewError) -> PatchError {
+    PatchError::no_change(
+        "review-failed",
+        format!(
+            "the review change could not be recorded before writing ({}); nothing was changed",
+            e.message
+        ),
+    )
+}
+
+/// [`apply_with`] with an optional review recording.
+pub fn apply_inner(
+    cwd: &Path,
+    patch: &str,
+    abort: &AtomicBool,
+    faults: Faults,
+    target: Option<&crate::review::Target>,
+) -> Result<Applied, PatchError> {
     if abort.load(Ordering::SeqCst) {
         return Err(aborted());
     }
@@ -199,7 +235,22 @@ pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -
     if abort.load(Ordering::SeqCst) {
         return Err(aborted());
     }
-    commit::stage_and_commit(&mut root, &plan, abort, faults)?;
+    let Some(target) = target else {
+        commit::stage_and_commit(&mut root, &plan, abort, faults, &mut |_| {})?;
+        return Ok(Applied {
+            operations: operations(&plan),
+        });
+    };
+    let reads = review::read_sources(&mut root, &plan)?;
+    let workspace = std::fs::canonicalize(cwd).map_err(|e| unavailable(cwd, &e))?;
+    let recording =
+        crate::review::record::prepare(target, &workspace, &review::captures(&plan, &reads)).map_err(review_failed)?;
+    let mut committed = vec![false; plan.steps.len()];
+    let result = commit::stage_and_commit(&mut root, &plan, abort, faults, &mut |i| committed[i] = true);
+    // Changes of operations that did not take effect leave the store; a store failure here cannot undo the commit,
+    // so it only loses those records (the rollback guard refuses them anyway: their after-hash never landed).
+    let _ = recording.finish(|i| committed[i]);
+    result?;
     Ok(Applied {
         operations: operations(&plan),
     })

@@ -364,7 +364,8 @@ fn abort_after_staging_removes_the_temp_files() {
     )
     .unwrap();
     let before = snapshot(d.path());
-    let err = commit::stage_and_commit(&mut root, &plan, &AtomicBool::new(true), Faults::NONE).unwrap_err();
+    let err =
+        commit::stage_and_commit(&mut root, &plan, &AtomicBool::new(true), Faults::NONE, &mut |_| {}).unwrap_err();
     assert_eq!(err.to_string(), "apply_patch failed (no-change): aborted");
     assert_eq!(snapshot(d.path()), before);
 }

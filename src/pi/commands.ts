@@ -10,6 +10,7 @@ import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
+import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
 
 type Ctx = ExtensionCommandContext;
@@ -27,11 +28,12 @@ const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
 /** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|review]",
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
+			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
 			if (sub === "reload") {
 				const r = tk.reload();

@@ -12,6 +12,7 @@ import { register as registerComputer } from "./tools/computer.ts";
 import { register as registerImage } from "./net/image.ts";
 import { register as registerWebSearch } from "./net/websearch.ts";
 import { register as registerCompaction } from "./compaction.ts";
+import { register as registerReview } from "./review.ts";
 
 export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerPatch,
@@ -22,6 +23,7 @@ export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerImage,
 	registerHost,
 	registerHostBash,
+	registerReview,
 	registerCompaction,
 	registerComputer,
 ];

@@ -104,6 +104,7 @@ pub struct EditFailure {
 
 /// Runs one Edit call for a session: resolves the path (an external one only with `approved`), applies the retry
 /// budget of `turn`, serializes with the session's other writes.
+#[cfg_attr(not(test), allow(dead_code))] // the tool calls `run_reviewed`
 pub fn run(
     roots: &Roots,
     store: &Mutex<SnapshotStore>,
@@ -111,6 +112,27 @@ pub fn run(
     args: &Value,
     approved: Option<&Path>,
     turn: Option<&str>,
+) -> Result<EditResult, EditFailure> {
+    run_reviewed(
+        roots,
+        store,
+        state,
+        args,
+        approved,
+        turn,
+        &mut crate::review::hook::Hook::none(),
+    )
+}
+
+/// [`run`] that records a review change right before the bytes land (`hook`, docs/review.md).
+pub fn run_reviewed(
+    roots: &Roots,
+    store: &Mutex<SnapshotStore>,
+    state: &EditState,
+    args: &Value,
+    approved: Option<&Path>,
+    turn: Option<&str>,
+    hook: &mut crate::review::hook::Hook,
 ) -> Result<EditResult, EditFailure> {
     let _m = lock(&state.mutation);
     let plain = |error: HostError| EditFailure {
@@ -143,7 +165,7 @@ pub fn run(
     let mut live_tag = None;
     let out = roots
         .resolve_for_call(&a.path, approved)
-        .and_then(|t| edit(roots, store, &state.registers, &t, &a, &mut live_tag));
+        .and_then(|t| edit(roots, store, &state.registers, &t, &a, &mut live_tag, hook));
     let mut b = lock(&state.budget);
     match out {
         Ok(r) => {
@@ -280,6 +302,7 @@ fn edit(
     target: &Resolved,
     a: &EditArgs,
     live_tag: &mut Option<String>,
+    hook: &mut crate::review::hook::Hook,
 ) -> Result<EditResult, HostError> {
     let p = parse::parse(&a.ops)?;
     let tag_ = match (&a.tag, &p.header) {
@@ -523,7 +546,10 @@ fn edit(
     }
 
     if p.rem {
+        hook.before_remove(&t.canonical, &old.bytes, old.mode)
+            .map_err(crate::host::write::review_failed)?;
         fs.remove(&rel, &old, &t.shown)?;
+        hook.settle(true);
         store.invalidate(&t.canonical);
         return Ok(EditResult {
             path: t.shown.clone(),
@@ -715,6 +741,23 @@ fn edit(
         }
     };
     let changed = applied.bytes.as_bytes() != old.bytes.as_slice();
+    let review = match &dest {
+        Some(d) => hook.before_move(
+            &t.canonical,
+            &d.canonical,
+            &old.bytes,
+            old.mode,
+            applied.bytes.as_bytes(),
+        ),
+        None if changed => hook.before_write(
+            &t.canonical,
+            crate::review::store::Operation::Edit,
+            Some((&old.bytes, old.mode)),
+            applied.bytes.as_bytes(),
+        ),
+        None => Ok(()),
+    };
+    review.map_err(crate::host::write::review_failed)?;
     // The new text is normalised and hashed (its tag) on a second thread while this one writes it.
     let (written, (new_owned, (new_digest, new_tag))) = on_the_side(
         applied.bytes.len(),
@@ -756,6 +799,7 @@ fn edit(
         store.invalidate(&t.canonical);
         final_t = d.clone();
     }
+    hook.settle(true);
 
     // Commit: registers, snapshot, render.
     for (reg, (count, lines)) in captured {

@@ -12,6 +12,7 @@ import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
+import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
 
 /** The gate message when the pair is not admitted. */
@@ -187,6 +188,8 @@ export function register(host: ToolkitHost): void {
 					env,
 					needsApproval: req.tool === "apply_patch" && mode !== "always",
 					shell: req.tool === "exec_command" ? resolveShell() : undefined,
+					// A nested patch records its review changes in the outer exec's session (docs/review.md).
+					review: req.tool === "apply_patch" ? reviewTarget(host.agentDir, lastCtx) : undefined,
 				};
 			}
 			// approval

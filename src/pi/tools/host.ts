@@ -35,6 +35,7 @@ import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { reviewTarget } from "../review.ts";
 
 /** The gate message when the host tools are not admitted. */
 export const HOST_NOT_ENABLED =
@@ -409,7 +410,7 @@ export function register(host: ToolkitHost): void {
 		parameters: writeSchema,
 		risk: "edit",
 		target: pathArg,
-		run: ({ session, params, approvedPath }) => session.write(params, { approvedPath }),
+		run: ({ session, params, approvedPath, ctx }) => session.write(params, { approvedPath, review: reviewTarget(host.agentDir, ctx) }),
 	});
 
 	hostTool(host, {
@@ -420,7 +421,7 @@ export function register(host: ToolkitHost): void {
 		parameters: editSchema,
 		risk: "edit",
 		target: pathArg,
-		run: ({ session, params, approvedPath, turn }) => session.edit(params, { approvedPath, turn }),
+		run: ({ session, params, approvedPath, turn, ctx }) => session.edit(params, { approvedPath, turn, review: reviewTarget(host.agentDir, ctx) }),
 	});
 
 	host.pi.on("session_start", async (_event, ctx) => {

@@ -10,6 +10,7 @@ import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
+import { reviewTarget } from "../review.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -94,7 +95,9 @@ export function register(host: ToolkitHost): void {
 				signal?.addEventListener("abort", onAbort, { once: true });
 				if (signal?.aborted) abort.abort();
 				try {
-					return await native.applyPatch(cwd, params.patch, abort);
+					// The session's review records each change before it lands (docs/review.md); Rust takes the
+					// session's mutation permit first, so Write/Edit/apply_patch of one session never interleave.
+					return await native.applyPatch(cwd, params.patch, abort, reviewTarget(host.agentDir, ctx));
 				} finally {
 					signal?.removeEventListener("abort", onAbort);
 				}

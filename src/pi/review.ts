@@ -1,0 +1,110 @@
+/**
+ * Review changes (docs/review.md): every toolkit file change (apply_patch direct and nested; host Write/Edit) is
+ * recorded by the Rust engine (src/review) in `<agentDir>/pi-codex-toolkit/review/<sessionId>/`. This file only
+ * adapts Pi: which session and message a call belongs to, `/pct review` (list, show one diff, roll back one or all
+ * through ctx.ui.select; without a UI the list is printed), the start-up sweep and the removal of an in-memory
+ * session's store at shutdown. Every decision (hash guard, conflicts, Move pairs, limits) is Rust's.
+ */
+import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ReviewChange, ReviewTarget } from "../../index.js";
+import type { ToolkitHost } from "./host.ts";
+import { native } from "./native.ts";
+
+/** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). */
+export function reviewTarget(agentDir: string, ctx: ExtensionContext | null | undefined): ReviewTarget | undefined {
+	const sm = ctx?.sessionManager;
+	const sessionId = sm?.getSessionId?.();
+	if (!sessionId) return undefined;
+	const target: ReviewTarget = { agentDir, sessionId };
+	const leaf = sm?.getLeafId?.();
+	if (leaf) target.messageId = leaf;
+	const file = sm?.getSessionFile?.();
+	if (file) target.sessionFile = file;
+	return target;
+}
+
+/** notify with a UI, else stderr (as the rest of /pct). */
+function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
+	if (ctx?.hasUI) ctx.ui.notify(message, type);
+	else process.stderr.write(message + "\n");
+}
+
+export const REVIEW_USAGE = "Usage: /pct review [show <n>|rollback <n>|rollback all]";
+const ROLL_BACK_ALL = "Roll back all (newest first)";
+const CLOSE = "Close";
+
+/** Invalidation of the host tools' snapshot entries is done in Rust by the rollback itself (src/review/invalidate.rs). */
+async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: string, key?: string): Promise<void> {
+	const r = await native.reviewRollback(agentDir, sessionId, key);
+	if (!r.ok) return say(ctx, `Rollback refused (${r.code}): ${r.message}`, "warning");
+	say(ctx, r.text, r.stopped ? "warning" : "info");
+}
+
+function show(ctx: ExtensionContext, agentDir: string, sessionId: string, key: string): void {
+	const r = native.reviewShow(agentDir, sessionId, key);
+	if (!r.ok) return say(ctx, `${r.code}: ${r.message}`, "warning");
+	say(ctx, r.text);
+}
+
+/** `/pct review [show <n>|rollback <n|all>]`. */
+export async function reviewCommand(agentDir: string, ctx: ExtensionCommandContext, args: string): Promise<void> {
+	const sessionId = ctx.sessionManager?.getSessionId?.();
+	if (!sessionId) return say(ctx, "Review is unavailable: Pi gave this session no id.", "warning");
+	const [verb, ...rest] = args.split(/\s+/).filter(Boolean);
+	const key = rest.join(" ");
+	if (verb === "show" && key) return show(ctx, agentDir, sessionId, key);
+	if (verb === "rollback" && key) return rollback(ctx, agentDir, sessionId, key === "all" ? undefined : key);
+	if (verb !== undefined) return say(ctx, REVIEW_USAGE, "warning");
+	const listed = native.reviewList(agentDir, sessionId);
+	if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
+	if (!ctx.hasUI || listed.changes.length === 0) return say(ctx, listed.text);
+	await browse(ctx, agentDir, sessionId);
+}
+
+/** The interactive list: pick a change to show or roll back, or roll back all; loops until Close. */
+async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId: string): Promise<void> {
+	for (;;) {
+		const listed = native.reviewList(agentDir, sessionId);
+		if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
+		const rows = listed.changes.map((c: ReviewChange) => c.row);
+		const active = listed.changes.filter((c: ReviewChange) => c.state === "active").length;
+		const options = active > 0 ? [...rows, ROLL_BACK_ALL, CLOSE] : [...rows, CLOSE];
+		const choice = await ctx.ui.select(listed.text.split("\n")[0], options);
+		if (choice === undefined || choice === CLOSE) return;
+		if (choice === ROLL_BACK_ALL) {
+			const sure = await ctx.ui.select(`Roll back all ${active} active change(s), newest first? Files changed since are refused (conflict) and nothing is touched.`, ["Roll back all", "Cancel"]);
+			if (sure === "Roll back all") await rollback(ctx, agentDir, sessionId);
+			continue;
+		}
+		const i = rows.indexOf(choice);
+		if (i < 0) continue;
+		const c = listed.changes[i];
+		const actions = c.state === "active" ? ["Show diff", "Roll back", "Back"] : ["Show diff", "Back"];
+		const act = await ctx.ui.select(c.row, actions);
+		if (act === "Show diff") show(ctx, agentDir, sessionId, c.snapshotId);
+		else if (act === "Roll back") await rollback(ctx, agentDir, sessionId, c.snapshotId);
+	}
+}
+
+/** Start-up sweep (stores of deleted sessions, the total cap) and removal of an in-memory session's store. */
+export function register(host: ToolkitHost): void {
+	host.pi.on("session_start", async (_event, ctx) => {
+		try {
+			native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());
+		} catch {
+			// A sweep that cannot run leaves the stores for the next start; it never blocks the session.
+		}
+	});
+	host.pi.on("session_shutdown", async (_event, ctx) => {
+		const sm = ctx?.sessionManager;
+		const id = sm?.getSessionId?.();
+		// A session with a file can be resumed later: its review stays until the file is gone.
+		if (id && !sm?.getSessionFile?.()) {
+			try {
+				native.reviewRemoveSession(host.agentDir, id);
+			} catch {
+				// Left for the start-up sweep (idle in-memory stores go after a day).
+			}
+		}
+	});
+}
