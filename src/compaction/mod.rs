@@ -99,16 +99,7 @@ pub fn build_request(captured: &Value, prior: Option<&Value>) -> Result<Value, C
 pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
     let mut found: Vec<Value> = Vec::new();
     let mut completed = false;
-    for event in sse.split("\n\n") {
-        let data: String = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect::<Vec<_>>()
-            .join("\n");
-        if data.is_empty() || data == "[DONE]" {
-            continue;
-        }
+    for data in crate::net::sse::data_events(sse) {
         let Ok(ev) = serde_json::from_str::<Value>(&data) else {
             return fail("bad-stream", "The compaction stream carried an event that is not JSON.");
         };

@@ -10,4 +10,5 @@ pub mod error;
 pub mod image;
 pub mod plan;
 pub mod route;
+pub mod sse;
 pub mod websearch;

@@ -245,16 +245,7 @@ pub fn parse_json(body: &str) -> Result<Answer, NetError> {
 pub fn parse_sse(text: &str) -> Result<Answer, NetError> {
     let mut items: Vec<Value> = Vec::new();
     let mut completed = false;
-    for event in text.split("\n\n") {
-        let data: String = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect::<Vec<_>>()
-            .join("\n");
-        if data.is_empty() || data == "[DONE]" {
-            continue;
-        }
+    for data in crate::net::sse::data_events(text) {
         let v: Value = serde_json::from_str(&data).map_err(|e| {
             NetError::new(
                 NetCode::InvalidJson,
