@@ -11,7 +11,7 @@ const rule = (t) => log(`\n${"=".repeat(8)} ${t} ${"=".repeat(Math.max(0, 60 - t
 
 rule(`/pct status in Pi ${version.name} (RPC mode, scripted faux model, offline)`);
 const box = helpers.sandbox("pct-demo-");
-helpers.writeConfig(box, { applyPatch: { enabled: true }, shellSessions: { enabled: true }, codeMode: { enabled: true } });
+helpers.writeConfig(box, { applyPatch: { enabled: true }, shellSessions: { enabled: true }, codeMode: { enabled: true }, hostTools: { enabled: true } });
 const pi = new helpers.RpcPi({ version, box });
 try {
 	const { notifications } = await pi.prompt("/pct status");
