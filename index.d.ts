@@ -130,6 +130,12 @@ export declare class HostSession {
   write(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostWriteOk | HostFailure>
   /** Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit"). */
   edit(args: Record<string, unknown>, options?: HostEditOptions | undefined | null): Promise<HostEditOk | HostEditFailure>
+  /**
+   * An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt
+   * and path, and a landed one clears the paths' counts (docs/spec/host-tools.md "Retry budget", docs/host.md).
+   * Returns whether one of the paths is now out of budget for `turn`, so the next Edit there is refused at once.
+   */
+  notePatchResult(turn: string, paths: Array<string>, ok: boolean): boolean
 }
 export type JsHostSession = HostSession
 

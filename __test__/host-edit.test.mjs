@@ -162,6 +162,27 @@ test("error codes reach JS with their shape; the retry budget stops a path per t
 	assert.equal((await call("REM", "0000", "U")).code, "EDIT_TAG_UNKNOWN");
 });
 
+test("failed patches share Edit's retry budget per prompt and path; a landed patch clears the count", async () => {
+	const { s, ws } = session({ "a.txt": "1\n2\n", "b.txt": "b\n" });
+	const r = await s.read({ path: "a.txt" });
+	const bad = (turn) => s.edit({ path: "a.txt", tag: r.tag, ops: "PUT 9.=9:\n+x" }, { turn });
+	// Two counted Edit failures, then a failed patch on the same file (absolute path, as the patch tool gives it).
+	assert.equal((await bad("T")).failures, 1);
+	assert.equal((await bad("T")).failures, 2);
+	assert.equal(s.notePatchResult("T", [ws("b.txt")], false), false, "another path has its own count");
+	assert.equal(s.notePatchResult("T", [ws("a.txt")], false), true, "the third counted failure spends the budget");
+	const refused = await s.edit({ path: "a.txt", tag: r.tag, ops: "PUT 1.=1:\n+x" }, { turn: "T" });
+	assert.deepEqual([refused.ok, refused.budgetExhausted], [false, true]);
+	assert.equal(readFileSync(ws("a.txt"), "utf8"), "1\n2\n");
+	// In a new prompt: two failures, a landed patch clears them, so two more still do not spend the budget.
+	await bad("U");
+	await bad("U");
+	assert.equal(s.notePatchResult("U", ["a.txt"], true), false);
+	assert.equal((await bad("U")).failures, 1);
+	assert.equal(s.notePatchResult("U", [ws("a.txt")], false), false);
+	assert.equal((await s.edit({ path: "a.txt", tag: r.tag, ops: "PUT 1.=1:\n+x" }, { turn: "U" })).ok, true);
+});
+
 test("an approved external path swapped for a symlink after approval is refused", async () => {
 	const { s, dir } = session();
 	mkdirSync(join(dir, "ext"));
@@ -202,22 +223,25 @@ test("registers live for the session; MV and REM", async () => {
 	assert.equal((await s.edit({ path: "a.txt", tag: "0000", ops: "PUT >1 @nope" })).code, "EDIT_TAG_UNKNOWN");
 });
 
-test("panics in write and edit come back as internal-panic and Node lives on", () => {
+test("panics in write, edit and notePatchResult come back as internal-panic and Node lives on", () => {
 	const { dir } = session({ "a.txt": "a\n" });
 	const child = `
 const n = require(${JSON.stringify(indexJs)});
 const dir = process.argv[1];
 (async () => {
 	const s = new n.HostSession(dir + "/ws", dir + "/agent", "p");
-	process.env.PCT_TEST_PANIC = "host.write,host.edit";
+	process.env.PCT_TEST_PANIC = "host.write,host.edit,host.notePatchResult";
 	const w = await s.write({ path: "a.txt", content: "b" });
 	const e = await s.edit({ path: "a.txt", tag: "0000", ops: "REM" });
-	console.log(JSON.stringify({ w: w.code + "|" + w.message, e: e.code + "|" + e.message + "|" + e.budgetExhausted }));
+	let p = "no throw";
+	try { s.notePatchResult("t", ["a.txt"], false); } catch (err) { p = err.code + "|" + err.message; }
+	console.log(JSON.stringify({ w: w.code + "|" + w.message, e: e.code + "|" + e.message + "|" + e.budgetExhausted, p }));
 })();`;
 	const r = spawnSync(process.execPath, ["-e", child, dir], { encoding: "utf8" });
 	assert.equal(r.status, 0, r.stderr);
 	const out = JSON.parse(r.stdout);
 	assert.match(out.w, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.write/);
 	assert.match(out.e, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.edit.*\|false$/);
+	assert.match(out.p, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.notePatchResult/);
 	assert.equal(readFileSync(join(dir, "ws/a.txt"), "utf8"), "a\n");
 });

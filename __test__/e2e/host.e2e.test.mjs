@@ -333,4 +333,26 @@ for (const version of PI_VERSIONS) {
 		if (version.name !== "0.87.1") assert.equal(last.isError, true);
 		assert.equal(get(box, "a.txt"), FIVE);
 	});
+
+	test(`[pi ${version.name}] the retry budget: a failed apply_patch counts with the Edits of the same file`, async () => {
+		const box = sandbox();
+		writeConfig(box, { ...ON("auto"), applyPatch: { enabled: true } });
+		put(box, "a.txt", FIVE);
+		const bad = `(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: globalThis.pctTag ??= tagOf(ctx.lastToolResults[0]), ops: "PUT 9.=2:\\n+x" } }] })`;
+		const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-no such line\n+x\n*** End Patch";
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			bad,
+			{ tools: [{ name: "apply_patch", args: { patch } }] },
+			bad,
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			{ text: "never reached" },
+		]);
+		assert.deepEqual(r.toolEnds.map((e) => e.toolName), ["Read", "Edit", "apply_patch", "Edit"], r.toolEnds.map(toolText).join("\n---\n"));
+		assert.match(toolText(r.toolEnds[2]), /^apply_patch failed/);
+		const last = r.toolEnds[3];
+		assert.match(toolText(last), /^EDIT_RANGE_INVALID: /);
+		assert.equal(last.result.details.budgetExhausted, true, "Edit, apply_patch, Edit: three counted failures");
+		assert.equal(get(box, "a.txt"), FIVE);
+	});
 }

@@ -187,6 +187,32 @@ impl JsHostSession {
         .await;
         joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
     }
+
+    /// An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt
+    /// and path, and a landed one clears the paths' counts (docs/spec/host-tools.md "Retry budget", docs/host.md).
+    /// Returns whether one of the paths is now out of budget for `turn`, so the next Edit there is refused at once.
+    #[napi(catch_unwind)]
+    pub fn note_patch_result(&self, env: &napi::Env, turn: String, paths: Vec<String>, ok: bool) -> napi::Result<bool> {
+        guard::sync(env, "host.notePatchResult", || {
+            let mut budget = self.inner.edit.budget.lock().unwrap_or_else(|p| p.into_inner());
+            let mut exhausted = false;
+            for raw in &paths {
+                // The same key Edit uses: the canonical path when it resolves, else the text as given.
+                let key = self
+                    .inner
+                    .roots
+                    .resolve(raw)
+                    .map(|r| r.canonical)
+                    .unwrap_or_else(|_| std::path::PathBuf::from(raw));
+                if ok {
+                    budget.note_success(Some(&turn), &key);
+                } else {
+                    exhausted |= budget.note_patch_failure(Some(&turn), &key).exhausted;
+                }
+            }
+            Ok(exhausted)
+        })
+    }
 }
 
 fn panic_failure(message: String) -> HostEditFailure {

@@ -2,7 +2,9 @@
 //! stop the model's repair loop for that path. EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN and EDIT_LINES_UNSEEN each get one
 //! free retry per path (a re-Read or an as-is retry after a complete reveal fixes them); every other failure counts
 //! at once; a write that lands clears the path's count. A new turn resets every counter. Failed shell patch commands
-//! share the counter through `note_patch_failure` (not wired yet).
+//! share the counter through `note_patch_failure`: the apply_patch tool reports each
+//! path of a failed patch (`HostSession.notePatchResult`, src/pi/tools/patch.ts); `git apply`/`patch` run through Bash
+//! are not recognised.
 
 use crate::host::error::{EDIT_LINES_UNSEEN, EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN};
 use std::collections::{HashMap, HashSet};

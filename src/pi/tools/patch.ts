@@ -11,6 +11,7 @@ import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { reviewTarget } from "../review.ts";
+import type { HostRuntime } from "./host.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -64,6 +65,21 @@ function underQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
 	return take(0);
 }
 
+/**
+ * With the host Edit active, a failed patch counts against Edit's retry budget for each path it names and a landed
+ * one clears their counts (docs/spec/host-tools.md "Retry budget": failed patch commands share the counter), so a
+ * model alternating Edit and apply_patch on one file still stops after three counted failures. Never throws.
+ */
+function shareRetryBudget(host: ToolkitHost, ctx: ExtensionContext, paths: string[], ok: boolean): void {
+	const rt = host.shared.get("host.runtime") as HostRuntime | undefined;
+	if (!rt || !host.isAdmitted("Edit")) return;
+	try {
+		rt.for(ctx).notePatchResult(rt.turn, paths, ok);
+	} catch {
+		// The budget is advisory for the next Edit; a failure here must not change the patch's result.
+	}
+}
+
 export function register(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: TOOL_NAME,
@@ -102,6 +118,7 @@ export function register(host: ToolkitHost): void {
 					signal?.removeEventListener("abort", onAbort);
 				}
 			});
+			shareRetryBudget(host, ctx, touched.paths, result.ok);
 			if (!result.ok) throw new Error(result.text);
 			return {
 				content: [{ type: "text" as const, text: result.text }],
