@@ -3,12 +3,12 @@
 // (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { register as registerShell } from "../src/pi/tools/shell.ts";
 import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools/code.ts";
+import { tempDir } from "./helpers/tmp.mjs";
 
 function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm" } = {}) {
 	const tools = new Map();
@@ -147,7 +147,7 @@ test("lifecycle: switch preflight terminates cells; shutdown closes and a fresh 
 test("a nested patch waits for Pi's file mutation queue of the paths it touches (same ordering as edit/write)", async () => {
 	const { call, host } = fakeHost({ approvalMode: "always" });
 	host.approvalMode = "always";
-	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-"));
+	const dir = tempDir("pct-code-queue-");
 	const target = join(dir, "queued.txt");
 	let releaseHold;
 	const holding = new Promise((r) => (releaseHold = r));
@@ -165,7 +165,7 @@ test("a nested patch waits for Pi's file mutation queue of the paths it touches 
 test("a nested patch fails closed when Pi's file mutation queue cannot be taken (nothing changed)", async () => {
 	const { call, host, life } = fakeHost({ approvalMode: "always" });
 	host.approvalMode = "always";
-	const dir = mkdtempSync(join(tmpdir(), "pct-code-queue-fail-"));
+	const dir = tempDir("pct-code-queue-fail-");
 	// realpath of a path under a self-referencing symlink fails with ELOOP: Pi's queue rejects.
 	symlinkSync("loop", join(dir, "loop"));
 	const code = 'return await tools.apply_patch("*** Begin Patch\\n*** Add File: loop/x.txt\\n+x\\n*** Add File: ok.txt\\n+ok\\n*** End Patch").then(() => "ran", e => e.code + ": " + e.message)';
@@ -192,7 +192,7 @@ test("leases a nested patch still holds are released by the codeMode lifecycle (
 		for (const phase of ["disabled", "beforeSwitch", "shutdown"]) {
 			const { call, life, host } = fakeHost();
 			await call("exec", { code: "return 1" }); // creates the manager, capturing its gate
-			const dir = mkdtempSync(join(tmpdir(), "pct-code-lease-"));
+			const dir = tempDir("pct-code-lease-");
 			const file = join(dir, "held.txt");
 			// A lock whose unlock never arrives (failed callback, dropped task).
 			const ans = await gate({ phase: "lock", tool: "apply_patch", cellId: "1", cwd: dir, paths: [file] });

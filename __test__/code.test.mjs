@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { newManager, allowGate, runCell, busyUntil, native } from "./helpers/code.mjs";
+import { tempDir } from "./helpers/tmp.mjs";
 
 test("each available global exists and each excluded global is absent", async () => {
 	const m = newManager();
@@ -340,10 +341,8 @@ test("1,000 sequential cells: RSS grows less than 32 MB", async () => {
 const SH = { shell: "/bin/sh", args: ["-c"] };
 
 test("nested exec_command + write_stdin from one cell use the direct tools' shell manager", async () => {
-	const { mkdtempSync } = await import("node:fs");
-	const { tmpdir } = await import("node:os");
 	const { join } = await import("node:path");
-	const dir = mkdtempSync(join(tmpdir(), "pct-code-nested-"));
+	const dir = tempDir("pct-code-nested-");
 	const shell = new native.ShellManager();
 	const m = newManager({ gate: async (req) => ({ allow: true, shell: req.tool === "exec_command" ? SH : undefined }), shell });
 	m.setAdmitted(["exec_command", "write_stdin"]);
@@ -386,10 +385,9 @@ test("a yielded nested shell belongs to Shell: terminating the cell leaves it ru
 });
 
 test("nested apply_patch uses the patch executor (containment, exact failure text); with approval always no dialog is asked", async () => {
-	const { mkdtempSync, readFileSync, existsSync } = await import("node:fs");
-	const { tmpdir } = await import("node:os");
+	const { readFileSync, existsSync } = await import("node:fs");
 	const { join } = await import("node:path");
-	const dir = mkdtempSync(join(tmpdir(), "pct-code-patch-"));
+	const dir = tempDir("pct-code-patch-");
 	const asked = [];
 	const m = newManager({ gate: async (req) => (asked.push(req.phase), { allow: true, needsApproval: false, lease: req.phase === "lock" ? "L" : undefined }) });
 	m.setAdmitted(["apply_patch"]);

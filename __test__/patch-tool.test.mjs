@@ -3,11 +3,11 @@
 // (type stripping) — run with node_modules/.bin/node.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { register, APPLY_PATCH_LARK, NOT_ENABLED } from "../src/pi/tools/patch.ts";
+import { tempDir } from "./helpers/tmp.mjs";
 
 function fakeHost({ admitted = true, policy, context } = {}) {
 	const tools = [];
@@ -26,7 +26,7 @@ function fakeHost({ admitted = true, policy, context } = {}) {
 	return { host, tool: tools[0] };
 }
 
-const ws = () => mkdtempSync(join(tmpdir(), "pct-tool-"));
+const ws = () => tempDir("pct-tool-");
 const exec = (tool, cwd, patch, signal) => tool.execute("call-1", { patch }, signal, undefined, { cwd });
 
 test("definition: one required string parameter, Lark grammar variant, literal minimal envelope", () => {

@@ -2,17 +2,17 @@
 // and the partial-commit report through the PCT_TEST_PATCH_FAULT hook (run in a child process: it is read per call).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync, readdirSync, statSync, chmodSync, linkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync, readFileSync, mkdirSync, existsSync, readdirSync, statSync, chmodSync, linkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { tempDir } from "./helpers/tmp.mjs";
 
 const require = createRequire(import.meta.url);
 const native = require("../index.js");
 
 function ws(files = {}) {
-	const dir = mkdtempSync(join(tmpdir(), "pct-patch-"));
+	const dir = tempDir("pct-patch-");
 	for (const [rel, content] of Object.entries(files)) {
 		mkdirSync(join(dir, rel, ".."), { recursive: true });
 		writeFileSync(join(dir, rel), content);
