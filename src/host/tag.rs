@@ -93,7 +93,7 @@ pub fn normalized_with_tag(text: String) -> Normalized {
     Normalized { text, tag, digest, fp }
 }
 
-/// The fingerprint of normalized `text`: XXH3-128 of its bytes exactly (about ten times cheaper than its SHA-256).
+/// The fingerprint of normalized `text`: XXH3-128 of its bytes exactly (several times cheaper than its SHA-256).
 /// Used only to recognise a text already recorded with this fingerprint (docs/host.md "Edit", "The live file's
 /// fingerprint"): an accidental 128-bit collision is negligible, a forged one needs someone who can already write the
 /// file (and so put anything in it), and a different fingerprint always takes the full path.
