@@ -121,6 +121,9 @@ pub struct Version {
     pub digest: [u8; 32],
     /// Length of the normalized text in bytes.
     pub len: usize,
+    /// XXH3-128 of the normalized text (`Normalized::fp`): kept for every version, retained text or not, so Edit can
+    /// tell that a file over `MAX_RETAINED_FILE` is still this version without hashing it with SHA-256.
+    pub fp: u128,
     /// The text, unless the file was over `MAX_RETAINED_FILE` (tagged, not retained) or trimmed for the byte budget.
     pub text: Option<Arc<str>>,
     pub seen: Seen,
@@ -185,6 +188,7 @@ impl SnapshotStore {
                 tag: norm.tag.clone(),
                 digest: norm.digest,
                 len: norm.text.len(),
+                fp: norm.fp,
                 text,
                 seen,
                 used: tick,
@@ -465,6 +469,8 @@ mod tests {
         assert!(st.versions(Path::new("/w/at"))[0].text.is_some());
         let v = st.lookup(Path::new("/w/over"), &over.tag).expect("tagged");
         assert!(v.text.is_none() && v.seen.contains(1));
+        // Not retained, but fingerprinted: Edit can still recognise the unchanged file.
+        assert_eq!((v.fp, v.len), (over.fp, over.text.len()));
         assert_eq!(st.retained_bytes(), MAX_RETAINED_FILE + 8);
     }
 

@@ -2,7 +2,8 @@
 //! line-anchored Edit"). A tag is 4 uppercase hex digits of the last two bytes of the SHA-256 of the file's text
 //! after normalisation: leading BOM stripped, CRLF/CR converted to LF, and, for hashing only, trailing spaces, tabs
 //! and CRs trimmed from every line. It is an index for the model, never an identity: callers that could corrupt a
-//! file compare full text (`Normalized::digest`).
+//! file compare full text (`Normalized::digest`), or its fast fingerprint (`Normalized::fp`) to learn only that a
+//! file is still the very text that was recorded.
 
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -21,6 +22,9 @@ pub struct Normalized {
     pub tag: String,
     /// SHA-256 of `text` exactly (no trimming): the identity used where a tag collision could corrupt a file.
     pub digest: [u8; 32],
+    /// XXH3-128 of `text` exactly: a fast, non-cryptographic fingerprint that only ever answers "is this still the
+    /// recorded text?" (equal: it is; different: the caller takes the full path with `digest`). See [`fingerprint`].
+    pub fp: u128,
 }
 
 /// Strips a leading BOM and converts CRLF and lone CR to LF; borrows when there is nothing to change.
@@ -82,10 +86,19 @@ pub fn tag_with_digest(text: &str, digest: &[u8; 32]) -> String {
     }
 }
 
-/// Hashes normalized text: its identity digest and its tag.
+/// Hashes normalized text: its identity digest, its tag and its fingerprint.
 pub fn normalized_with_tag(text: String) -> Normalized {
     let (digest, tag) = digest_and_tag(&text);
-    Normalized { text, tag, digest }
+    let fp = fingerprint(&text);
+    Normalized { text, tag, digest, fp }
+}
+
+/// The fingerprint of normalized `text`: XXH3-128 of its bytes exactly (several times cheaper than its SHA-256).
+/// Used only to recognise a text already recorded with this fingerprint (docs/host.md "Edit", "The live file's
+/// fingerprint"): an accidental 128-bit collision is negligible, a forged one needs someone who can already write the
+/// file (and so put anything in it), and a different fingerprint always takes the full path.
+pub fn fingerprint(text: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(text.as_bytes())
 }
 
 /// The identity digest (SHA-256 of `text` exactly) and the tag of normalized `text`. Most files have no trailing
@@ -207,6 +220,11 @@ mod tests {
         let t2 = normalize(b"a\n");
         assert_eq!(t1.tag, t2.tag);
         assert_ne!(t1.digest, t2.digest);
+        assert_ne!(t1.fp, t2.fp);
+        assert_ne!(a.fp, b.fp);
+        // The fingerprint is of the normalized text: a CRLF or BOM variant of the same text is the same text.
+        assert_eq!(normalize(b"\xef\xbb\xbfa\r\nb\r\n").fp, normalize(b"a\nb\n").fp);
+        assert_eq!(a.fp, fingerprint("a\nb\n"));
     }
 
     #[test]

@@ -281,6 +281,7 @@ fn mismatch(
         text: live.text.to_string(),
         tag: live.tag.clone(),
         digest: live.digest,
+        fp: tag::fingerprint(live.text),
     };
     store.record(&t.canonical, &norm, Seen::Lines(seen));
     HostError::new(
@@ -396,11 +397,16 @@ fn edit(
     let mut store = lock(store_m);
     let version = store
         .lookup(&t.canonical, &tag_)
-        .map(|v| (v.digest, v.tag.clone(), v.text.clone(), v.seen.clone()));
-    // The live file's digest and tag: taken from the recorded version when its retained text is the live text
-    // (a full comparison, cheaper than hashing again), else hashed. The text itself is copied only for a mismatch.
+        .map(|v| (v.digest, v.tag.clone(), v.text.clone(), v.seen.clone(), (v.len, v.fp)));
+    // The live file's digest and tag: taken from the recorded version when the live text is that version's, else
+    // hashed (SHA-256). "Is that version's": its retained text equals the live text (a full comparison), or, when the
+    // text was not retained (over 2 MiB), same length and same XXH3-128 fingerprint (docs/host.md "The live file's
+    // fingerprint"); any difference takes the full path. The text itself is copied only for a mismatch.
     let identify = |live_text: &str| match &version {
-        Some((digest, vtag, Some(vt), _)) if vt.as_ref() == live_text => (*digest, vtag.clone()),
+        Some((digest, vtag, Some(vt), _, _)) if vt.as_ref() == live_text => (*digest, vtag.clone()),
+        Some((digest, vtag, None, _, (len, fp))) if *len == live_text.len() && *fp == tag::fingerprint(live_text) => {
+            (*digest, vtag.clone())
+        }
         _ => tag::digest_and_tag(live_text),
     };
     // A large file is normalised and hashed on a second thread while this one splits it into lines.
@@ -422,7 +428,7 @@ fn edit(
         digest: live_digest,
     };
     *live_tag = Some(live.tag.clone());
-    let version = version.map(|(d, _, text, seen)| (d, text, seen));
+    let version = version.map(|(d, _, text, seen, _)| (d, text, seen));
     let only_mv = p.ops.is_empty() && !p.rem;
     let basis = match version {
         None if tag_ == live.tag => Basis::Fresh { seen: None },
@@ -758,12 +764,13 @@ fn edit(
         None => Ok(()),
     };
     review.map_err(crate::host::write::review_failed)?;
-    // The new text is normalised and hashed (its tag) on a second thread while this one writes it.
-    let (written, (new_owned, (new_digest, new_tag))) = on_the_side(
+    // The new text is normalised and hashed (its tag and fingerprint) on a second thread while this one writes it.
+    let (written, (new_owned, (new_digest, new_tag, new_fp))) = on_the_side(
         applied.bytes.len(),
         || {
             let n = tag::normalize_str(&applied.bytes);
-            let id = tag::digest_and_tag(&n);
+            let (digest, tag_) = tag::digest_and_tag(&n);
+            let id = (digest, tag_, tag::fingerprint(&n));
             // A copy only when normalisation changed the text (a BOM or CR).
             let owned = match n {
                 Cow::Borrowed(b) if b.len() == applied.bytes.len() => None,
@@ -791,6 +798,7 @@ fn edit(
                     text: new_owned.unwrap_or_else(|| applied.bytes.clone()),
                     tag: new_tag,
                     digest: new_digest,
+                    fp: new_fp,
                 };
                 store.record(&t.canonical, &norm, Seen::Lines(LineSet::new()));
             }
@@ -811,6 +819,7 @@ fn edit(
         text: new_owned.unwrap_or_else(|| std::mem::take(&mut applied.bytes)),
         tag: new_tag,
         digest: new_digest,
+        fp: new_fp,
     };
     let (mut text, shown) = apply::render(&final_t.shown, &norm.tag, &norm.text, &applied);
     let carried = match &basis {

@@ -778,3 +778,82 @@ fn a_large_file_edits_like_a_small_one() {
     assert_eq!(r2.tag, tag::normalize(s.get("big.txt").as_bytes()).tag);
     assert_eq!(s.read("big.txt"), r2.tag);
 }
+
+/// A file whose normalised text is over the 2 MiB retention limit, in fixed-width lines (so a one-byte change keeps
+/// the size).
+fn over_retention(eol: &str, bom: bool) -> String {
+    let mut body = String::from(if bom { tag::BOM } else { "" });
+    let mut k = 0;
+    while tag::normalize_str(&body).len() <= crate::host::snapshot::MAX_RETAINED_FILE + 4096 {
+        for _ in 0..1000 {
+            k += 1;
+            body.push_str(&format!("line {k:06} of a file over the retention limit{eol}"));
+        }
+    }
+    body
+}
+
+/// Over 2 MiB no text is kept, so an unchanged file is recognised by its fingerprint: a Read → Edit → Edit chain
+/// lands with no warning, and every tag agrees with the file that landed (LF, and BOM + CRLF where the normalised
+/// text is a copy).
+#[test]
+fn an_unchanged_file_over_2_mib_edits_with_no_warning() {
+    for (eol, bom) in [("\n", false), ("\r\n", true)] {
+        let s = setup();
+        let body = over_retention(eol, bom);
+        s.put("big.txt", body.as_bytes());
+        let t = s.read("big.txt");
+        let key = s.roots.resolve_inside("big.txt").unwrap().canonical;
+        assert!(
+            lock(&s.store).lookup(&key, &t).is_some_and(|v| v.text.is_none()),
+            "tagged, not retained"
+        );
+        let r = s.ed("big.txt", &t, "PUT 2.=3:\n+two\nPUT <1:\n+head").unwrap();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        let now = s.get("big.txt");
+        assert!(now.starts_with(&format!("{}head{eol}line 000001", if bom { tag::BOM } else { "" })));
+        assert!(now.contains(&format!("{eol}two{eol}line 000004 ")));
+        assert_eq!(r.tag, tag::normalize(now.as_bytes()).tag);
+        // The new version was recorded with its fingerprint: the next Edit is fresh too.
+        let r2 = s.ed("big.txt", &r.tag, "PUT 1.=1:\n+first").unwrap();
+        assert!(r2.warnings.is_empty(), "{:?}", r2.warnings);
+        assert_eq!(r2.tag, tag::normalize(s.get("big.txt").as_bytes()).tag);
+        assert_eq!(s.read("big.txt"), r2.tag);
+    }
+}
+
+/// Over 2 MiB, a same-size external change of one byte after a Read is still caught: the fingerprint differs, so the
+/// live file is hashed in full and the stale tag is EDIT_TAG_MISMATCH with the file untouched (no text was kept to
+/// carry the edit over); a head/tail insertion still lands on the current file with the stale-tag warning.
+#[test]
+fn a_one_byte_change_of_a_file_over_2_mib_after_a_read_is_detected() {
+    for (eol, bom, at) in [("\n", false, 20), ("\r\n", true, 2_000_000)] {
+        let s = setup();
+        let body = over_retention(eol, bom);
+        s.put("big.txt", body.as_bytes());
+        let t = s.read("big.txt");
+        let mut changed = body.clone().into_bytes();
+        assert_eq!(changed[at], b'e', "the byte changed is inside a line's text");
+        changed[at] = b'E';
+        s.put("big.txt", &changed);
+        let live = tag::normalize(&changed);
+        let e = s.ed("big.txt", &t, "PUT 2.=2:\n+two").unwrap_err();
+        assert_eq!(e.error.code, EDIT_TAG_MISMATCH, "{}", e.error.message);
+        assert!(e.error.message.contains("too large to keep"), "{}", e.error.message);
+        assert_eq!(e.live_tag.as_deref(), Some(live.tag.as_str()));
+        assert_eq!(
+            std::fs::read(s.p("big.txt")).unwrap(),
+            changed,
+            "a refusal leaves the file as it was"
+        );
+        let r = s.ed("big.txt", &t, "PUT >$:\n+tail").unwrap();
+        assert!(
+            r.warnings.len() == 1 && r.warnings[0].contains("stale"),
+            "{:?}",
+            r.warnings
+        );
+        let mut expect = changed.clone();
+        expect.extend_from_slice(format!("tail{eol}").as_bytes());
+        assert_eq!(std::fs::read(s.p("big.txt")).unwrap(), expect);
+    }
+}
