@@ -947,11 +947,11 @@ export interface NetSource {
 }
 
 /**
- * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s. Test seam:
- * `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces both, so a suite can exercise the timeout against a server
+ * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
+ * (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
  * that never answers without waiting 30 s; only the process environment can set it.
  */
-export declare function netTimeoutMs(feature: 'sidecar' | 'image'): number
+export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
 
 /** A validated exec_command request (what hooks see). */
 export interface NormalizedExec {

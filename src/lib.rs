@@ -10,6 +10,7 @@ mod code;
 mod compaction;
 mod computer;
 mod config;
+mod digest;
 mod discovery;
 mod errno;
 pub mod host;

@@ -431,11 +431,14 @@ pub fn net_failure(
     })
 }
 
-/// The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s. Test seam:
-/// `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces both, so a suite can exercise the timeout against a server
+/// The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
+/// (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
 /// that never answers without waiting 30 s; only the process environment can set it.
 #[napi(catch_unwind)]
-pub fn net_timeout_ms(env: &Env, #[napi(ts_arg_type = "'sidecar' | 'image'")] feature: String) -> napi::Result<u32> {
+pub fn net_timeout_ms(
+    env: &Env,
+    #[napi(ts_arg_type = "'sidecar' | 'image' | 'compaction'")] feature: String,
+) -> napi::Result<u32> {
     guard::sync(env, "net.timeoutMs", || {
         if let Some(ms) = std::env::var("PCT_TEST_NET_TIMEOUT_MS")
             .ok()
@@ -444,7 +447,11 @@ pub fn net_timeout_ms(env: &Env, #[napi(ts_arg_type = "'sidecar' | 'image'")] fe
         {
             return Ok(ms);
         }
-        Ok(if feature == "image" { 300_000 } else { 30_000 })
+        Ok(match feature.as_str() {
+            "image" => 300_000,
+            "compaction" => 180_000,
+            _ => 30_000,
+        })
     })
 }
 

@@ -7,7 +7,6 @@
 mod tests;
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 /// Longest readable excerpt after the marker (characters).
 pub const MAX_EXCERPT: usize = 12_000;
@@ -32,7 +31,7 @@ fn fail<T>(code: &'static str, message: impl Into<String>) -> Result<T, Compacti
 
 /// `sha256:<hex>` of the ChatGPT account id: lets replay tell accounts apart without storing the id.
 pub fn account_fingerprint(account_id: &str) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(account_id.as_bytes())))
+    format!("sha256:{}", crate::digest::sha256_hex(account_id.as_bytes()))
 }
 
 /// The compatibility record: replay only happens when every field equals the current route's.

@@ -50,7 +50,7 @@ static LIVE_TOKENS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Hex SHA-256 of file bytes: the revision a draft is based on.
 pub fn revision_of(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    crate::digest::sha256_hex(bytes)
 }
 
 /// Largest config file read or written: 1 MiB (docs/config.md §Limits). Bounds memory, and with it the number of

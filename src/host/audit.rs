@@ -6,7 +6,6 @@
 use super::error::{HostError, INVALID_ARGUMENT};
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -162,7 +161,7 @@ pub fn line(call: &Call, ts: u64) -> String {
         tool_call_id: &call.tool_call_id,
         tool: &call.tool,
         // Hash of the redacted arguments: a hash of a short secret could be brute-forced.
-        args_hash: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
+        args_hash: format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes())),
         args_preview: preview,
         external: call.external.as_deref(),
         decision: &call.decision,

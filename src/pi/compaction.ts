@@ -16,8 +16,6 @@ import { native } from "./native.ts";
 import { debugLine, postJson, type DebugInfo } from "./net/http.ts";
 import { chatgptAccountId, prepareRequest, routeFacts, type PiModel, type Registry } from "./net/route.ts";
 
-/** The SSE request's timeout (docs/compaction.md). */
-export const COMPACTION_TIMEOUT_MS = 180_000;
 const CAPTURED = Symbol("pct-compaction-capture");
 
 function warn(ctx: ExtensionContext, message: string): void {
@@ -97,7 +95,8 @@ export function register(host: ToolkitHost): void {
 		if (!host.config().remoteCompaction?.enabled || event.customInstructions) return undefined;
 		const registry = ctx.modelRegistry;
 		const model = ctx.model;
-		if (!model || !codexRoute(registry, model) || !registry?.isUsingOAuth?.(model)) return undefined;
+		// The route check includes the credential kind (OAuth for openai-codex, src/net/route.rs).
+		if (!model || !codexRoute(registry, model)) return undefined;
 		try {
 			const cur = await currentCompat(registry, model);
 			if ("error" in cur) {
@@ -123,7 +122,7 @@ export function register(host: ToolkitHost): void {
 				accept: "text/event-stream",
 			};
 			const started = performance.now();
-			const r = await postJson(cur.url, headers, req.body, COMPACTION_TIMEOUT_MS, event.signal, debug);
+			const r = await postJson(cur.url, headers, req.body, native.netTimeoutMs("compaction"), event.signal, debug);
 			if (!r.ok) {
 				warn(ctx, `${r.error.message}`);
 				return undefined;

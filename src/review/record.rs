@@ -8,7 +8,6 @@ use super::diff;
 use super::error::ReviewError;
 use super::store::{now_ms, Change, Meta, Operation, State, Status, Store};
 use super::{Target, MAX_SNAPSHOT_BYTES};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// The content of a path before the mutation.
@@ -42,10 +41,7 @@ pub struct Capture<'a> {
     pub created_dirs: Vec<String>,
 }
 
-/// SHA-256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+pub use crate::digest::sha256_hex;
 
 fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
