@@ -227,18 +227,12 @@ fn bash_result(reply: BashReply, timeout_ms: u128) -> HostBashResult {
     }
 }
 
-/// Validates an embedder's env overlay (names without `=` or NUL, values without NUL).
+/// Validates an embedder's env overlay with the shell sessions' rule (`shell::process::parse_env_overlay`: names
+/// without `=` or NUL, values without NUL), sorted so the spawn is deterministic.
 fn env_overlay(env: Option<HashMap<String, String>>) -> Result<Vec<(String, String)>, HostError> {
-    let mut out: Vec<(String, String)> = env.unwrap_or_default().into_iter().collect();
-    if out
-        .iter()
-        .any(|(k, v)| k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0'))
-    {
-        return Err(HostError::invalid(
-            "The embedder's env overlay has a name that is empty or contains '=' or NUL, or a value with NUL; nothing \
-             ran. This comes from the invocation context hook, not from the command.",
-        ));
-    }
+    let object = env.map(|m| Value::Object(m.into_iter().map(|(k, v)| (k, Value::String(v))).collect()));
+    let mut out =
+        crate::shell::process::parse_env_overlay(object.as_ref()).map_err(|e| HostError::invalid(e.message))?;
     out.sort();
     Ok(out)
 }
