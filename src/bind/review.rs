@@ -9,8 +9,11 @@ use crate::review::{lock, prune, render, ReviewError, Target, MAX_TOTAL_BYTES};
 use napi::bindgen_prelude::Either;
 use std::path::Path;
 
-/// Which session records a mutation (apply_patch's optional last argument; Write/Edit use the HostSession's).
+/// Which session records a mutation (apply_patch's optional last argument; Write/Edit use the HostSession's; a
+/// code cell's gate answer carries it for a nested apply_patch, hence the serde shape too).
 #[napi(object)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ReviewTarget {
     /// Pi's agent dir: the store is `<agentDir>/pi-codex-toolkit/review/<sessionId>/`.
     pub agent_dir: String,

@@ -100,31 +100,7 @@ pub struct GateAnswer {
     pub lease: Option<String>,
     /// Policy phase, apply_patch: which Pi session records the review change (docs/review.md).
     #[serde(default)]
-    pub review: Option<ReviewAnswer>,
-}
-
-/// The Pi session a nested apply_patch records its review changes for (the outer exec's session).
-#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ReviewAnswer {
-    pub agent_dir: String,
-    pub session_id: String,
-    #[serde(default)]
-    pub message_id: Option<String>,
-    #[serde(default)]
-    pub session_file: Option<String>,
-}
-
-impl ReviewAnswer {
-    pub fn to_target(&self) -> crate::review::Target {
-        crate::review::Target {
-            agent_dir: self.agent_dir.clone().into(),
-            session_id: self.session_id.clone(),
-            message_id: self.message_id.clone(),
-            session_file: self.session_file.clone(),
-            tool: "apply_patch".into(),
-        }
-    }
+    pub review: Option<crate::bind::review::ReviewTarget>,
 }
 
 /// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).

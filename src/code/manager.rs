@@ -685,7 +685,7 @@ impl NestedTask {
             None
         };
         let slot = self.mgr.slots.clone().acquire_owned().await.expect("slots never close");
-        let review = ans.review.as_ref().map(|r| r.to_target());
+        let review = ans.review.as_ref().map(|r| r.to_target("apply_patch"));
         Ok(((ans.env.unwrap_or_default(), ans.shell, review), (slot, patch_guard)))
     }
 }
