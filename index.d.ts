@@ -1119,7 +1119,10 @@ export interface ReviewSweepOk {
   totalBytes: number
 }
 
-/** Which session records a mutation (apply_patch's optional last argument; Write/Edit use the HostSession's). */
+/**
+ * Which session records a mutation (apply_patch's optional last argument; Write/Edit use the HostSession's; a
+ * code cell's gate answer carries it for a nested apply_patch, hence the serde shape too).
+ */
 export interface ReviewTarget {
   /** Pi's agent dir: the store is `<agentDir>/pi-codex-toolkit/review/<sessionId>/`. */
   agentDir: string

@@ -3,7 +3,8 @@
  * Embedders import this file (`pi-codex-toolkit/src/index.ts`) and call createPiCodexToolkit({...}).
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { registerPctCommand, say } from "./pi/commands.ts";
+import { registerPctCommand } from "./pi/commands.ts";
+import { say } from "./pi/messages.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
 import { nativeLoad } from "./pi/native.ts";

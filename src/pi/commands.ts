@@ -5,7 +5,7 @@
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Toolkit } from "./toolkit.ts";
 import type { EffectiveConfig, ExecutionRule } from "../../index.js";
-import { RELOADED, SAVED, USAGE } from "./messages.ts";
+import { RELOADED, SAVED, USAGE, say } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { statusText } from "./status.ts";
@@ -15,11 +15,6 @@ import type { HostRuntime } from "./tools/host.ts";
 
 type Ctx = ExtensionCommandContext;
 
-/** notify with a UI, else stderr. */
-export function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
-	if (ctx?.hasUI) ctx.ui.notify(message, type);
-	else process.stderr.write(message + "\n");
-}
 
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

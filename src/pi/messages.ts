@@ -1,3 +1,5 @@
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+
 /** The exact user-facing strings of the toolkit core (docs/spec/toolkit.md §1–§2), in one place so tests can import them. */
 
 export const USAGE = "Usage: /pct [config|status|reload]";
@@ -18,4 +20,10 @@ export function configErrorMessage(code: string, detail: string | undefined, has
 /** The message of a caught value (an Error's message, anything else as text), for error strings shown to the model. */
 export function errorText(e: unknown): string {
 	return e instanceof Error ? e.message : String(e);
+}
+
+/** notify with a UI, else stderr. */
+export function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
+	if (ctx?.hasUI) ctx.ui.notify(message, type);
+	else process.stderr.write(message + "\n");
 }

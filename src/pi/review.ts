@@ -6,8 +6,9 @@
  * session's store at shutdown. Every decision (hash guard, conflicts, Move pairs, limits) is Rust's.
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { ReviewChange, ReviewTarget } from "../../index.js";
+import type { ReviewChange, ReviewListOk, ReviewTarget } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
+import { say } from "./messages.ts";
 import { native } from "./native.ts";
 
 /** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). */
@@ -23,11 +24,6 @@ export function reviewTarget(agentDir: string, ctx: ExtensionContext | null | un
 	return target;
 }
 
-/** notify with a UI, else stderr (as the rest of /pct). */
-function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
-	if (ctx?.hasUI) ctx.ui.notify(message, type);
-	else process.stderr.write(message + "\n");
-}
 
 export const REVIEW_USAGE = "Usage: /pct review [show <n>|rollback <n>|rollback all]";
 const ROLL_BACK_ALL = "Roll back all (newest first)";
@@ -58,13 +54,14 @@ export async function reviewCommand(agentDir: string, ctx: ExtensionCommandConte
 	const listed = native.reviewList(agentDir, sessionId);
 	if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
 	if (!ctx.hasUI || listed.changes.length === 0) return say(ctx, listed.text);
-	await browse(ctx, agentDir, sessionId);
+	await browse(ctx, agentDir, sessionId, listed);
 }
 
 /** The interactive list: pick a change to show or roll back, or roll back all; loops until Close. */
-async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId: string): Promise<void> {
-	for (;;) {
-		const listed = native.reviewList(agentDir, sessionId);
+async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId: string, first: ReviewListOk): Promise<void> {
+	// The first pass shows the list the command just read; every later pass reads it again (an action changed it).
+	for (let pass = 0; ; pass++) {
+		const listed = pass === 0 ? first : native.reviewList(agentDir, sessionId);
 		if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
 		const rows = listed.changes.map((c: ReviewChange) => c.row);
 		const active = listed.changes.filter((c: ReviewChange) => c.state === "active").length;
