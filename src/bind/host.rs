@@ -334,7 +334,7 @@ impl JsHostSession {
             let a = ReadArgs::from_json(&args)?;
             let t = s.target(&a.path, &options)?;
             let mut rec = &s.store;
-            hread::read(&t, &a, &mut rec).map(read_ok)
+            hread::read(&t, &a, deadline(&options), &mut rec).map(read_ok)
         })
         .await
     }

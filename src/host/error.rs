@@ -14,6 +14,9 @@ pub const TOOL_FAILED: &str = "TOOL_FAILED";
 /// The operation ran past its time budget and was stopped.
 pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
 
+/// A file is over a size limit of the tool (Write and Edit read the file whole, docs/host.md "Large files").
+pub const FILE_TOO_LARGE: &str = "FILE_TOO_LARGE";
+
 /// Edit: no tag was given (docs/spec/host-tools.md "Read, Grep, Write and the line-anchored Edit").
 pub const EDIT_TAG_REQUIRED: &str = "EDIT_TAG_REQUIRED";
 /// Edit: the tag is stale and the edit could not be carried over to the live file.
@@ -32,6 +35,8 @@ pub const EDIT_BLOCK_UNRESOLVED: &str = "EDIT_BLOCK_UNRESOLVED";
 pub const EDIT_REGISTER_EMPTY: &str = "EDIT_REGISTER_EMPTY";
 /// Edit: a paste names a register captured more than once in the call.
 pub const EDIT_REGISTER_AMBIGUOUS: &str = "EDIT_REGISTER_AMBIGUOUS";
+/// Edit: a `+` row holds a carriage return that is not its line ending (it would land as a lone CR).
+pub const EDIT_BARE_CR: &str = "EDIT_BARE_CR";
 /// Edit: the result is byte-for-byte the current file.
 pub const EDIT_NO_CHANGE: &str = "EDIT_NO_CHANGE";
 /// Edit: the call passes a size limit (ops text, op count, expanded lines, register capture).
@@ -59,6 +64,17 @@ impl Deadline {
     pub fn passed(&self) -> bool {
         self.at.is_some_and(|t| std::time::Instant::now() >= t)
     }
+    /// The TOOL_TIMEOUT failure of a file tool (Read, Write, Edit) that ran out of time on `shown`.
+    pub fn file_error(&self, tool: &str, shown: &str) -> HostError {
+        HostError::new(
+            TOOL_TIMEOUT,
+            format!(
+                "{tool} stopped after its {} ms budget while reading {shown} (a slow disk or mount); nothing was                  changed. Read a smaller window, or inspect the file with Bash.",
+                self.budget_ms
+            ),
+        )
+    }
+
     /// The TOOL_TIMEOUT failure of `tool`, naming the budget and what to do instead.
     pub fn error(&self, tool: &str) -> HostError {
         HostError::new(

@@ -11,7 +11,7 @@
 //! links, so the bytes are rewritten in place (same inode, every link sees the edit) after a re-check of the stamp;
 //! that rewrite is not crash-atomic (apply_patch's journal is the heavier answer; one file per call does not carry it).
 
-use super::error::{HostError, INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, TOOL_FAILED};
+use super::error::{HostError, FILE_TOO_LARGE, INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, TOOL_FAILED};
 use crate::patch::beneath::{self, Root as Dirs, Stamp};
 use std::ffi::CString;
 use std::fs::File;
@@ -19,6 +19,10 @@ use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+/// Largest existing file Write replaces and Edit edits (docs/host.md "Large files"): it is read whole, so a larger
+/// one is refused with FILE_TOO_LARGE before any byte of it is read.
+pub const MAX_EDIT_FILE: u64 = 64 * 1024 * 1024;
 
 /// An existing regular file as read for an edit: its bytes and what is needed to replace it faithfully.
 pub struct Existing {
@@ -68,6 +72,30 @@ pub fn io_err(shown: &str, e: &io::Error) -> HostError {
     }
 }
 
+/// FILE_TOO_LARGE for an existing file Write or Edit would have to read whole.
+pub fn too_large(shown: &str, len: u64) -> HostError {
+    HostError::new(
+        FILE_TOO_LARGE,
+        format!(
+            "{shown} is {len} bytes, over the {} MiB limit of files Write replaces and Edit edits; nothing was read or              written. Read it in windows (offset, limit) and change it with Bash (e.g. sed -i) or apply_patch.",
+            MAX_EDIT_FILE / (1024 * 1024)
+        ),
+    )
+}
+
+/// Maps an I/O error of a read: a symlink met on the way is a changed path (nothing is read through it).
+pub fn read_err(shown: &str, e: &io::Error) -> HostError {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::EXDEV) => HostError::new(
+            PATH_OUTSIDE_WORKSPACE,
+            format!(
+                "a folder on the way to {shown} became a symlink after the path was checked; nothing was read. Call                  the tool again so the new target is checked."
+            ),
+        ),
+        _ => HostError::io(shown, e),
+    }
+}
+
 fn cstr(s: &str) -> io::Result<CString> {
     CString::new(s).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
@@ -76,6 +104,19 @@ impl Fs {
     pub fn open() -> Result<Fs, HostError> {
         let dirs =
             Dirs::open(Path::new("/")).map_err(|e| HostError::new(TOOL_FAILED, format!("cannot open /: {e}")))?;
+        Ok(Fs { dirs })
+    }
+
+    /// Handles beneath the folder `canonical` (a canonical absolute path), reached from `/` without following a
+    /// symlink: paths given to the other methods are then relative to that folder.
+    pub fn open_dir(canonical: &Path, shown: &str) -> Result<Fs, HostError> {
+        let mut fs = Fs::open()?;
+        let s = canonical.to_str().unwrap_or("/").trim_start_matches('/');
+        if s.is_empty() {
+            return Ok(fs);
+        }
+        let rel = rel_of(canonical)?;
+        let dirs = fs.dirs.sub(&rel).map_err(|e| read_err(shown, &e))?;
         Ok(Fs { dirs })
     }
 
@@ -110,6 +151,9 @@ impl Fs {
                 "{shown} stopped being a regular file while it was opened; call again."
             )));
         }
+        if meta.len() > MAX_EDIT_FILE {
+            return Err(too_large(shown, meta.len()));
+        }
         let stamp = beneath::fstat(&f).map_err(|e| io_err(shown, &e))?;
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         f.read_to_end(&mut bytes).map_err(|e| io_err(shown, &e))?;
@@ -121,6 +165,37 @@ impl Fs {
             gid: meta.gid(),
             nlink: meta.nlink(),
         }))
+    }
+
+    /// Opens the existing regular file `rel` for reading (Read, Grep): no symlink followed on the way or at the end,
+    /// never blocking on a FIFO, refused unless the opened handle is a regular file. `dir_err` is the failure for a
+    /// folder (each tool says what to do with one).
+    pub fn open_read(
+        &mut self,
+        rel: &str,
+        shown: &str,
+        tool: &str,
+        dir_err: impl FnOnce() -> HostError,
+    ) -> Result<(File, std::fs::Metadata), HostError> {
+        let not_regular = || {
+            HostError::invalid(format!(
+                "{shown} is not a regular file (a device, socket or pipe); {tool} reads only regular files."
+            ))
+        };
+        let f = match self.open_nonblock(rel) {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Err(HostError::io(shown, &e)),
+            // O_NOFOLLOW on a final symlink: ELOOP. A canonical path never ends in one, so it was swapped in.
+            Err(e) => return Err(read_err(shown, &e)),
+        };
+        let meta = f.metadata().map_err(|e| read_err(shown, &e))?;
+        if meta.is_dir() {
+            return Err(dir_err());
+        }
+        if !meta.is_file() {
+            return Err(not_regular());
+        }
+        Ok((f, meta))
     }
 
     /// Opens read-only with O_NOFOLLOW and O_NONBLOCK (a FIFO swapped in never blocks the call).

@@ -9,16 +9,16 @@
 
 use super::args;
 use super::error::{Deadline, HostError};
+use super::fileio;
 use super::glob;
 use super::paths::{Resolved, Root, Roots};
-use super::snapshot::{LineSet, Recorder, Seen};
-use super::tag::{self, Normalized};
+use super::snapshot::{LineSet, Recorder, Seen, MAX_RETAINED_FILE};
+use super::tag::{self, Normalized, TagStream, Tagged};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read as _;
@@ -34,8 +34,6 @@ pub const MAX_LIMIT: u64 = 100_000;
 pub const MAX_CONTEXT: u64 = 100;
 /// Output budget of content mode in bytes (Pi's grep also stops at 50 KiB): rows stop before passing it.
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
-/// Bytes read first to spot a binary file before reading the whole of it.
-const BINARY_PROBE: usize = 64 * 1024;
 /// Shown lines are clipped at this many characters (Pi's grep line limit); a clipped match is not counted as seen.
 pub const MAX_LINE_CHARS: usize = 500;
 
@@ -130,23 +128,39 @@ pub struct GrepResult {
     pub truncated: bool,
     /// Files skipped because they contain a NUL byte.
     pub binary_skipped: u64,
+    /// Files that could not be searched to their end (shown path, why): their matches are unknown, never "none".
+    pub unsearched: Vec<(String, String)>,
     pub text: String,
 }
 
-/// One shown row of a file: a match or a context line (`None` line text never happens; rows keep raw bytes).
+/// One shown row of a file: a match or a context line, already clipped to `MAX_LINE_CHARS` (the flag says whether
+/// it was), so a huge line never stays in memory.
 #[derive(Debug, Clone)]
 enum Row {
-    Match(u64, String),
-    Context(u64, String),
+    Match(u64, String, bool),
+    Context(u64, String, bool),
 }
 
 /// What one searched file produced: the walk only counts; the detail pass (files actually shown) also keeps rows
-/// and the file's normalized text, from the same bytes, so rows and tag always agree.
+/// and the file's tag (and its text when small enough to retain), from the same read, so rows and tag always agree.
 struct FileHits {
     path: PathBuf,
     rows: Vec<Row>,
     count: u64,
-    norm: Option<Normalized>,
+    tagged: Option<(Tagged, Option<String>)>,
+}
+
+/// Why a file was not searched to its end: it is reported, never silently counted as "no match".
+#[derive(Debug)]
+enum Stop {
+    /// Not a match, or a file that vanished or changed type since the walk saw it.
+    Nothing,
+    /// A NUL byte: binary, skipped.
+    Binary,
+    /// The deadline passed inside the file.
+    Deadline,
+    /// It could not be searched (a line over the line limit, an I/O error, a symlink swapped in): the reason.
+    Failed(String),
 }
 
 /// Collects rows of one file (`keep_rows` false: counts only).
@@ -157,9 +171,26 @@ struct Collect<'a> {
     count: u64,
 }
 
-fn line_text(bytes: &[u8]) -> String {
+fn line_text(bytes: &[u8]) -> (String, bool) {
     let b = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    String::from_utf8_lossy(b).into_owned()
+    // At most MAX_LINE_CHARS characters of 4 bytes are ever shown: decode only that much of a long line (the whole
+    // line is still counted for the clip note).
+    let head = &b[..b.len().min(4 * MAX_LINE_CHARS + 4)];
+    let text = String::from_utf8_lossy(head);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None if head.len() == b.len() => (text.into_owned(), false),
+        _ => {
+            let total = String::from_utf8_lossy(b).chars().count();
+            let cut = text.char_indices().nth(MAX_LINE_CHARS).map_or(text.len(), |(i, _)| i);
+            (
+                format!(
+                    "{} [… line clipped at {MAX_LINE_CHARS} of {total} characters]",
+                    &text[..cut]
+                ),
+                true,
+            )
+        }
+    }
 }
 
 impl Sink for Collect<'_> {
@@ -168,114 +199,211 @@ impl Sink for Collect<'_> {
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         self.count += 1;
         if self.keep_rows && self.mode == OutputMode::Content {
-            self.rows
-                .push(Row::Match(m.line_number().unwrap_or(0), line_text(m.bytes())));
+            let (t, clipped) = line_text(m.bytes());
+            self.rows.push(Row::Match(m.line_number().unwrap_or(0), t, clipped));
         }
         Ok(self.mode != OutputMode::FilesWithMatches)
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
         if self.keep_rows && self.mode == OutputMode::Content {
-            self.rows
-                .push(Row::Context(c.line_number().unwrap_or(0), line_text(c.bytes())));
+            let (t, clipped) = line_text(c.bytes());
+            self.rows.push(Row::Context(c.line_number().unwrap_or(0), t, clipped));
         }
         Ok(true)
     }
 }
 
-/// Strips a leading BOM and turns CRLF/CR into LF at the byte level (same line numbering as `tag::normalize`).
-/// `has_cr`: whether `b` contains a CR (known from the binary scan, so the bytes are not scanned twice).
-fn normalize_bytes(b: &[u8], has_cr: bool) -> Cow<'_, [u8]> {
-    let b = b.strip_prefix(tag::BOM.as_bytes()).unwrap_or(b);
-    if !has_cr {
-        return Cow::Borrowed(b);
-    }
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\r' {
-            out.push(b'\n');
-            if b.get(i + 1) == Some(&b'\n') {
-                i += 1;
-            }
-        } else {
-            out.push(b[i]);
-        }
-        i += 1;
-    }
-    Cow::Owned(out)
+/// Bytes read from a file per chunk.
+const CHUNK: usize = 64 * 1024;
+/// Longest line Grep searches, in bytes (the searcher's buffer holds one line at least): a file with a longer line is
+/// reported as not searched (docs/host.md "Large files"). Memory per search thread stays about this size.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The file as Grep searches it, streamed: a leading BOM dropped and CRLF/CR as LF (the tools' line numbering), each
+/// raw chunk checked for a NUL (binary: stop), also fed to the tag stream on the detail pass, the deadline checked
+/// per chunk. A stop is an I/O error to the searcher; `stop` says which.
+struct Normalizing<'a> {
+    file: fs::File,
+    raw: Vec<u8>,
+    out: Vec<u8>,
+    pos: usize,
+    started: bool,
+    after_cr: bool,
+    eof: bool,
+    tag: Option<&'a mut TagStream>,
+    text: Option<&'a mut Vec<u8>>,
+    deadline: Deadline,
+    stop: Option<Stop>,
 }
 
-/// Per-thread search state.
+impl<'a> Normalizing<'a> {
+    fn new(file: fs::File, deadline: Deadline, tag: Option<&'a mut TagStream>, text: Option<&'a mut Vec<u8>>) -> Self {
+        Normalizing {
+            file,
+            raw: vec![0; CHUNK],
+            out: Vec::with_capacity(CHUNK),
+            pos: 0,
+            started: false,
+            after_cr: false,
+            eof: false,
+            tag,
+            text,
+            deadline,
+            stop: None,
+        }
+    }
+
+    fn halt(&mut self, why: Stop) -> std::io::Error {
+        self.stop = Some(why);
+        std::io::Error::other("grep: stopped")
+    }
+
+    /// Reads the next raw chunk into `out`; false at the end of the file.
+    fn refill(&mut self) -> std::io::Result<bool> {
+        self.out.clear();
+        self.pos = 0;
+        while self.out.is_empty() {
+            if self.eof {
+                return Ok(false);
+            }
+            if self.deadline.passed() {
+                return Err(self.halt(Stop::Deadline));
+            }
+            let mut n = match self.file.read(&mut self.raw) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.halt(Stop::Failed(e.to_string()))),
+            };
+            // The BOM is decided on the first three bytes (a short first read is topped up).
+            while !self.started && n < 3 && n > 0 {
+                match self.file.read(&mut self.raw[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.halt(Stop::Failed(e.to_string()))),
+                }
+            }
+            if n == 0 {
+                self.eof = true;
+                return Ok(false);
+            }
+            let raw = &self.raw[..n];
+            if memchr::memchr(0, raw).is_some() {
+                return Err(self.halt(Stop::Binary));
+            }
+            if let Some(t) = self.tag.as_deref_mut() {
+                match self.text.as_deref_mut() {
+                    Some(keep) => t.push(raw, &mut |x| keep.extend_from_slice(x)),
+                    None => t.push(raw, &mut |_| {}),
+                }
+            }
+            let mut b = raw;
+            if !self.started {
+                self.started = true;
+                b = b.strip_prefix(tag::BOM.as_bytes()).unwrap_or(b);
+            }
+            if self.after_cr {
+                self.after_cr = false;
+                if b.first() == Some(&b'\n') {
+                    b = &b[1..];
+                }
+            }
+            let mut i = 0;
+            while let Some(off) = memchr::memchr(b'\r', &b[i..]) {
+                let p = i + off;
+                self.out.extend_from_slice(&b[i..p]);
+                self.out.push(b'\n');
+                i = p + 1;
+                if i == b.len() {
+                    self.after_cr = true;
+                } else if b[i] == b'\n' {
+                    i += 1;
+                }
+            }
+            self.out.extend_from_slice(&b[i..]);
+        }
+        Ok(true)
+    }
+
+    /// Reads what the search left (the tag covers the whole file); a NUL there still makes the file binary.
+    fn drain(&mut self) -> std::io::Result<()> {
+        while self.refill()? {}
+        Ok(())
+    }
+}
+
+impl std::io::Read for Normalizing<'_> {
+    fn read(&mut self, dst: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.out.len() && !self.refill()? {
+            return Ok(0);
+        }
+        let n = dst.len().min(self.out.len() - self.pos);
+        dst[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Per-thread search state: the matcher, the searcher and the folder handles files are opened through.
 struct Worker {
     matcher: RegexMatcher,
     searcher: Searcher,
     mode: OutputMode,
-    buf: Vec<u8>,
+    deadline: Deadline,
+}
+
+fn searcher(b: &mut SearcherBuilder) -> Searcher {
+    b.heap_limit(Some(MAX_LINE_BYTES))
+        .bom_sniffing(false)
+        .binary_detection(grep_searcher::BinaryDetection::none())
+        .build()
 }
 
 impl Worker {
     /// The walk's worker: it only asks whether a file matches, so it stops at the first match and keeps no context
     /// (the detail pass recounts and collects rows for the files actually shown).
-    fn probe(matcher: &RegexMatcher) -> Worker {
+    fn probe(matcher: &RegexMatcher, deadline: Deadline) -> Worker {
         Worker {
             matcher: matcher.clone(),
-            searcher: SearcherBuilder::new().line_number(false).max_matches(Some(1)).build(),
+            searcher: searcher(SearcherBuilder::new().line_number(false).max_matches(Some(1))),
             mode: OutputMode::FilesWithMatches,
-            buf: Vec::new(),
+            deadline,
         }
     }
 
     /// The detail pass's worker: line numbers, context and the per-file cap of the requested mode.
-    fn new(matcher: &RegexMatcher, a: &GrepArgs, per_file: Option<u64>) -> Worker {
-        let searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(a.context as usize)
-            .after_context(a.context as usize)
-            .max_matches(per_file)
-            .build();
+    fn new(matcher: &RegexMatcher, a: &GrepArgs, per_file: Option<u64>, deadline: Deadline) -> Worker {
+        let searcher = searcher(
+            SearcherBuilder::new()
+                .line_number(true)
+                .before_context(a.context as usize)
+                .after_context(a.context as usize)
+                .max_matches(per_file),
+        );
         Worker {
             matcher: matcher.clone(),
             searcher,
             mode: a.output_mode,
-            buf: Vec::new(),
+            deadline,
         }
     }
 
-    /// Searches one file; None when it has no match, cannot be read, or is binary (counted in `binary`). `detail`
-    /// keeps the rows and the normalized text (for files that will be shown).
-    fn search(&mut self, path: &Path, binary: &AtomicU64, detail: bool) -> Option<FileHits> {
-        self.buf.clear();
-        // O_NONBLOCK: a walked entry swapped for a FIFO since the walk saw it fails its read instead of hanging.
-        // (The walk already yields regular files only; no extra fstat per file on this hot path.)
-        let f = {
-            use std::os::unix::fs::OpenOptionsExt;
-            fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
-                .ok()?
+    /// Searches the file `rel` beneath `dirs` (opened without following symlinks, never blocking on a FIFO):
+    /// `Err(Stop::Nothing)` when it has no match. `detail` keeps the rows and the tag (for files that will be shown).
+    fn search(&mut self, dirs: &mut fileio::Fs, rel: &str, path: &Path, detail: bool) -> Result<FileHits, Stop> {
+        let shown = path.display().to_string();
+        let f = match dirs.open_read(rel, &shown, "Grep", || HostError::invalid("")) {
+            Ok((f, meta)) if meta.is_file() => f,
+            Ok(_) => return Err(Stop::Nothing),
+            Err(e) if e.code == super::error::NOT_FOUND || e.code == super::error::INVALID_ARGUMENT => {
+                return Err(Stop::Nothing)
+            }
+            Err(e) => return Err(Stop::Failed(e.message)),
         };
-        // Most binary files show a NUL in their first block: look there before reading the rest, as ripgrep does,
-        // so a large binary costs one block instead of its whole size.
-        let mut head = f.take(BINARY_PROBE as u64);
-        head.read_to_end(&mut self.buf).ok()?;
-        if memchr::memchr(0, &self.buf).is_some() {
-            binary.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        head.into_inner().read_to_end(&mut self.buf).ok()?;
-        // One pass for both questions: is there a NUL (binary) and is there a CR (needs normalising)?
-        let (is_binary, has_cr) = match memchr::memchr2(0, b'\r', &self.buf) {
-            None => (false, false),
-            Some(i) if self.buf[i] == 0 => (true, false),
-            Some(i) => (memchr::memchr(0, &self.buf[i..]).is_some(), true),
-        };
-        if is_binary {
-            binary.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        let bytes = normalize_bytes(&self.buf, has_cr);
+        let retain = detail && f.metadata().is_ok_and(|m| m.len() <= MAX_RETAINED_FILE as u64);
+        let mut ts = TagStream::new();
+        let mut kept = Vec::new();
         let mut rows = Vec::new();
         let mut sink = Collect {
             mode: self.mode,
@@ -283,18 +411,71 @@ impl Worker {
             rows: &mut rows,
             count: 0,
         };
-        self.searcher.search_slice(&self.matcher, &bytes, &mut sink).ok()?;
+        let mut reader = Normalizing::new(f, self.deadline, detail.then_some(&mut ts), retain.then_some(&mut kept));
+        let searched = self.searcher.search_reader(&self.matcher, &mut reader, &mut sink);
+        let searched = searched.and_then(|()| if detail { reader.drain() } else { Ok(()) });
+        if let Err(e) = searched {
+            return Err(match reader.stop.take() {
+                Some(why) => why,
+                // The searcher's own refusal: a line over the heap limit.
+                None => Stop::Failed(format!(
+                    "a line is longer than {} MiB ({e})",
+                    MAX_LINE_BYTES / (1024 * 1024)
+                )),
+            });
+        }
         let count = sink.count;
         if count == 0 {
-            return None;
+            return Err(Stop::Nothing);
         }
-        Some(FileHits {
+        let tagged = if detail {
+            let mut tail = Vec::new();
+            let t = ts
+                .finish(&mut |x| tail.extend_from_slice(x))
+                .map_err(|_| Stop::Failed("a line ends in too irregular a run of spaces and tabs to tag".into()))?;
+            let text = retain.then(|| {
+                kept.extend_from_slice(&tail);
+                String::from_utf8(kept).unwrap_or_default()
+            });
+            Some((t, text))
+        } else {
+            None
+        };
+        Ok(FileHits {
             path: path.to_path_buf(),
             rows,
             count,
-            norm: detail.then(|| tag::normalize(&self.buf)),
+            tagged,
         })
     }
+}
+
+thread_local! {
+    /// The walk threads' folder handles beneath the searched folder (folder handles are per thread; the walk's
+    /// threads live for one search, so a handle never outlives its call).
+    static WALK_DIRS: std::cell::RefCell<Option<(PathBuf, fileio::Fs)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's handles beneath `root` (opened on first use, never through a symlink).
+fn with_thread_dirs(
+    root: &Path,
+    shown: &str,
+    f: impl FnOnce(&mut fileio::Fs) -> Result<FileHits, Stop>,
+) -> Result<FileHits, Stop> {
+    WALK_DIRS.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(r, _)| r != root) {
+            let fs = fileio::Fs::open_dir(root, shown).map_err(|e| Stop::Failed(e.message))?;
+            *slot = Some((root.to_path_buf(), fs));
+        }
+        let (_, fs) = slot.as_mut().expect("just set");
+        f(fs)
+    })
+}
+
+/// The path of `p` beneath `root` as the folder handles take it.
+fn rel_beneath(root: &Path, p: &Path) -> Option<String> {
+    p.strip_prefix(root).ok()?.to_str().map(str::to_string)
 }
 
 fn build_matcher(a: &GrepArgs) -> Result<RegexMatcher, HostError> {
@@ -330,7 +511,33 @@ pub fn grep(
         OutputMode::Count => None,
     };
     let binary = AtomicU64::new(0);
+    let failed: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+    let timed_out = AtomicBool::new(false);
+    // What a search that did not finish means for the call: binary is counted, a passed deadline ends the call,
+    // any other stop is reported for that file.
+    let settle = |r: Result<FileHits, Stop>, path: &Path| -> Option<PathBuf> {
+        match r {
+            Ok(h) => Some(h.path),
+            Err(Stop::Nothing) => None,
+            Err(Stop::Binary) => {
+                binary.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            Err(Stop::Deadline) => {
+                timed_out.store(true, Ordering::Relaxed);
+                None
+            }
+            Err(Stop::Failed(why)) => {
+                failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((path.to_path_buf(), why));
+                None
+            }
+        }
+    };
     let mut hits: Vec<PathBuf> = Vec::new();
+    let parent = target.canonical.parent().unwrap_or(Path::new("/"));
     if meta.is_file() {
         let name_ok = match &a.glob {
             None => true,
@@ -340,11 +547,10 @@ pub fn grep(
             }
         };
         if name_ok {
-            hits.extend(
-                Worker::probe(&matcher)
-                    .search(&target.canonical, &binary, false)
-                    .map(|h| h.path),
-            );
+            let mut dirs = fileio::Fs::open_dir(parent, &target.shown)?;
+            let name = target.canonical.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let r = Worker::probe(&matcher, deadline).search(&mut dirs, name, &target.canonical, false);
+            hits.extend(settle(r, &target.canonical));
         }
     } else if meta.is_dir() {
         let mut w = glob::walker(&target.canonical);
@@ -356,35 +562,42 @@ pub fn grep(
             w.overrides(ov);
         }
         let found = Mutex::new(Vec::new());
-        let timed_out = AtomicBool::new(false);
         w.build_parallel().run(|| {
-            let mut worker = Worker::probe(&matcher);
+            let mut worker = Worker::probe(&matcher, deadline);
             let found = &found;
-            let binary = &binary;
             let timed_out = &timed_out;
+            let settle = &settle;
             Box::new(move |entry| {
-                if deadline.passed() {
+                if deadline.passed() || timed_out.load(Ordering::Relaxed) {
                     timed_out.store(true, Ordering::Relaxed);
                     return WalkState::Quit;
                 }
                 let Ok(entry) = entry else { return WalkState::Continue };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
-                    if let Some(h) = worker.search(entry.path(), binary, false) {
-                        found.lock().unwrap_or_else(|p| p.into_inner()).push(h.path);
+                    let Some(rel) = rel_beneath(&target.canonical, entry.path()) else {
+                        return WalkState::Continue;
+                    };
+                    let r = with_thread_dirs(&target.canonical, &target.shown, |dirs| {
+                        worker.search(dirs, &rel, entry.path(), false)
+                    });
+                    if let Some(p) = settle(r, entry.path()) {
+                        found.lock().unwrap_or_else(|p| p.into_inner()).push(p);
                     }
                 }
                 WalkState::Continue
             })
         });
-        if timed_out.into_inner() {
-            return Err(deadline.error("Grep"));
-        }
+        // With one thread the walk runs on this thread: drop its handles so none outlives the call.
+        WALK_DIRS.with(|c| c.borrow_mut().take());
         hits = found.into_inner().unwrap_or_else(|p| p.into_inner());
     } else {
         return Err(HostError::invalid(format!(
             "{} is neither a file nor a directory; Grep searches regular files and directory trees.",
             target.shown
         )));
+    }
+    if timed_out.load(Ordering::Relaxed) {
+        return Err(deadline.error("Grep"));
     }
     let show = |p: &Path| {
         if p == target.canonical {
@@ -395,9 +608,90 @@ pub fn grep(
     };
     let mut hits: Vec<(String, PathBuf)> = hits.into_iter().map(|p| (show(&p), p)).collect();
     hits.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut detail = Worker::new(&matcher, a, per_file);
-    Ok(render(target, a, limit, hits, &mut detail, binary.into_inner(), store))
+    let mut detail = Worker::new(&matcher, a, per_file, deadline);
+    let walk_root = if meta.is_file() {
+        parent
+    } else {
+        target.canonical.as_path()
+    };
+    let mut dirs = fileio::Fs::open_dir(walk_root, &target.shown)?;
+    let detail_binary = AtomicU64::new(0);
+    let mut out = render(
+        target,
+        a,
+        limit,
+        hits,
+        &mut |p: &Path| {
+            let rel = rel_beneath(walk_root, p).unwrap_or_default();
+            match detail.search(&mut dirs, &rel, p, true) {
+                Ok(h) => Some(h),
+                Err(Stop::Binary) => {
+                    detail_binary.fetch_add(1, Ordering::Relaxed);
+                    None
+                }
+                Err(Stop::Deadline) => {
+                    timed_out.store(true, Ordering::Relaxed);
+                    None
+                }
+                Err(Stop::Failed(why)) => {
+                    failed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((p.to_path_buf(), why));
+                    None
+                }
+                Err(Stop::Nothing) => None,
+            }
+        },
+        binary.into_inner(),
+        store,
+    );
+    if timed_out.load(Ordering::Relaxed) {
+        return Err(deadline.error("Grep"));
+    }
+    out.binary_skipped += detail_binary.into_inner();
+    let mut failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    failed.sort();
+    if out.files.is_empty() {
+        out.text = if failed.is_empty() {
+            format!(
+                "No matches for '{}' in '{}'.",
+                a.pattern,
+                tag::escape_name(&target.shown)
+            )
+        } else {
+            format!(
+                "No matches for '{}' in the files of '{}' that could be searched.",
+                a.pattern,
+                tag::escape_name(&target.shown)
+            )
+        };
+    }
+    if out.binary_skipped > 0 {
+        out.text
+            .push_str(&format!("\n[{} binary file(s) skipped.]", out.binary_skipped));
+    }
+    if !failed.is_empty() {
+        out.text.push_str(&format!(
+            "\n[{} file(s) could not be searched, so matches in them are unknown:",
+            failed.len()
+        ));
+        for (p, why) in failed.iter().take(MAX_FAILED_SHOWN) {
+            out.text.push_str(&format!("\n  {}: {why}", tag::escape_name(&show(p))));
+        }
+        if failed.len() > MAX_FAILED_SHOWN {
+            out.text
+                .push_str(&format!("\n  … and {} more", failed.len() - MAX_FAILED_SHOWN));
+        }
+        out.text
+            .push_str("\nSearch such a file in windows with Read, or with Bash (e.g. grep -n on a part of it).]");
+        out.unsearched = failed.into_iter().map(|(p, why)| (show(&p), why)).collect();
+    }
+    Ok(out)
 }
+
+/// Files that could not be searched listed by name (the count covers the rest).
+pub const MAX_FAILED_SHOWN: usize = 20;
 
 /// Builds the result and the model-facing text from the matching files (shown path, canonical path; sorted), and
 /// records what was shown. Each shown file is searched again in detail so its rows and tag come from one read; a
@@ -407,7 +701,7 @@ fn render(
     a: &GrepArgs,
     limit: u64,
     hits: Vec<(String, PathBuf)>,
-    detail: &mut Worker,
+    search: &mut dyn FnMut(&Path) -> Option<FileHits>,
     binary_skipped: u64,
     store: &mut impl Recorder,
 ) -> GrepResult {
@@ -421,13 +715,13 @@ fn render(
         tags: BTreeMap::new(),
         truncated: false,
         binary_skipped,
+        unsearched: Vec::new(),
         text: String::new(),
     };
     let mut blocks: Vec<String> = Vec::new();
     let mut shown_matches = 0u64;
     let mut used = 0usize;
     let mut budget_hit = false;
-    let unused = AtomicU64::new(0);
     for (shown, path) in hits {
         if a.output_mode != OutputMode::Content && out.files.len() as u64 == limit {
             out.truncated = true;
@@ -437,11 +731,11 @@ fn render(
             out.truncated = true;
             break;
         }
-        let Some(h) = detail.search(&path, &unused, true) else {
+        let Some(h) = search(&path) else {
             continue;
         };
-        let Some(norm) = h.norm else { continue };
-        let header = tag::header(&shown, &norm.tag);
+        let Some((tagged, text)) = h.tagged else { continue };
+        let header = tag::header(&tag::escape_name(&shown), &tagged.tag);
         let mut seen = LineSet::new();
         match a.output_mode {
             OutputMode::FilesWithMatches => blocks.push(header),
@@ -462,9 +756,9 @@ fn render(
                 let mut last_line: Option<u64> = None;
                 let mut last_match: Option<u64> = None;
                 for row in &h.rows {
-                    let (n, text, is_match) = match row {
-                        Row::Match(n, t) => (*n, t, true),
-                        Row::Context(n, t) => (*n, t, false),
+                    let (n, clipped, was_clipped, is_match) = match row {
+                        Row::Match(n, t, c) => (*n, t, *c, true),
+                        Row::Context(n, t, c) => (*n, t, *c, false),
                     };
                     if is_match && shown_matches == limit {
                         out.truncated = true;
@@ -473,7 +767,6 @@ fn render(
                     if !is_match && shown_matches == limit && last_match.is_some_and(|m| n > m + a.context) {
                         break;
                     }
-                    let (clipped, was_clipped) = tag::clip_line(text, MAX_LINE_CHARS);
                     let gap = last_line.is_some_and(|l| n > l + 1);
                     let cost = clipped.len() + 2 + n.to_string().len() + if gap { 3 } else { 0 };
                     if shown_matches > 0 && used + block.len() + cost > MAX_OUTPUT_BYTES {
@@ -493,11 +786,11 @@ fn render(
                         if !was_clipped {
                             seen.insert(n as u32);
                         }
-                        tag::row(&mut block, n as usize, &clipped);
+                        tag::row(&mut block, n as usize, clipped);
                         out.matches.push(GrepMatch {
                             path: shown.clone(),
                             line: n,
-                            text: clipped.into_owned(),
+                            text: clipped.clone(),
                         });
                     } else {
                         block.push_str(&format!("{n}-{clipped}"));
@@ -510,15 +803,27 @@ fn render(
                 blocks.push(block);
             }
         }
-        store.record(&h.path, &norm, Seen::Lines(seen));
-        out.tags.insert(shown.clone(), norm.tag.clone());
+        match text {
+            Some(text) => {
+                let norm = Normalized {
+                    text,
+                    tag: tagged.tag.clone(),
+                    digest: tagged.digest,
+                    fp: tagged.fp,
+                };
+                store.record(&h.path, &norm, Seen::Lines(seen));
+            }
+            None => store.record_tagged(&h.path, &tagged, Seen::Lines(seen)),
+        }
+        out.tags.insert(shown.clone(), tagged.tag.clone());
         out.files.push(shown);
         if budget_hit {
             break;
         }
     }
+    // No files: the caller writes the "No matches" line (it knows whether some files could not be searched).
     let mut text = if out.files.is_empty() {
-        format!("No matches for '{}' in '{}'.", a.pattern, target.shown)
+        String::new()
     } else {
         blocks.join(if a.output_mode == OutputMode::Content {
             "\n\n"
@@ -544,9 +849,6 @@ fn render(
                  {MAX_LIMIT}).]"
             ));
         }
-    }
-    if binary_skipped > 0 {
-        text.push_str(&format!("\n[{binary_skipped} binary file(s) skipped.]"));
     }
     out.text = text;
     out
@@ -634,7 +936,7 @@ mod tests {
     #[test]
     fn gitignore_binary_and_glob_filters() {
         // A NUL after the first probe block still makes the file binary (the whole file is checked).
-        let mut late_nul = b"needle\n".repeat(BINARY_PROBE / 7 + 1);
+        let mut late_nul = b"needle\n".repeat(CHUNK / 7 + 1);
         late_nul.push(0);
         let (_t, roots) = setup(&[
             (".gitignore", b"build/\n"),

@@ -4,14 +4,14 @@
 //! recorded as seen in the session's snapshot store, which Edit's provenance gate consults.
 
 use super::args;
-use super::error::{HostError, Suggestion};
+use super::error::{Deadline, HostError, Suggestion};
+use super::fileio;
 use super::paths::{Resolved, Root};
-use super::snapshot::{LineSet, Recorder, Seen};
-use super::tag::{self, MAX_LINE_CHARS};
+use super::snapshot::{LineSet, Recorder, Seen, MAX_RETAINED_FILE};
+use super::tag::{self, TagStream, Tagged, MAX_LINE_CHARS};
 use serde_json::Value;
 use std::fs;
 use std::io::Read as _;
-use std::path::Path;
 
 /// Lines returned when `limit` is omitted.
 pub const DEFAULT_LIMIT: u64 = 2_000;
@@ -26,17 +26,6 @@ fn digits(n: u64) -> usize {
 
 /// Largest accepted `offset`/`limit` (line numbers are u32 in the snapshot store).
 pub const MAX_LINE_NUMBER: u64 = u32::MAX as u64;
-
-/// Opens `path` for reading only if it is a regular file, checked on the opened handle (so a file swapped for a
-/// FIFO or device after the path was checked is refused, and opening a FIFO never blocks: O_NONBLOCK).
-pub fn open_regular(path: &Path) -> std::io::Result<Option<fs::File>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    Ok(f.metadata()?.is_file().then_some(f))
-}
 
 /// Read's arguments after alias folding and range checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,49 +65,91 @@ pub struct ReadResult {
     pub text: String,
 }
 
-/// Reads `target` (already resolved and, if external, approved) and records the shown lines as seen.
-pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Result<ReadResult, HostError> {
-    let meta = fs::metadata(&target.canonical).map_err(|e| HostError::io(&target.shown, &e))?;
-    if meta.is_dir() {
-        return Err(HostError {
-            code: super::error::INVALID_ARGUMENT,
-            message: format!(
-                "{} is a directory; Read takes a file. List its files with Glob (path \"{}\", pattern \"*\"), then \
-                 Read one of them.",
-                target.shown, target.shown
-            ),
-            suggestion: Some(Suggestion {
-                tool: "Glob",
-                path: target.shown.clone(),
-                pattern: "*".to_string(),
-            }),
-        });
-    }
-    if !meta.is_file() {
-        return Err(HostError::invalid(format!(
-            "{} is not a regular file (a device, socket or pipe); Read only regular files.",
-            target.shown
-        )));
-    }
-    let bytes = match open_regular(&target.canonical) {
-        Ok(Some(mut f)) => {
-            let mut b = Vec::with_capacity(meta.len() as usize);
-            f.read_to_end(&mut b).map_err(|e| HostError::io(&target.shown, &e))?;
-            b
-        }
-        Ok(None) => {
-            return Err(HostError::invalid(format!(
-                "{} stopped being a regular file while it was opened; Read only regular files.",
-                target.shown
-            )))
-        }
-        Err(e) => return Err(HostError::io(&target.shown, &e)),
+/// Files up to this size are read whole (their text may be retained for Edit's drift recovery); larger ones are
+/// streamed: only the window's lines are kept, the tag is computed on the way (docs/host.md "Large files"). Twice
+/// `MAX_RETAINED_FILE` plus a BOM, so no streamed file could have had its text retained.
+pub const STREAM_ABOVE: u64 = 2 * MAX_RETAINED_FILE as u64 + 3;
+/// Bytes read per chunk when streaming.
+const CHUNK: usize = 256 * 1024;
+
+/// Opens `target` for reading the way writes open files (docs/host.md "Containment of reads"): through folder handles
+/// beneath `/` along its canonical path, no symlink followed, the final name `O_NOFOLLOW | O_NONBLOCK`, refused
+/// unless a regular file on the opened handle. A folder swapped for a symlink after the path was checked fails the
+/// call (PATH_OUTSIDE_WORKSPACE) instead of reading through it. `dir_err` is the failure for a folder.
+pub fn open_beneath(
+    target: &Resolved,
+    tool: &str,
+    dir_err: impl FnOnce() -> HostError,
+) -> Result<(fs::File, fs::Metadata), HostError> {
+    let rel = fileio::rel_of(&target.canonical)?;
+    let mut fsys = fileio::Fs::open()?;
+    let (file, meta) = fsys.open_read(&rel, &target.shown, tool, dir_err)?;
+    Ok((file, meta))
+}
+
+/// Reads `target` (already resolved and, if external, approved) and records the shown lines as seen. `deadline`
+/// bounds the read of a large file (TOOL_TIMEOUT, checked per chunk).
+pub fn read(
+    target: &Resolved,
+    a: &ReadArgs,
+    deadline: Deadline,
+    store: &mut impl Recorder,
+) -> Result<ReadResult, HostError> {
+    let dir_err = || HostError {
+        code: super::error::INVALID_ARGUMENT,
+        message: format!(
+            "{} is a directory; Read takes a file. List its files with Glob (path \"{}\", pattern \"*\"), then Read \
+             one of them.",
+            target.shown, target.shown
+        ),
+        suggestion: Some(Suggestion {
+            tool: "Glob",
+            path: target.shown.clone(),
+            pattern: "*".to_string(),
+        }),
     };
-    let norm = tag::normalize_owned(bytes);
-    let lines = tag::lines(&norm.text);
-    let total = lines.len() as u64;
+    let (mut f, meta) = open_beneath(target, "Read", dir_err)?;
     let offset = a.offset.unwrap_or(1);
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT);
+    let window_end = offset.saturating_add(limit) - 1;
+    let mut win = Window::new(offset, window_end);
+    let tagged = if meta.len() <= STREAM_ABOVE {
+        let mut b = Vec::with_capacity(meta.len() as usize + 1);
+        f.read_to_end(&mut b).map_err(|e| HostError::io(&target.shown, &e))?;
+        let norm = tag::normalize_owned(b);
+        win.feed(norm.text.as_bytes());
+        win.finish();
+        Recorded::Text(norm)
+    } else {
+        let mut st = TagStream::new();
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            if deadline.passed() {
+                return Err(deadline.file_error("Read", &target.shown));
+            }
+            let n = match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(HostError::io(&target.shown, &e)),
+            };
+            st.push(&buf[..n], &mut |t| win.feed(t));
+        }
+        let t = st.finish(&mut |t| win.feed(t)).map_err(|_| {
+            HostError::new(
+                super::error::FILE_TOO_LARGE,
+                format!(
+                    "{} has a line ending in more than {} alternating runs of spaces and tabs, which a large file \
+                     cannot be tagged through; Read cannot show it. Inspect it with Bash (e.g. head, cut).",
+                    target.shown,
+                    tag::MAX_PENDING_WS_RUNS
+                ),
+            )
+        })?;
+        win.finish();
+        Recorded::Hashes(t)
+    };
+    let total = win.total;
     if offset > total.max(1) {
         return Err(HostError::invalid(format!(
             "offset {offset} is beyond the end of {} ({total} lines); call again with an offset from 1 to {}.",
@@ -126,41 +157,31 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
             total.max(1)
         )));
     }
-    let window_end = total.min(offset.saturating_add(limit) - 1);
-    let mut end = window_end;
-    let mut text = tag::header(&target.shown, &norm.tag);
+    let tag = match &tagged {
+        Recorded::Text(n) => n.tag.clone(),
+        Recorded::Hashes(t) => t.tag.clone(),
+    };
+    let mut text = tag::header(&tag::escape_name(&target.shown), &tag);
     let mut seen = LineSet::new();
     let mut clipped = 0u64;
-    let mut by_bytes = false;
-    let mut row_bytes = 0usize;
-    for n in offset..=window_end {
-        if total == 0 {
-            break;
-        }
-        let (shown, was_clipped) = tag::clip_line(lines[(n - 1) as usize], MAX_LINE_CHARS);
-        // The byte budget ends the window before a row that would pass it; the first row always shows.
-        let cost = shown.len() + 1 + digits(n);
-        if n > offset && row_bytes + cost > MAX_OUTPUT_BYTES {
-            end = n - 1;
-            by_bytes = true;
-            break;
-        }
-        row_bytes += cost;
-        if was_clipped {
+    for (n, (shown, was_clipped)) in win.rows.iter().enumerate() {
+        let n = offset + n as u64;
+        if *was_clipped {
             clipped += 1;
         } else {
             seen.insert(n as u32);
         }
         text.push('\n');
-        tag::row(&mut text, n as usize, &shown);
+        tag::row(&mut text, n as usize, shown);
     }
-    let line_count = if total == 0 { 0 } else { end - offset + 1 };
+    let end = offset + win.rows.len() as u64 - 1;
+    let line_count = win.rows.len() as u64;
     if total == 0 {
         text.push_str("\n(empty file)");
     }
-    let truncated = end < total;
+    let truncated = total > 0 && end < total;
     if truncated {
-        let why = if by_bytes {
+        let why = if win.by_bytes {
             format!(" ({} KiB output limit)", MAX_OUTPUT_BYTES / 1024)
         } else {
             String::new()
@@ -176,7 +197,10 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
              number; use Write to replace the file if they must change.]"
         ));
     }
-    store.record(&target.canonical, &norm, Seen::Lines(seen));
+    match &tagged {
+        Recorded::Text(norm) => store.record(&target.canonical, norm, Seen::Lines(seen)),
+        Recorded::Hashes(t) => store.record_tagged(&target.canonical, t, Seen::Lines(seen)),
+    }
     Ok(ReadResult {
         path: target.shown.clone(),
         root: target.root,
@@ -185,10 +209,123 @@ pub fn read(target: &Resolved, a: &ReadArgs, store: &mut impl Recorder) -> Resul
         total_lines: total,
         truncated,
         file_bytes: meta.len(),
-        tag: norm.tag,
+        tag,
         clipped_lines: clipped,
         text,
     })
+}
+
+/// What Read records: the text (small files) or only its hashes (streamed files).
+enum Recorded {
+    Text(tag::Normalized),
+    Hashes(Tagged),
+}
+
+/// The rows of the requested window, collected from normalized text as it streams past: each line keeps at most
+/// `MAX_LINE_CHARS` characters (plus its character count, for the clip note), rows stop at the output byte budget,
+/// and only lines are counted after that. Memory: the budget plus one clipped line.
+struct Window {
+    first: u64,
+    last: u64,
+    /// The line being read (1-based) and its bytes so far (up to the clip) and character count.
+    cur: u64,
+    buf: Vec<u8>,
+    chars: usize,
+    /// Whether any byte of the current line was seen (a final line without LF still counts).
+    open: bool,
+    rows: Vec<(String, bool)>,
+    row_bytes: usize,
+    /// The budget stopped the rows (no later line is collected).
+    by_bytes: bool,
+    total: u64,
+}
+
+impl Window {
+    fn new(first: u64, last: u64) -> Window {
+        Window {
+            first,
+            last,
+            cur: 1,
+            buf: Vec::new(),
+            chars: 0,
+            open: false,
+            rows: Vec::new(),
+            row_bytes: 0,
+            by_bytes: false,
+            total: 0,
+        }
+    }
+
+    fn collecting(&self) -> bool {
+        !self.by_bytes && self.cur >= self.first && self.cur <= self.last
+    }
+
+    fn feed(&mut self, mut s: &[u8]) {
+        while !s.is_empty() {
+            self.open = true;
+            let (part, ends) = match memchr::memchr(b'\n', s) {
+                Some(i) => (&s[..i], Some(i)),
+                None => (s, None),
+            };
+            if self.collecting() {
+                // Bytes are kept up to the clip point (MAX_LINE_CHARS characters); past it only characters are
+                // counted, for the clip note. Pieces are whole UTF-8 (the tag stream never splits a character).
+                if self.chars <= MAX_LINE_CHARS {
+                    for &b in part {
+                        if b & 0xC0 != 0x80 {
+                            self.chars += 1;
+                        }
+                        if self.chars <= MAX_LINE_CHARS {
+                            self.buf.push(b);
+                        }
+                    }
+                } else {
+                    self.chars += std::str::from_utf8(part).map_or(part.len(), |t| t.chars().count());
+                }
+            }
+            match ends {
+                Some(i) => {
+                    self.end_line();
+                    s = &s[i + 1..];
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.collecting() {
+            let line = String::from_utf8_lossy(&self.buf);
+            let was_clipped = self.chars > MAX_LINE_CHARS;
+            let shown = if was_clipped {
+                format!(
+                    "{line} [… line clipped at {MAX_LINE_CHARS} of {} characters]",
+                    self.chars
+                )
+            } else {
+                line.into_owned()
+            };
+            // The byte budget ends the window before a row that would pass it; the first row always shows.
+            let cost = shown.len() + 1 + digits(self.cur);
+            if self.cur > self.first && self.row_bytes + cost > MAX_OUTPUT_BYTES {
+                self.by_bytes = true;
+            } else {
+                self.row_bytes += cost;
+                self.rows.push((shown, was_clipped));
+            }
+        }
+        self.buf.clear();
+        self.chars = 0;
+        self.open = false;
+        self.total = self.cur;
+        self.cur += 1;
+    }
+
+    fn finish(&mut self) {
+        if self.open {
+            self.end_line();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +351,7 @@ mod tests {
     fn run(roots: &Roots, store: &mut SnapshotStore, v: Value) -> Result<ReadResult, HostError> {
         let a = ReadArgs::from_json(&v)?;
         let target = roots.resolve_inside(&a.path)?;
-        read(&target, &a, store)
+        read(&target, &a, Deadline::none(), store)
     }
 
     #[test]
@@ -333,18 +470,16 @@ mod tests {
     }
 
     #[test]
-    fn open_regular_refuses_fifos_without_blocking() {
+    fn fifos_are_refused_without_blocking() {
         let t = TempDir::new().unwrap();
         let fifo = t.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(open_regular(&fifo).unwrap().is_none());
-        fs::write(t.path().join("f"), "x").unwrap();
-        assert!(open_regular(&t.path().join("f")).unwrap().is_some());
         let roots = Roots::new(t.path(), &t.path().join("agent"), "s").unwrap();
         let e = read(
             &roots.resolve("fifo").unwrap(),
             &ReadArgs::from_json(&json!({"path": "fifo"})).unwrap(),
+            Deadline::none(),
             &mut SnapshotStore::new(),
         )
         .unwrap_err();
@@ -396,6 +531,7 @@ mod tests {
         let r = read(
             &ext,
             &ReadArgs::from_json(&json!({"path": "../secret"})).unwrap(),
+            Deadline::none(),
             &mut st,
         )
         .unwrap();
@@ -404,5 +540,217 @@ mod tests {
             "[{}#",
             fs::canonicalize(t.path().join("secret")).unwrap().display()
         )));
+    }
+
+    #[test]
+    fn a_large_file_streams_its_window_with_the_in_memory_tag() {
+        // Over STREAM_ABOVE: CRLF, a BOM, trailing spaces and one long line, so every normalisation step streams.
+        let mut body = String::from(tag::BOM);
+        let mut k = 0;
+        while body.len() as u64 <= STREAM_ABOVE + 1000 {
+            k += 1;
+            body.push_str(&format!("row {k} of a streamed file  \r\n"));
+        }
+        body.push_str(&"w".repeat(MAX_LINE_CHARS + 7));
+        let (_t, roots) = setup(&[("big.txt", body.as_bytes())]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"path": "big.txt", "offset": 10, "limit": 3})).unwrap();
+        let norm = tag::normalize(body.as_bytes());
+        assert_eq!(r.tag, norm.tag);
+        assert_eq!(r.total_lines, k + 1);
+        assert_eq!(
+            r.text,
+            format!(
+                "[big.txt#{}]\n10:row 10 of a streamed file  \n11:row 11 of a streamed file  \n12:row 12 of a \
+                 streamed file  \n[Showing lines 10-12 of {}. Use offset=13 to continue.]",
+                norm.tag,
+                k + 1
+            )
+        );
+        // Recorded by its hashes (Edit can recognise the version), the text not retained.
+        let key = roots.workspace().join("big.txt");
+        let v = st.versions(&key).last().unwrap().clone();
+        assert_eq!(
+            (v.digest, v.fp, v.len, v.text.is_none()),
+            (norm.digest, norm.fp, norm.text.len(), true)
+        );
+        let Provenance::Seen(Seen::Lines(s)) = st.provenance(&key, &r.tag) else {
+            panic!()
+        };
+        assert_eq!(s.ranges(), &[(10, 12)]);
+        // The last (long, unterminated) line clips as in memory; an offset past the end names the range.
+        let last = run(&roots, &mut st, json!({"path": "big.txt", "offset": k + 1})).unwrap();
+        assert_eq!((last.line_count, last.clipped_lines, last.truncated), (1, 1, false));
+        assert!(last.text.contains(&format!(
+            "line clipped at {MAX_LINE_CHARS} of {} characters",
+            MAX_LINE_CHARS + 7
+        )));
+        let e = run(&roots, &mut st, json!({"path": "big.txt", "offset": k + 2})).unwrap_err();
+        assert!(
+            e.message.contains(&format!("offset from 1 to {}", k + 1)),
+            "{}",
+            e.message
+        );
+        // A passed deadline stops a streamed read with TOOL_TIMEOUT.
+        let a = ReadArgs::from_json(&json!({"path": "big.txt"})).unwrap();
+        let e = read(&roots.resolve("big.txt").unwrap(), &a, Deadline::after_ms(0), &mut st).unwrap_err();
+        assert_eq!(e.code, "TOOL_TIMEOUT");
+        assert!(e.message.contains("while reading big.txt"), "{}", e.message);
+    }
+
+    #[test]
+    fn names_with_control_characters_are_escaped_in_the_header() {
+        let (_t, roots) = setup(&[("a\n2:fake.txt", b"real\n")]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"path": "a\n2:fake.txt"})).unwrap();
+        assert_eq!(r.text.lines().count(), 2, "{}", r.text);
+        assert!(r.text.starts_with("[a\\n2:fake.txt#"), "{}", r.text);
+        assert!(r.text.ends_with("\n1:real"));
+    }
+
+    /// Reads of `sub/f.txt` while another thread keeps swapping `sub` between a real folder and a symlink to a
+    /// folder outside the workspace: a read returns the inside file or fails, never the outside one.
+    #[test]
+    fn a_folder_swapped_for_a_symlink_is_never_read_through() {
+        let (t, roots) = setup(&[("sub/f.txt", b"inside\n")]);
+        let outside = t.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("f.txt"), "OUTSIDE SECRET\n").unwrap();
+        let ws = roots.workspace().to_path_buf();
+        let target = roots.resolve_inside("sub/f.txt").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (ws, outside, stop) = (ws.clone(), outside.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut swaps = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = fs::rename(ws.join("sub"), ws.join("real"));
+                    let _ = std::os::unix::fs::symlink(&outside, ws.join("sub"));
+                    let _ = fs::remove_file(ws.join("sub"));
+                    let _ = fs::rename(ws.join("real"), ws.join("sub"));
+                    swaps += 1;
+                }
+                swaps
+            })
+        };
+        let a = ReadArgs::from_json(&json!({"path": "sub/f.txt"})).unwrap();
+        let (mut ok, mut refused) = (0, 0);
+        let mut st = SnapshotStore::new();
+        for _ in 0..3000 {
+            match read(&target, &a, Deadline::none(), &mut st) {
+                Ok(r) => {
+                    assert!(
+                        !r.text.contains("OUTSIDE"),
+                        "read through the swapped symlink: {}",
+                        r.text
+                    );
+                    ok += 1;
+                }
+                Err(e) => {
+                    assert!(
+                        ["PATH_OUTSIDE_WORKSPACE", "NOT_FOUND", "TOOL_FAILED"].contains(&e.code),
+                        "{e}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(
+            swaps > 0 && ok + refused == 3000,
+            "{swaps} swaps, {ok} ok, {refused} refused"
+        );
+    }
+
+    /// Runs `name` (a test of this module) in a child test process whose address space is limited to `kib`.
+    fn under_address_limit(name: &str, kib: u64) {
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {kib} && exec \"$0\" --exact {name} --test-threads=1 --nocapture"
+            ))
+            .arg(exe)
+            .env("PCT_LARGE_FILE_CHILD", "1")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "child under ulimit -v {kib} failed ({:?}):\n{text}",
+            out.status
+        );
+    }
+
+    /// A sparse 2 GiB file under a 1 GiB address-space limit (docs/host.md "Large files"): Read returns the window
+    /// and the right total, Write and Edit refuse it with FILE_TOO_LARGE before reading it (it stays as it was), and
+    /// Grep skips it as binary (its hole is NUL bytes) and finds the text file next to it. Nothing aborts.
+    #[test]
+    fn huge_sparse_files_never_abort_under_an_address_space_limit() {
+        if std::env::var_os("PCT_LARGE_FILE_CHILD").is_none() {
+            return under_address_limit(
+                "host::read::tests::huge_sparse_files_never_abort_under_an_address_space_limit",
+                1024 * 1024,
+            );
+        }
+        use crate::host::{edit, grep, write};
+        let (t, roots) = setup(&[("small.txt", b"needle here\n")]);
+        let huge = roots.workspace().join("huge.log");
+        {
+            let mut f = fs::File::create(&huge).unwrap();
+            use std::io::{Seek, Write};
+            for i in 1..=10 {
+                writeln!(f, "line {i}").unwrap();
+            }
+            f.seek(std::io::SeekFrom::Start(2 << 30)).unwrap();
+            f.write_all(b"tail needle\n").unwrap();
+        }
+        let len = fs::metadata(&huge).unwrap().len();
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"path": "huge.log", "limit": 5})).unwrap();
+        assert_eq!((r.line_count, r.total_lines, r.truncated), (5, 11, true));
+        assert!(r.text.contains("\n1:line 1\n") && r.text.contains("\n5:line 5\n[Showing lines 1-5 of 11."));
+        let tail = run(&roots, &mut st, json!({"path": "huge.log", "offset": 11})).unwrap();
+        assert_eq!(tail.clipped_lines, 1);
+        // Line 11 runs from byte 71 (after ten "line N" rows) through the hole to "tail needle".
+        let chars = (2u64 << 30) + "tail needle".len() as u64 - 71;
+        assert!(
+            tail.text
+                .contains(&format!("line clipped at 16384 of {chars} characters]")),
+            "{}",
+            &tail.text[tail.text.len() - 300..]
+        );
+        // Write over it and Edit of it: refused before reading, nothing changed.
+        let wa = write::WriteArgs::from_json(&json!({"path": "huge.log", "content": "x"})).unwrap();
+        let e = write::write(&roots, &roots.resolve("huge.log").unwrap(), &wa, &mut st).unwrap_err();
+        assert_eq!(e.code, "FILE_TOO_LARGE", "{e}");
+        assert!(e.message.contains("64 MiB"), "{}", e.message);
+        let store = std::sync::Mutex::new(SnapshotStore::new());
+        let e = edit::run(
+            &roots,
+            &store,
+            &edit::EditState::default(),
+            &json!({"path": "huge.log", "tag": r.tag, "ops": "PUT 1.=1:\n+x"}),
+            None,
+            Some("turn"),
+        )
+        .unwrap_err();
+        assert_eq!(e.error.code, "FILE_TOO_LARGE", "{}", e.error);
+        assert_eq!(fs::metadata(&huge).unwrap().len(), len);
+        // Grep: the sparse file is binary (skipped and said so), the text file still matches.
+        let ga = grep::GrepArgs::from_json(&json!({"pattern": "needle"})).unwrap();
+        let g = grep::grep(&roots, &roots.resolve(".").unwrap(), &ga, Deadline::none(), &mut st).unwrap();
+        assert_eq!(
+            (g.files.clone(), g.binary_skipped),
+            (vec!["small.txt".to_string()], 1),
+            "{}",
+            g.text
+        );
+        drop(t);
     }
 }

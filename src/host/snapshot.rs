@@ -7,7 +7,7 @@
 //! Two states must never be confused: **no record** (no version with that tag: the provenance gate is skipped) and
 //! an **empty seen set** (a version exists but the model saw none of its lines: every anchor is refused).
 
-use super::tag::Normalized;
+use super::tag::{Normalized, Tagged};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -167,6 +167,12 @@ impl SnapshotStore {
     /// sets (paged reads combine) and becomes the newest version; new text is added, the oldest version beyond
     /// `MAX_VERSIONS` dropped; then the path and byte bounds are enforced, evicting least recently used versions.
     pub fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen) {
+        self.record_tagged(key, &Tagged::of(norm), Some(&norm.text), seen)
+    }
+
+    /// `record` of a version known by its hashes (a large file streamed by Read or Grep, docs/host.md "Large files");
+    /// `text` is retained only if given and at most `MAX_RETAINED_FILE`.
+    pub fn record_tagged(&mut self, key: &Path, t: &Tagged, text: Option<&str>, seen: Seen) {
         let tick = self.next_tick();
         if !self.paths.contains_key(key) && self.paths.len() >= MAX_PATHS {
             self.evict_oldest_path();
@@ -174,7 +180,7 @@ impl SnapshotStore {
         let versions = self.paths.entry(key.to_path_buf()).or_default();
         if let Some(i) = versions
             .iter()
-            .position(|v| v.digest == norm.digest && v.len == norm.text.len())
+            .position(|v| v.digest == t.digest && v.len as u64 == t.len)
         {
             let mut v = versions.remove(i);
             let before = v.bytes();
@@ -183,12 +189,12 @@ impl SnapshotStore {
             self.bytes = self.bytes - before + v.bytes();
             versions.push(v);
         } else {
-            let text = (norm.text.len() <= MAX_RETAINED_FILE).then(|| Arc::<str>::from(norm.text.as_str()));
+            let text = text.filter(|x| x.len() <= MAX_RETAINED_FILE).map(Arc::<str>::from);
             let v = Version {
-                tag: norm.tag.clone(),
-                digest: norm.digest,
-                len: norm.text.len(),
-                fp: norm.fp,
+                tag: t.tag.clone(),
+                digest: t.digest,
+                len: usize::try_from(t.len).unwrap_or(usize::MAX),
+                fp: t.fp,
                 text,
                 seen,
                 used: tick,
@@ -332,11 +338,16 @@ impl SnapshotStore {
 /// moment of recording so searches of one session run in parallel.
 pub trait Recorder {
     fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen);
+    /// Records a version known only by its hashes (a streamed large file; its text is not retained).
+    fn record_tagged(&mut self, key: &Path, t: &Tagged, seen: Seen);
 }
 
 impl Recorder for SnapshotStore {
     fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen) {
         SnapshotStore::record(self, key, norm, seen)
+    }
+    fn record_tagged(&mut self, key: &Path, t: &Tagged, seen: Seen) {
+        SnapshotStore::record_tagged(self, key, t, None, seen)
     }
 }
 
@@ -344,6 +355,11 @@ impl Recorder for &Mutex<SnapshotStore> {
     fn record(&mut self, key: &Path, norm: &Normalized, seen: Seen) {
         // A poisoned lock only means another call panicked mid-record; the store's bounds still hold.
         self.lock().unwrap_or_else(|p| p.into_inner()).record(key, norm, seen)
+    }
+    fn record_tagged(&mut self, key: &Path, t: &Tagged, seen: Seen) {
+        self.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record_tagged(key, t, None, seen)
     }
 }
 

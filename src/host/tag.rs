@@ -152,6 +152,28 @@ pub fn header(shown: &str, tag: &str) -> String {
     format!("[{shown}#{tag}]")
 }
 
+/// A file name as the tools render it (docs/host.md "Names in output"): control characters (LF, CR, tab, ESC, DEL,
+/// the C1 range and the line/paragraph separators) are written as `\n`, `\r`, `\t` or `\u{XX}`, and a backslash that
+/// begins such an escape is doubled, so a name can never start a fake row or header. Borrows a name that needs none.
+pub fn escape_name(name: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !name.chars().any(bad) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c if bad(c) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Whether `tag` has the form of a tag (4 hex digits; lowercase accepted and compared uppercase).
 pub fn is_tag(tag: &str) -> bool {
     tag.len() == 4 && tag.bytes().all(|b| b.is_ascii_hexdigit())
@@ -174,6 +196,230 @@ pub fn clip_line(line: &str, max: usize) -> (Cow<'_, str>, bool) {
     }
 }
 
+/// Most alternating runs of trailing spaces and tabs one line may hold while [`TagStream`] waits to learn whether
+/// they end the line (each run costs 16 bytes; no real file comes near it).
+pub const MAX_PENDING_WS_RUNS: usize = 65_536;
+
+/// The tag, digest, length and fingerprint of a file's normalized text, computed without holding the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tagged {
+    pub tag: String,
+    pub digest: [u8; 32],
+    /// Length of the normalized text in bytes.
+    pub len: u64,
+    pub fp: u128,
+}
+
+impl Tagged {
+    /// The same facts of text held in memory.
+    pub fn of(norm: &Normalized) -> Tagged {
+        Tagged {
+            tag: norm.tag.clone(),
+            digest: norm.digest,
+            len: norm.text.len() as u64,
+            fp: norm.fp,
+        }
+    }
+}
+
+/// A line of trailing whitespace too irregular to tag streaming (over [`MAX_PENDING_WS_RUNS`] runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooIrregular;
+
+/// [`normalize_owned`] over a stream of raw chunks, in constant memory: lossy UTF-8 decoding (an incomplete sequence
+/// at a chunk's end waits for the next chunk), the leading BOM dropped, CRLF and lone CR as LF. The normalized text is
+/// handed to a callback piece by piece and hashed on the way, so a file of any size gets the tag, digest and
+/// fingerprint Read would compute in memory (docs/host.md "Large files").
+pub struct TagStream {
+    /// Raw bytes not yet decoded: at most a BOM's worth at the start, or an incomplete UTF-8 sequence.
+    carry: Vec<u8>,
+    bom_done: bool,
+    /// The last normalized byte came from a CR: a LF starting the next piece belongs to it.
+    after_cr: bool,
+    digest: Sha256,
+    /// The tag's hasher, once the trimmed text differs from the text (until then the digest's state is the tag's).
+    trim: Option<Sha256>,
+    fp: xxhash_rust::xxh3::Xxh3Default,
+    len: u64,
+    /// Spaces and tabs at the end of the text seen so far, run-length coded: fed to the digest once it is known
+    /// whether they end their line (then the tag skips them) or not.
+    ws: Vec<(u8, u64)>,
+    irregular: bool,
+}
+
+impl Default for TagStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TagStream {
+    pub fn new() -> TagStream {
+        TagStream {
+            carry: Vec::new(),
+            bom_done: false,
+            after_cr: false,
+            digest: Sha256::new(),
+            trim: None,
+            fp: xxhash_rust::xxh3::Xxh3Default::new(),
+            len: 0,
+            ws: Vec::new(),
+            irregular: false,
+        }
+    }
+
+    /// Feeds raw file bytes; `text` receives the normalized text they complete (valid UTF-8, LF endings).
+    pub fn push(&mut self, raw: &[u8], text: &mut dyn FnMut(&[u8])) {
+        self.decode(raw, false, text);
+    }
+
+    /// Ends the stream (an incomplete sequence at the very end decodes as U+FFFD) and returns the hashes.
+    pub fn finish(mut self, text: &mut dyn FnMut(&[u8])) -> Result<Tagged, TooIrregular> {
+        self.decode(&[], true, text);
+        // Whitespace at the end of the text ends its (last) line: the tag trims it.
+        self.end_line();
+        if self.irregular {
+            return Err(TooIrregular);
+        }
+        let digest: [u8; 32] = self.digest.clone().finalize().into();
+        let t: [u8; 32] = self.trim.unwrap_or(self.digest).finalize().into();
+        Ok(Tagged {
+            tag: format!("{:02X}{:02X}", t[30], t[31]),
+            digest,
+            len: self.len,
+            fp: self.fp.digest128(),
+        })
+    }
+
+    fn decode(&mut self, raw: &[u8], last: bool, text: &mut dyn FnMut(&[u8])) {
+        let joined;
+        let mut data: &[u8] = if self.carry.is_empty() {
+            raw
+        } else {
+            let mut c = std::mem::take(&mut self.carry);
+            c.extend_from_slice(raw);
+            joined = c;
+            &joined
+        };
+        if !self.bom_done {
+            if data.len() < BOM.len() && !last && BOM.as_bytes().starts_with(data) {
+                self.carry = data.to_vec();
+                return;
+            }
+            self.bom_done = true;
+            data = data.strip_prefix(BOM.as_bytes()).unwrap_or(data);
+        }
+        let mut cut = data.len();
+        if !last {
+            // Cut before the last lead byte of the final four: decoding never depends on what follows a lead byte's
+            // predecessor, so the two halves decode exactly as the whole would.
+            let from = data.len().saturating_sub(4);
+            if let Some(i) = data[from..].iter().rposition(|&b| b & 0xC0 != 0x80) {
+                if data[from + i] >= 0x80 {
+                    cut = from + i;
+                }
+            }
+        }
+        let (now, rest) = data.split_at(cut);
+        let decoded = String::from_utf8_lossy(now);
+        self.line_endings(decoded.as_bytes(), text);
+        self.carry = rest.to_vec();
+    }
+
+    /// CRLF and lone CR become LF; hands the result on.
+    fn line_endings(&mut self, mut s: &[u8], text: &mut dyn FnMut(&[u8])) {
+        if self.after_cr && !s.is_empty() {
+            self.after_cr = false;
+            if s[0] == b'\n' {
+                s = &s[1..];
+            }
+        }
+        while let Some(i) = memchr::memchr(b'\r', s) {
+            self.emit(&s[..i], text);
+            self.emit(b"\n", text);
+            if i + 1 == s.len() {
+                self.after_cr = true;
+                return;
+            }
+            s = if s[i + 1] == b'\n' { &s[i + 2..] } else { &s[i + 1..] };
+        }
+        self.emit(s, text);
+    }
+
+    fn emit(&mut self, s: &[u8], text: &mut dyn FnMut(&[u8])) {
+        if s.is_empty() {
+            return;
+        }
+        text(s);
+        self.fp.update(s);
+        self.len += s.len() as u64;
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', s) {
+            self.segment(&s[start..nl]);
+            self.end_line();
+            self.hash(b"\n");
+            start = nl + 1;
+        }
+        self.segment(&s[start..]);
+    }
+
+    /// A piece of one line (no LF).
+    fn segment(&mut self, seg: &[u8]) {
+        match seg.iter().rposition(|&b| b != b' ' && b != b'\t') {
+            None => self.pend(seg),
+            Some(k) => {
+                self.flush_ws();
+                self.hash(&seg[..=k]);
+                self.pend(&seg[k + 1..]);
+            }
+        }
+    }
+
+    fn pend(&mut self, ws: &[u8]) {
+        for &b in ws {
+            let full = self.ws.len() >= MAX_PENDING_WS_RUNS;
+            match self.ws.last_mut() {
+                Some((c, n)) if *c == b => *n += 1,
+                _ if full => self.irregular = true,
+                _ => self.ws.push((b, 1)),
+            }
+        }
+    }
+
+    /// Pending whitespace followed by more text on its line: content for the digest and the tag.
+    fn flush_ws(&mut self) {
+        for (b, n) in std::mem::take(&mut self.ws) {
+            let block = [b; 256];
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(256) as usize;
+                self.digest.update(&block[..k]);
+                if let Some(t) = self.trim.as_mut() {
+                    t.update(&block[..k]);
+                }
+                left -= k as u64;
+            }
+        }
+    }
+
+    /// Pending whitespace ends its line: the digest takes it, the tag does not.
+    fn end_line(&mut self) {
+        if self.ws.is_empty() {
+            return;
+        }
+        let tag_state = self.trim.take().unwrap_or_else(|| self.digest.clone());
+        self.flush_ws();
+        self.trim = Some(tag_state);
+    }
+
+    fn hash(&mut self, b: &[u8]) {
+        self.digest.update(b);
+        if let Some(t) = self.trim.as_mut() {
+            t.update(b);
+        }
+    }
+}
+
 /// One numbered row, `N:text`, with N the absolute 1-based line number.
 pub fn row(out: &mut String, n: usize, text: &str) {
     use std::fmt::Write;
@@ -183,6 +429,7 @@ pub fn row(out: &mut String, n: usize, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
 
     #[test]
     fn tag_is_last_two_digest_bytes_uppercase() {
@@ -286,6 +533,85 @@ mod tests {
             let expected = encoded.strip_prefix(BOM).unwrap_or(&encoded).replace(eol, "\n");
             proptest::prop_assert_eq!(&n.text, &expected);
         }
+    }
+
+    /// Feeds `bytes` to a TagStream in chunks of `step` bytes and returns its text and hashes.
+    fn streamed(bytes: &[u8], step: usize) -> (Vec<u8>, Tagged) {
+        let mut out = Vec::new();
+        let mut st = TagStream::new();
+        for c in bytes.chunks(step.max(1)) {
+            st.push(c, &mut |t| out.extend_from_slice(t));
+        }
+        let t = st.finish(&mut |t| out.extend_from_slice(t)).unwrap();
+        (out, t)
+    }
+
+    proptest::proptest! {
+        /// The streamed normalisation is the in-memory one, byte for byte and hash for hash, wherever the chunks
+        /// are cut (mid UTF-8 sequence, mid BOM, between CR and LF) and whatever the bytes (invalid UTF-8 too).
+        #[test]
+        fn the_streamed_tag_is_the_in_memory_tag(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just(b"\r".to_vec()),
+                proptest::strategy::Just(b"\r\n".to_vec()),
+                proptest::strategy::Just(b"\n".to_vec()),
+                proptest::strategy::Just(b" ".to_vec()),
+                proptest::strategy::Just(b"\t".to_vec()),
+                proptest::strategy::Just("\u{feff}".as_bytes().to_vec()),
+                proptest::strategy::Just("é€😀".as_bytes().to_vec()),
+                proptest::collection::vec(proptest::num::u8::ANY, 0..4),
+                "[a-z]{0,5}".prop_map(|s| s.into_bytes()),
+            ], 0..40),
+            step in 1usize..9,
+        ) {
+            let bytes: Vec<u8> = parts.concat();
+            let n = normalize(&bytes);
+            let (text, t) = streamed(&bytes, step);
+            proptest::prop_assert_eq!(String::from_utf8(text).unwrap(), n.text.clone());
+            proptest::prop_assert_eq!(t, Tagged::of(&n));
+        }
+    }
+
+    #[test]
+    fn the_streamed_tag_handles_edges_and_bounds_its_whitespace_memory() {
+        for s in [
+            &b""[..],
+            b"\xef",
+            b"\xef\xbb",
+            b"\xef\xbb\xbf",
+            b"a  ",
+            b"a \t\n",
+            b"\r",
+            b"\xf0\x9f\x98",
+        ] {
+            for step in 1..4 {
+                assert_eq!(streamed(s, step).1, Tagged::of(&normalize(s)), "{s:?} / {step}");
+            }
+        }
+        // A million spaces are one run: constant memory, the same tag.
+        let spaces = format!("x{}\ny", " ".repeat(1_000_000));
+        assert_eq!(
+            streamed(spaces.as_bytes(), 4096).1,
+            Tagged::of(&normalize(spaces.as_bytes()))
+        );
+        // Alternating spaces and tabs past the run bound are refused rather than held.
+        let mut st = TagStream::new();
+        st.push(b"x", &mut |_| {});
+        st.push(" \t".repeat(MAX_PENDING_WS_RUNS / 2 + 1).as_bytes(), &mut |_| {});
+        assert_eq!(st.finish(&mut |_| {}), Err(TooIrregular));
+    }
+
+    #[test]
+    fn names_with_control_characters_are_escaped() {
+        assert!(matches!(escape_name("src/a b.rs"), Cow::Borrowed(_)));
+        assert!(matches!(escape_name("dir\\x"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_name("a\n2:fake\r\t\u{1b}[31m\u{2028}"),
+            "a\\n2:fake\\r\\t\\u{1B}[31m\\u{2028}"
+        );
+        // Once a name is escaped, its own backslashes are doubled so the escapes stay unambiguous.
+        assert_eq!(escape_name("x\\n\n"), "x\\\\n\\n");
+        assert!(!escape_name("evil\n[other#ABCD]\n1:x").contains('\n'));
     }
 
     #[test]

@@ -72,17 +72,19 @@ fn row_prefix(line: &str) -> Option<(u64, &str)> {
     Some((digits.parse().ok()?, &line[colon + 1..]))
 }
 
-/// Strips a pasted Read render from `content`. Rule (docs/host.md "Write"): a first line `[path#TAG]` is dropped;
-/// `N:` prefixes are removed only when every non-empty line has one and the numbers count up by one from line to
-/// line (so a file of `10:30 meeting` notes is left alone). Returns the text and what was stripped.
+/// Strips a pasted Read render from `content`. Rule (docs/host.md "Write"): only content that is recognisably a
+/// pasted Read result changes, i.e. its first line is a `[path#TAG]` header. Then the header is dropped, and `N:`
+/// prefixes are removed when every non-empty line after it has one and the numbers count up by one from line to line.
+/// Anything else (`10:30 meeting`, `8080:80`, YAML `1: one`) is written exactly as given. Returns the text and what
+/// was stripped.
 pub fn strip_pasted(content: &str) -> (String, Vec<String>) {
     let mut stripped = Vec::new();
-    let mut body = content;
     let first_end = content.find('\n').unwrap_or(content.len());
-    if is_header(&content[..first_end]).is_some() {
-        stripped.push("the pasted [path#TAG] header".to_string());
-        body = content.get(first_end + 1..).unwrap_or("");
+    if is_header(&content[..first_end]).is_none() {
+        return (content.to_string(), stripped);
     }
+    stripped.push("the pasted [path#TAG] header".to_string());
+    let body = content.get(first_end + 1..).unwrap_or("");
     let lines: Vec<&str> = body.split('\n').collect();
     let mut expect: Option<u64> = None;
     let mut any = false;
@@ -175,7 +177,7 @@ pub fn write_reviewed(
     let mut text = format!(
         "{} {} ({lines} lines, {len} bytes). {}",
         if created { "Created" } else { "Wrote" },
-        tag::header(&target.shown, &norm.tag),
+        tag::header(&tag::escape_name(&target.shown), &norm.tag),
         "Edit it with this tag; every line counts as seen."
     );
     if !stripped.is_empty() {
@@ -220,18 +222,22 @@ mod tests {
             strip_pasted("[a.rs#BE03]\n1:fn a() {}\n2:\n3:  x\n").0,
             "fn a() {}\n\n  x\n"
         );
-        assert_eq!(strip_pasted("5:a\n6:b").0, "a\nb");
+        assert_eq!(strip_pasted("[x#0A1B]\n5:a\n6:b").0, "a\nb");
         // Blank lines without a prefix are kept; numbers must count up by one.
-        assert_eq!(strip_pasted("1:a\n\n2:b\n").0, "a\n\nb\n");
-        assert_eq!(
-            strip_pasted("10:30 meeting\n11:15 lunch\n12:00 x").0,
-            "30 meeting\n15 lunch\n00 x"
-        );
-        assert_eq!(
-            strip_pasted("10:30 meeting\n14:15 lunch\n").0,
-            "10:30 meeting\n14:15 lunch\n"
-        );
-        assert_eq!(strip_pasted("1:a\nb\n").0, "1:a\nb\n");
+        assert_eq!(strip_pasted("[x#0A1B]\n1:a\n\n2:b\n").0, "a\n\nb\n");
+        assert_eq!(strip_pasted("[x#0A1B]\n1:a\n3:b\n").0, "1:a\n3:b\n");
+        assert_eq!(strip_pasted("[x#0A1B]\n1:a\nb\n").0, "1:a\nb\n");
+        // Without the header nothing is a pasted render: real content that looks like rows lands exactly.
+        for real in [
+            "10:30 meeting\n11:15 lunch\n12:00 x",
+            "10:30 meeting",
+            "8080:80\n",
+            "1: one\n2: two\n3: three\n",
+            "5:a\n6:b",
+            "1:a\n\n2:b\n",
+        ] {
+            assert_eq!(strip_pasted(real), (real.to_string(), vec![]), "{real:?}");
+        }
         assert_eq!(strip_pasted("[not a header]\n").0, "[not a header]\n");
         assert_eq!(strip_pasted("[a#XYZ1]\nq").0, "[a#XYZ1]\nq");
         assert_eq!(strip_pasted("").0, "");

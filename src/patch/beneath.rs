@@ -166,6 +166,16 @@ impl Root {
         cur.ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
     }
 
+    /// A root at the folder `rel_dir` beneath this one (opened like [`Root::dir`]: no symlink on the way), for
+    /// callers that then work relative to that folder (Grep's walk, docs/host.md "Containment of reads").
+    pub fn sub(&mut self, rel_dir: &str) -> io::Result<Root> {
+        Ok(Root {
+            fd: self.dir(rel_dir)?,
+            dirs: HashMap::new(),
+            openat2: self.openat2,
+        })
+    }
+
     /// Forgets cached handles (after folders were removed).
     pub fn forget(&mut self) {
         self.dirs.clear();

@@ -177,6 +177,16 @@ pub fn parse(ops: &str) -> Result<Parsed, HostError> {
         let at = i + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(row) = line.strip_prefix('+') {
+            if row.contains('\r') {
+                return Err(HostError::new(
+                    crate::host::error::EDIT_BARE_CR,
+                    format!(
+                        "ops line {at}: this + row holds a carriage return (\\r) inside its text. Rows take the file's \
+                         own line ending, so a CR inside a row would land as a stray line break; nothing was written. \
+                         Remove the \\r, or split the text into separate + rows."
+                    ),
+                ));
+            }
             let Some(k) = body_open else {
                 return Err(fail(
                     at,

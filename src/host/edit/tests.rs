@@ -50,7 +50,9 @@ impl S {
             limit: Some(u32::MAX as u64),
         };
         let mut st = &self.store;
-        hread::read(&t, &a, &mut st).unwrap().tag
+        hread::read(&t, &a, crate::host::error::Deadline::none(), &mut st)
+            .unwrap()
+            .tag
     }
     /// Record `rel` as shown with exactly `lines` seen (what Grep does); returns the tag.
     fn show(&self, rel: &str, lines: &[u32]) -> String {
@@ -856,4 +858,26 @@ fn a_one_byte_change_of_a_file_over_2_mib_after_a_read_is_detected() {
         expect.extend_from_slice(format!("tail{eol}").as_bytes());
         assert_eq!(std::fs::read(s.p("big.txt")).unwrap(), expect);
     }
+}
+
+/// Rows take the file's own line ending whatever the ops text ends its lines with; a CR inside a row is refused
+/// (EDIT_BARE_CR) and nothing changes.
+#[test]
+fn rows_take_the_files_line_ending_and_a_bare_cr_is_refused() {
+    let s = setup();
+    s.put("lf.txt", b"a\nb\n");
+    let t = s.read("lf.txt");
+    s.ed("lf.txt", &t, "PUT 2.=2:\r\n+B\r\n+C\r\n").unwrap();
+    assert_eq!(s.get("lf.txt"), "a\nB\nC\n");
+    s.put("crlf.txt", b"a\r\nb\r\n");
+    let t = s.read("crlf.txt");
+    s.ed("crlf.txt", &t, "PUT >1:\n+x\n+y").unwrap();
+    assert_eq!(s.get("crlf.txt"), "a\r\nx\r\ny\r\nb\r\n");
+    let t = s.read("lf.txt");
+    for ops in ["PUT 1.=1:\n+one\rtwo", "PUT 1.=1:\n+\r\r\n", "PUT >$:\n+tail\r "] {
+        let (code, msg) = s.code("lf.txt", &t, ops);
+        assert_eq!(code, "EDIT_BARE_CR", "{ops:?}: {msg}");
+        assert!(msg.contains("ops line 2") && msg.contains("line ending"), "{msg}");
+    }
+    assert_eq!(s.get("lf.txt"), "a\nB\nC\n");
 }
