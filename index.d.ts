@@ -9,6 +9,28 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * One asktool call: validated questions and the replies so far. A construction from bad arguments never throws:
+ * `failure()` then answers the error result and every other method acts on no questions.
+ */
+export declare class AskSession {
+  constructor(args: unknown)
+  /** The failure of the arguments, or null when the questions are valid. */
+  failure(): { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null
+  /** The validated questions, in order. */
+  questions(): Array<{ question: string; options: string[]; multiSelect: boolean }>
+  /** A typed answer to question `index` (blank = skipped). */
+  answerText(index: number, text: string): void
+  /** The chosen options of question `index`, and the free answer typed beside them. */
+  answerChoices(index: number, chosen: Array<string>, other?: string | undefined | null): void
+  /** The user skipped question `index`. */
+  skip(index: number): void
+  /** Ends the ask: open questions read as skipped (dismissed dialog, aborted turn). */
+  skipOpen(): void
+  /** The bounded result `{answers: [{question, answer, skipped}], text}`. */
+  result(): { answers: Array<{ question: string; answer: string; skipped: boolean }>; text: string }
+}
+
 /** Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust. */
 export declare class CodeManager {
   /**
@@ -182,6 +204,24 @@ export declare class ShellManager {
   status(): ShellStatus
 }
 
+/** One Pi session's checklist (rebuilt from the session's TodoWrite results on resume and branch switch). */
+export declare class TodoList {
+  constructor()
+  /**
+   * Replaces the whole list: `{ok: true, text, todos}` (the snapshot to store in the result's details), or a
+   * failure (the list is unchanged).
+   */
+  replace(args: unknown): { ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }
+  /** Rebuilds the list from the details of the branch's TodoWrite results, oldest first (the newest valid one wins). */
+  restore(snapshots: unknown[]): void
+  /** The current list. */
+  list(): Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }>
+  /** The widget rows (todos, then the running background tasks given as one line each); empty = no widget. */
+  widget(tasks: Array<string>): Array<string>
+  /** What `/pct todos` prints. */
+  text(): string
+}
+
 /**
  * Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
  * The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
@@ -192,6 +232,9 @@ export declare class ShellManager {
  * lock); an abort while waiting for it changes nothing.
  */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null, review?: ReviewTarget | undefined | null): Promise<PatchResult>
+
+/** The failure of a call without a user (headless). */
+export declare function askNoUser(): { ok: false; code: 'no-user'; message: string }
 
 /**
  * One read of a cell (what exec/wait resolve with `ok: true`); `text` is what the model reads (docs/code.md
@@ -348,6 +391,7 @@ export interface EffectiveConfig {
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
+  interactiveTools: { enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -746,6 +790,15 @@ export interface HostWriteOk {
   stripped: Array<string>
 }
 
+/** The bounds and the labels the dialogs add (so the glue never spells them itself). */
+export declare function interactiveLimits(): { maxQuestions: number; maxQuestionChars: number; maxOptions: number; maxOptionChars: number; maxAnswerChars: number; maxTodos: number; maxTodoIdChars: number; maxTodoContentChars: number; otherLabel: string; skipLabel: string; doneLabel: string }
+
+/** The failure of a switched-off interactive tool. */
+export declare function interactiveNotEnabled(tool: string): { ok: false; code: 'not-enabled'; message: string }
+
+/** The tool names Plan (contract) mode lets through: the interactive tools change nothing in the workspace. */
+export declare function interactivePlanSafe(): Array<string>
+
 /** Nested call counts of a cell read. */
 export interface NestedCounts {
   completed: number
@@ -952,6 +1005,12 @@ export interface NetSource {
  * that never answers without waiting 30 s; only the process environment can set it.
  */
 export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
+
+/** new_context's argument check: null when the arguments are `{}`, else the failure. */
+export declare function newContextCheck(args: unknown): { ok: false; code: 'invalid-arguments'; message: string } | null
+
+/** new_context's result text (`remote`: Remote Compaction is on; `already`: a request was pending). */
+export declare function newContextResult(remote: boolean, already: boolean): string
 
 /** A validated exec_command request (what hooks see). */
 export interface NormalizedExec {

@@ -773,7 +773,8 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+export { AskSession }
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -783,7 +784,9 @@ export { HostSession }
 export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
+export { TodoList }
 export { applyPatch }
+export { askNoUser }
 export { compactionBuildRequest }
 export { compactionCompat }
 export { compactionParseStream }
@@ -802,6 +805,9 @@ export { discoveryFindTools }
 export { engineVersion }
 export { hostAuditAppend }
 export { hostSweepScratch }
+export { interactiveLimits }
+export { interactiveNotEnabled }
+export { interactivePlanSafe }
 export { netDebugLine }
 export { netFailure }
 export { netImageRequest }
@@ -812,6 +818,8 @@ export { netSidecarCodexPayload }
 export { netSidecarParse }
 export { netSidecarRequest }
 export { netTimeoutMs }
+export { newContextCheck }
+export { newContextResult }
 export { patchPaths }
 export { reviewList }
 export { reviewRemoveSession }

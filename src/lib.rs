@@ -14,6 +14,7 @@ mod digest;
 mod discovery;
 mod errno;
 pub mod host;
+mod interactive;
 pub mod net;
 pub mod output;
 mod patch;

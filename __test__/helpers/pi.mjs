@@ -140,8 +140,9 @@ function piEnv(box, extra = {}) {
 	};
 }
 
+/** `opts.persist`: keep Pi's session file (no `--no-session`; pass `--session-dir`/`--session` in `opts.args`). */
 function piArgs(opts) {
-	const args = [opts.version.cli, "--no-session", "-ne", "-e", FAUX];
+	const args = [opts.version.cli, ...(opts.persist ? [] : ["--no-session"]), "-ne", "-e", FAUX];
 	for (const ext of opts.extensions ?? [ROOT]) args.push("-e", ext);
 	args.push("--provider", opts.provider ?? "faux", "--model", opts.model ?? "faux-1");
 	if (opts.tools) args.push("--tools", opts.tools.join(","));

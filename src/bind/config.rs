@@ -31,6 +31,8 @@ pub struct EffectiveConfig {
     pub tool_discovery: Value,
     #[napi(ts_type = "{ enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }")]
     pub host_tools: Value,
+    #[napi(ts_type = "{ enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }")]
+    pub interactive_tools: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,

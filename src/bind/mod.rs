@@ -12,6 +12,7 @@ pub mod host;
 pub mod host_bash;
 pub mod host_edit;
 pub mod host_policy;
+pub mod interactive;
 pub mod net;
 pub mod patch;
 pub mod review;

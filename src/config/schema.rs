@@ -21,6 +21,7 @@ pub fn defaults() -> Value {
         "codeMode": {"enabled": false, "approvalMode": "confirm"},
         "toolDiscovery": {"enabled": false, "deferred": deferred},
         "hostTools": {"enabled": false, "permissionMode": "ask"},
+        "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
         "debug": false
     })
 }
@@ -81,6 +82,11 @@ pub fn validate(root: &Value) -> Result<(), String> {
     if let Some(ht) = section(root, "hostTools")? {
         boolean(ht, "hostTools", "enabled")?;
         one_of(ht, "hostTools", "permissionMode", &["ask", "accept-edits", "auto"])?;
+    }
+    if let Some(it) = section(root, "interactiveTools")? {
+        for key in ["enabled", "askTool", "todoWrite", "newContext"] {
+            boolean(it, "interactiveTools", key)?;
+        }
     }
     if !matches!(root.get("debug"), None | Some(Value::Bool(_))) {
         return Err("debug must be true or false".into());
@@ -289,6 +295,7 @@ mod tests {
             "codeMode",
             "toolDiscovery",
             "hostTools",
+            "interactiveTools",
         ] {
             assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
         }
@@ -433,5 +440,22 @@ mod tests {
             raw,
             json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}})
         );
+    }
+
+    #[test]
+    fn interactive_tools_section() {
+        assert!(validate(&json!({"interactiveTools": {"enabled": true}})).is_ok());
+        for key in ["enabled", "askTool", "todoWrite", "newContext"] {
+            assert_eq!(
+                err(json!({"interactiveTools": { key: "yes" }})),
+                format!("interactiveTools.{key} must be true or false")
+            );
+        }
+        let eff = effective(&json!({"interactiveTools": {"enabled": true, "todoWrite": false, "future": 1}}));
+        assert_eq!(
+            eff["interactiveTools"],
+            json!({"enabled": true, "askTool": true, "todoWrite": false, "newContext": true})
+        );
+        assert_eq!(defaults()["interactiveTools"]["enabled"], false);
     }
 }

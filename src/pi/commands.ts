@@ -12,6 +12,7 @@ import { statusText } from "./status.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
+import { TODOS_KEY } from "./tools/interactive.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -28,6 +29,7 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
+			if (sub === "todos") return say(ctx, (tk.shared.get(TODOS_KEY) as (() => string) | undefined)?.() ?? "The todo list is not available in this build.");
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
 			if (sub === "reload") {
@@ -79,6 +81,10 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
 			[`Host Tools: ${onOff(e.hostTools.enabled)}`, () => set("hostTools.enabled", !e.hostTools.enabled)],
 			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pick(ctx, "Host Tools permission mode", [...PERMISSION_MODES], (v) => set("hostTools.permissionMode", v))],
+			[`Interactive Tools: ${onOff(e.interactiveTools.enabled)}`, () => set("interactiveTools.enabled", !e.interactiveTools.enabled)],
+			[`  asktool: ${onOff(e.interactiveTools.askTool)}`, () => set("interactiveTools.askTool", !e.interactiveTools.askTool)],
+			[`  TodoWrite: ${onOff(e.interactiveTools.todoWrite)}`, () => set("interactiveTools.todoWrite", !e.interactiveTools.todoWrite)],
+			[`  new_context: ${onOff(e.interactiveTools.newContext)}`, () => set("interactiveTools.newContext", !e.interactiveTools.newContext)],
 			[`Debug metadata: ${onOff(e.debug)}`, () => set("debug", !e.debug)],
 		);
 		const choice = await ctx.ui.select("Pi Codex Toolkit settings", [...rows.map((r) => r[0]), "Save", "Cancel"]);

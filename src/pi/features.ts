@@ -13,6 +13,7 @@ import { register as registerImage } from "./net/image.ts";
 import { register as registerWebSearch } from "./net/websearch.ts";
 import { register as registerCompaction } from "./compaction.ts";
 import { register as registerReview } from "./review.ts";
+import { register as registerInteractive } from "./tools/interactive.ts";
 
 export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerPatch,
@@ -26,4 +27,5 @@ export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerReview,
 	registerCompaction,
 	registerComputer,
+	registerInteractive,
 ];

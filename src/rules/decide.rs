@@ -287,6 +287,16 @@ pub fn decide(input: &ResolveInput) -> Decision {
         push_unique(&mut admitted, &COMPUTER_USE);
     }
 
+    // Interactive tools (docs/interactive.md): each on with the section and its own switch, when ours.
+    if cfg.interactive_tools.enabled {
+        for n in INTERACTIVE {
+            if cfg.interactive_tools.tool_switch(n) && reg.owner(n) == Owner::Ours {
+                push_unique(&mut direct, &[n]);
+                push_unique(&mut admitted, &[n]);
+            }
+        }
+    }
+
     // Tool Discovery: find_tools itself, then which direct names it holds back.
     let discovery_on = cfg.tool_discovery.enabled;
     let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
@@ -687,6 +697,34 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                         .into(),
                 ));
             }
+        }
+        Feature::InteractiveTools => {
+            let it = &cfg.interactive_tools;
+            st.configured = it.enabled;
+            let switched: Vec<&str> = INTERACTIVE.iter().copied().filter(|n| it.tool_switch(n)).collect();
+            let on: Vec<&str> = INTERACTIVE.iter().copied().filter(|n| d.visible.contains(n)).collect();
+            if !st.configured {
+            } else if !on.is_empty() {
+                st.effective = Effective::Active;
+            } else {
+                st.effective = Effective::Unavailable;
+                st.reason = if switched.is_empty() {
+                    "every tool switched off"
+                } else if reg.any_foreign(&switched) {
+                    "conflicting-tool-name"
+                } else {
+                    "not-registered"
+                }
+                .into();
+            }
+            st.extra
+                .push(("tools".into(), if on.is_empty() { "—".into() } else { on.join(", ") }));
+            let off: Vec<&str> = INTERACTIVE.iter().copied().filter(|n| !it.tool_switch(n)).collect();
+            if !off.is_empty() {
+                st.extra.push(("switched off".into(), off.join(", ")));
+            }
+            st.extra
+                .push(("plan mode".into(), "allowed (plan-safe: they change nothing)".into()));
         }
         Feature::ToolDiscovery => {
             st.configured = cfg.tool_discovery.enabled;

@@ -65,6 +65,22 @@ pub struct Section {
     pub permission_mode: Option<String>,
     pub sidecar_model: Option<SidecarModel>,
     pub deferred: Option<Vec<String>>,
+    /// `interactiveTools.askTool` / `.todoWrite` / `.newContext`: each interactive tool's own switch (default on).
+    pub ask_tool: Option<bool>,
+    pub todo_write: Option<bool>,
+    pub new_context: Option<bool>,
+}
+
+impl Section {
+    /// Whether an interactive tool's own switch is on (missing = on; the section's `enabled` decides first).
+    pub fn tool_switch(&self, name: &str) -> bool {
+        match name {
+            crate::interactive::ASKTOOL => self.ask_tool,
+            crate::interactive::TODO_WRITE => self.todo_write,
+            _ => self.new_context,
+        }
+        .unwrap_or(true)
+    }
 }
 
 /// `webSearch.sidecarModel`.
@@ -110,6 +126,7 @@ pub struct Config {
     pub code_mode: Section,
     pub tool_discovery: Section,
     pub host_tools: Section,
+    pub interactive_tools: Section,
     pub execution: Option<Execution>,
     pub debug: bool,
 }
@@ -126,6 +143,7 @@ impl Config {
             "shellSessions" => &self.shell_sessions,
             "codeMode" => &self.code_mode,
             "hostTools" => &self.host_tools,
+            "interactiveTools" => &self.interactive_tools,
             _ => &self.tool_discovery,
         }
     }

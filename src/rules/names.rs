@@ -53,6 +53,9 @@ pub const FIND_TOOLS: &str = "find_tools";
 pub const WEB_SEARCH: &str = "openai_web_search";
 pub const GENERATE_IMAGE: &str = "openai_generate_image";
 
+/// The interactive tools (docs/interactive.md): asktool, TodoWrite and new_context, each with its own switch.
+pub const INTERACTIVE: [&str; 3] = crate::interactive::PLAN_SAFE;
+
 /// The six Computer Use names: an atomic group (all or none).
 pub const COMPUTER_USE: [&str; 6] = [
     "computer_use_list_apps",
@@ -97,11 +100,12 @@ pub enum Feature {
     CodeMode,
     ToolDiscovery,
     HostTools,
+    InteractiveTools,
 }
 
 impl Feature {
     /// Status order = the order of the config file's sections.
-    pub const ALL: [Feature; 9] = [
+    pub const ALL: [Feature; 10] = [
         Feature::WebSearch,
         Feature::RemoteCompaction,
         Feature::ImageGeneration,
@@ -111,6 +115,7 @@ impl Feature {
         Feature::CodeMode,
         Feature::ToolDiscovery,
         Feature::HostTools,
+        Feature::InteractiveTools,
     ];
 
     /// The config section key (also the key used in JSON results).
@@ -125,6 +130,7 @@ impl Feature {
             Feature::CodeMode => "codeMode",
             Feature::ToolDiscovery => "toolDiscovery",
             Feature::HostTools => "hostTools",
+            Feature::InteractiveTools => "interactiveTools",
         }
     }
 
@@ -140,6 +146,7 @@ impl Feature {
             Feature::CodeMode => "Code Mode",
             Feature::ToolDiscovery => "Tool Discovery",
             Feature::HostTools => "Host Tools",
+            Feature::InteractiveTools => "Interactive Tools",
         }
     }
 
@@ -155,6 +162,7 @@ impl Feature {
             Feature::CodeMode => &CODE_PAIR,
             Feature::ToolDiscovery => &[FIND_TOOLS],
             Feature::HostTools => &HOST_NAMES,
+            Feature::InteractiveTools => &INTERACTIVE,
         }
     }
 
@@ -171,6 +179,7 @@ impl Feature {
                 | Feature::HostTools
                 | Feature::RemoteCompaction
                 | Feature::ComputerUse
+                | Feature::InteractiveTools
         )
     }
 }
@@ -186,9 +195,10 @@ pub fn feature_of(name: &str) -> Option<Feature> {
 }
 
 /// The names that may appear in `toolDiscovery.deferred`: every toolkit name except `find_tools` itself and the
-/// host tools (they replace Pi's builtins, so holding them back would leave the model without file tools).
+/// host tools (they replace Pi's builtins, so holding them back would leave the model without file tools) and the
+/// interactive tools (small, and asked for at moments the model cannot plan a `find_tools` call for).
 pub fn is_deferrable(name: &str) -> bool {
-    name != FIND_TOOLS && !HOST_NAMES.contains(&name) && feature_of(name).is_some()
+    name != FIND_TOOLS && !HOST_NAMES.contains(&name) && !INTERACTIVE.contains(&name) && feature_of(name).is_some()
 }
 
 /// Fallback one-line descriptions for managed names that are not registered (so a query can still find them).
@@ -218,10 +228,12 @@ mod tests {
     #[test]
     fn every_name_has_one_feature_and_a_description() {
         let names: Vec<_> = all_toolkit_names().collect();
-        assert_eq!(names.len(), 23);
+        assert_eq!(names.len(), 26);
         for n in &names {
             assert!(feature_of(n).is_some());
-            if HOST_NAMES.contains(n) {
+            if INTERACTIVE.contains(n) {
+                assert!(!is_deferrable(n), "{n}: interactive tools are never deferred");
+            } else if HOST_NAMES.contains(n) {
                 assert!(!is_deferrable(n), "{n}: host tools are never deferred");
             } else if *n != FIND_TOOLS {
                 assert!(!fallback_description(n).is_empty(), "{n}");

@@ -81,6 +81,7 @@ fn off_reason(feature: &str, d: &Decision, input: &ResolveInput) -> String {
         "codeMode" => ("codeMode.enabled", "code"),
         "toolDiscovery" => ("toolDiscovery.enabled", ""),
         "hostTools" => ("hostTools.enabled", ""),
+        "interactiveTools" => ("interactiveTools.enabled", ""),
         _ => return String::new(),
     };
     let turn_on = format!("not turned on: set {setting} to true in the config, or use /pct config");

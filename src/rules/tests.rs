@@ -591,6 +591,13 @@ Host Tools
   tools: —
   builtins replaced: none
 
+Interactive Tools
+  configured: off
+  effective: off
+  reason: not turned on: set interactiveTools.enabled to true in the config, or use /pct config
+  tools: —
+  plan mode: allowed (plan-safe: they change nothing)
+
 Debug: off
 
 Execution rules:
