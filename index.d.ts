@@ -317,8 +317,30 @@ export declare function configEffective(raw: Record<string, unknown> | null): Ef
 /** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for under some model (the union over all models). */
 export declare function configFeatures(effective: EffectiveConfig): Array<'applyPatch' | 'shellSessions' | 'codeMode'>
 
+/** Warnings for overlapping tool families an effective config turns on together (empty = none). */
+export declare function configOverlaps(effective: EffectiveConfig): Array<string>
+
 /** `<agentDir>/extensions/pi-codex-toolkit.json`. */
 export declare function configPath(agentDir: string): string
+
+/** One `/pct config` preset (src/config/presets.rs). */
+export interface ConfigPreset {
+  key: string
+  label: string
+  summary: string
+}
+
+/**
+ * A draft with preset `key` applied (unrelated settings and unknown fields kept). An unknown key throws
+ * `Error { code: "invalid-input" }`.
+ */
+export declare function configPresetApply(raw: Record<string, unknown> | null, key: string): Record<string, unknown>
+
+/** The preset an effective config equals (its key), or null. */
+export declare function configPresetCurrent(effective: EffectiveConfig): string | null
+
+/** The presets, in menu order. */
+export declare function configPresets(): Array<ConfigPreset>
 
 /** Reads and classifies the config file: `{status, code?, detail?, revision, raw}`. */
 export declare function configRead(path: string): ConfigReadResult
@@ -1084,6 +1106,21 @@ export interface RecoverySnapshot {
   error?: string
 }
 
+/** What [`rules_registration_plan`] answers (src/rules/registration.rs). */
+export interface RegistrationPlan {
+  /** Names to pass to `pi.registerTool` now. */
+  register: Array<string>
+  /** Wanted names another extension owns (their feature reports `name-taken`). */
+  taken: Array<RegistrationTaken>
+}
+
+/** One wanted name that is already registered elsewhere. */
+export interface RegistrationTaken {
+  name: string
+  /** The winner's source path (or `builtin`). */
+  owner: string
+}
+
 /** One review change (docs/spec/host-tools.md fields, then the listing's extras). */
 export interface ReviewChange {
   version: number
@@ -1292,6 +1329,12 @@ export interface RulesModel {
 
 /** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */
 export declare function rulesPreviewText(inputJson: string & { readonly __json: RulesInput }): string
+
+/**
+ * Which of the `offered` (declared, not yet registered) tool definitions to register for this snapshot:
+ * only names of features the config turns on, never a name another extension owns.
+ */
+export declare function rulesRegistrationPlan(inputJson: string & { readonly __json: RulesInput }, offered: Array<string>): string & { readonly __json: RegistrationPlan }
 
 /**
  * One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for

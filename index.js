@@ -773,8 +773,7 @@ if (
   }
 }
 
-const { AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
-export { AskSession }
+const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -784,9 +783,7 @@ export { HostSession }
 export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
-export { TodoList }
 export { applyPatch }
-export { askNoUser }
 export { compactionBuildRequest }
 export { compactionCompat }
 export { compactionParseStream }
@@ -797,7 +794,11 @@ export { configDefaults }
 export { configDraftSet }
 export { configEffective }
 export { configFeatures }
+export { configOverlaps }
 export { configPath }
+export { configPresetApply }
+export { configPresetCurrent }
+export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
@@ -805,9 +806,6 @@ export { discoveryFindTools }
 export { engineVersion }
 export { hostAuditAppend }
 export { hostSweepScratch }
-export { interactiveLimits }
-export { interactiveNotEnabled }
-export { interactivePlanSafe }
 export { netDebugLine }
 export { netFailure }
 export { netImageRequest }
@@ -818,8 +816,6 @@ export { netSidecarCodexPayload }
 export { netSidecarParse }
 export { netSidecarRequest }
 export { netTimeoutMs }
-export { newContextCheck }
-export { newContextResult }
 export { patchPaths }
 export { reviewList }
 export { reviewRemoveSession }
@@ -832,6 +828,7 @@ export { rulesEditorRows }
 export { rulesEditorRules }
 export { rulesGlobMatch }
 export { rulesPreviewText }
+export { rulesRegistrationPlan }
 export { rulesResolve }
 export { rulesStatusText }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -84,7 +84,7 @@ test("third-party winners: groups go down together, their tools untouched", () =
 	const out = native.rulesResolve(snapshot(rule(true, true, true), { tools: tools({ foreign: ["apply_patch", "exec_command", "exec"] }) }));
 	for (const theirs of ["apply_patch", "exec_command", "exec"]) assert.ok(out.active.includes(theirs));
 	assert.ok(!out.active.includes("write_stdin") && !out.active.includes("wait"));
-	assert.equal(out.features.codeMode.reason, "conflicting-tool-name");
+	assert.equal(out.features.codeMode.reason, "name-taken");
 	assert.deepEqual(out.hiddenNatives, []);
 });
 

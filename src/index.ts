@@ -20,20 +20,12 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		// A missing or wrong binary never stops Pi: /pct explains it, no tool is registered (docs/release.md).
 		if (!nativeLoad.ok) return registerUnavailable(pi, nativeLoad.diagnosis);
 		const tk = new Toolkit(pi, options);
-		const registered = new Set<string>();
-		// Feature modules register through a view of `pi` that records their tool names (for status).
-		const recordingPi = Object.create(pi, {
-			registerTool: {
-				value: (def: ToolDefinition) => {
-					registered.add(def.name);
-					tk.ownSchemas.set(def.name, def.parameters);
-					return pi.registerTool(def);
-				},
-			},
-		});
-		const host = Object.create(tk, { pi: { value: recordingPi } });
+		// Feature modules declare their tools through a view of `pi` whose registerTool only records them: nothing
+		// reaches Pi at load, so no name can collide there. Each sync registers the wanted, free ones (docs/rules.md).
+		const declaringPi = Object.create(pi, { registerTool: { value: (def: ToolDefinition) => tk.offer(def) } });
+		const host = Object.create(tk, { pi: { value: declaringPi } });
 		for (const register of FEATURES) register(host);
-		registerPctCommand(tk, registered);
+		registerPctCommand(tk, tk.registeredNames);
 
 		tk.reload();
 		pi.on("session_start", async (_event, ctx) => {

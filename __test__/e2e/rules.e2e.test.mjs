@@ -188,7 +188,7 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual(watched(p.active), ["apply_patch", "bash", "edit", "exec", "exec_command", "read", "write"]);
 			const text = await status(pi);
 			for (const title of ["Apply Patch", "Shell Sessions", "Code Mode"]) {
-				assert.deepEqual(featureOf(text, title), { configured: "on", effective: "unavailable", reason: "conflicting-tool-name" }, title);
+				assert.deepEqual(featureOf(text, title), { configured: "on", effective: "unavailable", reason: "name-taken" }, title);
 			}
 			assert.deepEqual(p.records.at(-1).hiddenNatives, []);
 			const run = await pi.prompt("go");

@@ -172,6 +172,62 @@ pub async fn config_save(
     Json(guard::future_or("config.save", save, |m| failed(guard::PANIC_CODE, m)).await)
 }
 
+/// One `/pct config` preset (src/config/presets.rs).
+#[napi(object)]
+pub struct ConfigPreset {
+    pub key: String,
+    pub label: String,
+    pub summary: String,
+}
+
+/// The presets, in menu order.
+#[napi(catch_unwind)]
+pub fn config_presets(env: &Env) -> napi::Result<Vec<ConfigPreset>> {
+    guard::sync(env, "config.presets", || {
+        Ok(config::presets::PRESETS
+            .iter()
+            .map(|p| ConfigPreset {
+                key: p.key.into(),
+                label: p.label.into(),
+                summary: p.summary.into(),
+            })
+            .collect())
+    })
+}
+
+/// A draft with preset `key` applied (unrelated settings and unknown fields kept). An unknown key throws
+/// `Error { code: "invalid-input" }`.
+#[napi(catch_unwind, ts_return_type = "Record<string, unknown>")]
+pub fn config_preset_apply(
+    env: &Env,
+    #[napi(ts_arg_type = "Record<string, unknown> | null")] raw: Json,
+    key: String,
+) -> napi::Result<Json> {
+    guard::sync(env, "config.presetApply", || {
+        config::presets::apply(&raw.0, &key)
+            .map(Json)
+            .map_err(|e| guard::throw(env, guard::INVALID_INPUT, &e))
+    })
+}
+
+/// The preset an effective config equals (its key), or null.
+#[napi(catch_unwind)]
+pub fn config_preset_current(
+    env: &Env,
+    #[napi(ts_arg_type = "EffectiveConfig")] effective: Value,
+) -> napi::Result<Option<&'static str>> {
+    guard::sync(env, "config.presetCurrent", || Ok(config::presets::current(&effective)))
+}
+
+/// Warnings for overlapping tool families an effective config turns on together (empty = none).
+#[napi(catch_unwind)]
+pub fn config_overlaps(
+    env: &Env,
+    #[napi(ts_arg_type = "EffectiveConfig")] effective: Value,
+) -> napi::Result<Vec<String>> {
+    guard::sync(env, "config.overlaps", || Ok(config::presets::overlaps(&effective)))
+}
+
 fn to_json<T: serde::Serialize>(env: &Env, v: &T) -> napi::Result<Value> {
     serde_json::to_value(v).map_err(|e| guard::throw(env, guard::PANIC_CODE, &e.to_string()))
 }

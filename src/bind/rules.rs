@@ -339,3 +339,38 @@ pub fn discovery_find_tools(env: &Env, input_json: String, request_json: String)
         to_json(env, &discovery::find_tools(&input, &req))
     })
 }
+
+/// What [`rules_registration_plan`] answers (src/rules/registration.rs).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RegistrationPlan {
+    /// Names to pass to `pi.registerTool` now.
+    pub register: Vec<String>,
+    /// Wanted names another extension owns (their feature reports `name-taken`).
+    pub taken: Vec<RegistrationTaken>,
+}
+
+/// One wanted name that is already registered elsewhere.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RegistrationTaken {
+    pub name: String,
+    /// The winner's source path (or `builtin`).
+    pub owner: String,
+}
+
+/// Which of the `offered` (declared, not yet registered) tool definitions to register for this snapshot:
+/// only names of features the config turns on, never a name another extension owns.
+#[napi(
+    catch_unwind,
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }, offered: Array<string>",
+    ts_return_type = "string & { readonly __json: RegistrationPlan }"
+)]
+pub fn rules_registration_plan(env: &Env, input_json: String, offered: Vec<String>) -> napi::Result<String> {
+    guard::sync(env, "rules.registrationPlan", || {
+        to_json(
+            env,
+            &rules::registration::plan(&rules_input(env, &input_json)?, &offered),
+        )
+    })
+}

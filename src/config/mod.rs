@@ -5,6 +5,7 @@
 pub mod draft;
 pub mod js;
 pub mod lock;
+pub mod presets;
 pub mod schema;
 pub mod store;
 

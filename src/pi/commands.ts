@@ -13,6 +13,7 @@ import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
 import { TODOS_KEY } from "./tools/interactive.ts";
+import { presetRows } from "./presets.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -55,6 +56,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 		const e = eff();
 		const ws = e.webSearch;
 		const rows: [string, () => Promise<void> | void][] = [
+			...presetRows(ctx, e, draft, (next) => (draft = next)),
 			[`Web Search: ${onOff(ws.enabled)}`, () => set("webSearch.enabled", !ws.enabled)],
 			[`Web Search backend: ${ws.backend}`, () => pick(ctx, "Web Search backend", ["auto", "native", "sidecar"], (v) => set("webSearch.backend", v))],
 			[`Web Search mode: ${ws.mode}`, () => pick(ctx, "Web Search mode", ["live", "cached"], (v) => set("webSearch.mode", v))],

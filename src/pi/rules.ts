@@ -4,7 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
-import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RulesDecision, RulesInput, RulesTool } from "../../index.js";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesDecision, RulesInput, RulesTool } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 import { netInput, REGISTRY_KEY } from "./net/facts.ts";
@@ -23,6 +23,7 @@ const call = {
 	resolve: (input: RulesInput): RulesDecision => fromJson(native.rulesResolve(toJson(input))),
 	status: (input: RulesInput): string => native.rulesStatusText(toJson(input)),
 	preview: (input: RulesInput): string => native.rulesPreviewText(toJson(input)),
+	plan: (input: RulesInput, offered: string[]): RegistrationPlan => fromJson(native.rulesRegistrationPlan(toJson(input), offered)),
 	find: (input: RulesInput, params: Record<string, unknown>): FindToolsResult =>
 		fromJson(native.discoveryFindTools(toJson(input), toJson(params ?? {}))),
 };
@@ -183,6 +184,11 @@ export function syncRules(host: RulesHost): void {
 	host.shared?.set("net.plan", out.net);
 	host.applyError = null;
 	emit(host, out.diagnostics);
+}
+
+/** Which of the `offered` (declared, unregistered) tool names to register now (src/rules/registration.rs). */
+export function registrationPlan(host: RulesHost, offered: string[]): RegistrationPlan {
+	return call.plan(snapshot(host), offered);
 }
 
 /** A new, resumed or forked session: deferred names hide again (loads are never persisted or replayed). */

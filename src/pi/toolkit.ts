@@ -4,12 +4,12 @@
  * ToolkitHost (host.ts); the /pct commands live in commands.ts.
  */
 import { fileURLToPath } from "node:url";
-import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolDefinition } from "@earendil-works/pi-coding-agent";
 import type { FeatureLifecycle, InvocationHooks, ToolkitHost, ToolkitOptions } from "./host.ts";
 import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
 import type { EffectiveConfig } from "../../index.js";
-import { findTools, newRulesState, observe, type RulesState, syncRules } from "./rules.ts";
+import { findTools, newRulesState, observe, registrationPlan, type RulesState, syncRules } from "./rules.ts";
 
 /** The last failed read, shown by /pct status and reload. */
 export interface ConfigError {
@@ -30,6 +30,10 @@ export class Toolkit implements ToolkitHost {
 	/** The parameter schema objects this factory registered, by tool name: Pi hands the same objects back in
 	 * getAllTools(), which proves a registration is ours even when Pi attributes it to an embedder's file. */
 	readonly ownSchemas = new Map<string, unknown>();
+	/** Tool definitions the feature modules declared at load, by name; Pi sees one only once it is wanted. */
+	private readonly offered = new Map<string, ToolDefinition>();
+	/** Names this factory registered with Pi. Pi cannot unregister, so a feature turned off keeps them, inactive. */
+	readonly registeredNames = new Set<string>();
 	/** The raw object and revision in force (null raw = all-off defaults). */
 	raw: Record<string, unknown> | null = null;
 	revision: string | null = null;
@@ -51,6 +55,34 @@ export class Toolkit implements ToolkitHost {
 		this.pinnedSource = options.sourcePath;
 		this.effectiveConfig = native.configDefaults();
 		this.shared.set("rules.findTools", (params: Record<string, unknown>) => findTools(this, params));
+	}
+
+	/** Records a feature's tool definition (the feature modules' `registerTool`); registered by a later sync. */
+	offer(def: ToolDefinition): void {
+		this.offered.set(def.name, def);
+	}
+
+	/**
+	 * Registers the declared tools the config turns on whose names no other extension owns (the addon decides:
+	 * src/rules/registration.rs). Pi accepts registerTool after load and refreshes its tool list; a taken name is
+	 * never registered, so its feature reports `name-taken` and the rest of the toolkit works.
+	 */
+	private registerWanted(): void {
+		const todo = [...this.offered.keys()].filter((n) => !this.registeredNames.has(n));
+		if (todo.length === 0) return;
+		let names: string[];
+		try {
+			names = registrationPlan(this, todo).register;
+		} catch (e) {
+			this.applyError = `registration failed: ${e instanceof Error ? e.message : String(e)}`;
+			return;
+		}
+		for (const name of names) {
+			const def = this.offered.get(name)!;
+			this.ownSchemas.set(name, def.parameters);
+			this.registeredNames.add(name);
+			this.pi.registerTool(def);
+		}
 	}
 
 	config(): EffectiveConfig {
@@ -144,6 +176,7 @@ export class Toolkit implements ToolkitHost {
 	 */
 	sync(ctx?: ExtensionContext, model?: ExtensionContext["model"]): void {
 		observe(this, ctx, model);
+		this.registerWanted();
 		syncRules(this);
 		// Reload, model change and session start retry cleanup a feature could not finish (reported until it does).
 		for (const cb of this.lifecycles.values()) void cb.retry?.().catch(() => undefined);

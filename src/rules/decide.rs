@@ -441,6 +441,40 @@ fn is_darwin(input: &ResolveInput) -> bool {
     input.platform.as_deref() == Some("darwin")
 }
 
+/// The status reason of a feature whose tool name another extension registered (docs/spec/toolkit.md §3).
+pub const NAME_TAKEN: &str = "name-taken";
+
+/// The first name of `names` whose winning registration is not ours, with that winner's source.
+fn taken<'a>(input: &'a ResolveInput, reg: &Registry, names: &[&'static str]) -> Option<(&'static str, &'a str)> {
+    names.iter().copied().find(|n| reg.any_foreign(&[n])).map(|n| {
+        let owner = input
+            .tools
+            .iter()
+            .rev()
+            .find(|t| t.name == n)
+            .map(|t| t.source.as_str());
+        (n, owner.unwrap_or("another extension"))
+    })
+}
+
+/// Marks `st` unavailable with `name-taken`, naming the owner and the way out, when a name of `names` is taken.
+fn name_taken(st: &mut FeatureStatus, input: &ResolveInput, reg: &Registry, names: &[&'static str]) -> bool {
+    let Some((name, owner)) = taken(input, reg, names) else {
+        return false;
+    };
+    st.effective = Effective::Unavailable;
+    st.reason = NAME_TAKEN.into();
+    st.extra.push(("taken".into(), taken_line(name, owner, st.label)));
+    true
+}
+
+/// `<name> is registered by <owner>: …` — what the user can do about a taken name.
+fn taken_line(name: &str, owner: &str, label: &str) -> String {
+    format!(
+        "{name} is registered by {owner}; the toolkit leaves it alone. To use {label}, remove or disable that extension (or its {name} tool) and run /reload; otherwise turn {label} off with /pct config"
+    )
+}
+
 /// The status of one feature, derived from the decision.
 fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision) -> FeatureStatus {
     let cfg = &input.config;
@@ -473,6 +507,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 _ => &[],
             };
             net_status(&mut st, ws.enabled, p.backend.is_some(), names, p.reason);
+            if st.reason == "conflicting-tool-name" {
+                name_taken(&mut st, input, reg, &[WEB_SEARCH]);
+            }
             let backend = ws.backend.as_deref().unwrap_or("auto");
             let effective = match (ws.enabled, p.backend) {
                 (false, _) => "off",
@@ -539,6 +576,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             let ig = &cfg.image_generation;
             let p = &d.image;
             net_status(&mut st, ig.enabled, p.route.is_some(), &[GENERATE_IMAGE], p.reason);
+            if st.reason == "conflicting-tool-name" {
+                name_taken(&mut st, input, reg, &[GENERATE_IMAGE]);
+            }
             let backend = p.route.as_ref().map(|r| r.kind.image_backend()).unwrap_or("—");
             st.extra.push(("backend".into(), backend.into()));
         }
@@ -551,6 +591,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 (false, Some("not-registered"))
             };
             net_status(&mut st, cfg.computer_use.enabled, live, &COMPUTER_USE, reason);
+            if cfg.computer_use.enabled && is_darwin(input) && !live {
+                name_taken(&mut st, input, reg, &COMPUTER_USE);
+            }
             let transport = if live { "codex app-server --stdio" } else { "—" };
             st.extra.push(("transport".into(), transport.into()));
         }
@@ -567,9 +610,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 st.effective = Effective::Active;
                 st.extra
                     .push(("route".into(), "nested (inside code cells only)".into()));
-            } else {
+            } else if !name_taken(&mut st, input, reg, &[APPLY_PATCH]) {
                 st.effective = Effective::Unavailable;
-                st.reason = if !rules || reg.any_foreign(&[APPLY_PATCH]) {
+                st.reason = if !rules {
                     "conflicting-tool-name".into()
                 } else {
                     d.notes
@@ -590,11 +633,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 } else {
                     Effective::Active
                 };
-            } else {
+            } else if !name_taken(&mut st, input, reg, &SHELL_PAIR) {
                 st.effective = Effective::Unavailable;
-                st.reason = if reg.any_foreign(&SHELL_PAIR) {
-                    "conflicting-tool-name"
-                } else if input.shell_available == Some(false) {
+                st.reason = if input.shell_available == Some(false) {
                     "shell-unavailable"
                 } else if !rules {
                     "conflicting-tool-name"
@@ -617,9 +658,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 } else {
                     Effective::Active
                 };
-            } else {
+            } else if !name_taken(&mut st, input, reg, &CODE_PAIR) {
                 st.effective = Effective::Unavailable;
-                st.reason = if !rules || reg.any_foreign(&CODE_PAIR) {
+                st.reason = if !rules {
                     "conflicting-tool-name"
                 } else if d.notes.contains(&"code-pair-unavailable") {
                     "code-pair-unavailable"
@@ -643,14 +684,9 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             if !st.configured {
             } else if !on.is_empty() {
                 st.effective = Effective::Active;
-            } else {
+            } else if !name_taken(&mut st, input, reg, &HOST_READ_SET) {
                 st.effective = Effective::Unavailable;
-                st.reason = if reg.any_foreign(&HOST_READ_SET) {
-                    "conflicting-tool-name"
-                } else {
-                    "host-tools-unavailable"
-                }
-                .into();
+                st.reason = "host-tools-unavailable".into();
             }
             let mode = ht.permission_mode.as_deref().unwrap_or("ask");
             st.extra.push(("permission mode".into(), mode.into()));
@@ -676,19 +712,18 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     "Write and Edit step aside while the execution rule's patch route owns editing".into(),
                 ));
             }
-            if ht.enabled && reg.all_ours(&HOST_READ_SET) && reg.any_foreign(&HOST_BASH_SET) {
-                let taken: Vec<&str> = HOST_BASH_SET
-                    .iter()
-                    .copied()
-                    .filter(|n| reg.any_foreign(&[n]))
-                    .collect();
-                st.extra.push((
-                    "note".into(),
-                    format!(
-                        "Bash and the Task tools are off (conflicting-tool-name: another extension owns {}); Pi's bash stays",
-                        taken.join(", ")
-                    ),
-                ));
+            for (set, what, stays) in [
+                (&HOST_EDIT_SET[..], "Write and Edit are", "Pi's edit and write stay"),
+                (&HOST_BASH_SET[..], "Bash and the Task tools are", "Pi's bash stays"),
+            ] {
+                if let (true, true, Some((name, owner))) =
+                    (ht.enabled, reg.all_ours(&HOST_READ_SET), taken(input, reg, set))
+                {
+                    st.extra.push((
+                        "note".into(),
+                        format!("{what} off (name-taken: {name} is registered by {owner}); {stays}"),
+                    ));
+                }
             }
             if ht.enabled && d.hide_bash && reg.all_ours(&HOST_BASH_SET) {
                 st.extra.push((
@@ -731,7 +766,7 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             if st.configured {
                 if d.loader_available {
                     st.effective = Effective::Active;
-                } else {
+                } else if !name_taken(&mut st, input, reg, &[FIND_TOOLS]) {
                     st.effective = Effective::Unavailable;
                     st.reason = "conflicting-tool-name".into();
                 }

@@ -131,7 +131,7 @@ fn a_foreign_read_disables_the_group_and_hides_nothing() {
     }
     assert!(out.active.contains(&"Grep".to_string()), "their Grep stays as it was");
     assert_eq!(out.features["hostTools"]["effective"], "unavailable");
-    assert_eq!(out.features["hostTools"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["hostTools"]["reason"], "name-taken");
 }
 
 #[test]
@@ -242,7 +242,8 @@ fn a_foreign_task_name_keeps_the_bash_family_off_with_a_note() {
     assert!(out.active.contains(&"Read".to_string()) && out.active.contains(&"Edit".to_string()));
     let text = status_text(&input);
     assert!(
-        text.contains("  note: Bash and the Task tools are off (conflicting-tool-name: another extension owns TaskList); Pi's bash stays"),
+        text.contains("  note: Bash and the Task tools are off (name-taken: TaskList is registered by "),
         "{text}"
     );
+    assert!(text.contains("); Pi's bash stays"), "{text}");
 }

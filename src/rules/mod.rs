@@ -12,6 +12,7 @@ pub mod input;
 pub mod names;
 pub mod ownership;
 pub mod projection;
+pub mod registration;
 pub mod status;
 
 #[cfg(test)]

@@ -285,9 +285,9 @@ fn conflicts_disable_whole_groups_and_leave_theirs_alone() {
         sorted(&out.active),
         names(&["read", "bash", "edit", "write", APPLY_PATCH, EXEC_COMMAND, EXEC])
     );
-    assert_eq!(out.features["applyPatch"]["reason"], "conflicting-tool-name");
-    assert_eq!(out.features["shellSessions"]["reason"], "conflicting-tool-name");
-    assert_eq!(out.features["codeMode"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["applyPatch"]["reason"], "name-taken");
+    assert_eq!(out.features["shellSessions"]["reason"], "name-taken");
+    assert_eq!(out.features["codeMode"]["reason"], "name-taken");
     assert_eq!(
         out.notes,
         vec![
@@ -435,11 +435,11 @@ fn find_tools_conflict_restores_normal_projection() {
         registry(&[FIND_TOOLS], &[]),
     ));
     assert!(out.active.contains(&APPLY_PATCH.to_string()));
-    assert_eq!(out.features["toolDiscovery"]["reason"], "conflicting-tool-name");
+    assert_eq!(out.features["toolDiscovery"]["reason"], "name-taken");
     let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), registry(&[], &[FIND_TOOLS])));
     assert_eq!(
         out.features["toolDiscovery"]["reason"], "conflicting-tool-name",
-        "filtered find_tools is reported as a conflict"
+        "filtered find_tools is missing, not taken"
     );
 }
 
@@ -634,7 +634,7 @@ Apply error: cleanup-incomplete (Code Mode cleanup is still pending)
     );
     assert!(
         text.contains(
-            "\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: conflicting-tool-name\n"
+            "\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: name-taken\n  taken: exec_command is registered by "
         ),
         "{text}"
     );
@@ -993,7 +993,7 @@ fn network_status_reasons_and_tools() {
     conflict.net = input.net.clone();
     assert_eq!(
         status_line(&status_text(&conflict), "Web Search", "reason"),
-        "conflicting-tool-name"
+        "name-taken"
     );
     // Theirs stays active (never disabled); ours is not admitted.
     assert!(!resolve(&conflict).admitted_names.contains(&WEB_SEARCH.to_string()));

@@ -1,0 +1,192 @@
+//! The `/pct config` presets and the overlap warning (docs/config.md §Presets).
+//!
+//! Why: the toolkit offers several families for one capability (Pi's own edit/write/bash, the Codex route's
+//! apply_patch/exec_command/code cells, the host tools' Read…Bash). A user who turns on two of them gives the
+//! model three ways to edit a file and nothing telling it which to pick. A preset switches one family on and the
+//! overlapping ones off, in one step; the warning names any overlap a hand-edited config still has.
+
+use serde_json::{json, Map, Value};
+
+/// One preset as the menu shows it.
+pub struct Preset {
+    /// Stable key (tests, docs).
+    pub key: &'static str,
+    /// Menu label.
+    pub label: &'static str,
+    /// What the model gets, one line.
+    pub summary: &'static str,
+}
+
+/// Every preset, in menu order.
+pub const PRESETS: [Preset; 3] = [
+    Preset {
+        key: "codex",
+        label: "Codex tools",
+        summary: "apply_patch, exec_command/write_stdin and code cells replace Pi's edit, write and bash; Host Tools off",
+    },
+    Preset {
+        key: "host",
+        label: "Host tools",
+        summary: "Read, Write, Edit and Bash (Glob, Grep and the Task tools on demand) with permissions replace Pi's tools; Codex route off",
+    },
+    Preset {
+        key: "pi",
+        label: "Pi's own + extras",
+        summary: "Pi's read, edit, write and bash stay; the network and desktop extras keep their settings",
+    },
+];
+
+/// The id of the execution rule the Codex preset writes.
+pub const CODEX_RULE_ID: &str = "codex-tools";
+
+/// Applies preset `key` to a raw config: the families it replaces are switched off, unrelated settings (network
+/// features, approval modes, discovery's deferred list, unknown fields) are kept. `Err` for an unknown key.
+pub fn apply(raw: &Value, key: &str) -> Result<Value, String> {
+    let mut root: Map<String, Value> = raw.as_object().cloned().unwrap_or_default();
+    let set = |root: &mut Map<String, Value>, section: &str, field: &str, v: Value| {
+        let s = root.entry(section.to_string()).or_insert_with(|| json!({}));
+        if !s.is_object() {
+            *s = json!({});
+        }
+        s.as_object_mut().expect("an object").insert(field.into(), v);
+    };
+    match key {
+        "codex" => {
+            root.insert(
+                "execution".into(),
+                json!({"version": 1, "rules": [
+                    {"id": CODEX_RULE_ID, "match": "*", "patch": true, "shell": true, "code": true}
+                ]}),
+            );
+            for s in ["applyPatch", "shellSessions", "codeMode"] {
+                if let Some(Value::Object(m)) = root.get_mut(s) {
+                    m.remove("enabled");
+                }
+            }
+            set(&mut root, "hostTools", "enabled", json!(false));
+        }
+        "host" | "pi" => {
+            root.remove("execution");
+            for s in ["applyPatch", "shellSessions", "codeMode"] {
+                set(&mut root, s, "enabled", json!(false));
+            }
+            set(&mut root, "hostTools", "enabled", json!(key == "host"));
+        }
+        other => return Err(format!("unknown preset {other:?}: use codex, host or pi")),
+    }
+    Ok(Value::Object(root))
+}
+
+/// Which preset an effective config equals, if any (the menu marks it).
+pub fn current(eff: &Value) -> Option<&'static str> {
+    PRESETS
+        .iter()
+        .find(|p| {
+            apply(eff, p.key)
+                .map(|a| super::schema::effective(&a) == *eff)
+                .unwrap_or(false)
+        })
+        .map(|p| p.key)
+}
+
+/// The overlaps of an effective config: two families the model would see side by side for one capability.
+pub fn overlaps(eff: &Value) -> Vec<String> {
+    let on = |p: &str| eff.pointer(p) == Some(&Value::Bool(true));
+    let host = on("/hostTools/enabled");
+    let mut out = Vec::new();
+    if eff.get("execution").is_some() {
+        // Under execution rules the routes hide Pi's tools and the host tools step aside: no overlap by design.
+        return out;
+    }
+    let patch = on("/applyPatch/enabled");
+    let shell = on("/shellSessions/enabled");
+    if patch {
+        let editors = if host { "Edit/Write" } else { "Pi's edit/write" };
+        out.push(format!(
+            "Apply Patch (legacy flag) and {editors} are both on: the model gets two ways to edit files. Pick a preset (Codex tools or Host tools)."
+        ));
+    }
+    if shell {
+        let runner = if host { "Bash" } else { "Pi's bash" };
+        out.push(format!(
+            "Shell Sessions (legacy flag) and {runner} are both on: the model gets two ways to run commands. Pick a preset (Codex tools or Host tools)."
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::schema::{effective, validate};
+
+    #[test]
+    fn every_preset_writes_a_valid_config_that_reads_back_as_itself() {
+        let start = json!({"webSearch": {"enabled": true}, "hostTools": {"permissionMode": "auto"}, "x": 1,
+            "applyPatch": {"enabled": true}});
+        for p in &PRESETS {
+            let raw = apply(&start, p.key).unwrap();
+            assert_eq!(validate(&raw), Ok(()), "{}", p.key);
+            let eff = effective(&raw);
+            assert_eq!(current(&eff), Some(p.key), "{}", p.key);
+            assert!(overlaps(&eff).is_empty(), "{}: {:?}", p.key, overlaps(&eff));
+            assert_eq!(eff["webSearch"]["enabled"], true, "extras are kept");
+            assert_eq!(raw["x"], 1, "unknown fields are kept");
+            assert_eq!(eff["hostTools"]["permissionMode"], "auto");
+        }
+    }
+
+    #[test]
+    fn presets_switch_one_family_on_and_the_others_off() {
+        let codex = effective(&apply(&json!({"hostTools": {"enabled": true}}), "codex").unwrap());
+        assert_eq!(codex["hostTools"]["enabled"], false);
+        assert_eq!(
+            codex["execution"]["rules"][0],
+            json!({"id": "codex-tools", "match": "*", "patch": true, "shell": true, "code": true})
+        );
+        let host = effective(&apply(&codex, "host").unwrap());
+        assert!(host.get("execution").is_none());
+        assert_eq!(host["hostTools"]["enabled"], true);
+        assert_eq!(host["applyPatch"]["enabled"], false);
+        let pi = effective(&apply(&host, "pi").unwrap());
+        assert_eq!(pi["hostTools"]["enabled"], false);
+        assert!(pi.get("execution").is_none());
+        assert_eq!(
+            current(&effective(
+                &json!({"hostTools": {"enabled": true}, "applyPatch": {"enabled": true}})
+            )),
+            None
+        );
+    }
+
+    #[test]
+    fn unknown_preset_is_refused() {
+        assert_eq!(
+            apply(&json!({}), "all"),
+            Err("unknown preset \"all\": use codex, host or pi".into())
+        );
+    }
+
+    #[test]
+    fn overlapping_families_are_named() {
+        let w = overlaps(&effective(
+            &json!({"applyPatch": {"enabled": true}, "shellSessions": {"enabled": true},
+            "hostTools": {"enabled": true}}),
+        ));
+        assert_eq!(w.len(), 2);
+        assert!(
+            w[0].starts_with("Apply Patch (legacy flag) and Edit/Write are both on"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with("Shell Sessions (legacy flag) and Bash are both on"),
+            "{}",
+            w[1]
+        );
+        let w = overlaps(&effective(&json!({"applyPatch": {"enabled": true}})));
+        assert!(w[0].contains("Pi's edit/write"), "{w:?}");
+        assert!(overlaps(&effective(&json!({"hostTools": {"enabled": true}}))).is_empty());
+        assert!(overlaps(&effective(&json!({"codeMode": {"enabled": true}}))).is_empty());
+    }
+}
