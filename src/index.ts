@@ -4,6 +4,7 @@
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { registerPctCommand } from "./pi/commands.ts";
+import { renderersFor } from "./pi/render/tools.ts";
 import { say } from "./pi/messages.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
@@ -27,7 +28,8 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 				value: (def: ToolDefinition) => {
 					registered.add(def.name);
 					tk.ownSchemas.set(def.name, def.parameters);
-					return pi.registerTool(def);
+					// Every toolkit tool is drawn by src/pi/render (docs/render.md); a definition's own renderers win.
+					return pi.registerTool({ ...renderersFor(def.name), ...def });
 				},
 			},
 		});
