@@ -146,6 +146,12 @@ export declare class HostSession {
    * tasks were stopped. Also happens when the HostSession is garbage-collected.
    */
   closeTasks(): number
+  /**
+   * The end of a running foreground Bash call's output (`callId` as given to `bash`; `maxBytes` of each stream,
+   * 1..16384, default 4096), or null when no such call runs or its process has not started (docs/host.md "Live
+   * output").
+   */
+  bashPeek(callId: string, maxBytes?: number | undefined | null): HostBashPeek | null
   /** Background tasks running in this session and in the whole process (for /pct status). */
   taskCounts(): HostTaskCounts
   /** Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root). */
@@ -518,6 +524,15 @@ export interface HostBashOptions {
   callId?: string
   shell?: HostShellConfig
   env?: Record<string, string>
+}
+
+/** What `bashPeek` sees of a running call: the end of each stream and the bytes so far. */
+export interface HostBashPeek {
+  stdout: string
+  stderr: string
+  stdoutBytes: number
+  stderrBytes: number
+  elapsedMs: number
 }
 
 /**

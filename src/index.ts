@@ -4,6 +4,7 @@
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { registerPctCommand } from "./pi/commands.ts";
+import { renderersFor } from "./pi/render/tools.ts";
 import { say } from "./pi/messages.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
@@ -22,7 +23,8 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		const tk = new Toolkit(pi, options);
 		// Feature modules declare their tools through a view of `pi` whose registerTool only records them: nothing
 		// reaches Pi at load, so no name can collide there. Each sync registers the wanted, free ones (docs/rules.md).
-		const declaringPi = Object.create(pi, { registerTool: { value: (def: ToolDefinition) => tk.offer(def) } });
+		// Every toolkit tool is drawn by src/pi/render (docs/render.md); a definition's own renderers win.
+		const declaringPi = Object.create(pi, { registerTool: { value: (def: ToolDefinition) => tk.offer({ ...renderersFor(def.name), ...def }) } });
 		const host = Object.create(tk, { pi: { value: declaringPi } });
 		for (const register of FEATURES) register(host);
 		registerPctCommand(tk, tk.registeredNames);

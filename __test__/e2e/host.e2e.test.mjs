@@ -162,7 +162,7 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual(ends.map((e) => e.isError), [false, false], JSON.stringify(ends.map(toolText)));
 			assert.equal(ends[0].result.details.root, "external");
 			assert.equal(pi.uiRequests.filter((q) => q.method === "select").length, 1, "one card for two calls");
-			assert.match(pi.uiRequests[0].title, /outside\.txt \(outside the workspace: dotdot-escape\)\?$/);
+			assert.match(pi.uiRequests[0].title, /outside\.txt \(outside the workspace: dotdot-escape, a \.\.\/ path that leaves the workspace\)\?$/);
 			assert.deepEqual(pi.uiRequests[0].options, ["Allow once", "Allow for this session", "Deny"]);
 			assert.equal(pi.uiRequests[0].timeout, undefined, "no automatic timeout");
 			const r = await pi.command("new_session");

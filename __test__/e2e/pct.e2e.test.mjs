@@ -30,7 +30,9 @@ for (const version of PI_VERSIONS) {
 			}
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
-			assert.deepEqual(usage.notifications, ["Usage: /pct [config|status|reload]"]);
+			assert.deepEqual(usage.notifications, [
+				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]]",
+			]);
 		} finally {
 			await pi.close();
 		}
@@ -125,13 +127,15 @@ for (const version of PI_VERSIONS) {
 					writeConfig(box, { remoteCompaction: { enabled: true } }); // another writer
 					return { value: "Save" };
 				}
-				return { value: "Cancel" };
+				// Cancel with unsaved changes asks before discarding them
+				return { value: req.title.startsWith("Discard") ? "Discard changes" : "Cancel" };
 			},
 		});
 		try {
 			const r = await pi.prompt("/pct config");
-			assert.deepEqual(r.notifications, ["Could not save: the configuration file changed; reload and review the draft."]);
-			assert.equal(pi.uiRequests.length, 3, "the menu came back after the refused save");
+			assert.deepEqual(r.notifications, ["Could not save: the configuration file changed; reload and review the draft.", "Pi Codex Toolkit configuration: changes discarded."]);
+			assert.equal(pi.uiRequests.length, 4, "the menu came back after the refused save, then the discard question");
+			assert.equal(pi.uiRequests[3].title, "Discard the unsaved changes?");
 			assert.ok(pi.uiRequests[2].options.includes("Debug metadata: on"), "the draft kept the edit");
 			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")), { remoteCompaction: { enabled: true } });
 		} finally {

@@ -92,7 +92,7 @@ for (const version of PI_VERSIONS) {
 			assert.match(text, /^Rolled back 5 changes:\n- delete old\/name\.md\n- edit new\/deeper\/name\.md\n- delete obsolete\.txt\n- edit src\/app\.js\n- write notes\/todo\.md$/m);
 			// The list after the rollback: every change rolled back, no "Roll back all" any more.
 			const last = selects[selects.length - 1];
-			assert.deepEqual(last.options, [...ROWS.map((row) => row.replace(/active$/, "rolledBack")), "Close"]);
+			assert.deepEqual(last.options, [...ROWS.map((row) => row.replace(/active$/, "rolled back")), "Close"]);
 			assert.deepEqual(tree(box.cwd), before, "the tree is back byte for byte");
 			assert.equal(existsSync(join(box.cwd, "notes")), false, "folders the patch created are removed again");
 			assert.equal(existsSync(join(box.cwd, "new")), false);

@@ -269,6 +269,7 @@ impl JsHostSession {
                 args: c.args.unwrap_or_else(|| vec!["-c".to_string()]),
             });
             let cancel = call_id.as_deref().map(|id| s.bash.begin_call(id));
+            let live = call_id.as_deref().map(|id| s.bash.begin_live(id));
             let _end = call_id.map(|id| EndCall(&s.bash, id));
             let ctx = BashContext {
                 workspace: s.roots.workspace().to_path_buf(),
@@ -276,6 +277,7 @@ impl JsHostSession {
                 shell,
                 env,
                 cancel,
+                live,
             };
             let reply = hbash::bash(&s.bash, a, ctx).await?;
             Ok::<_, HostError>(bash_result(reply, timeout_ms))
@@ -346,6 +348,31 @@ impl JsHostSession {
         guard::sync(env, "host.closeTasks", || Ok(self.inner.bash.close() as u32))
     }
 
+    /// The end of a running foreground Bash call's output (`callId` as given to `bash`; `maxBytes` of each stream,
+    /// 1..16384, default 4096), or null when no such call runs or its process has not started (docs/host.md "Live
+    /// output").
+    #[napi(catch_unwind)]
+    pub fn bash_peek(
+        &self,
+        env: &napi::Env,
+        call_id: String,
+        max_bytes: Option<u32>,
+    ) -> napi::Result<Option<HostBashPeek>> {
+        guard::sync(env, "host.bashPeek", || {
+            Ok(self
+                .inner
+                .bash
+                .peek(&call_id, max_bytes.unwrap_or(4096) as usize)
+                .map(|p| HostBashPeek {
+                    stdout: p.stdout,
+                    stderr: p.stderr,
+                    stdout_bytes: p.stdout_bytes as f64,
+                    stderr_bytes: p.stderr_bytes as f64,
+                    elapsed_ms: p.elapsed_ms as f64,
+                }))
+        })
+    }
+
     /// Background tasks running in this session and in the whole process (for /pct status).
     #[napi(catch_unwind)]
     pub fn task_counts(&self, env: &napi::Env) -> napi::Result<HostTaskCounts> {
@@ -357,6 +384,16 @@ impl JsHostSession {
             })
         })
     }
+}
+
+/// What `bashPeek` sees of a running call: the end of each stream and the bytes so far.
+#[napi(object)]
+pub struct HostBashPeek {
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_bytes: f64,
+    pub stderr_bytes: f64,
+    pub elapsed_ms: f64,
 }
 
 /// Running background tasks: this session's (cap 10) and the process's (cap 64).

@@ -8,7 +8,8 @@ import type { EffectiveConfig, ExecutionRule } from "../../index.js";
 import { RELOADED, SAVED, USAGE, say } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
-import { statusText } from "./status.ts";
+import { jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job } from "./status.ts";
+import { choose, type MenuItem } from "./render/menu.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
@@ -21,16 +22,49 @@ type Ctx = ExtensionCommandContext;
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
+/** What each permission mode means, in one line (docs/host.md "Permissions"). */
+export const PERMISSION_MODE_TEXT: Record<(typeof PERMISSION_MODES)[number], string> = {
+	ask: "reads run; every Write, Edit and Bash asks first",
+	"accept-edits": "reads and workspace edits run; Bash and paths outside the workspace ask",
+	auto: "everything runs without asking (also outside the workspace)",
+};
+
+/** `/pct`'s sub-commands and their arguments, for completion (`getArgumentCompletions`). */
+export const SUBCOMMANDS: Record<string, string[]> = {
+	config: [],
+	status: [],
+	reload: [],
+	jobs: ["stop all"],
+	review: ["show", "rollback", "rollback all"],
+	permission: [...PERMISSION_MODES, "default"],
+};
+
+/** Completions for what follows `/pct `: sub-commands, then their arguments. */
+export function pctCompletions(prefix: string): { value: string; label: string }[] | null {
+	const p = prefix.replace(/^\s+/, "");
+	const sp = p.indexOf(" ");
+	if (sp < 0) {
+		const subs = Object.keys(SUBCOMMANDS).filter((s) => s.startsWith(p));
+		return subs.length ? subs.map((s) => ({ value: s, label: s })) : null;
+	}
+	const sub = p.slice(0, sp);
+	const rest = p.slice(sp + 1);
+	const args = (SUBCOMMANDS[sub] ?? []).filter((a) => a.startsWith(rest));
+	return args.length ? args.map((a) => ({ value: `${sub} ${a}`, label: a })) : null;
+}
 
 /** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
+	registerFooter(tk.pi, tk);
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload|review]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission]",
+		getArgumentCompletions: pctCompletions,
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
 			if (sub === "todos") return say(ctx, (tk.shared.get(TODOS_KEY) as (() => string) | undefined)?.() ?? "The todo list is not available in this build.");
+			if (sub === "jobs" || sub.startsWith("jobs ")) return jobsCommand(tk, ctx, sub.slice("jobs".length).trim());
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
 			if (sub === "reload") {
@@ -48,6 +82,10 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 	if (!ctx.hasUI) return say(ctx, `Pi Codex Toolkit config: ${tk.configPath}`);
 	let draft: Record<string, unknown> = structuredClone(tk.raw ?? {});
 	let base = tk.revision;
+	const opened = JSON.stringify(draft);
+	let cursor = 0;
+	// A dismissed "Discard?" question keeps the draft open once; Esc right after discards (two Esc = leave).
+	let askedToDiscard = false;
 	const eff = () => native.configEffective(native.configValidate(draft) ? {} : draft);
 	const set = (path: string, value: unknown): void => {
 		draft = native.configDraftSet(draft, path, value);
@@ -82,16 +120,26 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
 			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
 			[`Host Tools: ${onOff(e.hostTools.enabled)}`, () => set("hostTools.enabled", !e.hostTools.enabled)],
-			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pick(ctx, "Host Tools permission mode", [...PERMISSION_MODES], (v) => set("hostTools.permissionMode", v))],
+			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pickMode(ctx, e.hostTools.permissionMode, (v) => set("hostTools.permissionMode", v))],
 			[`Interactive Tools: ${onOff(e.interactiveTools.enabled)}`, () => set("interactiveTools.enabled", !e.interactiveTools.enabled)],
 			[`  asktool: ${onOff(e.interactiveTools.askTool)}`, () => set("interactiveTools.askTool", !e.interactiveTools.askTool)],
 			[`  TodoWrite: ${onOff(e.interactiveTools.todoWrite)}`, () => set("interactiveTools.todoWrite", !e.interactiveTools.todoWrite)],
 			[`  new_context: ${onOff(e.interactiveTools.newContext)}`, () => set("interactiveTools.newContext", !e.interactiveTools.newContext)],
 			[`Debug metadata: ${onOff(e.debug)}`, () => set("debug", !e.debug)],
 		);
-		const choice = await ctx.ui.select("Pi Codex Toolkit settings", [...rows.map((r) => r[0]), "Save", "Cancel"]);
-		if (choice === undefined || choice === "Cancel") return;
-		if (choice === "Save") {
+		const labels = [...rows.map((r) => r[0]), "Save", "Cancel"];
+		const changed = JSON.stringify(draft) !== opened;
+		const choice = await choose(ctx, changed ? "Pi Codex Toolkit settings (unsaved changes)" : "Pi Codex Toolkit settings", labels.map((label) => ({ label })), cursor);
+		if (choice === undefined || choice === "Cancel") {
+			if (!changed) return;
+			// Esc with unsaved changes asks first: the draft is never dropped silently.
+			const sure: string | undefined = askedToDiscard ? "Discard changes" : await ctx.ui.select("Discard the unsaved changes?", ["Keep editing", "Save", "Discard changes"]);
+			if (sure === "Discard changes") return say(ctx, "Pi Codex Toolkit configuration: changes discarded.");
+			askedToDiscard = sure !== "Keep editing" && sure !== "Save";
+			if (sure !== "Save") continue;
+		} else askedToDiscard = false;
+		const picked = choice === undefined || choice === "Cancel" ? "Save" : choice;
+		if (picked === "Save") {
 			const out = await native.configSave(tk.configPath, draft, base);
 			if (!out.ok) {
 				say(ctx, out.message, "error");
@@ -105,8 +153,12 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			base = out.revision;
 			return say(ctx, SAVED);
 		}
-		const row = rows.find((r) => r[0] === choice);
-		if (row) await row[1]();
+		// The cursor stays on the row just changed (its label changes with its value, so keep the index).
+		const i = rows.findIndex((r) => r[0] === picked);
+		if (i >= 0) {
+			cursor = i;
+			await rows[i][1]();
+		}
 	}
 }
 
@@ -129,6 +181,50 @@ function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	}
 	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
 	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
+}
+
+/** The permission-mode submenu: each mode with what it means; the cursor starts on the mode in force. */
+async function pickMode(ctx: Ctx, current: string, apply: (v: string) => void): Promise<void> {
+	const items: MenuItem[] = PERMISSION_MODES.map((m) => ({ label: `${m} — ${PERMISSION_MODE_TEXT[m]}` }));
+	const v = await choose(ctx, "Host Tools permission mode", items, Math.max(0, (PERMISSION_MODES as readonly string[]).indexOf(current)));
+	const mode = v?.split(" — ")[0];
+	if (mode && (PERMISSION_MODES as readonly string[]).includes(mode)) apply(mode);
+}
+
+/** `/pct jobs [stop <id>|stop all]`: running background tasks, code cells and shell sessions; stop one or all. */
+async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
+	const cwd = ctx.cwd;
+	const stopAll = async (list: Job[]) => {
+		const said = await Promise.all(list.map((j) => stopJob(tk, j, cwd)));
+		say(ctx, said.join("\n") || "Nothing was running.");
+	};
+	const [verb, ...rest] = arg.split(/\s+/).filter(Boolean);
+	if (verb === "stop") {
+		const list = jobsOf(tk).list;
+		const key = rest.join(" ");
+		if (key === "all") return stopAll(list);
+		const j = list.find((x) => x.id === key);
+		if (!j) return say(ctx, key ? `No running job ${key}. /pct jobs lists them.` : "Usage: /pct jobs stop <id>|all", "warning");
+		return say(ctx, await stopJob(tk, j, cwd));
+	}
+	if (verb !== undefined) return say(ctx, "Usage: /pct jobs [stop <id>|stop all]", "warning");
+	for (;;) {
+		const j = jobsOf(tk);
+		const s = summary(j);
+		const head = s ? `Running: ${s}` : "Nothing is running (no background tasks, code cells or shell sessions).";
+		if (!ctx.hasUI || j.list.length === 0) return say(ctx, [head, ...j.list.map((x) => `  ${jobRow(x)}`)].join("\n"));
+		const rows = j.list.map((x) => jobRow(x));
+		const choice = await ctx.ui.select(head, [...rows, "Stop all", "Close"]);
+		if (choice === undefined || choice === "Close") return;
+		if (choice === "Stop all") {
+			await stopAll(j.list);
+			continue;
+		}
+		const picked = j.list[rows.indexOf(choice)];
+		if (!picked) continue;
+		const act = await ctx.ui.select(jobRow(picked), ["Stop", "Back"]);
+		if (act === "Stop") say(ctx, await stopJob(tk, picked, cwd));
+	}
 }
 
 async function pick(ctx: Ctx, title: string, options: string[], apply: (v: string) => void): Promise<void> {

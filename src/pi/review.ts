@@ -29,17 +29,78 @@ export const REVIEW_USAGE = "Usage: /pct review [show <n>|rollback <n>|rollback 
 const ROLL_BACK_ALL = "Roll back all (newest first)";
 const CLOSE = "Close";
 
-/** Invalidation of the host tools' snapshot entries is done in Rust by the rollback itself (src/review/invalidate.rs). */
+/** A change as the person names it: `#3 Edit app.py`. */
+export function changeName(c: ReviewChange): string {
+	const n = /^#(\d+)/.exec(c.row)?.[1] ?? String(c.version);
+	return `#${n} ${c.tool} ${c.path}`;
+}
+
+/** A listing row with its state in words (`rolled back`, not the engine's `rolledBack`). */
+export function rowText(row: string): string {
+	return row.replace(/\brolledBack\b/g, "rolled back");
+}
+
+/** The active changes made after `c` to the same file (its own Move partner excluded), newest first: what blocks
+ * rolling `c` back when the file still holds their bytes. */
+export function laterChanges(changes: ReviewChange[], c: ReviewChange): ReviewChange[] {
+	const same = (x: ReviewChange) => x.path === c.path || x.movedFrom === c.path || (c.movedTo !== undefined && x.path === c.movedTo);
+	return changes
+		.filter((x) => x.state === "active" && x.version > c.version && same(x) && (c.group === undefined || x.group !== c.group))
+		.sort((a, b) => b.version - a.version);
+}
+
+/** Invalidation of the host tools' snapshot entries is done in Rust by the rollback itself (src/review/invalidate.rs).
+ * A conflict caused by the toolkit's own later change names that change and, with a UI, offers to roll back from
+ * the newest. */
 async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: string, key?: string): Promise<void> {
 	const r = await native.reviewRollback(agentDir, sessionId, key);
-	if (!r.ok) return say(ctx, `Rollback refused (${r.code}): ${r.message}`, "warning");
-	say(ctx, r.text, r.stopped ? "warning" : "info");
+	if (r.ok) return say(ctx, r.text, r.stopped ? "warning" : "info");
+	if (r.code === "conflict" && key !== undefined) {
+		const listed = native.reviewList(agentDir, sessionId);
+		const target = listed.ok ? listed.changes.find((c) => c.snapshotId === key || /^#(\d+)/.exec(c.row)?.[1] === key.replace(/^#/, "")) : undefined;
+		const later = listed.ok && target ? laterChanges(listed.changes, target) : [];
+		if (target && later.length > 0) {
+			const names = later.map(changeName);
+			const msg = `Rollback of ${changeName(target)} refused: ${names.join(", ")} changed the file after it. Roll back from the newest: ${[...names, changeName(target)].join(" → ")}.`;
+			if (!ctx.hasUI) return say(ctx, msg, "warning");
+			const go = `Roll back ${[...later, target].map((c) => changeName(c).split(" ")[0]).join(", then ")}`;
+			const answer = await ctx.ui.select(msg, [go, "Cancel"]);
+			if (answer !== go) return;
+			for (const c of [...later, target]) {
+				const step = await native.reviewRollback(agentDir, sessionId, c.snapshotId);
+				if (!step.ok) return say(ctx, `Rollback of ${changeName(c)} refused (${step.code}): ${step.message}`, "warning");
+				say(ctx, step.text, step.stopped ? "warning" : "info");
+			}
+			return;
+		}
+	}
+	say(ctx, `Rollback refused (${r.code}): ${r.message}`, "warning");
+}
+
+/** A unified diff coloured with Pi's diff colours when drawn on a terminal (RPC clients get plain text). */
+export function colourDiff(ctx: ExtensionContext, text: string): string {
+	const theme = process.stdout.isTTY ? ctx.ui?.theme : undefined;
+	if (!theme) return text;
+	return text
+		.split("\n")
+		.map((l) =>
+			l.startsWith("+++") || l.startsWith("---")
+				? theme.bold(l)
+				: l.startsWith("+")
+					? theme.fg("toolDiffAdded", l)
+					: l.startsWith("-")
+						? theme.fg("toolDiffRemoved", l)
+						: l.startsWith("@@")
+							? theme.fg("accent", l)
+							: theme.fg("toolDiffContext", l),
+		)
+		.join("\n");
 }
 
 function show(ctx: ExtensionContext, agentDir: string, sessionId: string, key: string): void {
 	const r = native.reviewShow(agentDir, sessionId, key);
 	if (!r.ok) return say(ctx, `${r.code}: ${r.message}`, "warning");
-	say(ctx, r.text);
+	say(ctx, colourDiff(ctx, rowText(r.text)));
 }
 
 /** `/pct review [show <n>|rollback <n|all>]`. */
@@ -53,7 +114,7 @@ export async function reviewCommand(agentDir: string, ctx: ExtensionCommandConte
 	if (verb !== undefined) return say(ctx, REVIEW_USAGE, "warning");
 	const listed = native.reviewList(agentDir, sessionId);
 	if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
-	if (!ctx.hasUI || listed.changes.length === 0) return say(ctx, listed.text);
+	if (!ctx.hasUI || listed.changes.length === 0) return say(ctx, listed.text.split("\n").map(rowText).join("\n"));
 	await browse(ctx, agentDir, sessionId, listed);
 }
 
@@ -63,7 +124,7 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 	for (let pass = 0; ; pass++) {
 		const listed = pass === 0 ? first : native.reviewList(agentDir, sessionId);
 		if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
-		const rows = listed.changes.map((c: ReviewChange) => c.row);
+		const rows = listed.changes.map((c: ReviewChange) => rowText(c.row));
 		const active = listed.changes.filter((c: ReviewChange) => c.state === "active").length;
 		const options = active > 0 ? [...rows, ROLL_BACK_ALL, CLOSE] : [...rows, CLOSE];
 		const choice = await ctx.ui.select(listed.text.split("\n")[0], options);
@@ -77,7 +138,7 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 		if (i < 0) continue;
 		const c = listed.changes[i];
 		const actions = c.state === "active" ? ["Show diff", "Roll back", "Back"] : ["Show diff", "Back"];
-		const act = await ctx.ui.select(c.row, actions);
+		const act = await ctx.ui.select(rowText(c.row), actions);
 		if (act === "Show diff") show(ctx, agentDir, sessionId, c.snapshotId);
 		else if (act === "Roll back") await rollback(ctx, agentDir, sessionId, c.snapshotId);
 	}

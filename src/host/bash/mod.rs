@@ -17,6 +17,7 @@
 //! | `run.rs` | spawning, the foreground run, tree kill |
 //! | `tasks.rs` | the background task table and its two caps |
 
+pub mod live;
 pub mod login;
 pub mod render;
 pub mod run;
@@ -49,6 +50,8 @@ pub struct BashContext {
     pub env: Vec<(String, String)>,
     /// The call's cancellation (Pi's AbortSignal); background tasks ignore it.
     pub cancel: Option<Cancel>,
+    /// Where a foreground call publishes its streams while it runs (`HostSession.bashPeek`).
+    pub live: Option<live::LiveSlot>,
 }
 
 /// What a Bash call produced.
@@ -89,13 +92,14 @@ pub async fn bash(session: &SessionTasks, args: BashArgs, ctx: BashContext) -> R
         return Ok(BashReply::Started(view));
     }
     let limits = session.table().limits();
-    let o = run::run_foreground(
+    let o = run::run_foreground_live(
         launch,
         args.timeout,
         ctx.cancel,
         limits,
         session.store(),
         stream::FOREGROUND_TAIL,
+        ctx.live,
     )
     .await?;
     Ok(BashReply::Done(o))

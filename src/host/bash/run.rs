@@ -7,6 +7,7 @@
 //! group (docs/shell.md "Processes that leave the group"). The group is registered with the exit watchdog before
 //! anything can outlive Node.
 
+use super::live::{LiveSlot, LiveStreams};
 use super::stream::{StreamOut, StreamSnapshot};
 use super::{timeout, SHELL_NOT_FOUND};
 use crate::host::args;
@@ -357,11 +358,31 @@ pub async fn run_foreground(
     store: &RecoveryStore,
     tail: usize,
 ) -> Result<BashOutcome, HostError> {
+    run_foreground_live(launch, budget, cancel, limits, store, tail, None).await
+}
+
+/// [`run_foreground`] that also publishes its two streams in `live` while it runs (src/host/bash/live.rs).
+pub async fn run_foreground_live(
+    launch: Launch,
+    budget: Duration,
+    cancel: Option<Cancel>,
+    limits: RunLimits,
+    store: &RecoveryStore,
+    tail: usize,
+    live: Option<LiveSlot>,
+) -> Result<BashOutcome, HostError> {
     let started = Instant::now();
     let sp = spawn(&launch)?;
     let pgid = sp.pgid;
     let out = Arc::new(Mutex::new(StreamOut::new(tail, store)));
     let err = Arc::new(Mutex::new(StreamOut::new(tail, store)));
+    if let Some(slot) = &live {
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(LiveStreams {
+            out: out.clone(),
+            err: err.clone(),
+            started,
+        });
+    }
     let fds = {
         use std::os::fd::AsRawFd;
         [sp.stdout.as_raw_fd(), sp.stderr.as_raw_fd()]

@@ -139,6 +139,17 @@ impl StreamOut {
         self.ended = true;
     }
 
+    /// The last `max` bytes of the kept text (cut forward to a character boundary) and the decoded bytes so far:
+    /// what a live view of a running call shows (src/host/bash/live.rs).
+    pub fn peek(&self, max: usize) -> (String, u64) {
+        let s = self.tail.as_str();
+        let mut from = s.len().saturating_sub(max);
+        while !s.is_char_boundary(from) {
+            from += 1;
+        }
+        (s[from..].to_string(), self.total)
+    }
+
     /// Decoded bytes so far.
     pub fn total(&self) -> u64 {
         self.total

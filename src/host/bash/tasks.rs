@@ -400,6 +400,7 @@ pub struct SessionTasks {
     closed: AtomicBool,
     /// Foreground calls in flight, by the caller's call id, for cancellation from Pi's AbortSignal.
     calls: CallRegistry,
+    live: super::live::LiveCalls,
 }
 
 impl SessionTasks {
@@ -412,6 +413,7 @@ impl SessionTasks {
             store,
             closed: AtomicBool::new(false),
             calls: CallRegistry::default(),
+            live: Default::default(),
         }
     }
 
@@ -425,9 +427,20 @@ impl SessionTasks {
         self.calls.begin(id)
     }
 
-    /// Forgets a finished call.
+    /// Registers a foreground call's live view (`peek`); forgotten by [`SessionTasks::end_call`].
+    pub fn begin_live(&self, id: &str) -> super::live::LiveSlot {
+        self.live.begin(id)
+    }
+
+    /// The end of a running foreground call's output (src/host/bash/live.rs).
+    pub fn peek(&self, id: &str, max: usize) -> Option<super::live::LivePeek> {
+        self.live.peek(id, max)
+    }
+
+    /// Forgets a finished call (its cancellation and its live view).
     pub fn end_call(&self, id: &str) {
-        self.calls.end(id)
+        self.calls.end(id);
+        self.live.end(id);
     }
 
     /// Cancels a foreground call: its command is killed with its tree.

@@ -638,3 +638,72 @@ async fn a_background_descendant_holding_the_pipes_does_not_hold_the_result() {
     .unwrap();
     assert_eq!(o.stdout.text, "first\n1\n2\n3\n4\n5\n");
 }
+
+#[tokio::test]
+async fn live_peek_sees_the_end_of_a_running_command_and_forgets_it_after() {
+    let f = Fixture::new();
+    let calls = super::live::LiveCalls::default();
+    let slot = calls.begin("c1");
+    assert_eq!(calls.peek("c1", 100), None, "nothing before the process started");
+    let run = super::run::run_foreground_live(
+        f.launch("printf 'one\\ntwo\\n'; printf 'oops\\n' >&2; sleep 1; echo three"),
+        Duration::from_secs(10),
+        None,
+        fast(),
+        &f.store,
+        FOREGROUND_TAIL,
+        Some(slot),
+    );
+    let peeker = async {
+        // poll until the first two lines arrived, while `three` is still a second away
+        for _ in 0..50 {
+            if let Some(p) = calls.peek("c1", 4) {
+                if p.stdout_bytes >= 8 && p.stderr_bytes >= 5 {
+                    return p;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("no live output within a second");
+    };
+    let (o, p) = tokio::join!(run, peeker);
+    assert_eq!(p.stdout, "two\n", "the last 4 bytes of stdout");
+    assert_eq!(p.stderr, "ops\n");
+    assert_eq!((p.stdout_bytes, p.stderr_bytes), (8, 5));
+    assert!(p.elapsed_ms < 1000);
+    assert_eq!(o.unwrap().stdout.text, "one\ntwo\nthree\n");
+    calls.end("c1");
+    assert_eq!(calls.peek("c1", 100), None);
+    assert_eq!(calls.peek("unknown", 100), None);
+}
+
+#[test]
+fn peek_cuts_on_a_character_boundary_and_clamps_its_size() {
+    let store = RecoveryStore::new("bash-peek-test");
+    let mut s = StreamOut::new(64, &store);
+    s.push_bytes("é".repeat(10).as_bytes());
+    let (t, total) = s.peek(3);
+    assert_eq!(
+        (t.as_str(), total),
+        ("é", 20),
+        "3 bytes would split a character: 2 are kept"
+    );
+    assert_eq!(s.peek(1000).0, "é".repeat(10));
+    let calls = super::live::LiveCalls::default();
+    let slot = calls.begin("x");
+    *slot.lock().unwrap() = Some(super::live::LiveStreams {
+        out: std::sync::Arc::new(std::sync::Mutex::new(StreamOut::new(1 << 20, &store))),
+        err: std::sync::Arc::new(std::sync::Mutex::new(StreamOut::new(64, &store))),
+        started: std::time::Instant::now(),
+    });
+    slot.lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .out
+        .lock()
+        .unwrap()
+        .push_bytes(&[b'x'; 40_000]);
+    assert_eq!(calls.peek("x", 0).unwrap().stdout.len(), 1, "0 is clamped to 1");
+    assert_eq!(calls.peek("x", usize::MAX).unwrap().stdout.len(), super::live::PEEK_MAX);
+}

@@ -219,6 +219,7 @@ export function register(host: ToolkitHost): void {
 		if (!manager) {
 			manager = new native.CodeManager(gate);
 			boundShell = null;
+			host.shared.set("code", manager); // for /pct jobs and the footer status (src/pi/status.ts)
 		}
 		const shell = host.shared.get("shell") as ShellManager | undefined;
 		if (shell && shell !== boundShell && typeof manager.attachShell === "function") {

@@ -9,6 +9,7 @@
  * stopped when the wrapper's runtime replaces or closes its HostSession (`closeTasks`).
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
+import type { AgentToolUpdateCallback } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
@@ -33,7 +34,7 @@ export interface HostBashToolSpec {
 	parameters: typeof bashSchema | typeof taskListSchema | typeof taskIdSchema;
 	/** The mode table's row: `bash` is confirmed per mode (auto-allowed only in `auto`); `read` never asks. */
 	risk: "bash" | "read";
-	call(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal): Promise<HostBashNative>;
+	call(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal, onUpdate?: AgentToolUpdateCallback<unknown>): Promise<HostBashNative>;
 }
 
 export const bashSchema = Type.Object({
@@ -99,15 +100,45 @@ export function toolResult(r: HostBashNative): HostToolResult<HostBashNative> {
 
 let callSeq = 0;
 
-/** Runs Bash with Pi's shell; Pi's AbortSignal kills a foreground command's tree (never a background task). */
-export async function runBash(session: HostSession, params: Record<string, unknown>, signal?: AbortSignal, env?: Record<string, string>): Promise<HostBashNative> {
+/** How often a running foreground command's output is read for Pi's row (docs/host.md "Live output"). */
+export const LIVE_POLL_MS = 250;
+/** Bytes of each stream a live update carries (the collapsed row shows the last few lines). */
+export const LIVE_BYTES = 4096;
+
+/**
+ * Runs Bash with Pi's shell; Pi's AbortSignal kills a foreground command's tree (never a background task). With
+ * `onUpdate`, the end of the running command's output is sent as a partial result whenever it grew (polled with
+ * `bashPeek`, at most every LIVE_POLL_MS).
+ */
+export async function runBash(
+	session: HostSession,
+	params: Record<string, unknown>,
+	signal?: AbortSignal,
+	env?: Record<string, string>,
+	onUpdate?: AgentToolUpdateCallback<unknown>,
+): Promise<HostBashNative> {
 	if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
 	const callId = `bash-${process.pid}-${++callSeq}`;
 	const onAbort = () => session.bashCancel(callId);
 	signal?.addEventListener("abort", onAbort, { once: true });
+	let seen = -1;
+	const poll =
+		typeof onUpdate === "function" && params.runInBackground !== true
+			? setInterval(() => {
+					try {
+						const p = session.bashPeek(callId, LIVE_BYTES);
+						if (!p || p.stdoutBytes + p.stderrBytes === seen) return;
+						seen = p.stdoutBytes + p.stderrBytes;
+						onUpdate({ content: [{ type: "text", text: [p.stdout, p.stderr].filter(Boolean).join("\n") }], details: { live: true, ...p } });
+					} catch {
+						// A UI that cannot take an update must not fail the command.
+					}
+				}, LIVE_POLL_MS)
+			: undefined;
 	try {
 		return await session.bash(params, { callId, shell: piShell(), env });
 	} finally {
+		if (poll) clearInterval(poll);
 		signal?.removeEventListener("abort", onAbort);
 	}
 }
@@ -131,7 +162,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
 		parameters: bashSchema,
 		risk: "bash",
-		call: (session, params, signal) => runBash(session, params, signal),
+		call: (session, params, signal, onUpdate) => runBash(session, params, signal, undefined, onUpdate),
 	},
 	{
 		name: "TaskList",
@@ -182,7 +213,7 @@ export function register(host: ToolkitHost): void {
 			promptSnippet: t.promptSnippet,
 			parameters: t.parameters,
 			risk: t.risk,
-			run: async ({ session, params, signal }) => asOutcome(await t.call(session, params, signal)),
+			run: async ({ session, params, signal, onUpdate }) => asOutcome(await t.call(session, params, signal, onUpdate)),
 		});
 	}
 }

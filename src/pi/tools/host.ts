@@ -29,13 +29,14 @@
  * root) never ask.
  */
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { reviewTarget } from "../review.ts";
+import { cardText } from "../render/card.ts";
 
 /** The gate message when the host tools are not admitted. */
 export const HOST_NOT_ENABLED =
@@ -69,6 +70,8 @@ export interface HostCall<P> {
 	turn: string;
 	toolCallId: string;
 	runtime: HostRuntime;
+	/** Pi's partial-result callback (Bash streams its live output through it). */
+	onUpdate?: AgentToolUpdateCallback<unknown>;
 }
 
 /** One host tool. */
@@ -160,10 +163,8 @@ export function pathArg(params: Record<string, unknown>): string | undefined {
 type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless";
 
 /** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (spec). */
-async function askUser(ctx: ExtensionContext, name: string, info: HostPathInfo | null, risk: HostRisk, signal?: AbortSignal): Promise<string | undefined> {
-	const where = info ? (info.root === "external" ? `${info.canonical} (outside the workspace: ${info.external})` : info.path) : "the workspace";
-	const verb = risk === "read" ? "read" : risk === "edit" ? "change" : "run a command in";
-	const title = `Allow ${name} to ${verb} ${where}?`;
+async function askUser(ctx: ExtensionContext, name: string, info: HostPathInfo | null, params: Record<string, unknown>, signal?: AbortSignal): Promise<string | undefined> {
+	const title = cardText(name, params, info, ctx.cwd);
 	try {
 		return await ctx.ui.select(title, [ALLOW_ONCE, ALLOW_SESSION, DENY], signal ? { signal } : undefined);
 	} catch {
@@ -182,7 +183,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 		description: spec.description,
 		promptSnippet: spec.promptSnippet,
 		parameters: spec.parameters,
-		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<unknown> | undefined, ctx: ExtensionContext) {
 			const t0 = now();
 			if (!host.isAdmitted(spec.name)) throw new Error(HOST_NOT_ENABLED);
 			const params = (rawParams ?? {}) as Record<string, unknown>;
@@ -219,7 +220,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 					if (d.action === "ask") {
 						prompted = true;
 						const w0 = now();
-						const choice = await askUser(ctx, spec.name, info, spec.risk, signal);
+						const choice = await askUser(ctx, spec.name, info, params, signal);
 						waitMs = now() - w0;
 						if (choice === ALLOW_SESSION) {
 							rt.permissions.allowSession(spec.name);
@@ -240,7 +241,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 					const approvedPath = (info as HostPathInfo | null)?.root === "external" ? (info as HostPathInfo | null)?.canonical : undefined;
 					const r0 = now();
 					try {
-						return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt });
+						return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
 					} finally {
 						runMs = now() - r0;
 					}
