@@ -733,7 +733,7 @@ export interface HostRecovery {
   path?: string
   bytes: number
   capturedBytes: number
-  reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
+  reason?: 'io-error' | 'source-error' | 'missing' | 'cap-reached' | 'owner-closed'
   error?: string
 }
 
@@ -844,6 +844,14 @@ export interface NestedCounts {
   unsettled: number
 }
 
+/**
+ * The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,
+ * image 68 MiB, remote compaction 16 MiB. Test seam: `PCT_TEST_NET_BODY_CAP_BYTES` (a positive integer) replaces
+ * all three, so a suite can hit the cap at its boundary without sending megabytes; only the process environment can
+ * set it.
+ */
+export declare function netBodyCapBytes(feature: 'sidecar' | 'image' | 'compaction'): number
+
 /** The `debug: true` stderr line of one request: metadata only, never secrets or content. */
 export declare function netDebugLine(meta: NetDebugMeta): string
 
@@ -871,7 +879,7 @@ export interface NetExecutor {
  * The failure for a code the glue observed (timeout, aborted, network-error, http-error, provider-unavailable):
  * the stable message with its next step. Unknown codes are a programmer error.
  */
-export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response', detail: string): NetFailure
+export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response' | 'response-too-large', detail: string): NetFailure
 
 /** A failure of a network tool: a stable code and a message naming the next step. */
 export interface NetFailure {

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText } = nativeBinding
+const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostSweepScratch, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -794,11 +794,7 @@ export { configDefaults }
 export { configDraftSet }
 export { configEffective }
 export { configFeatures }
-export { configOverlaps }
 export { configPath }
-export { configPresetApply }
-export { configPresetCurrent }
-export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
@@ -806,6 +802,7 @@ export { discoveryFindTools }
 export { engineVersion }
 export { hostAuditAppend }
 export { hostSweepScratch }
+export { netBodyCapBytes }
 export { netDebugLine }
 export { netFailure }
 export { netImageRequest }
@@ -828,7 +825,6 @@ export { rulesEditorRows }
 export { rulesEditorRules }
 export { rulesGlobMatch }
 export { rulesPreviewText }
-export { rulesRegistrationPlan }
 export { rulesResolve }
 export { rulesStatusText }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -147,6 +147,55 @@ for (const version of PI_VERSIONS) {
 	});
 }
 
+/** An answer whose JSON text is exactly `bytes` bytes long (ASCII padding in the answer text). */
+function answerOfBytes(bytes) {
+	const msg = messageItem("");
+	const answer = responseJson([webSearchCallItem("q", ["https://a.test/"]), msg], { id: "resp_fixed" });
+	const base = JSON.stringify(answer).length;
+	msg.content[0].text = "a".repeat(bytes - base);
+	const body = JSON.stringify(answer);
+	assert.equal(body.length, bytes);
+	return body;
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] sidecar: the body is read with a cap (at it, one byte over, streamed past it); URLs stay inside their Markdown link`, async () => {
+		const CAP = 64 * 1024;
+		const evil = "https://x.example/)[click](javascript:alert(1)";
+		const srv = await server();
+		srv.reply((req) => {
+			switch (req.json?.input) {
+				case "qat": return { text: answerOfBytes(CAP), headers: { "content-type": "application/json" } };
+				case "qover": return { text: answerOfBytes(CAP + 1), headers: { "content-type": "application/json" } };
+				// no content-length: the cap is found while streaming (1 MiB in 16 KiB chunks)
+				case "qstream": return { chunks: Array.from({ length: 64 }, () => " ".repeat(16 * 1024)) };
+				case "qevil": return { json: responseJson([webSearchCallItem("q", [evil]), messageItem("An answer.")]) };
+				default: return { status: 404, json: {} };
+			}
+		});
+		const box = sandbox();
+		writeConfig(box, SIDECAR_CONFIG);
+		const queries = ["qat", "qover", "qstream", "qevil"];
+		const r = await runJson({ version, box, extensions: EXTS, script: searchScript(box, queries), env: { OPENAI_API_KEY: "sk-test", PCT_TEST_FETCH_REDIRECT: srv.url, PCT_TEST_NET_BODY_CAP_BYTES: String(CAP) } });
+		assert.equal(r.code, 0, r.stderr);
+		const byId = Object.fromEntries(r.toolEnds.map((e) => [e.toolCallId, e]));
+		const at = byId["call-0"];
+		assert.equal(at.isError, false, r.text(at));
+		// the answer is bounded like other tool output: 50 KiB and a note
+		assert.match(r.text(at), /\n\[answer cut at 51200 of \d+ bytes\]\n\nSources:\n- \[https:\/\/a\.test\/\]\(https:\/\/a\.test\/\)$/);
+		for (const id of ["call-1", "call-2"]) {
+			assert.equal(byId[id].isError, true, id);
+			assert.match(r.text(byId[id]), new RegExp(`^response-too-large: the body is larger than the ${CAP}-byte cap; `), id);
+		}
+		const ev = byId["call-3"];
+		assert.equal(ev.isError, false, r.text(ev));
+		const row = r.text(ev).split("\n").find((l) => l.startsWith("- ["));
+		assert.equal(row, "- [https://x.example/\\)\\[click\\]\\(javascript:alert\\(1\\)](https://x.example/%29%5Bclick%5D%28javascript:alert%281%29)");
+		const lines = r.stderr.split("\n").filter((l) => l.startsWith("[pi-codex-toolkit] net "));
+		assert.equal(lines.filter((l) => l.endsWith(" error=response-too-large")).length, 2, r.stderr);
+	});
+}
+
 /** A ChatGPT OAuth login in auth.json (a JWT whose claim carries chatgpt_account_id) and SSE transport. */
 export function codexLogin(box, accountId = "acct_test_1") {
 	const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");

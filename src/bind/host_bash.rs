@@ -43,7 +43,7 @@ pub struct HostRecovery {
     pub path: Option<String>,
     pub bytes: i64,
     pub captured_bytes: i64,
-    #[napi(ts_type = "'io-error' | 'source-error' | 'missing' | 'owner-closed'")]
+    #[napi(ts_type = "'io-error' | 'source-error' | 'missing' | 'cap-reached' | 'owner-closed'")]
     pub reason: Option<String>,
     pub error: Option<String>,
 }

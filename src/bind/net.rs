@@ -416,7 +416,7 @@ pub fn net_image_save(env: &Env, body: String, agent_dir: String) -> napi::Resul
 pub fn net_failure(
     env: &Env,
     #[napi(
-        ts_arg_type = "'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response'"
+        ts_arg_type = "'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response' | 'response-too-large'"
     )]
     code: String,
     detail: String,
@@ -452,6 +452,34 @@ pub fn net_timeout_ms(
             "compaction" => 180_000,
             _ => 30_000,
         })
+    })
+}
+
+/// The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,
+/// image 68 MiB, remote compaction 16 MiB. Test seam: `PCT_TEST_NET_BODY_CAP_BYTES` (a positive integer) replaces
+/// all three, so a suite can hit the cap at its boundary without sending megabytes; only the process environment can
+/// set it.
+#[napi(catch_unwind)]
+pub fn net_body_cap_bytes(
+    env: &Env,
+    #[napi(ts_arg_type = "'sidecar' | 'image' | 'compaction'")] feature: String,
+) -> napi::Result<u32> {
+    guard::sync(env, "net.bodyCapBytes", || {
+        if let Some(n) = std::env::var("PCT_TEST_NET_BODY_CAP_BYTES")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|v| *v > 0)
+        {
+            return Ok(n);
+        }
+        let f = crate::net::Feature::parse(&feature).ok_or_else(|| {
+            guard::throw(
+                env,
+                guard::INVALID_INPUT,
+                &format!("invalid-input: unknown network feature {feature}"),
+            )
+        })?;
+        Ok(crate::net::body_cap(f) as u32)
     })
 }
 

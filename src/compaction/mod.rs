@@ -12,6 +12,11 @@ use serde_json::{json, Map, Value};
 pub const MAX_EXCERPT: usize = 12_000;
 /// Longest retained user input kept in `details` (characters, summed over the retained texts).
 pub const MAX_RETAINED: usize = 64_000;
+/// Largest checkpoint (the `compaction` item, as JSON text) accepted from the server and replayed later: every
+/// later request carries it again, so a huge one would be paid on every turn. Codex checkpoints are tens of KiB.
+pub const MAX_CHECKPOINT_BYTES: usize = 4 * 1024 * 1024;
+/// Longest server error text a warning shows (characters, after control characters were stripped).
+pub const MAX_ERROR_TEXT: usize = 500;
 /// The marker every remote summary starts with: `[pi-codex-toolkit.remote-compaction-v2:<uuid>]`.
 pub const MARKER_PREFIX: &str = "[pi-codex-toolkit.remote-compaction-v2:";
 
@@ -69,7 +74,10 @@ pub fn build_request(captured: &Value, prior: Option<&Value>) -> Result<Value, C
         if let Some(r) = d.get("retainedInput").and_then(Value::as_array) {
             items.extend(r.iter().cloned());
         }
-        if let Some(c) = d.get("checkpoint").filter(|c| c.is_object()) {
+        if let Some(c) = d
+            .get("checkpoint")
+            .filter(|c| c.is_object() && check_checkpoint(c).is_ok())
+        {
             items.push(c.clone());
         }
     }
@@ -103,7 +111,10 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
             return fail("bad-stream", "The compaction stream carried an event that is not JSON.");
         };
         match ev["type"].as_str().unwrap_or("") {
-            "response.output_item.done" if ev["item"]["type"] == "compaction" => found.push(ev["item"].clone()),
+            "response.output_item.done" if ev["item"]["type"] == "compaction" => {
+                check_checkpoint(&ev["item"])?;
+                found.push(ev["item"].clone())
+            }
             "response.completed" => {
                 completed = true;
                 break;
@@ -113,7 +124,10 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
                     .as_str()
                     .or(ev["message"].as_str())
                     .unwrap_or("no message");
-                return fail("stream-failed", format!("The compaction request failed: {msg}."));
+                return fail(
+                    "stream-failed",
+                    format!("The compaction request failed: {}.", server_text(msg)),
+                );
             }
             _ => {}
         }
@@ -135,6 +149,75 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
             format!("The compaction stream carried {n} compaction items; exactly one is required."),
         ),
     }
+}
+
+/// A checkpoint the toolkit may store and replay: its `encrypted_content` (when present) is a string — anything else
+/// would be replayed into every later request as given — and its JSON text is at most [`MAX_CHECKPOINT_BYTES`].
+pub fn check_checkpoint(item: &Value) -> Result<(), CompactionError> {
+    match item.get("encrypted_content") {
+        None | Some(Value::String(_)) => {}
+        Some(_) => {
+            return fail(
+                "bad-checkpoint",
+                "The compaction item's encrypted_content is not a string, so it cannot be replayed.",
+            )
+        }
+    }
+    let len = item.to_string().len();
+    if len > MAX_CHECKPOINT_BYTES {
+        return fail(
+            "compaction-too-large",
+            format!(
+                "The compaction item is {len} bytes, over the {MAX_CHECKPOINT_BYTES}-byte limit a replayed \
+                 checkpoint may have."
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// A server's error text as a warning may show it: control characters (ANSI escape sequences whole) removed,
+/// whitespace runs folded, at most [`MAX_ERROR_TEXT`] characters (a cut text ends in `…`).
+pub fn server_text(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    let mut space = false;
+    let mut kept = 0usize;
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI `ESC [ params final` and the two-character escapes: drop the whole sequence
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for n in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&n) {
+                        break;
+                    }
+                }
+            } else {
+                chars.next();
+            }
+            continue;
+        }
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            continue;
+        }
+        if kept >= MAX_ERROR_TEXT {
+            out.push('…');
+            return out;
+        }
+        if space {
+            out.push(' ');
+            kept += 1;
+            space = false;
+        }
+        out.push(c);
+        kept += 1;
+    }
+    out
 }
 
 /// The text of a Responses input item (`content` string or its `input_text` / `output_text` parts).
@@ -255,6 +338,12 @@ pub fn replay(payload: &Value, details: &Value, current: &Value) -> Option<Value
     if details.get("compat")? != current || !details.get("checkpoint")?.is_object() {
         return None;
     }
+    // a stored checkpoint is checked again: session files can come from older versions or be edited by hand
+    check_checkpoint(&details["checkpoint"]).ok()?;
+    let retained = details.get("retainedInput")?.as_array()?;
+    if retained.iter().map(|i| item_text(i).chars().count()).sum::<usize>() > MAX_RETAINED {
+        return None;
+    }
     let input = payload.get("input")?.as_array()?;
     let hits: Vec<usize> = input
         .iter()
@@ -265,7 +354,7 @@ pub fn replay(payload: &Value, details: &Value, current: &Value) -> Option<Value
     let [at] = hits[..] else { return None };
     let mut items = Vec::with_capacity(input.len() + 8);
     items.extend(input[..at].iter().cloned());
-    items.extend(details.get("retainedInput")?.as_array()?.iter().cloned());
+    items.extend(retained.iter().cloned());
     items.push(details["checkpoint"].clone());
     items.extend(input[at + 1..].iter().cloned());
     let mut out = payload.clone();

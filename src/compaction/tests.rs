@@ -172,3 +172,64 @@ fn result_has_marker_excerpt_details_and_replays_only_on_exact_match() {
     assert!(replay(&twice, d, &compat("gpt-5")).is_none());
     assert!(replay(&json!({"input": [user("no marker")]}), d, &compat("gpt-5")).is_none());
 }
+
+#[test]
+fn checkpoint_must_have_string_encrypted_content_and_fit_the_limit() {
+    let completed = json!({"type": "response.completed", "response": {}});
+    let with = |item: Value| {
+        sse(&[
+            json!({"type": "response.output_item.done", "item": item}),
+            completed.clone(),
+        ])
+    };
+    for bad in [json!(12), json!({"x": 1}), json!(["E"]), json!(null), json!(true)] {
+        let e = parse_stream(&with(json!({"type": "compaction", "encrypted_content": bad}))).unwrap_err();
+        assert_eq!(e.code, "bad-checkpoint", "{bad}");
+    }
+    // exactly at the limit is accepted, one byte more is refused with the code naming the limit
+    let shell = json!({"type": "compaction", "encrypted_content": ""}).to_string().len();
+    let at = json!({"type": "compaction", "encrypted_content": "E".repeat(MAX_CHECKPOINT_BYTES - shell)});
+    assert_eq!(at.to_string().len(), MAX_CHECKPOINT_BYTES);
+    assert_eq!(parse_stream(&with(at.clone())).unwrap(), at);
+    let over = json!({"type": "compaction", "encrypted_content": "E".repeat(MAX_CHECKPOINT_BYTES - shell + 1)});
+    let e = parse_stream(&with(over.clone())).unwrap_err();
+    assert_eq!(e.code, "compaction-too-large");
+    assert!(e.message.contains(&MAX_CHECKPOINT_BYTES.to_string()));
+
+    // a stored checkpoint that breaks either rule is neither replayed nor sent again as the prior checkpoint
+    let input = vec![user("fix the bug")];
+    for cp in [over, json!({"type": "compaction", "encrypted_content": {"a": 1}})] {
+        let r = build_result("u2", cp, &input, None, compat("gpt-5"), "e", 1.0);
+        let d = &r["details"];
+        let payload = json!({"input": [user(r["summary"].as_str().unwrap())]});
+        assert!(replay(&payload, d, &compat("gpt-5")).is_none());
+        let body = build_request(&json!({"model": "m", "input": []}), Some(d)).unwrap();
+        assert!(body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["type"] != "compaction"));
+    }
+}
+
+#[test]
+fn server_error_text_is_stripped_of_controls_and_bounded() {
+    assert_eq!(
+        server_text("\u{1b}[31mred\u{1b}[0m alert\u{7}\r\nnext\tline"),
+        "red alert next line"
+    );
+    assert_eq!(server_text("a\u{202e}b\u{0}c"), "abc");
+    let long = "x".repeat(100_000);
+    let t = server_text(&long);
+    assert_eq!(t.chars().count(), MAX_ERROR_TEXT + 1);
+    assert!(t.ends_with('…'));
+    assert_eq!(server_text(&"y".repeat(MAX_ERROR_TEXT)), "y".repeat(MAX_ERROR_TEXT));
+    let failed = json!({"type": "response.failed", "response": {"error": {"message": format!("\u{1b}[2J{long}")}}});
+    let e = parse_stream(&sse(&[failed])).unwrap_err();
+    assert_eq!(e.code, "stream-failed");
+    assert!(
+        !e.message.contains('\u{1b}') && e.message.len() < MAX_ERROR_TEXT + 100,
+        "{}",
+        e.message.len()
+    );
+}

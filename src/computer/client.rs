@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
@@ -134,7 +134,7 @@ impl Conn {
     async fn request(&mut self, method: &str, params: Value) -> Result<Value, CuError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        match self.pending.lock().unwrap().as_mut() {
+        match self.pending.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
             Some(map) => map.insert(id, tx),
             None => return Err(exited()),
         };
@@ -144,7 +144,7 @@ impl Conn {
     }
 
     fn alive(&self) -> bool {
-        self.pending.lock().unwrap().is_some()
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
     /// Kills the whole process group and reaps the child (no zombie, no grandchild left).
@@ -203,12 +203,17 @@ async fn read_loop(stdout: tokio::process::ChildStdout, pending: Pending) {
         } else {
             Ok(msg.get("result").cloned().unwrap_or(Value::Null))
         };
-        if let Some(tx) = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id)) {
+        if let Some(tx) = pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+            .and_then(|m| m.remove(&id))
+        {
             let _ = tx.send(result);
         }
     }
     // Dropping the senders fails every waiter with `app-server-exited`.
-    pending.lock().unwrap().take();
+    pending.lock().unwrap_or_else(PoisonError::into_inner).take();
 }
 
 /// The session's client: at most one child, calls strictly one at a time.

@@ -38,6 +38,7 @@ fn budget_error(what: &str) -> Error {
 impl ToNapiValue for Json {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         let mut nodes = MAX_NODES;
+        // SAFETY: `env` is the live environment napi-rs passed to this conversion on the JS thread.
         unsafe { to_js(env, &val.0, MAX_DEPTH, &mut nodes) }
     }
 }
@@ -45,6 +46,7 @@ impl ToNapiValue for Json {
 impl FromNapiValue for Json {
     unsafe fn from_napi_value(env: sys::napi_env, napi_val: sys::napi_value) -> Result<Self> {
         let mut nodes = MAX_NODES;
+        // SAFETY: `env` and `napi_val` come from napi-rs for this call on the JS thread.
         unsafe { from_js(env, napi_val, MAX_DEPTH, &mut nodes) }.map(Json)
     }
 }
@@ -60,9 +62,12 @@ unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) ->
         Value::Array(items) => {
             let depth = depth.checked_sub(1).ok_or_else(|| budget_error("nesting depth"))?;
             let mut arr = ptr::null_mut();
+            // SAFETY: `env` is live on this thread and `arr` is a valid out-pointer.
             check_status!(unsafe { sys::napi_create_array_with_length(env, items.len(), &mut arr) })?;
             for (i, item) in items.iter().enumerate() {
+                // SAFETY: same `env` as the caller's contract; the recursion is bounded by `depth` and `nodes`.
                 let js = unsafe { to_js(env, item, depth, nodes)? };
+                // SAFETY: `arr` was created above in this `env`; `js` is a value of the same `env`.
                 check_status!(unsafe { sys::napi_set_element(env, arr, i as u32, js) })?;
             }
             Ok(arr)
@@ -70,10 +75,13 @@ unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) ->
         Value::Object(map) => {
             let depth = depth.checked_sub(1).ok_or_else(|| budget_error("nesting depth"))?;
             let mut obj = ptr::null_mut();
+            // SAFETY: `env` is live on this thread and `obj` is a valid out-pointer.
             check_status!(unsafe { sys::napi_create_object(env, &mut obj) })?;
             for (k, item) in map {
+                // SAFETY: same `env` as the caller's contract; the recursion is bounded by `depth` and `nodes`.
                 let value = unsafe { to_js(env, item, depth, nodes)? };
                 let mut name = ptr::null_mut();
+                // SAFETY: `k` is a live `&str`: the pointer and byte length describe valid UTF-8; `name` is a valid out-pointer.
                 check_status!(unsafe {
                     sys::napi_create_string_utf8(env, k.as_ptr().cast(), k.len() as isize, &mut name)
                 })?;
@@ -90,10 +98,12 @@ unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) ->
                         | sys::PropertyAttributes::configurable,
                     data: ptr::null_mut(),
                 };
+                // SAFETY: `obj`, `name` and `value` belong to this `env`; `desc` is one initialised descriptor.
                 check_status!(unsafe { sys::napi_define_properties(env, obj, 1, &desc) })?;
             }
             Ok(obj)
         }
+        // SAFETY: scalars go through napi-rs's own conversion with the caller's live `env`.
         scalar => unsafe { <&Value as ToNapiValue>::to_napi_value(env, scalar) },
     }
 }
@@ -101,25 +111,32 @@ unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) ->
 unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: u32, nodes: &mut usize) -> Result<Value> {
     take_node(nodes)?;
     let mut ty = 0;
+    // SAFETY: `v` is a value of this live `env`; `ty` is a valid out-pointer.
     check_status!(unsafe { sys::napi_typeof(env, v, &mut ty) })?;
     if ty != sys::ValueType::napi_object {
+        // SAFETY: `v` is a non-object value of this `env`; napi-rs converts scalars itself.
         return unsafe { Value::from_napi_value(env, v) };
     }
     let depth = depth.checked_sub(1).ok_or_else(|| budget_error("nesting depth"))?;
     let mut is_array = false;
+    // SAFETY: `v` is a value of this `env`; `is_array` is a valid out-pointer.
     check_status!(unsafe { sys::napi_is_array(env, v, &mut is_array) })?;
     if is_array {
         let mut len = 0u32;
+        // SAFETY: `v` is an array of this `env` (checked just above); `len` is a valid out-pointer.
         check_status!(unsafe { sys::napi_get_array_length(env, v, &mut len) })?;
         let mut out = Vec::with_capacity(len as usize);
         for i in 0..len {
             let mut item = ptr::null_mut();
+            // SAFETY: `i` < the array's length; `item` is a valid out-pointer.
             check_status!(unsafe { sys::napi_get_element(env, v, i, &mut item) })?;
+            // SAFETY: `item` belongs to this `env`; the recursion is bounded by `depth` and `nodes`.
             out.push(unsafe { from_js(env, item, depth, nodes)? });
         }
         return Ok(Value::Array(out));
     }
     let mut keys = ptr::null_mut();
+    // SAFETY: `v` is an object of this `env` (typeof checked above); `keys` is a valid out-pointer.
     check_status!(unsafe {
         sys::napi_get_all_property_names(
             env,
@@ -131,20 +148,26 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: u32, nodes: &mu
         )
     })?;
     let mut len = 0u32;
+    // SAFETY: `keys` is the array napi_get_all_property_names returned in this `env`.
     check_status!(unsafe { sys::napi_get_array_length(env, keys, &mut len) })?;
     let mut map = Map::new();
     for i in 0..len {
         let mut key = ptr::null_mut();
+        // SAFETY: `i` < the key array's length; `key` is a valid out-pointer.
         check_status!(unsafe { sys::napi_get_element(env, keys, i, &mut key) })?;
         let mut item = ptr::null_mut();
         // An own "__proto__" data property shadows the accessor, so this reads the key, not the prototype.
+        // SAFETY: `v` is an object and `key` one of its own keys, both of this `env`.
         check_status!(unsafe { sys::napi_get_property(env, v, key, &mut item) })?;
         let mut item_ty = 0;
+        // SAFETY: `item` is a value of this `env`; `item_ty` is a valid out-pointer.
         check_status!(unsafe { sys::napi_typeof(env, item, &mut item_ty) })?;
         if item_ty == sys::ValueType::napi_undefined {
             continue; // JSON.stringify leaves undefined properties out
         }
+        // SAFETY: `key` is a string (keys are converted with numbers_to_strings and symbols skipped).
         let name = unsafe { String::from_napi_value(env, key)? };
+        // SAFETY: `item` belongs to this `env`; the recursion is bounded by `depth` and `nodes`.
         map.insert(name, unsafe { from_js(env, item, depth, nodes)? });
     }
     Ok(Value::Object(map))

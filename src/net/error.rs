@@ -34,10 +34,12 @@ pub enum NetCode {
     ImageTooLarge,
     /// The PNG could not be written under the agent dir.
     WriteFailed,
+    /// The response body is larger than the feature's cap ([`super::body_cap`]); the read stopped there.
+    ResponseTooLarge,
 }
 
 impl NetCode {
-    pub const ALL: [NetCode; 14] = [
+    pub const ALL: [NetCode; 15] = [
         NetCode::Aborted,
         NetCode::Timeout,
         NetCode::NetworkError,
@@ -52,6 +54,7 @@ impl NetCode {
         NetCode::InvalidImage,
         NetCode::ImageTooLarge,
         NetCode::WriteFailed,
+        NetCode::ResponseTooLarge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +73,7 @@ impl NetCode {
             NetCode::InvalidImage => "invalid-image",
             NetCode::ImageTooLarge => "image-too-large",
             NetCode::WriteFailed => "write-failed",
+            NetCode::ResponseTooLarge => "response-too-large",
         }
     }
 
@@ -90,6 +94,7 @@ impl NetCode {
             NetCode::InvalidImage => "the service returned no PNG image; try again, perhaps with another prompt",
             NetCode::ImageTooLarge => "request a smaller size and try again",
             NetCode::WriteFailed => "check that the agent directory is writable and has free space, then try again",
+            NetCode::ResponseTooLarge => "the service sent more than the toolkit reads for this feature; nothing was kept, try again with a narrower request",
         }
     }
 }

@@ -43,6 +43,9 @@ pub enum RecoveryReason {
     SourceError,
     /// The file vanished after it was created.
     Missing,
+    /// The owner's byte cap for recovery files was reached (Bash background tasks, docs/host.md "Background
+    /// tasks"); the file holds the output up to the cap.
+    CapReached,
     /// The owner closed (session shutdown) while the source was still capturing.
     OwnerClosed,
 }
@@ -107,6 +110,11 @@ impl RecoverySnapshot {
             (RecoveryState::Partial, Some(RecoveryReason::SourceError)) => format!(
                 "Reading the output failed part-way: the file holds the {b} bytes read before that, later output was \
                  lost. Read the file by line range; re-run the command only if the missing end matters."
+            ),
+            (RecoveryState::Partial, Some(RecoveryReason::CapReached)) => format!(
+                "{held}: the recovery-file cap was reached, so later output is not saved (the kept tail above still \
+                 follows it). Read the file by line range; send long output to a file of your own if you need all \
+                 of it."
             ),
             (RecoveryState::Partial, Some(RecoveryReason::OwnerClosed)) => format!(
                 "{held}: the session ended while the source was still running and nothing after that was saved."
@@ -339,6 +347,14 @@ impl Capture {
     pub fn fail_source(&mut self) {
         if self.failed.is_none() {
             self.failed = Some(RecoveryReason::SourceError);
+        }
+    }
+
+    /// The owner's byte cap was reached: nothing more is written (later appends are only counted) and the
+    /// evidence is marked `cap-reached`.
+    pub fn stop_at_cap(&mut self) {
+        if self.failed.is_none() {
+            self.failed = Some(RecoveryReason::CapReached);
         }
     }
 

@@ -122,7 +122,7 @@ export function register(host: ToolkitHost): void {
 				accept: "text/event-stream",
 			};
 			const started = performance.now();
-			const r = await postJson(cur.url, headers, req.body, native.netTimeoutMs("compaction"), event.signal, debug);
+			const r = await postJson(cur.url, headers, req.body, "compaction", event.signal, debug);
 			if (!r.ok) {
 				warn(ctx, `${r.error.message}`);
 				return undefined;

@@ -97,6 +97,7 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
+    // SAFETY: kill(2) takes plain integers and touches no memory; `pgid > 1` so it never signals every process.
     unsafe { libc::kill(-pgid, sig) == 0 }
 }
 
@@ -105,6 +106,7 @@ pub fn group_exists(pgid: i32) -> bool {
     if pgid <= 1 {
         return false;
     }
+    // SAFETY: kill(2) with signal 0 only checks existence; plain integers, no memory.
     let r = unsafe { libc::kill(-pgid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
@@ -174,6 +176,7 @@ pub fn signal_name(sig: i32) -> String {
 /// floods. Best effort; the kernel's own limit wins and other systems keep their default.
 pub fn grow_pipe(fd: &impl std::os::fd::AsRawFd) {
     #[cfg(target_os = "linux")]
+    // SAFETY: F_SETPIPE_SZ takes an integer argument and only resizes the pipe behind `fd`, which the borrow keeps open.
     unsafe {
         libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
     }
@@ -223,16 +226,20 @@ pub fn signal_marked(pids: &[i32], matches: impl Fn(&str) -> bool, sig: i32) {
     for &pid in pids {
         #[cfg(target_os = "linux")]
         {
+            // SAFETY: pidfd_open(2) takes a pid and flags; the returned descriptor is closed below.
             let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
             if fd >= 0 {
                 if has_marker(pid, &matches) {
+                    // SAFETY: `fd` is the pidfd just opened; a null siginfo is allowed and means a plain kill.
                     unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd, sig, std::ptr::null::<u8>(), 0) };
                 }
+                // SAFETY: `fd` is the pidfd this loop opened and nothing else uses it.
                 unsafe { libc::close(fd) };
                 continue;
             }
         }
         if has_marker(pid, &matches) {
+            // SAFETY: kill(2) takes plain integers; the marker was re-checked just before.
             unsafe { libc::kill(pid, sig) };
         }
     }
@@ -278,7 +285,9 @@ pub fn pipe_holders(inodes: &[u64]) -> Vec<i32> {
 
 /// The inode number of a pipe end (0 when it cannot be read), to recognise its holders in `/proc/<pid>/fd`.
 pub fn pipe_inode(fd: &impl std::os::fd::AsRawFd) -> u64 {
+    // SAFETY: `libc::stat` is plain old data, for which all-zero bytes are a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open for the borrow of `fd`; `st` is a valid, writable stat buffer.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0 {
         st.st_ino
     } else {

@@ -12,7 +12,8 @@
 //   await server.close();
 //
 // Reply shapes: { json, status?, headers? } | { sse: [event objects], status? } | { text, status?, headers? }
-// | { redirect: url, status? } | { hang: true } (never answers; close() ends it).
+// | { redirect: url, status? } | { hang: true } (never answers; close() ends it)
+// | { chunks: [strings], status?, headers? } (written one by one, chunked: no content-length).
 import { createServer } from "node:http";
 import { zstdDecompressSync, gunzipSync } from "node:zlib";
 
@@ -87,6 +88,11 @@ function send(res, reply) {
 	if (reply.sse) {
 		res.writeHead(status, { "content-type": "text/event-stream", "cache-control": "no-cache", ...(reply.headers ?? {}) });
 		for (const ev of reply.sse) res.write(`event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`);
+		return res.end();
+	}
+	if (reply.chunks) {
+		res.writeHead(status, { "content-type": "application/json", ...(reply.headers ?? {}) });
+		for (const c of reply.chunks) res.write(c);
 		return res.end();
 	}
 	if (reply.json !== undefined) {

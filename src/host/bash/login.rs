@@ -1,9 +1,16 @@
-//! The user's login-shell PATH (docs/spec/host-tools.md §Bash): Pi is often started from a desktop launcher or a
-//! service whose PATH lacks what the user's profile adds (`~/.cargo/bin`, nvm, Homebrew), so Bash asks the login
-//! shell once per process and injects what it prints. Best effort and bounded: a profile that hangs or fails costs
-//! at most [`PROBE_BOUND`] once, and the command then runs with the inherited PATH.
+//! The user's login-shell PATH (docs/spec/host-tools.md §Bash, docs/host.md "Bash"): Pi is often started from a
+//! desktop launcher or a service whose PATH lacks what the user's profile adds (`~/.cargo/bin`, nvm, Homebrew), so
+//! Bash asks the user's own shell (`$SHELL`, zsh on macOS) once per process, as a login and interactive shell
+//! (`-l -i -c`, so both the profile and the rc file run), and injects what it prints.
+//!
+//! The probe starts when a session starts ([`LoginPath::prewarm`], on a thread of its own), not on the first Bash
+//! call: a profile costs 0.3–2 s on real machines, and the model's first answer takes longer than that, so the first
+//! call finds the PATH ready. Best effort and bounded: a profile that hangs or fails costs at most [`PROBE_BOUND`]
+//! once, and commands then run with the inherited PATH. The probe runs in a session of its own (`setsid`): an
+//! interactive shell with a controlling terminal would try to take the terminal's foreground and stop on SIGTTOU.
 
 use std::process::Stdio;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::sync::OnceCell;
@@ -14,8 +21,6 @@ pub const PROBE_BOUND: Duration = Duration::from_secs(5);
 /// Marks the PATH line among whatever the profile prints.
 const SENTINEL: &str = "__PCT_LOGIN_PATH__=";
 
-static PROBED: OnceCell<Option<String>> = OnceCell::const_new();
-
 /// Whether `shell` understands `-l` (a login shell) the way bash does.
 pub fn supports_login(shell: &str) -> bool {
     let base = std::path::Path::new(shell)
@@ -25,34 +30,121 @@ pub fn supports_login(shell: &str) -> bool {
     matches!(base, "bash" | "zsh" | "ksh" | "mksh" | "dash" | "sh")
 }
 
-/// The login shell's PATH, probed with the first shell asked about and remembered for the process (`None` when
-/// the shell cannot be a login shell, the probe failed, or it took longer than [`PROBE_BOUND`]).
-pub async fn login_path(shell: &str) -> Option<String> {
-    PROBED
-        .get_or_init(|| probe(shell.to_string(), PROBE_BOUND))
-        .await
-        .clone()
+/// The probe's arguments before its script: `-l -i -c` for bash and zsh (the rc file is where nvm and friends add
+/// to PATH), `-l -c` for the other POSIX shells.
+fn probe_flags(shell: &str) -> &'static [&'static str] {
+    let base = std::path::Path::new(shell)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("");
+    if matches!(base, "bash" | "zsh") {
+        &["-l", "-i", "-c"]
+    } else {
+        &["-l", "-c"]
+    }
 }
 
-/// Runs `<shell> -lc` printing PATH behind a sentinel; kills the probe's whole process group if it overruns.
+/// The shell to ask: `$SHELL` when it is an absolute path to an existing shell that can be a login shell, else
+/// `/bin/bash`, else `/bin/sh` (a fish or nushell user's PATH then comes from bash's profile, or stays inherited).
+pub fn user_shell(env_shell: Option<&str>) -> Option<String> {
+    let usable = |s: &str| s.starts_with('/') && supports_login(s) && std::fs::metadata(s).is_ok_and(|m| m.is_file());
+    if let Some(s) = env_shell.filter(|s| usable(s)) {
+        return Some(s.to_string());
+    }
+    ["/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|s| usable(s))
+        .map(str::to_string)
+}
+
+/// One cached probe: the PATH a given shell prints, asked at most once.
+pub struct LoginPath {
+    shell: Option<String>,
+    bound: Duration,
+    cell: OnceCell<Option<String>>,
+}
+
+impl LoginPath {
+    /// A probe of `shell` (`None` = nothing to ask: the inherited PATH stays).
+    pub fn new(shell: Option<String>, bound: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            shell,
+            bound,
+            cell: OnceCell::new(),
+        })
+    }
+
+    /// The process-wide probe of the user's shell ([`user_shell`] of `$SHELL`).
+    pub fn global() -> Arc<Self> {
+        static G: OnceLock<Arc<LoginPath>> = OnceLock::new();
+        G.get_or_init(|| LoginPath::new(user_shell(std::env::var("SHELL").ok().as_deref()), PROBE_BOUND))
+            .clone()
+    }
+
+    /// The shell this probe asks.
+    pub fn shell(&self) -> Option<&str> {
+        self.shell.as_deref()
+    }
+
+    /// Starts the probe now on a thread of its own (no async runtime needed) unless it already ran or runs; a
+    /// later [`LoginPath::get`] waits only for what is left of it.
+    pub fn prewarm(self: &Arc<Self>) {
+        if self.cell.initialized() {
+            return;
+        }
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pct-login-path".into())
+            .spawn(move || {
+                if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    rt.block_on(me.get());
+                }
+            });
+        // no thread: the first Bash call probes instead
+        drop(spawned);
+    }
+
+    /// The probed PATH (`None` when there is no shell to ask, the probe failed, or it overran its bound).
+    pub async fn get(&self) -> Option<String> {
+        self.cell
+            .get_or_init(|| async {
+                match &self.shell {
+                    Some(s) => probe(s.clone(), self.bound).await,
+                    None => None,
+                }
+            })
+            .await
+            .clone()
+    }
+}
+
+/// Runs `<shell> -l [-i] -c` printing PATH behind a sentinel, in a new session; kills the probe's whole process
+/// group if it overruns.
 pub async fn probe(shell: String, bound: Duration) -> Option<String> {
     if !supports_login(&shell) {
         return None;
     }
     let script = format!("printf '\\n{SENTINEL}%s\\n' \"$PATH\"");
-    let mut child = tokio::process::Command::new(&shell)
-        .args(["-l", "-c", &script])
+    let mut cmd = tokio::process::Command::new(&shell);
+    cmd.args(probe_flags(&shell))
+        .arg(&script)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .process_group(0)
         .env(
             crate::shell::watchdog::MARKER_VAR,
             format!("{}:bash-probe", crate::shell::watchdog::instance()),
         )
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and only calls setsid(2), which is
+    // async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().ok()?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     let mut out = child.stdout.take()?;
     let read = async {
@@ -82,6 +174,19 @@ fn parse(out: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_shell_is_dollar_shell_when_usable() {
+        assert_eq!(user_shell(Some("/bin/sh")).as_deref(), Some("/bin/sh"));
+        let fallback = user_shell(None);
+        assert!(fallback.as_deref() == Some("/bin/bash") || fallback.as_deref() == Some("/bin/sh"));
+        // relative, missing, or not a login-capable shell: the fallback
+        for bad in ["sh", "/nonexistent/zsh", "/usr/bin/fish", ""] {
+            assert_eq!(user_shell(Some(bad)), fallback, "{bad}");
+        }
+        assert_eq!(probe_flags("/bin/zsh"), ["-l", "-i", "-c"]);
+        assert_eq!(probe_flags("/usr/bin/dash"), ["-l", "-c"]);
+    }
 
     #[test]
     fn parse_takes_the_sentinel_line_only() {

@@ -12,7 +12,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `timeout.rs` | the seconds-or-milliseconds timeout rule |
-//! | `login.rs` | the login-shell PATH, probed once per process |
+//! | `login.rs` | the login-shell PATH of `$SHELL`, probed once per process from the first session's start |
 //! | `stream.rs` | one output stream: tail buffer, byte counts, recovery capture |
 //! | `run.rs` | spawning, the foreground run, tree kill |
 //! | `tasks.rs` | the background task table and its two caps |
@@ -63,6 +63,13 @@ pub enum BashReply {
     Started(TaskView),
 }
 
+/// Locks a mutex of the Bash state, recovering from poisoning: a panic in another call (or a drain task) leaves the
+/// streams and task states consistent — every update is a single assignment or append — so later TaskList/TaskWait
+/// calls keep working instead of all failing with `internal-panic`.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A fresh command id with its `PCT_JOB` marker (`<instance>:bash:<id>`, found by the watchdog and the tree kill).
 pub fn new_marker(prefix: &str) -> (String, String) {
     let id = format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
@@ -74,7 +81,7 @@ pub fn new_marker(prefix: &str) -> (String, String) {
 pub async fn bash(session: &SessionTasks, args: BashArgs, ctx: BashContext) -> Result<BashReply, HostError> {
     session.check_open()?;
     let shell = ctx.shell.unwrap_or_else(ShellSpec::default_posix);
-    let login_path = login::login_path(&shell.shell).await;
+    let login_path = session.login().get().await;
     let (_, marker) = new_marker(if args.background { "bg" } else { "bash" });
     let launch = run::Launch {
         command: args.command,
@@ -86,9 +93,13 @@ pub async fn bash(session: &SessionTasks, args: BashArgs, ctx: BashContext) -> R
         marker,
     };
     if args.background {
-        let view = session
-            .table()
-            .start(session.owner(), launch, args.description, session.store())?;
+        let view = session.table().start(
+            session.owner(),
+            launch,
+            args.description,
+            session.store(),
+            session.recovery_left(),
+        )?;
         return Ok(BashReply::Started(view));
     }
     let limits = session.table().limits();

@@ -9,7 +9,7 @@
 
 use super::live::{LiveSlot, LiveStreams};
 use super::stream::{StreamOut, StreamSnapshot};
-use super::{timeout, SHELL_NOT_FOUND};
+use super::{lock, timeout, SHELL_NOT_FOUND};
 use crate::host::args;
 use crate::host::error::{HostError, TOOL_FAILED};
 use crate::output::RecoveryStore;
@@ -178,6 +178,28 @@ fn shell_not_found(shell: &str) -> HostError {
     )
 }
 
+/// Creates the session's scratch directory (mode 0700, parents as needed) so `$PI_SCRATCH_DIR` exists before any
+/// command runs; a path that cannot be a directory fails the call before anything starts.
+fn ensure_scratch(dir: &std::path::Path) -> Result<(), HostError> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+        Ok(()) if dir.is_dir() => Ok(()),
+        Ok(()) => Err(scratch_failed(dir, "it is not a directory")),
+        Err(e) => Err(scratch_failed(dir, &e.to_string())),
+    }
+}
+
+fn scratch_failed(dir: &std::path::Path, why: &str) -> HostError {
+    HostError::new(
+        TOOL_FAILED,
+        format!(
+            "The session's scratch directory {} ($PI_SCRATCH_DIR) could not be created ({why}), so nothing ran. Make \
+             the agent directory writable (or free space on its disk), then run the command again.",
+            dir.display()
+        ),
+    )
+}
+
 /// Starts the command. The process group is registered with the exit watchdog as soon as it exists.
 pub fn spawn(l: &Launch) -> Result<Spawned, HostError> {
     if l.shell.shell.contains('/') && std::fs::metadata(&l.shell.shell).is_err() {
@@ -193,6 +215,7 @@ pub fn spawn(l: &Launch) -> Result<Spawned, HostError> {
             ),
         ));
     }
+    ensure_scratch(&l.scratch)?;
     let mut c = tokio::process::Command::new(&l.shell.shell);
     c.args(l.shell.argv(&l.command))
         .current_dir(&l.cwd)
@@ -245,7 +268,7 @@ pub async fn drain(mut r: impl AsyncRead + Unpin, s: Arc<Mutex<StreamOut>>) {
     loop {
         match r.read(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => s.lock().unwrap().push_bytes(&buf[..n]),
+            Ok(n) => lock(&s).push_bytes(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => {
                 failed = true;
@@ -253,7 +276,7 @@ pub async fn drain(mut r: impl AsyncRead + Unpin, s: Arc<Mutex<StreamOut>>) {
             }
         }
     }
-    s.lock().unwrap().end(failed);
+    lock(&s).end(failed);
 }
 
 /// Kills a command's whole tree: SIGTERM to its group and to every process carrying its marker (also those that
@@ -289,6 +312,7 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> bool {
 /// Bytes waiting unread in a pipe (`FIONREAD`; 0 when it cannot be asked).
 fn unread(fd: std::os::fd::RawFd) -> usize {
     let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points at `n`; `fd` is a pipe end the caller keeps open.
     if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } == 0 {
         n.max(0) as usize
     } else {
@@ -398,13 +422,13 @@ pub async fn run_foreground_live(
         let idle = limits.exit_idle;
         async move {
             let st = Exit::from_status(child.wait().await);
-            *exit.lock().unwrap() = Some(st);
+            *lock(&exit) = Some(st);
             let drained = async {
                 let _ = d_out.await;
                 let _ = d_err.await;
             };
             tokio::pin!(drained);
-            let total = || out.lock().unwrap().total() + err.lock().unwrap().total();
+            let total = || lock(&out).total() + lock(&err).total();
             let mut seen = total();
             loop {
                 if tokio::time::timeout(idle, &mut drained).await.is_ok() {
@@ -419,8 +443,8 @@ pub async fn run_foreground_live(
                     // running (its group stays registered with the exit watchdog).
                     a_out.abort();
                     a_err.abort();
-                    out.lock().unwrap().end(false);
-                    err.lock().unwrap().end(false);
+                    lock(&out).end(false);
+                    lock(&err).end(false);
                     return;
                 }
                 seen = now;
@@ -444,16 +468,16 @@ pub async fn run_foreground_live(
             // a process outside the tree (no marker, e.g. it cleared its environment) holds a pipe: stop reading
             a_out.abort();
             a_err.abort();
-            out.lock().unwrap().end(true);
-            err.lock().unwrap().end(true);
+            lock(&out).end(true);
+            lock(&err).end(true);
         }
     }
     if !group_exists(pgid) {
         watchdog::remove_group(pgid);
     }
-    let exit = exit.lock().unwrap().unwrap_or(Exit::Unknown);
-    let stdout = out.lock().unwrap().snapshot();
-    let stderr = err.lock().unwrap().snapshot();
+    let exit = lock(&exit).unwrap_or(Exit::Unknown);
+    let stdout = lock(&out).snapshot();
+    let stderr = lock(&err).snapshot();
     Ok(BashOutcome {
         exit,
         killed,

@@ -5,6 +5,59 @@
 //! recovery files").
 
 use crate::output::{Capture, RecoverySnapshot, RecoveryStore, Utf8Decoder};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Recovery-file bytes a stream may still write, drawn from every allowance it shares (a background task's own
+/// and its session's, docs/host.md "Background tasks"). A draw never overshoots any of them.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryBudget {
+    left: Vec<Arc<AtomicU64>>,
+}
+
+impl RecoveryBudget {
+    /// No limit (foreground commands: their timeout bounds them).
+    pub fn unlimited() -> Self {
+        Self::default()
+    }
+
+    /// Draws from all of `allowances`.
+    pub fn new(allowances: Vec<Arc<AtomicU64>>) -> Self {
+        Self { left: allowances }
+    }
+
+    /// Takes up to `want` bytes from every allowance and returns how many were granted.
+    fn take(&self, want: u64) -> u64 {
+        let mut granted = want;
+        for (i, a) in self.left.iter().enumerate() {
+            let got = take_from(a, granted);
+            if got < granted {
+                // give back what the earlier allowances granted beyond this one's answer
+                for b in &self.left[..i] {
+                    b.fetch_add(granted - got, Ordering::SeqCst);
+                }
+                granted = got;
+            }
+        }
+        granted
+    }
+
+    /// Returns bytes that were drawn but never written (a capture that stayed in memory and was dropped).
+    fn refund(&self, n: u64) {
+        for a in &self.left {
+            a.fetch_add(n, Ordering::SeqCst);
+        }
+    }
+}
+
+fn take_from(a: &AtomicU64, want: u64) -> u64 {
+    let mut got = 0;
+    let _ = a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+        got = left.min(want);
+        Some(left - got)
+    });
+    got
+}
 
 /// Bytes of each stream a foreground result shows (Pi's bash tool shows 50 KiB of combined output).
 pub const FOREGROUND_TAIL: usize = 50 * 1024;
@@ -72,6 +125,11 @@ pub struct StreamOut {
     capture: Capture,
     total: u64,
     ended: bool,
+    budget: RecoveryBudget,
+    /// Bytes drawn from `budget` so far.
+    charged: u64,
+    /// The budget ran out: the capture only counts from here on.
+    capped: bool,
 }
 
 /// What a result reports about one stream.
@@ -90,6 +148,12 @@ pub struct StreamSnapshot {
 impl StreamOut {
     /// A stream keeping its last `cap` bytes, capturing into a file of `store` when it outgrows them.
     pub fn new(cap: usize, store: &RecoveryStore) -> Self {
+        Self::with_budget(cap, store, RecoveryBudget::unlimited())
+    }
+
+    /// A stream whose recovery file stops growing once `budget` runs out (`cap-reached`); the tail keeps following
+    /// the output.
+    pub fn with_budget(cap: usize, store: &RecoveryStore, budget: RecoveryBudget) -> Self {
         Self {
             tail: TailText::new(cap),
             decoder: Utf8Decoder::new(),
@@ -97,6 +161,9 @@ impl StreamOut {
             capture: store.capture(),
             total: 0,
             ended: false,
+            budget,
+            charged: 0,
+            capped: false,
         }
     }
 
@@ -114,7 +181,29 @@ impl StreamOut {
             return;
         }
         self.total += text.len() as u64;
-        self.capture.append(text.as_bytes());
+        if self.capped {
+            self.capture.append(text.as_bytes()); // counted, not written
+        } else if self.budget.left.is_empty() {
+            self.capture.append(text.as_bytes());
+        } else {
+            let want = text.len() as u64;
+            let granted = self.budget.take(want);
+            let mut cut = granted as usize;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            if (cut as u64) < granted {
+                self.budget.refund(granted - cut as u64);
+            }
+            self.charged += cut as u64;
+            self.capture.append(text[..cut].as_bytes());
+            if cut < text.len() {
+                self.capped = true;
+                self.capture.require_file();
+                self.capture.stop_at_cap();
+                self.capture.append(text[cut..].as_bytes());
+            }
+        }
         self.tail.push(text);
         if self.total > self.tail.cap as u64 {
             self.capture.require_file();
@@ -135,6 +224,10 @@ impl StreamOut {
         self.capture.finish();
         if self.total <= self.tail.cap as u64 {
             self.capture.discard_buffer();
+            if !self.capture.has_file() {
+                // nothing reached a file: the allowance is not spent
+                self.budget.refund(std::mem::take(&mut self.charged));
+            }
         }
         self.ended = true;
     }

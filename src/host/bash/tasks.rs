@@ -12,9 +12,10 @@
 //! long `TaskWait` never blocks another session's calls. Ids of other sessions answer NOT_FOUND, exactly like
 //! unknown ids, so a session cannot probe for another's tasks.
 
+use super::login::LoginPath;
 use super::run::{drain, kill_tree, spawn, Exit, Launch, RunLimits};
-use super::stream::{StreamOut, StreamSnapshot, BACKGROUND_TAIL};
-use super::HOST_OVERLOADED;
+use super::stream::{RecoveryBudget, StreamOut, StreamSnapshot, BACKGROUND_TAIL};
+use super::{lock, HOST_OVERLOADED};
 use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED};
 use crate::output::RecoveryStore;
 use crate::shell::cancel::Cancel;
@@ -36,7 +37,16 @@ pub struct Caps {
     pub process: usize,
     /// Finished tasks a session keeps for TaskList/TaskWait (the oldest finished one goes first).
     pub keep_finished: usize,
+    /// Recovery-file bytes one task may write (both streams together).
+    pub task_recovery_bytes: u64,
+    /// Recovery-file bytes all background tasks of one session may write together.
+    pub session_recovery_bytes: u64,
 }
+
+/// [`Caps::task_recovery_bytes`] by default: 256 MiB (a whole build log fits; `yes` does not fill a disk).
+pub const TASK_RECOVERY_BYTES: u64 = 256 * 1024 * 1024;
+/// [`Caps::session_recovery_bytes`] by default: 1 GiB.
+pub const SESSION_RECOVERY_BYTES: u64 = 1024 * 1024 * 1024;
 
 impl Default for Caps {
     fn default() -> Self {
@@ -44,6 +54,8 @@ impl Default for Caps {
             per_session: 10,
             process: 64,
             keep_finished: 32,
+            task_recovery_bytes: TASK_RECOVERY_BYTES,
+            session_recovery_bytes: SESSION_RECOVERY_BYTES,
         }
     }
 }
@@ -123,11 +135,11 @@ pub struct TaskView {
 
 impl Task {
     fn finished(&self) -> bool {
-        self.state.lock().unwrap().exit.is_some()
+        lock(&self.state).exit.is_some()
     }
 
     fn view(&self) -> TaskView {
-        let st = self.state.lock().unwrap();
+        let st = lock(&self.state);
         let status = match (st.exit, st.stop_requested) {
             (None, _) => TaskStatus::Running,
             (Some(_), true) => TaskStatus::Stopped,
@@ -142,15 +154,15 @@ impl Task {
             exit: st.exit,
             stop_requested: st.stop_requested,
             duration: st.finished_after.unwrap_or_else(|| self.started.elapsed()),
-            stdout: self.stdout.lock().unwrap().snapshot(),
-            stderr: self.stderr.lock().unwrap().snapshot(),
+            stdout: lock(&self.stdout).snapshot(),
+            stderr: lock(&self.stderr).snapshot(),
         }
     }
 
     /// Marks the stop and kills the tree on a thread of its own (SIGTERM, SIGKILL after the grace).
     fn request_stop(self: &Arc<Self>, grace: Duration) {
         {
-            let mut st = self.state.lock().unwrap();
+            let mut st = lock(&self.state);
             if st.exit.is_some() || st.stop_requested {
                 return;
             }
@@ -163,6 +175,30 @@ impl Task {
     async fn wait_done(&self, max: Duration) {
         let mut rx = self.done.subscribe();
         let _ = tokio::time::timeout(max, rx.wait_for(|d| *d)).await;
+    }
+}
+
+/// Publishes a task's final state when dropped: at the end of its waiter, or while a panic unwinds it.
+struct Publish {
+    table: Arc<TaskTable>,
+    task: Arc<Task>,
+    /// The leader's exit once known; `None` at drop = the waiter did not get that far ([`Exit::Unknown`]).
+    exit: Option<Exit>,
+}
+
+impl Drop for Publish {
+    fn drop(&mut self) {
+        let t = &self.task;
+        if !group_exists(t.pgid) {
+            watchdog::remove_group(t.pgid);
+        }
+        {
+            let mut st = lock(&t.state);
+            st.exit = Some(self.exit.unwrap_or(Exit::Unknown));
+            st.finished_after = Some(t.started.elapsed());
+        }
+        self.table.running.fetch_sub(1, Ordering::SeqCst);
+        t.done.send_replace(true);
     }
 }
 
@@ -233,8 +269,9 @@ impl TaskTable {
         launch: Launch,
         description: Option<String>,
         store: &RecoveryStore,
+        session_recovery: &Arc<AtomicU64>,
     ) -> Result<TaskView, HostError> {
-        let mut tasks = self.tasks.lock().unwrap();
+        let mut tasks = lock(&self.tasks);
         let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
         if mine >= self.caps.per_session {
             return Err(HostError::new(
@@ -261,6 +298,10 @@ impl TaskTable {
         let id = launch.marker.rsplit(':').next().unwrap_or_default().to_string();
         let sp = spawn(&launch)?;
         self.running.fetch_add(1, Ordering::SeqCst);
+        let budget = RecoveryBudget::new(vec![
+            Arc::new(AtomicU64::new(self.caps.task_recovery_bytes)),
+            session_recovery.clone(),
+        ]);
         let task = Arc::new(Task {
             id: id.clone(),
             owner,
@@ -269,8 +310,12 @@ impl TaskTable {
             pgid: sp.pgid,
             marker: launch.marker.clone(),
             started: Instant::now(),
-            stdout: Arc::new(Mutex::new(StreamOut::new(BACKGROUND_TAIL, store))),
-            stderr: Arc::new(Mutex::new(StreamOut::new(BACKGROUND_TAIL, store))),
+            stdout: Arc::new(Mutex::new(StreamOut::with_budget(
+                BACKGROUND_TAIL,
+                store,
+                budget.clone(),
+            ))),
+            stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
             state: Mutex::new(TaskState::default()),
             done: watch::channel(false).0,
         });
@@ -279,20 +324,19 @@ impl TaskTable {
         let (table, t) = (self.clone(), task.clone());
         let mut child = sp.child;
         tokio::spawn(async move {
+            // published by the guard's drop, so a panic here (or a runtime dropping this future) still ends the
+            // task as `failed` with an unknown exit instead of leaving it `running` forever
+            let mut publish = Publish {
+                table,
+                task: t,
+                exit: None,
+            };
             let exit = Exit::from_status(child.wait().await);
-            // the final state is published only after both pipes are drained
+            // the final state is published only after both pipes are drained (a drain that panicked counts as
+            // drained: its join error is ignored)
             let _ = d_out.await;
             let _ = d_err.await;
-            if !group_exists(t.pgid) {
-                watchdog::remove_group(t.pgid);
-            }
-            {
-                let mut st = t.state.lock().unwrap();
-                st.exit = Some(exit);
-                st.finished_after = Some(t.started.elapsed());
-            }
-            table.running.fetch_sub(1, Ordering::SeqCst);
-            t.done.send_replace(true);
+            publish.exit = Some(exit);
         });
         tasks.insert(id, task.clone());
         self.prune(&mut tasks, owner);
@@ -318,7 +362,7 @@ impl TaskTable {
     }
 
     fn lookup(&self, owner: u64, id: &str) -> Result<Arc<Task>, HostError> {
-        let tasks = self.tasks.lock().unwrap();
+        let tasks = lock(&self.tasks);
         match tasks.get(id) {
             Some(t) if t.owner == owner => Ok(t.clone()),
             _ => Err(not_found(id)),
@@ -328,14 +372,12 @@ impl TaskTable {
     /// A task's process group (tests).
     #[cfg(test)]
     pub fn pgid_of(&self, id: &str) -> Option<i32> {
-        self.tasks.lock().unwrap().get(id).map(|t| t.pgid)
+        lock(&self.tasks).get(id).map(|t| t.pgid)
     }
 
     /// `owner`'s running tasks.
     pub fn count_running(&self, owner: u64) -> usize {
-        self.tasks
-            .lock()
-            .unwrap()
+        lock(&self.tasks)
             .values()
             .filter(|t| t.owner == owner && !t.finished())
             .count()
@@ -344,7 +386,7 @@ impl TaskTable {
     /// `owner`'s tasks, oldest first.
     pub fn list(&self, owner: u64) -> Vec<TaskView> {
         let mine: Vec<Arc<Task>> = {
-            let mut tasks = self.tasks.lock().unwrap();
+            let mut tasks = lock(&self.tasks);
             self.prune(&mut tasks, owner);
             tasks.values().filter(|t| t.owner == owner).cloned().collect()
         };
@@ -372,7 +414,7 @@ impl TaskTable {
     /// Forgets all of `owner`'s tasks and stops the running ones without waiting. Returns how many were stopped.
     pub fn close_owner(&self, owner: u64) -> usize {
         let gone: Vec<Arc<Task>> = {
-            let mut tasks = self.tasks.lock().unwrap();
+            let mut tasks = lock(&self.tasks);
             let ids: Vec<String> = tasks
                 .values()
                 .filter(|t| t.owner == owner)
@@ -400,6 +442,11 @@ pub struct SessionTasks {
     closed: AtomicBool,
     /// Foreground calls in flight, by the caller's call id, for cancellation from Pi's AbortSignal.
     calls: CallRegistry,
+    /// Where commands get the login shell's PATH (the process-wide probe, unless a test gives its own).
+    login: Arc<LoginPath>,
+    /// Recovery-file bytes this session's background tasks may still write ([`Caps::session_recovery_bytes`]).
+    recovery_left: Arc<AtomicU64>,
+    /// Output of the foreground calls in flight, for the call renderer's live view.
     live: super::live::LiveCalls,
 }
 
@@ -409,17 +456,33 @@ impl SessionTasks {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Self {
             owner: NEXT.fetch_add(1, Ordering::Relaxed),
-            table,
             store,
             closed: AtomicBool::new(false),
             calls: CallRegistry::default(),
+            login: LoginPath::global(),
+            recovery_left: Arc::new(AtomicU64::new(table.caps.session_recovery_bytes)),
+            table,
             live: Default::default(),
         }
     }
 
-    /// A session on the process-wide table with its own recovery files (`pi-codex-toolkit-bash-<uuid>.log`).
+    /// A session on the process-wide table with its own recovery files (`pi-codex-toolkit-bash-<uuid>.log`). The
+    /// login-shell PATH probe starts now, in the background, so the first Bash call does not wait for a profile.
     pub fn for_session() -> Self {
-        Self::new(TaskTable::global(), RecoveryStore::new("bash"))
+        let s = Self::new(TaskTable::global(), RecoveryStore::new("bash"));
+        s.login.prewarm();
+        s
+    }
+
+    /// The same session with its own login-PATH probe (tests: a fake shell whose profile sets a PATH).
+    pub fn with_login(mut self, login: Arc<LoginPath>) -> Self {
+        self.login = login;
+        self
+    }
+
+    /// The login-shell PATH probe commands use.
+    pub fn login(&self) -> &Arc<LoginPath> {
+        &self.login
     }
 
     /// Registers a foreground call under `id`; the token is already tripped when its cancel came first.
@@ -466,6 +529,11 @@ impl SessionTasks {
     /// Where this session's recovery files go.
     pub fn store(&self) -> &RecoveryStore {
         &self.store
+    }
+
+    /// Recovery-file bytes this session's background tasks may still write.
+    pub fn recovery_left(&self) -> &Arc<AtomicU64> {
+        &self.recovery_left
     }
 
     /// Refuses work once the session was closed.

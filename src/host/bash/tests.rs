@@ -338,15 +338,86 @@ async fn scratch_dir_is_exported_and_a_missing_shell_is_reported() {
 #[tokio::test]
 async fn the_login_shell_path_is_injected() {
     let f = Fixture::new();
-    let session = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone());
-    let probed = login::login_path("/bin/bash")
-        .await
-        .expect("bash -l prints a PATH here");
+    // a "bash" whose login start puts a directory of its own first, as a profile adding ~/.cargo/bin would; it
+    // checks it was asked as a login and interactive shell (`-l -i -c`)
+    let sh = f.dir.path().join("bash");
+    std::fs::write(
+        &sh,
+        "#!/bin/sh\n[ \"$1 $2 $3\" = \"-l -i -c\" ] || exit 9\nPATH=\"/pct-login-profile/bin:$PATH\"\nexport PATH\nexec /bin/sh -c \"$4\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let login = login::LoginPath::new(login::user_shell(sh.to_str()), Duration::from_secs(5));
+    assert_eq!(login.shell(), sh.to_str());
+    let session = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone()).with_login(login);
     let args = BashArgs::from_json(&json!({"command": "printf %s \"$PATH\""})).unwrap();
     let BashReply::Done(o) = bash(&session, args, f.ctx()).await.unwrap() else {
         panic!("foreground")
     };
-    assert_eq!(o.stdout.text, probed);
+    let inherited = std::env::var("PATH").unwrap_or_default();
+    assert_eq!(o.stdout.text, format!("/pct-login-profile/bin:{inherited}"));
+}
+
+#[tokio::test]
+async fn a_prewarmed_probe_is_ready_before_the_first_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("sh");
+    let count = dir.path().join("count");
+    // a profile that takes 300 ms and counts its runs
+    std::fs::write(
+        &sh,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nsleep 0.3\nPATH=/pct-prewarmed:$PATH\nexec /bin/sh -c \"$3\"\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let login = login::LoginPath::new(Some(sh.display().to_string()), Duration::from_secs(5));
+    login.prewarm();
+    login.prewarm(); // a second session start does not probe again
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t = std::time::Instant::now();
+    let p = login.get().await.unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(50),
+        "waited {:?} for a prewarmed probe",
+        t.elapsed()
+    );
+    assert!(p.starts_with("/pct-prewarmed:"), "{p}");
+    assert_eq!(login.get().await.unwrap(), p);
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "x\n", "probed once");
+}
+
+#[tokio::test]
+async fn the_scratch_directory_exists_before_the_command_runs() {
+    let f = Fixture::new();
+    let session = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone());
+    let scratch = f.dir.path().join("scratch");
+    assert!(!scratch.exists());
+    let args = BashArgs::from_json(
+        &json!({"command": "test -d \"$PI_SCRATCH_DIR\" && touch \"$PI_SCRATCH_DIR/x\" && echo yes"}),
+    )
+    .unwrap();
+    let BashReply::Done(o) = bash(&session, args, f.ctx()).await.unwrap() else {
+        panic!("foreground")
+    };
+    assert_eq!((o.exit, o.stdout.text.as_str()), (Exit::Code(0), "yes\n"));
+    assert!(scratch.join("x").is_file());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&scratch).unwrap().permissions().mode() & 0o777, 0o700);
+    // a scratch path that cannot be a directory: nothing runs, the error says why
+    let blocked = f.dir.path().join("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    let ctx = BashContext {
+        scratch: blocked.join("s"),
+        ..f.ctx()
+    };
+    let args = BashArgs::from_json(&json!({"command": "touch ran"})).unwrap();
+    let e = bash(&session, args, ctx).await.unwrap_err();
+    assert_eq!(e.code, TOOL_FAILED);
+    assert!(e.message.contains("PI_SCRATCH_DIR"), "{}", e.message);
+    assert!(!f.dir.path().join("ran").exists());
 }
 
 fn bg(command: &str) -> BashArgs {
@@ -473,6 +544,7 @@ async fn both_caps_refuse_with_distinct_reasons() {
             per_session: 2,
             process: 3,
             keep_finished: 32,
+            ..Caps::default()
         },
         fast(),
     );
@@ -530,6 +602,62 @@ async fn background_streams_keep_their_last_256_kib() {
     assert_eq!((v.stderr.text.as_str(), v.stderr.truncated), ("e r r", false));
 }
 
+async fn finish(table: &TaskTable, owner: u64, id: &str) -> TaskView {
+    let mut v = table.wait(owner, id, MAX_OBSERVATION).await.unwrap();
+    while v.status == TaskStatus::Running {
+        v = table.wait(owner, id, MAX_OBSERVATION).await.unwrap();
+    }
+    v
+}
+
+#[tokio::test]
+async fn recovery_files_stop_at_the_task_and_session_caps() {
+    const MIB: u64 = 1024 * 1024;
+    let f = Fixture::new();
+    let caps = Caps {
+        task_recovery_bytes: MIB,
+        session_recovery_bytes: 3 * MIB / 2,
+        ..Caps::default()
+    };
+    let table = TaskTable::new(caps, fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    // 3 MiB on stdout, then a marker: the task runs to its end, its tail follows the output past the cap
+    let cmd = "head -c 3145728 /dev/zero | tr '\\0' y; printf END";
+    let first = start(&a, &f, cmd).await.unwrap();
+    let v = finish(&table, a.owner(), &first.id).await;
+    assert_eq!(v.status, TaskStatus::Completed);
+    assert_eq!(v.stdout.total_bytes, 3 * MIB + 3);
+    assert!(v.stdout.text.ends_with("yEND"));
+    let rec = v.stdout.recovery.clone().unwrap();
+    assert_eq!(
+        (rec.state, rec.reason),
+        (RecoveryState::Partial, Some(crate::output::RecoveryReason::CapReached))
+    );
+    assert_eq!((rec.bytes, rec.captured_bytes), (MIB, 3 * MIB + 3));
+    assert_eq!(
+        std::fs::metadata(rec.path.unwrap()).unwrap().len(),
+        MIB,
+        "exactly the per-task cap on disk"
+    );
+    let text = render::task(&v);
+    assert!(text.contains("recovery-file cap was reached"), "{text}");
+    // the second task gets what is left of the session's cap; the third nothing, and still runs to its end
+    let second = start(&a, &f, cmd).await.unwrap();
+    let v = finish(&table, a.owner(), &second.id).await;
+    assert_eq!(v.stdout.recovery.as_ref().unwrap().bytes, MIB / 2);
+    let third = start(&a, &f, cmd).await.unwrap();
+    let v = finish(&table, a.owner(), &third.id).await;
+    assert_eq!(v.status, TaskStatus::Completed);
+    assert_eq!(v.stdout.recovery.as_ref().unwrap().bytes, 0);
+    assert_eq!(a.recovery_left().load(std::sync::atomic::Ordering::SeqCst), 0);
+    // output that never needed a file does not spend the session's allowance; another session has its own
+    let b = SessionTasks::new(table.clone(), f.store.clone());
+    let small = start(&b, &f, "echo small").await.unwrap();
+    let v = finish(&table, b.owner(), &small.id).await;
+    assert!(v.stdout.recovery.is_none());
+    assert_eq!(b.recovery_left().load(std::sync::atomic::Ordering::SeqCst), 3 * MIB / 2);
+}
+
 #[tokio::test]
 async fn close_stops_running_tasks_without_waiting_and_refuses_new_work() {
     let f = Fixture::new();
@@ -562,6 +690,7 @@ async fn concurrent_starts_never_overshoot_either_cap() {
             per_session: 4,
             process: 6,
             keep_finished: 32,
+            ..Caps::default()
         },
         fast(),
     );

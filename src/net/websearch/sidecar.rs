@@ -14,6 +14,16 @@ use serde_json::{json, Map, Value};
 /// The fixed output budget of sources (not a search setting).
 pub const MAX_SOURCES: usize = 20;
 
+/// The longest answer text a result carries (bytes; Pi's tools show 50 KiB of output): a longer answer keeps its
+/// first part and says where it was cut.
+pub const MAX_ANSWER_BYTES: usize = 50 * 1024;
+
+/// The longest source URL kept (bytes); longer ones are dropped, not cut (a cut URL points elsewhere).
+pub const MAX_URL_BYTES: usize = 2048;
+
+/// The longest source title shown (characters).
+pub const MAX_TITLE_CHARS: usize = 200;
+
 /// The longest query accepted (characters): a search query, not a document.
 pub const MAX_QUERY_CHARS: usize = 4_000;
 
@@ -92,22 +102,85 @@ pub struct Answer {
 
 impl Answer {
     /// The tool result text: the answer, a blank line, `Sources:` and `- [title](url)` rows.
+    /// The answer is cut at [`MAX_ANSWER_BYTES`] (on a character boundary, with a note); every URL is
+    /// percent-encoded for a Markdown link destination ([`markdown_url`]) and every title escaped.
     pub fn render(&self) -> String {
-        let mut out = self.text.trim_end().to_string();
+        let text = self.text.trim_end();
+        let mut out = if text.len() > MAX_ANSWER_BYTES {
+            let mut end = MAX_ANSWER_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!(
+                "{}\n[answer cut at {MAX_ANSWER_BYTES} of {} bytes]",
+                &text[..end],
+                text.len()
+            )
+        } else {
+            text.to_string()
+        };
         if !self.sources.is_empty() {
             out.push_str("\n\nSources:");
             for s in &self.sources {
                 let title = s.title.as_deref().filter(|t| !t.trim().is_empty()).unwrap_or(&s.url);
-                out.push_str(&format!("\n- [{}]({})", escape_title(title), s.url));
+                out.push_str(&format!("\n- [{}]({})", escape_title(title), markdown_url(&s.url)));
             }
         }
         out
     }
 }
 
-/// A title inside `[...]`: brackets and newlines would break the Markdown row.
+/// A title inside `[...]`: at most [`MAX_TITLE_CHARS`] characters, line breaks and controls as spaces, and the
+/// characters Markdown gives a meaning inside link text (`\\ [ ] ( ) < > * _ ` `` ` `` `) backslash-escaped.
 fn escape_title(t: &str) -> String {
-    t.replace(['\n', '\r'], " ").replace('[', "\\[").replace(']', "\\]")
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars().take(MAX_TITLE_CHARS) {
+        match c {
+            c if c.is_control() => out.push(' '),
+            '\\' | '[' | ']' | '(' | ')' | '<' | '>' | '*' | '_' | '`' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A URL as a Markdown link destination: every byte outside the RFC 3986 unreserved and reserved sets minus
+/// `( ) [ ] < > \\` and the quote characters is percent-encoded, so nothing in the URL can close the link or open a
+/// second one (`https://x.example/)[click](javascript:…` stays one link to `x.example`). Existing `%XX` escapes are
+/// kept as they are.
+pub fn markdown_url(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for b in url.bytes() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b':'
+                    | b'/'
+                    | b'?'
+                    | b'#'
+                    | b'@'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b'%'
+            );
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// An http(s) URL without its fragment; anything else (other schemes, spaces, empty host) is dropped.
@@ -120,6 +193,9 @@ pub fn clean_url(raw: &str) -> Option<String> {
     } else {
         return None;
     };
+    if url.len() > MAX_URL_BYTES {
+        return None;
+    }
     let rest = &url[scheme_len..];
     if rest.is_empty() || rest.starts_with(['/', '?', '#']) || url.chars().any(|c| c.is_whitespace() || c.is_control())
     {
@@ -374,6 +450,69 @@ mod tests {
             "The answer.\n\nSources:\n- [Zero](https://s0.test/p)\n- [https://s1.test/p](https://s1.test/p)"
         ));
         assert_eq!(text.lines().filter(|l| l.starts_with("- [")).count(), 20);
+    }
+
+    #[test]
+    fn urls_cannot_break_out_of_their_markdown_link() {
+        let evil = "https://x.example/)[click](javascript:alert(1)";
+        let a = answer(&[
+            search(&[evil, "https://y.example/a b"]),
+            message("A", &[("https://z.example/<img>\"'`", "T](javascript:x) [*b*_\n")]),
+        ])
+        .unwrap();
+        let text = a.render();
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("- [")).collect();
+        assert_eq!(
+            rows,
+            [
+                "- [https://x.example/\\)\\[click\\]\\(javascript:alert\\(1\\)](https://x.example/%29%5Bclick%5D%28javascript:alert%281%29)",
+                "- [T\\]\\(javascript:x\\) \\[\\*b\\*\\_ ](https://z.example/%3Cimg%3E%22%27%60)",
+            ],
+            "the URL with a space was dropped; every row is one link"
+        );
+        // each row has exactly one `](` that is not escaped: the link cannot be closed early
+        for r in rows {
+            assert_eq!(r.matches("](").count() - r.matches("\\](").count(), 1, "{r}");
+            let dest = &r[r.rfind("](").unwrap() + 2..r.len() - 1];
+            assert!(
+                !dest.contains(['(', ')', '[', ']', '<', '>', ' ', '"', '\'', '`']),
+                "{dest}"
+            );
+        }
+        assert_eq!(
+            markdown_url("https://a.test/p%20q?x=1&y=2#f"),
+            "https://a.test/p%20q?x=1&y=2#f"
+        );
+        assert_eq!(markdown_url("https://a.test/ü"), "https://a.test/%C3%BC");
+    }
+
+    #[test]
+    fn long_answers_and_urls_are_bounded() {
+        let at = "a".repeat(MAX_ANSWER_BYTES);
+        assert_eq!(answer(&[search(&[]), message(&at, &[])]).unwrap().render(), at);
+        let over = format!("{}é", "a".repeat(MAX_ANSWER_BYTES - 1));
+        let r = answer(&[search(&[]), message(&over, &[])]).unwrap().render();
+        assert_eq!(
+            r,
+            format!(
+                "{}\n[answer cut at {MAX_ANSWER_BYTES} of {} bytes]",
+                "a".repeat(MAX_ANSWER_BYTES - 1),
+                over.len()
+            )
+        );
+        let long_ok = format!("https://a.test/{}", "p".repeat(MAX_URL_BYTES - 15));
+        let too_long = format!("https://b.test/{}", "p".repeat(MAX_URL_BYTES - 14));
+        assert_eq!(long_ok.len(), MAX_URL_BYTES);
+        let a = answer(&[search(&[&long_ok, &too_long]), message("A", &[])]).unwrap();
+        assert_eq!(
+            a.sources.iter().map(|s| s.url.as_str()).collect::<Vec<_>>(),
+            [long_ok.as_str()]
+        );
+        let title = "t".repeat(MAX_TITLE_CHARS + 50);
+        let a = answer(&[search(&[]), message("A", &[("https://c.test/", &title)])]).unwrap();
+        assert!(a
+            .render()
+            .ends_with(&format!("- [{}](https://c.test/)", "t".repeat(MAX_TITLE_CHARS))));
     }
 
     #[test]

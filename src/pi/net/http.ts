@@ -31,8 +31,11 @@ export function debugLine(info: DebugInfo, endpoint: string, started: number, st
 	}
 }
 
-/** A timeout signal combined with the caller's abort signal; `timedOut()` tells which one fired. */
-export function deadline(timeoutMs: number, signal?: AbortSignal): { signal: AbortSignal; timedOut: () => boolean; clear: () => void } {
+/** The features whose responses are read here; each has its timeout and its body cap in Rust. */
+export type NetFeature = "sidecar" | "image" | "compaction";
+
+/** A timeout signal combined with the caller's abort signal; `timedOut()` tells which one fired, `abort()` ends the request for another reason (a body over its cap). */
+export function deadline(timeoutMs: number, signal?: AbortSignal): { signal: AbortSignal; timedOut: () => boolean; abort: (reason: Error) => void; clear: () => void } {
 	const ctl = new AbortController();
 	let fired = false;
 	const timer = setTimeout(() => {
@@ -45,6 +48,7 @@ export function deadline(timeoutMs: number, signal?: AbortSignal): { signal: Abo
 	return {
 		signal: ctl.signal,
 		timedOut: () => fired,
+		abort: (reason: Error) => ctl.abort(reason),
 		clear: () => {
 			clearTimeout(timer);
 			signal?.removeEventListener("abort", onAbort);
@@ -60,9 +64,43 @@ export function thrownFailure(e: unknown, timedOut: boolean, aborted: boolean, t
 	return native.netFailure("network-error", cause.slice(0, 200));
 }
 
-/** POSTs JSON once. Reads the whole body (the deadline covers it too). */
-export async function postJson(url: string, headers: Record<string, string>, body: string, timeoutMs: number, signal: AbortSignal | undefined, debug: DebugInfo): Promise<HttpResult> {
+export type CappedText = { ok: true; text: string } | { ok: false; error: NetFailure };
+
+/**
+ * Reads a body as it arrives and stops once it has more than `capBytes` bytes (`response-too-large`, the rest is
+ * cancelled unread), so an endless or huge answer never sits in memory (docs/net.md §Response size). A
+ * `content-length` over the cap is refused before reading.
+ */
+export async function readCapped(res: Response, capBytes: number): Promise<CappedText> {
+	const tooLarge = (): CappedText => ({ ok: false, error: native.netFailure("response-too-large", `the body is larger than the ${capBytes}-byte cap`) });
+	const declared = Number(res.headers.get("content-length") ?? NaN);
+	if (declared > capBytes) {
+		await res.body?.cancel().catch(() => undefined);
+		return tooLarge();
+	}
+	if (!res.body) return { ok: true, text: "" };
+	const reader = res.body.getReader();
+	const decoder = new TextDecoder();
+	const parts: string[] = [];
+	let total = 0;
+	for (;;) {
+		const { done, value } = await reader.read();
+		if (done) break;
+		total += value.byteLength;
+		if (total > capBytes) {
+			await reader.cancel().catch(() => undefined);
+			return tooLarge();
+		}
+		parts.push(decoder.decode(value, { stream: true }));
+	}
+	parts.push(decoder.decode());
+	return { ok: true, text: parts.join("") };
+}
+
+/** POSTs JSON once and reads the body up to the feature's cap (the feature's deadline covers the body too). */
+export async function postJson(url: string, headers: Record<string, string>, body: string, feature: NetFeature, signal: AbortSignal | undefined, debug: DebugInfo): Promise<HttpResult> {
 	const started = performance.now();
+	const timeoutMs = native.netTimeoutMs(feature);
 	if (signal?.aborted) return { ok: false, error: native.netFailure("aborted", "") };
 	const d = deadline(timeoutMs, signal);
 	let status: number | undefined;
@@ -72,14 +110,19 @@ export async function postJson(url: string, headers: Record<string, string>, bod
 		const res = await fetchNow(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, redirect: "manual", signal: d.signal });
 		status = res.status;
 		requestId = res.headers.get("x-request-id") ?? undefined;
-		const text = await res.text();
 		if (res.status < 200 || res.status > 299) {
+			await res.body?.cancel().catch(() => undefined); // the error body is never shown: nothing to read
 			const where = res.status >= 300 && res.status < 400 ? " (a redirect: never followed)" : "";
 			const error = native.netFailure("http-error", `HTTP ${res.status}${where}`);
 			debugLine(debug, url, started, status, requestId, [], error.code);
 			return { ok: false, error, status: res.status };
 		}
-		return { ok: true, status: res.status, text, requestId };
+		const read = await readCapped(res, native.netBodyCapBytes(feature));
+		if (!read.ok) {
+			debugLine(debug, url, started, status, requestId, [], read.error.code);
+			return { ok: false, error: read.error, status };
+		}
+		return { ok: true, status: res.status, text: read.text, requestId };
 	} catch (e) {
 		const error = thrownFailure(e, d.timedOut(), !!signal?.aborted, timeoutMs);
 		debugLine(debug, url, started, status, requestId, [], error.code);

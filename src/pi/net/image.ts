@@ -59,7 +59,7 @@ export function register(host: ToolkitHost): void {
 			}
 			const debug: DebugInfo = { enabled: host.config().debug, feature: "image-generation", provider: model.provider, api: model.api, model: "gpt-image-2" };
 			const started = performance.now();
-			const r = await postJson(prep.route.imagesUrl, headers, req.body!, native.netTimeoutMs("image"), signal, debug);
+			const r = await postJson(prep.route.imagesUrl, headers, req.body!, "image", signal, debug);
 			if (!r.ok) fail(r.error.message);
 			const saved = native.netImageSave(r.text, host.agentDir);
 			debugLine(debug, prep.route.imagesUrl, started, r.status, r.requestId, saved.ok ? ["image"] : [], saved.ok ? undefined : saved.error!.code);

@@ -14,7 +14,7 @@ import type { NetPayloadHead, NetPayloadPatch, NetPlan } from "../../../index.js
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { fromJson, toJson } from "../rules.ts";
-import { deadline, debugLine, postJson, thrownFailure, type DebugInfo } from "./http.ts";
+import { deadline, debugLine, postJson, readCapped, thrownFailure, type CappedText, type DebugInfo } from "./http.ts";
 import { prepareRequest, routeFacts, type PiModel, type Registry } from "./route.ts";
 
 export const WEB_SEARCH_TOOL = "openai_web_search";
@@ -79,7 +79,8 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 	const d = deadline(timeoutMs, signal);
 	let status: number | undefined;
 	let requestId: string | undefined;
-	let sse: Promise<string> | null = null;
+	let sse: Promise<CappedText> | null = null;
+	const capBytes = native.netBodyCapBytes("sidecar");
 	// Tees the provider's SSE response so the raw output items can be aggregated; never follows a redirect.
 	const teeFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
 		const res = await globalThis.fetch(input, { ...init, redirect: "manual" });
@@ -87,7 +88,11 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 		requestId = res.headers.get("x-request-id") ?? undefined;
 		if (!res.body || res.status < 200 || res.status > 299) return res;
 		const [mine, theirs] = res.body.tee();
-		sse = new Response(mine).text();
+		// the copy is read with the sidecar's cap; past it the whole request is ended, Pi's half included
+		sse = readCapped(new Response(mine), capBytes).then((r) => {
+			if (!r.ok) d.abort(new Error(r.error.code));
+			return r;
+		});
 		return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
 	};
 	try {
@@ -113,12 +118,17 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 			debugLine(debug, model.baseUrl ?? "", started, status, requestId, [], error.code);
 			fail(error.message);
 		}
+		const read = sse ? await (sse as Promise<CappedText>) : null;
+		if (read && !read.ok) {
+			debugLine(debug, model.baseUrl ?? "", started, status, requestId, [], read.error.code);
+			fail(read.error.message);
+		}
 		if (d.timedOut() || signal?.aborted || (sse === null && streamError)) {
 			const error = thrownFailure(new Error(streamError ?? "no response"), d.timedOut(), !!signal?.aborted, timeoutMs);
 			debugLine(debug, model.baseUrl ?? "", started, status, requestId, [], error.code);
 			fail(error.message);
 		}
-		const text = sse ? await (sse as Promise<string>) : "";
+		const text = read?.ok ? read.text : "";
 		const a = native.netSidecarParse("sse", text);
 		debugLine(debug, model.baseUrl ?? "", started, status, requestId, a.ok ? ["web_search_call", "text"] : [], a.ok ? undefined : a.error!.code);
 		if (!a.ok) fail(a.error!.message);
@@ -155,7 +165,7 @@ export function register(host: ToolkitHost): void {
 			let sources: unknown[];
 			if (prep.route.kind === "openai") {
 				const started = performance.now();
-				const r = await postJson(prep.route.responsesUrl, { ...prep.headers, authorization: `Bearer ${prep.apiKey}` }, req.body!, native.netTimeoutMs("sidecar"), signal, debug);
+				const r = await postJson(prep.route.responsesUrl, { ...prep.headers, authorization: `Bearer ${prep.apiKey}` }, req.body!, "sidecar", signal, debug);
 				if (!r.ok) fail(r.error.message);
 				const a = native.netSidecarParse("json", r.text);
 				debugLine(debug, prep.route.responsesUrl, started, r.status, r.requestId, a.ok ? ["web_search_call", "text"] : [], a.ok ? undefined : a.error!.code);
