@@ -10,7 +10,15 @@ export default function schemaProbe(pi: any) {
 	pi.registerProvider(faux.provider);
 	faux.setResponses([
 		(context: any) => {
-			const tools = (context.tools ?? []).map((t: any) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+			// Older pi-ai passes `context.tools`; newer carries the declarations on system messages (toolsAdded/Removed).
+			const byName = new Map<string, any>();
+			for (const t of context.tools ?? []) byName.set(t.name, t);
+			for (const m of context.messages ?? []) {
+				if (m.role !== "system") continue;
+				for (const t of m.toolsRemoved ?? []) byName.delete(typeof t === "string" ? t : t.name);
+				for (const t of m.toolsAdded ?? []) byName.set(t.name, t);
+			}
+			const tools = [...byName.values()].map((t: any) => ({ name: t.name, description: t.description, parameters: t.parameters }));
 			writeFileSync(process.env.PCT_SCHEMA_OUT!, JSON.stringify(tools));
 			return fauxAssistantMessage([fauxText("done")]);
 		},
