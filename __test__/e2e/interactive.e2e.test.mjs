@@ -56,6 +56,24 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] /pct config turns the feature on and one tool off; /pct status follows`, async () => {
+		const box = sandbox();
+		const picks = ["Interactive Tools: off", "  new_context: on", "Save"];
+		const ui = (req) => (req.method === "select" && picks.length > 0 && req.options.includes(picks[0]) ? { value: picks.shift() } : { cancelled: true });
+		const pi = new RpcPi({ version, box, ui });
+		try {
+			const off = await pi.prompt("/pct status", T);
+			assert.match(off.notifications.join("\n"), /Interactive Tools\n  configured: off\n  effective: off\n  reason: not turned on: set interactiveTools\.enabled to true/);
+			await pi.prompt("/pct config", T);
+			assert.deepEqual(picks, [], JSON.stringify(pi.uiRequests.map((r) => r.options)).slice(0, 1500));
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).interactiveTools, { enabled: true, newContext: false });
+			const on = await pi.prompt("/pct status", T);
+			assert.match(on.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  reason: \n  tools: asktool, TodoWrite\n  switched off: new_context\n/);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] asktool: headless it fails with no-user; bad arguments carry their code`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON);
