@@ -8,6 +8,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { PI_VERSIONS, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
 
 const ON = { interactiveTools: { enabled: true } };
+/** Generous per-step timeouts: Pi's start-up alone can take most of a minute on a loaded 2-core machine. */
+const T = 180000;
 const ends = (pi, name) => pi.events.filter((e) => e.type === "tool_execution_end" && e.toolName === name);
 const todoStep = (todos) => ({ tools: [{ name: "TodoWrite", args: { todos } }] });
 const item = (id, content, status) => ({ id, content, status });
@@ -33,9 +35,9 @@ for (const version of PI_VERSIONS) {
 		};
 		const pi = new RpcPi({ version, box, script, ui });
 		try {
-			const status = await pi.prompt("/pct status");
-			assert.match(status.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  tools: asktool, TodoWrite, new_context\n  plan mode: allowed/);
-			await pi.prompt("ask me");
+			const status = await pi.prompt("/pct status", T);
+			assert.match(status.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  reason: \n  tools: asktool, TodoWrite, new_context\n  plan mode: allowed/);
+			await pi.prompt("ask me", T);
 			const [end] = ends(pi, "asktool");
 			assert.ok(end, pi.stderr.slice(-2000));
 			assert.equal(end.isError, false, toolText(end));
@@ -54,6 +56,24 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] /pct config turns the feature on and one tool off; /pct status follows`, async () => {
+		const box = sandbox();
+		const picks = ["Interactive Tools: off", "  new_context: on", "Save"];
+		const ui = (req) => (req.method === "select" && picks.length > 0 && req.options.includes(picks[0]) ? { value: picks.shift() } : { cancelled: true });
+		const pi = new RpcPi({ version, box, ui });
+		try {
+			const off = await pi.prompt("/pct status", T);
+			assert.match(off.notifications.join("\n"), /Interactive Tools\n  configured: off\n  effective: off\n  reason: not turned on: set interactiveTools\.enabled to true/);
+			await pi.prompt("/pct config", T);
+			assert.deepEqual(picks, [], JSON.stringify(pi.uiRequests.map((r) => r.options)).slice(0, 1500));
+			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).interactiveTools, { enabled: true, newContext: false });
+			const on = await pi.prompt("/pct status", T);
+			assert.match(on.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  reason: \n  tools: asktool, TodoWrite\n  switched off: new_context\n/);
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] asktool: headless it fails with no-user; bad arguments carry their code`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON);
@@ -63,7 +83,7 @@ for (const version of PI_VERSIONS) {
 			{ tools: [{ name: "new_context", args: { now: true } }] },
 			{ text: "done" },
 		];`);
-		const r = await runJson({ version, box, script });
+		const r = await runJson({ version, box, script, timeoutMs: T });
 		assert.equal(r.code, 0, r.stderr.slice(-2000));
 		const [headless, empty, ctx] = r.toolEnds;
 		assert.equal(headless.isError, true);
@@ -82,14 +102,15 @@ for (const version of PI_VERSIONS) {
 			{ text: "after abort" },
 		];`);
 		// The first dialog is never answered: the turn is stopped while it is open.
-		const pi = new RpcPi({ version, box, script, ui: () => new Promise(() => {}) });
+		let opened;
+		const asked = new Promise((r) => (opened = r));
+		const pi = new RpcPi({ version, box, script, ui: () => (opened(), new Promise(() => {})) });
 		try {
-			const asked = pi.waitFor((r) => r.type === "extension_ui_request" && r.method === "select");
-			const done = pi.waitFor((r) => r.type === "tool_execution_end" && r.toolName === "asktool");
-			const settled = pi.waitFor((r) => r.type === "agent_end");
-			await pi.command("prompt", { message: "ask" });
+			const done = pi.waitFor((r) => r.type === "tool_execution_end" && r.toolName === "asktool", T);
+			const settled = pi.waitFor((r) => r.type === "agent_end", T);
+			await pi.command("prompt", { message: "ask" }, T);
 			await asked;
-			assert.equal((await pi.command("abort")).success, true);
+			assert.equal((await pi.command("abort", {}, T)).success, true);
 			const end = await done;
 			await settled;
 			assert.deepEqual(end.result.details.answers, [
@@ -115,32 +136,32 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, script, persist: true, args: ["--session-dir", sessions] });
 		let file;
 		try {
-			await pi.prompt("first");
+			await pi.prompt("first", T);
 			const [bad, good] = ends(pi, "TodoWrite");
 			assert.equal(bad.isError, true);
 			assert.match(toolText(bad), /^multiple-in-progress: 2 todos are in_progress \(todos\[0\] and todos\[1\]\)/);
 			assert.equal(good.isError, false, toolText(good));
 			assert.deepEqual(good.result.details.todos, [item("1", "alpha", "in_progress"), item("2", "beta", "pending")]);
-			await pi.prompt("second");
-			assert.deepEqual((await pi.prompt("/pct todos")).notifications, ["Todos: 2 (1 in progress, 0 pending, 1 completed)\n[x] 1: alpha\n[~] 2: beta"]);
+			await pi.prompt("second", T);
+			assert.deepEqual((await pi.prompt("/pct todos", T)).notifications, ["Todos: 2 (1 in progress, 0 pending, 1 completed)\n[x] 1: alpha\n[~] 2: beta"]);
 			// The widget above the editor shows the same list.
 			const widget = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setWidget" && e.widgetKey === "pct-todos").at(-1);
 			assert.deepEqual(widget.widgetLines, ["Todos 1/2", "  [x] alpha", "  [~] beta"]);
-			file = (await pi.command("get_state")).data.sessionFile;
+			file = (await pi.command("get_state", {}, T)).data.sessionFile;
 			assert.ok(file, "the session has a file");
 			// A fork before the second prompt: that branch only has the first list.
-			const forks = (await pi.command("get_fork_messages")).data.messages;
+			const forks = (await pi.command("get_fork_messages", {}, T)).data.messages;
 			const second = forks.find((m) => m.text === "second");
 			assert.ok(second, JSON.stringify(forks));
-			assert.equal((await pi.command("fork", { entryId: second.entryId })).success, true);
-			assert.deepEqual((await pi.prompt("/pct todos")).notifications, ["Todos: 2 (1 in progress, 1 pending, 0 completed)\n[~] 1: alpha\n[ ] 2: beta"]);
+			assert.equal((await pi.command("fork", { entryId: second.entryId }, T)).success, true);
+			assert.deepEqual((await pi.prompt("/pct todos", T)).notifications, ["Todos: 2 (1 in progress, 1 pending, 0 completed)\n[~] 1: alpha\n[ ] 2: beta"]);
 		} finally {
 			await pi.close();
 		}
 		// Resume the original session in a new process: the list is rebuilt from the session file.
 		const again = new RpcPi({ version, box, persist: true, args: ["--session", file] });
 		try {
-			assert.deepEqual((await again.prompt("/pct todos")).notifications, ["Todos: 2 (1 in progress, 0 pending, 1 completed)\n[x] 1: alpha\n[~] 2: beta"]);
+			assert.deepEqual((await again.prompt("/pct todos", T)).notifications, ["Todos: 2 (1 in progress, 0 pending, 1 completed)\n[x] 1: alpha\n[~] 2: beta"]);
 		} finally {
 			await again.close();
 		}
@@ -157,16 +178,16 @@ for (const version of PI_VERSIONS) {
 		];`);
 		const pi = new RpcPi({ version, box, script, persist: true, args: ["--session-dir", sessions] });
 		try {
-			const compacted = pi.waitFor((r) => r.type === "compaction_end");
-			await pi.prompt("first prompt");
+			const compacted = pi.waitFor((r) => r.type === "compaction_end", T);
+			await pi.prompt("first prompt", T);
 			const [end] = ends(pi, "new_context");
 			assert.equal(end.isError, false, toolText(end));
 			assert.match(toolText(end), /^A fresh context is requested\. Nothing was changed\. When this run ends, Pi's compaction summarizes/);
 			const c = await compacted;
 			assert.equal(c.aborted ?? false, false, JSON.stringify(c).slice(0, 500));
 			assert.ok(c.result, `compaction failed: ${JSON.stringify(c).slice(0, 500)} ${pi.stderr.slice(-1500)}`);
-			await pi.prompt("second prompt");
-			const file = (await pi.command("get_state")).data.sessionFile;
+			await pi.prompt("second prompt", T);
+			const file = (await pi.command("get_state", {}, T)).data.sessionFile;
 			const entries = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 			const at = (pred) => entries.findIndex(pred);
 			const tool = at((e) => e.type === "message" && e.message?.role === "toolResult" && e.message.toolName === "new_context");

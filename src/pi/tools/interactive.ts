@@ -141,9 +141,14 @@ function runningTasks(host: ToolkitHost): string[] {
 export function register(host: ToolkitHost): void {
 	const todos = new native.TodoList();
 	let compactRequested = false;
+	// The rows last painted: an unchanged widget is not sent again (in RPC mode every paint is a record).
+	let painted = "";
 	const paint = (ctx: ExtensionContext | undefined) => {
 		if (!ctx?.hasUI) return;
 		const rows = todos.widget(runningTasks(host));
+		const key = JSON.stringify(rows);
+		if (key === painted) return;
+		painted = key;
 		ctx.ui.setWidget(WIDGET_KEY, rows.length > 0 ? rows : undefined);
 	};
 	const notEnabled = (name: string) => fail(native.interactiveNotEnabled(name));
@@ -230,6 +235,7 @@ export function register(host: ToolkitHost): void {
 	};
 	host.pi.on("session_start", async (event, ctx) => {
 		compactRequested = false;
+		painted = "";
 		await rebuild(event, ctx);
 	});
 	host.pi.on("session_tree", rebuild);
