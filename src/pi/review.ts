@@ -31,7 +31,7 @@ const CLOSE = "Close";
 
 /** Invalidation of the host tools' snapshot entries is done in Rust by the rollback itself (src/review/invalidate.rs). */
 async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: string, key?: string): Promise<void> {
-	const r = await native.reviewRollback(agentDir, sessionId, key);
+	const r = await native.reviewRollback(agentDir, sessionId, key, ctx.cwd);
 	if (!r.ok) return say(ctx, `Rollback refused (${r.code}): ${r.message}`, "warning");
 	say(ctx, r.text, r.stopped ? "warning" : "info");
 }
