@@ -1047,7 +1047,7 @@ export interface NetSource {
 /**
  * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
  * (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
- * that never answers without waiting 30 s; only the process environment can set it.
+ * that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
  */
 export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
 
@@ -1196,8 +1196,10 @@ export declare function reviewRemoveSession(agentDir: string, sessionId: string)
  * `/pct review rollback <n|snapshotId>` (`key` given: that change and its Move partner) or all active changes,
  * newest first (`key` omitted). Takes the session's mutation permit first, so it never interleaves with the
  * agent's Write/Edit/apply_patch. Hash-guarded: a file changed since is `conflict` and nothing is touched.
+ * `workspace` (the session's cwd) anchors it: changes recorded for another workspace are never rolled back from
+ * here (`other-workspace`), whatever the store says.
  */
-export declare function reviewRollback(agentDir: string, sessionId: string, key?: string | undefined | null): Promise<ReviewRollbackOk | ReviewFailure>
+export declare function reviewRollback(agentDir: string, sessionId: string, key?: string | undefined | null, workspace?: string | undefined | null): Promise<ReviewRollbackOk | ReviewFailure>
 
 /** What a rollback did: the changes now rolled back, the absolute paths it changed, and the summary text. */
 export interface ReviewRollbackOk {
@@ -1464,6 +1466,12 @@ export interface ShellStdinDetails {
   pendingBytes: number
   pendingCalls: number
 }
+
+/**
+ * Whether this binary reads the test seams (src/seams.rs): `false` for the release build and the published
+ * packages, `true` for test builds. The publish test refuses to pack a binary that says `true`.
+ */
+export declare function testSeams(): boolean
 
 /** The packaged toolkit identity put into diagnostics records. */
 export interface ToolkitId {

@@ -125,13 +125,18 @@ export function stageCheckout(work) {
 		cpSync(join(ROOT, f), join(stage, f));
 	}
 	// Release binaries from `npm run build:all` when present, else the host build `npm test` made; for the host
-	// target the newer of the two, so a build:all left from an older checkout never hides the current build.
+	// target the newer of the two, so a build:all left from an older checkout never hides the current build. A
+	// binary built with test seams is never packed (docs/release.md "Test seams"): for the host target the root
+	// binary counts only without them, else the seam-less one `npm test` writes to target/seamless/.
 	const host = hostTarget();
 	const binaries = [];
 	const newer = (a, b) => (statSync(a).mtimeMs >= statSync(b).mtimeMs ? a : b);
+	const seamless = (p) =>
+		existsSync(p) && spawnSync(NODE22, ["-e", `process.exit(require(${JSON.stringify(p)}).testSeams() ? 1 : 0)`]).status === 0;
 	for (const t of TARGETS) {
 		const pkg = existsSync(packageBinary(t)) ? packageBinary(t) : null;
-		const local = t === host && existsSync(join(ROOT, binaryName(t))) ? join(ROOT, binaryName(t)) : null;
+		const local =
+			t !== host ? null : [join(ROOT, binaryName(t)), join(ROOT, "target", "seamless", binaryName(t))].filter(seamless).reduce((a, b) => (a ? newer(a, b) : b), null);
 		const src = pkg && local ? newer(pkg, local) : (pkg ?? local);
 		if (!src) continue;
 		cpSync(src, join(stage, "npm", t.suffix, binaryName(t)));

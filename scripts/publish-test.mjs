@@ -40,7 +40,10 @@ after(() => cleanup());
 
 test("npm publish from a checkout: present platform packages published, the rest skipped with a notice", { timeout: 300000 }, async (t) => {
 	const { stage, binaries } = stageCheckout(work);
-	assert.ok(binaries.includes(hostTarget().suffix), "the host binary is built (npm run build)");
+	assert.ok(binaries.includes(hostTarget().suffix), "the host binary is built without test seams (npm run build)");
+	const packed = join(stage, "npm", hostTarget().suffix, binaryName(hostTarget()));
+	const seams = spawnSync(NODE22, ["-e", `process.stdout.write(String(require(${JSON.stringify(packed)}).testSeams()))`], { encoding: "utf8" });
+	assert.equal(seams.stdout, "false", `the packed binary reads no test seams (docs/release.md): ${seams.stderr}`);
 	const r = spawnSync("npm", ["publish"], { cwd: stage, env: npmEnv({ PCT_RELEASE_LOCAL: "1", PATH: pathWithoutRust() }), encoding: "utf8" });
 	const out = `${r.stdout}\n${r.stderr}`;
 	assert.equal(r.status, 0, out);

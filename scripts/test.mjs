@@ -7,8 +7,11 @@
 // `npm test -- rust addon` runs only the named suites. Every selected suite runs even after one fails; a line
 // shows progress while a long step (the Rust build) prints nothing; one summary at the end gives pass/fail/skip
 // counts per suite, then a plain `N passed, N failed` line. Exit status 1 when any suite failed.
-// The addon is built (release, as CI does) first when its binary is missing, e.g. in a fresh clone.
-import { spawn } from "node:child_process";
+// The addon is built (release, as CI does) first when its binary is missing, e.g. in a fresh clone: the addon and
+// e2e suites load the root binary built with the test seams (docs/release.md "Test seams"); the seam-less release
+// binary goes to target/seamless/, where __test__/seamless.test.mjs shows every seam variable is ignored and the
+// publish suite packs it.
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -141,12 +144,21 @@ if (selected.includes("lint")) {
 	]);
 }
 
+/** Whether the binary at `path` reads the test seams (it says so itself; a binary older than that export does not). */
+const hasSeams = (path) =>
+	existsSync(path) && spawnSync(node, ["-e", `process.exit(require(${JSON.stringify(path)}).testSeams() ? 0 : 1)`]).status === 0;
+const SEAMLESS = join("target", "seamless", BINARY);
 const needAddon = selected.some((s) => ["addon", "e2e", "publish"].includes(s));
-let addonReady = existsSync(join(root, BINARY));
+let addonReady = hasSeams(join(root, BINARY));
 if (needAddon && !addonReady) {
-	const r = await run("build", node, ["scripts/build.mjs"]);
-	addonReady = r.ok && existsSync(join(root, BINARY));
+	const r = await run("build", node, ["scripts/build.mjs", "--test-seams"]);
+	addonReady = r.ok && hasSeams(join(root, BINARY));
 	if (!addonReady) console.error("\n[build] the addon could not be built: the addon, e2e and publish suites cannot run");
+}
+if (needAddon && addonReady && !existsSync(join(root, SEAMLESS))) {
+	const r = await run("build", node, ["scripts/build.mjs", "--out-dir", dirname(SEAMLESS)]);
+	addonReady = r.ok && existsSync(join(root, SEAMLESS)) && !hasSeams(join(root, SEAMLESS));
+	if (!addonReady) console.error("\n[build] the release addon could not be built: the addon, e2e and publish suites cannot run");
 }
 
 for (const [name, dir, extra] of [

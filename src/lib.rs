@@ -5,6 +5,7 @@
 #[macro_use]
 extern crate napi_derive;
 
+mod agentfs;
 pub mod bind;
 mod code;
 mod compaction;
@@ -20,4 +21,5 @@ pub mod output;
 mod patch;
 pub mod review;
 mod rules;
+mod seams;
 pub mod shell;

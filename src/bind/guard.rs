@@ -9,7 +9,8 @@
 //! The test-only trigger: when the environment variable `PCT_TEST_PANIC` lists an export's guard name
 //! (comma-separated, e.g. `shell.status,code.exec`), that guard panics inside its protected region. Nothing a model
 //! or a tool argument sends can set it; only the process environment of the Node that loaded the addon can
-//! (`__test__/panic.test.mjs` sets it for a child process).
+//! (`__test__/panic.test.mjs` sets it for a child process), and only in a build with test seams (src/seams.rs): the
+//! release build ignores it.
 
 use napi::{Env, Status};
 use std::any::Any;
@@ -39,8 +40,8 @@ pub fn panic_message(site: &str, payload: &(dyn Any + Send)) -> String {
 
 /// Panics when `PCT_TEST_PANIC` names `site` (see the module docs). Called inside every guard.
 pub fn test_trigger(site: &str) {
-    if let Some(v) = std::env::var_os("PCT_TEST_PANIC") {
-        if v.to_string_lossy().split(',').any(|s| s.trim() == site) {
+    if let Some(v) = crate::seams::var("PCT_TEST_PANIC") {
+        if v.split(',').any(|s| s.trim() == site) {
             panic!("PCT_TEST_PANIC trigger at {site}");
         }
     }

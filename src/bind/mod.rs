@@ -24,3 +24,10 @@ pub mod shell;
 pub fn engine_version(env: &napi::Env) -> napi::Result<String> {
     guard::sync(env, "engineVersion", || Ok(env!("CARGO_PKG_VERSION").to_string()))
 }
+
+/// Whether this binary reads the test seams (src/seams.rs): `false` for the release build and the published
+/// packages, `true` for test builds. The publish test refuses to pack a binary that says `true`.
+#[napi(catch_unwind)]
+pub fn test_seams(env: &napi::Env) -> napi::Result<bool> {
+    guard::sync(env, "testSeams", || Ok(crate::seams::ENABLED))
+}

@@ -433,15 +433,14 @@ pub fn net_failure(
 
 /// The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
 /// (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
-/// that never answers without waiting 30 s; only the process environment can set it.
+/// that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
 #[napi(catch_unwind)]
 pub fn net_timeout_ms(
     env: &Env,
     #[napi(ts_arg_type = "'sidecar' | 'image' | 'compaction'")] feature: String,
 ) -> napi::Result<u32> {
     guard::sync(env, "net.timeoutMs", || {
-        if let Some(ms) = std::env::var("PCT_TEST_NET_TIMEOUT_MS")
-            .ok()
+        if let Some(ms) = crate::seams::var("PCT_TEST_NET_TIMEOUT_MS")
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|v| *v > 0)
         {

@@ -228,11 +228,14 @@ fn rollback_text(r: &rollback::Report) -> String {
 /// `/pct review rollback <n|snapshotId>` (`key` given: that change and its Move partner) or all active changes,
 /// newest first (`key` omitted). Takes the session's mutation permit first, so it never interleaves with the
 /// agent's Write/Edit/apply_patch. Hash-guarded: a file changed since is `conflict` and nothing is touched.
+/// `workspace` (the session's cwd) anchors it: changes recorded for another workspace are never rolled back from
+/// here (`other-workspace`), whatever the store says.
 #[napi(catch_unwind, ts_return_type = "Promise<ReviewRollbackOk | ReviewFailure>")]
 pub async fn review_rollback(
     agent_dir: String,
     session_id: String,
     key: Option<String>,
+    workspace: Option<String>,
 ) -> Either<ReviewRollbackOk, ReviewFailure> {
     let permit = lock::acquire(&session_id).await;
     let joined = tokio::task::spawn_blocking(move || {
@@ -248,7 +251,12 @@ pub async fn review_rollback(
                     Ok((_, c)) => c,
                     Err(e) => return Either::B(failure(e)),
                 };
-                match rollback::rollback(Path::new(&agent_dir), &session_id, which) {
+                match rollback::rollback_in(
+                    Path::new(&agent_dir),
+                    &session_id,
+                    which,
+                    workspace.as_deref().map(Path::new),
+                ) {
                     Ok(r) => Either::A(ReviewRollbackOk {
                         ok: true,
                         text: rollback_text(&r),

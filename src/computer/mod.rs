@@ -62,13 +62,14 @@ pub struct Probe {
 }
 
 /// The test-only seam: `PCT_TEST_COMPUTER_USE` holds JSON `{platform, program, args?, server?}` so the client runs
-/// against `__test__/fixtures/fake-app-server.mjs`. Read from the environment only, never from config.
+/// against `__test__/fixtures/fake-app-server.mjs`. Read from the environment only, never from config, and only in
+/// builds with test seams (src/seams.rs).
 pub const SEAM_VAR: &str = "PCT_TEST_COMPUTER_USE";
 
 /// The platform the rules see for Computer Use: the seam's `platform` when set, else Node's name for this OS
 /// (`darwin`, `linux`, `win32`). Cheap (no file access): called on every rules sync.
 pub fn platform() -> String {
-    if let Some(seam) = std::env::var(SEAM_VAR).ok().filter(|s| !s.is_empty()) {
+    if let Some(seam) = crate::seams::var(SEAM_VAR).filter(|s| !s.is_empty()) {
         let v: Value = serde_json::from_str(&seam).unwrap_or(Value::Null);
         return v["platform"].as_str().unwrap_or("unknown").to_string();
     }
@@ -85,7 +86,7 @@ fn node_platform() -> String {
 
 /// Runs the prerequisite probe (only `/pct status` and the first tool call run it; it spawns nothing).
 pub fn probe() -> Probe {
-    if let Some(seam) = std::env::var(SEAM_VAR).ok().filter(|s| !s.is_empty()) {
+    if let Some(seam) = crate::seams::var(SEAM_VAR).filter(|s| !s.is_empty()) {
         return probe_seam(&seam);
     }
     let platform = node_platform();

@@ -266,12 +266,9 @@ fn write_target(path: &Path) -> Result<PathBuf, SaveError> {
 }
 
 /// Test support: `PCT_TEST_LOCK_HOLD_MS` keeps the lock held that long inside a save, so tests can kill a holder
-/// mid-save. Unset in normal use.
+/// mid-save. Only in builds with test seams (src/seams.rs).
 fn test_hold() {
-    if let Some(ms) = std::env::var("PCT_TEST_LOCK_HOLD_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
+    if let Some(ms) = crate::seams::var("PCT_TEST_LOCK_HOLD_MS").and_then(|v| v.parse::<u64>().ok()) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }

@@ -1,6 +1,6 @@
 //! The host tools' audit log (docs/spec/host-tools.md "Audit", docs/host.md "Audit"): one JSON line per call in
-//! `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl`, secrets redacted before anything is hashed, shown or
-//! written. The folder is created 0700 and the file 0600 (an existing file is narrowed back to 0600), because the
+//! `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl`, secrets redacted (src/host/redact.rs) before anything is
+//! hashed, shown or written. The folder is created 0700 and the file 0600 (an existing file is narrowed back to 0600), because the
 //! arguments of file tools are the user's content.
 
 use super::error::{HostError, INVALID_ARGUMENT};
@@ -9,12 +9,9 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// What replaces a redacted value.
-pub const REDACTED: &str = "[REDACTED]";
+pub use super::redact::{secret_key, REDACTED};
 /// The argument preview is cut at this many characters.
 pub const PREVIEW_CHARS: usize = 200;
-/// A `sk-…` value is a key when at least this many key characters follow `sk-`.
-const SK_MIN_TAIL: usize = 8;
 
 /// One call as the glue reports it (the arguments are the model's, before redaction).
 #[derive(Clone, Debug, Default)]
@@ -60,53 +57,14 @@ struct Line<'a> {
     error_code: Option<&'a str>,
 }
 
-/// Whether an object key names a secret (secret, token, password, api_key, authorization; case, `-` and `_`
-/// ignored, so `apiKey`, `API-KEY` and `x_auth_token` count).
-pub fn secret_key(key: &str) -> bool {
-    let k: String = key
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect();
-    ["secret", "token", "password", "passwd", "apikey", "authorization"]
-        .iter()
-        .any(|w| k.contains(w))
-}
-
-fn key_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
-}
-
-/// Replaces every `sk-…` key inside a string (an `sk-` not preceded by a key character, followed by at least 8
-/// key characters) with `[REDACTED]`.
+/// Every secret inside a string (src/host/redact.rs: auth headers, secret `NAME=value`, URL credentials, password
+/// flags, the well-known token formats) replaced by `[REDACTED]`.
 pub fn redact_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    let mut prev: Option<char> = None;
-    while let Some(i) = rest.find("sk-") {
-        let before = rest[..i].chars().next_back().or(prev);
-        let tail = rest[i + 3..]
-            .chars()
-            .take_while(|c| key_char(*c))
-            .map(char::len_utf8)
-            .sum::<usize>();
-        let boundary = before.is_none_or(|c| !key_char(c));
-        if boundary && rest[i + 3..i + 3 + tail].chars().count() >= SK_MIN_TAIL {
-            out.push_str(&rest[..i]);
-            out.push_str(REDACTED);
-            prev = Some(']');
-            rest = &rest[i + 3 + tail..];
-        } else {
-            out.push_str(&rest[..i + 3]);
-            prev = Some('-');
-            rest = &rest[i + 3..];
-        }
-    }
-    out.push_str(rest);
-    out
+    super::redact::redact_text(s)
 }
 
-/// A copy of `v` with secret-named keys' values and `sk-…` strings redacted, at any depth.
+/// A copy of `v` with secret-named keys' values redacted and every string (keys too) redacted as free text, at any
+/// depth.
 pub fn redact(v: &Value) -> Value {
     match v {
         Value::String(s) => Value::String(redact_str(s)),
@@ -176,58 +134,30 @@ pub fn line(call: &Call, ts: u64) -> String {
     serde_json::to_string(&l).unwrap_or_default()
 }
 
-/// Appends one line for `call`; creates the folder (0700) and the file (0600) as needed. Returns the file path.
+/// Appends one line for `call`; creates the folders (0700) and the file (0600) as needed. Returns the file path.
+/// The log is opened without following links or blocking (src/agentfs.rs): a symlinked `audit/` folder, a
+/// hard-linked, symlinked or non-regular log file is refused and left as it is.
 pub fn append(agent_dir: &Path, call: &Call, ts: u64) -> Result<PathBuf, HostError> {
     let path = audit_path(agent_dir, &call.session_id)?;
-    let dir = path.parent().expect("audit path has a parent");
     let fail = |what: &str, e: std::io::Error| {
         HostError::new(
             super::error::TOOL_FAILED,
             format!(
-                "could not {what} the audit log {}: {e}. Check the agent dir's permissions.",
-                path.display()
+                "could not {what} the audit log {} ({}). It must be a private regular file in a private folder of \
+                 the agent dir, not a link; check or remove it.",
+                path.display(),
+                crate::errno::code(&e)
             ),
         )
     };
-    create_dir_0700(dir).map_err(|e| fail("create the folder of", e))?;
+    crate::agentfs::ensure_dirs(agent_dir, &["pi-codex-toolkit", "audit"])
+        .map_err(|e| fail("create the folder of", e))?;
     let mut text = line(call, ts);
     text.push('\n');
-    let mut f = open_0600(&path).map_err(|e| fail("open", e))?;
+    let mut f = crate::agentfs::open_append(&path).map_err(|e| fail("open", e))?;
     // One write of the whole line on an O_APPEND file: concurrent appends never interleave within a line.
     f.write_all(text.as_bytes()).map_err(|e| fail("write", e))?;
     Ok(path)
-}
-
-#[cfg(unix)]
-fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn open_0600(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    // A file created earlier with wider bits (or by hand) is narrowed: the log holds the user's arguments.
-    if f.metadata()?.permissions().mode() & 0o077 != 0 {
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(f)
-}
-
-#[cfg(not(unix))]
-fn open_0600(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new().append(true).create(true).open(path)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod grep;
 pub mod paths;
 pub mod permission;
 pub mod read;
+pub mod redact;
 pub mod scratch;
 pub mod snapshot;
 pub mod tag;

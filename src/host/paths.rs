@@ -180,8 +180,13 @@ impl Roots {
             )));
         }
         let scratch = lexical_normalize(&agent_dir.join("pi-codex-toolkit").join("scratch").join(session_id));
-        let scratch_canonical =
-            canonical_walk(&scratch).map_err(|e| HostError::io(&scratch.display().to_string(), &e))?;
+        // A scratch root that is not a real folder of this user (a planted symlink) is never followed: its lexical
+        // path stays the root, so nothing behind the link counts as scratch, and creating it refuses
+        // (src/host/scratch.rs).
+        let scratch_canonical = match super::scratch::check_root(&scratch) {
+            Ok(()) => canonical_walk(&scratch).map_err(|e| HostError::io(&scratch.display().to_string(), &e))?,
+            Err(_) => scratch.clone(),
+        };
         Ok(Roots {
             workspace_given: workspace,
             workspace_canonical,
@@ -198,15 +203,10 @@ impl Roots {
         &self.scratch_canonical
     }
 
-    /// Creates the scratch directory (mode 0700) on first use and returns it.
+    /// Creates the scratch directory (mode 0700, verified and live-locked: src/host/scratch.rs) on first use and
+    /// returns it.
     pub fn ensure_scratch(&self) -> Result<PathBuf, HostError> {
-        use std::os::unix::fs::DirBuilderExt;
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.scratch_given)
-            .map_err(|e| HostError::io(&self.scratch_given.display().to_string(), &e))?;
-        Ok(self.scratch_given.clone())
+        super::scratch::create_root(&self.scratch_given)
     }
 
     /// Lexical containment: inside the root as given or as canonicalised (a workspace reached through its own

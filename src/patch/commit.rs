@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Test hook: make the Nth staging write or the Nth commit step fail with an errno (optionally after doing it,
 /// to simulate an outcome the executor cannot know), or the removal of the Nth temp file (`cleanup`). Production calls use [`Faults::NONE`] unless the
-/// `PCT_TEST_PATCH_FAULT` environment variable is set (see [`Faults::from_env`]).
+/// `PCT_TEST_PATCH_FAULT` environment variable is set in a build with test seams (see [`Faults::from_env`], src/seams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Faults {
     pub stage_at: Option<usize>,
@@ -52,14 +52,11 @@ impl Faults {
     /// addon or the real Pi: running as root, permissions cannot make a rename fail). Unset = no faults.
     /// `PCT_TEST_PATCH_DELAY_MS=<ms>` adds a pause between preflight and staging.
     pub fn from_env() -> Faults {
-        let mut f = match std::env::var("PCT_TEST_PATCH_FAULT") {
-            Ok(spec) => Faults::parse(&spec),
-            Err(_) => Faults::NONE,
+        let mut f = match crate::seams::var("PCT_TEST_PATCH_FAULT") {
+            Some(spec) => Faults::parse(&spec),
+            None => Faults::NONE,
         };
-        if let Some(ms) = std::env::var("PCT_TEST_PATCH_DELAY_MS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-        {
+        if let Some(ms) = crate::seams::var("PCT_TEST_PATCH_DELAY_MS").and_then(|s| s.parse().ok()) {
             f.delay_ms = ms;
         }
         f

@@ -53,7 +53,7 @@ export function laterChanges(changes: ReviewChange[], c: ReviewChange): ReviewCh
  * A conflict caused by the toolkit's own later change names that change and, with a UI, offers to roll back from
  * the newest. */
 async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: string, key?: string): Promise<void> {
-	const r = await native.reviewRollback(agentDir, sessionId, key);
+	const r = await native.reviewRollback(agentDir, sessionId, key, ctx.cwd);
 	if (r.ok) return say(ctx, r.text, r.stopped ? "warning" : "info");
 	if (r.code === "conflict" && key !== undefined) {
 		const listed = native.reviewList(agentDir, sessionId);
@@ -67,7 +67,7 @@ async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: stri
 			const answer = await ctx.ui.select(msg, [go, "Cancel"]);
 			if (answer !== go) return;
 			for (const c of [...later, target]) {
-				const step = await native.reviewRollback(agentDir, sessionId, c.snapshotId);
+				const step = await native.reviewRollback(agentDir, sessionId, c.snapshotId, ctx.cwd);
 				if (!step.ok) return say(ctx, `Rollback of ${changeName(c)} refused (${step.code}): ${step.message}`, "warning");
 				say(ctx, step.text, step.stopped ? "warning" : "info");
 			}

@@ -8,7 +8,7 @@
 //! [`SWEEP_EVERY`] bytes of snapshots were recorded in this process, so a long session stays bounded too.
 
 use super::error::ReviewError;
-use super::store::{review_parent, Store, INDEX, META, SNAPSHOTS};
+use super::store::{review_parent, Store, INDEX, META};
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,8 +130,10 @@ fn drop_oldest_snapshots(agent_dir: &Path, session_id: &str, need: u64) -> Resul
         if !c.has_snapshot() {
             continue;
         }
-        let p = store.dir().join(SNAPSHOTS).join(&c.snapshot_id);
-        let len = fs::metadata(&p).map_or(0, |m| m.len());
+        let len = store
+            .snapshot_path(&c.snapshot_id)
+            .and_then(fs::symlink_metadata)
+            .map_or(0, |m| m.len());
         store.remove_snapshot(&c.snapshot_id);
         c.truncated = Some(true);
         c.reversible = false;

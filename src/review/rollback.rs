@@ -349,12 +349,54 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
 }
 
 /// Rolls back `which` in the session's store; the caller holds the session's mutation permit.
+#[cfg(test)]
 pub fn rollback(agent_dir: &Path, session_id: &str, which: Which<'_>) -> Result<Report, ReviewError> {
+    rollback_in(agent_dir, session_id, which, None)
+}
+
+/// [`rollback`] anchored to the caller's workspace (the session's `ctx.cwd`): the store is untrusted input
+/// (docs/review.md), so a change recorded for another workspace is never rolled back from here — `One` refuses it
+/// with `other-workspace`, `All` leaves it alone. `None` only in tests.
+pub fn rollback_in(
+    agent_dir: &Path,
+    session_id: &str,
+    which: Which<'_>,
+    workspace: Option<&Path>,
+) -> Result<Report, ReviewError> {
     let store = Store::of(agent_dir, session_id)?;
     let mut changes = store.load()?;
+    let anchor = match workspace {
+        None => None,
+        Some(w) => Some(
+            std::fs::canonicalize(w)
+                .map_err(|e| {
+                    ReviewError::new(
+                        "rollback-failed",
+                        format!(
+                            "the workspace '{}' is not accessible ({}); nothing was rolled back.",
+                            w.display(),
+                            crate::errno::code(&e)
+                        ),
+                    )
+                })?
+                .display()
+                .to_string(),
+        ),
+    };
+    let foreign = |c: &Change| anchor.as_ref().is_some_and(|a| &c.workspace != a);
     let plan = match which {
         Which::One(key) => {
             let i = find(&changes, key).ok_or_else(|| not_found(key))?;
+            if foreign(&changes[i]) {
+                return Err(ReviewError::new(
+                    "other-workspace",
+                    format!(
+                        "'{}' ({key}) was changed in the workspace '{}', not this one; nothing was touched. Roll it back \
+                         from a Pi session started in that workspace.",
+                        changes[i].path, changes[i].workspace
+                    ),
+                ));
+            }
             if changes[i].state == State::RolledBack {
                 return Err(ReviewError::new(
                     "already-rolled-back",
@@ -367,7 +409,7 @@ pub fn rollback(agent_dir: &Path, session_id: &str, which: Which<'_>) -> Result<
             let g = changes[i].group.clone();
             units(&changes, |j| j == i || (g.is_some() && changes[j].group == g))
         }
-        Which::All => units(&changes, |_| true),
+        Which::All => units(&changes, |j| !foreign(&changes[j])),
     };
     if plan.is_empty() {
         return Ok(Report::default());

@@ -2,13 +2,18 @@
 //! `index.jsonl` (one [`Change`] per line, appended before each mutation commits, rewritten atomically when states
 //! change), `session.json` (which Pi session file it belongs to, for the sweep) and `snapshots/<snapshotId>` (the
 //! bytes before, mode 0600). A torn last line (a crash while appending) is skipped when loading.
+//!
+//! The store is untrusted input (docs/review.md "The store is untrusted input"): its folders and files are opened
+//! without following links, refused when not regular or multiply linked, and never block (src/agentfs.rs); every
+//! line read back is checked like model input ([`Change::validate`]) — a snapshot id is one plain name, a path is
+//! workspace-relative without `..`, a workspace is an absolute normalized path — and a line that fails is skipped
+//! like a torn one, so a forged index can neither name a file outside the store nor one outside its workspace.
 
 use super::error::ReviewError;
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// What the tool did to the path (docs/spec/host-tools.md): apply_patch Add/Update → write/edit, Delete → delete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +119,46 @@ pub struct Change {
     pub created_at: u64,
 }
 
+/// Whether `id` can name a snapshot file or a Move group: 1 to 64 ASCII letters, digits, `-` or `_` (the recorder
+/// writes 32 hex digits).
+pub fn valid_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Whether `p` is a workspace-relative path as the recorder writes it: non-empty, `/`-separated plain segments
+/// (no `.`, `..`, empty segment, backslash or NUL), not absolute.
+pub fn valid_rel(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 4096
+        && !p.starts_with('/')
+        && !p.contains(['\\', '\0'])
+        && p.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+/// Whether `p` is an absolute, normalized path (no `.` or `..` component, no NUL).
+fn valid_workspace(p: &str) -> bool {
+    let path = Path::new(p);
+    path.is_absolute()
+        && !p.contains('\0')
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
 impl Change {
+    /// Checks a change read from the store like model input: ids, paths and the workspace (see the module docs).
+    pub fn validate(&self) -> bool {
+        valid_id(&self.snapshot_id)
+            && self.group.as_deref().is_none_or(valid_id)
+            && valid_rel(&self.path)
+            && self.moved_from.as_deref().is_none_or(valid_rel)
+            && self.moved_to.as_deref().is_none_or(valid_rel)
+            && self.created_dirs.iter().all(|d| valid_rel(d))
+            && valid_workspace(&self.workspace)
+            && self.before_hash.as_deref().is_none_or(is_sha256_hex)
+            && self.after_hash.as_deref().is_none_or(is_sha256_hex)
+    }
+
     /// Whether a snapshot file holds this change's bytes before.
     pub fn has_snapshot(&self) -> bool {
         self.status != Status::Added && self.truncated != Some(true)
@@ -135,29 +179,28 @@ pub fn review_parent(agent_dir: &Path) -> PathBuf {
     agent_dir.join("pi-codex-toolkit").join("review")
 }
 
+fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// A session id names a folder: one plain path segment.
 pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 255 && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
-}
-
-fn mkdir_0700(p: &Path) -> io::Result<()> {
-    match fs::DirBuilder::new().recursive(true).mode(0o700).create(p) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    fs::set_permissions(p, fs::Permissions::from_mode(0o700))
 }
 
 /// One session's store.
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
+    agent_dir: PathBuf,
+    session_id: String,
 }
 
 pub const INDEX: &str = "index.jsonl";
 pub const META: &str = "session.json";
 pub const SNAPSHOTS: &str = "snapshots";
+/// `session.json` is a few hundred bytes; a larger one is not ours.
+const MAX_META_BYTES: u64 = 64 << 10;
 
 impl Store {
     /// The store of `session_id` (nothing is created until something is recorded).
@@ -170,6 +213,8 @@ impl Store {
         }
         Ok(Store {
             dir: review_parent(agent_dir).join(session_id),
+            agent_dir: agent_dir.to_path_buf(),
+            session_id: session_id.to_string(),
         })
     }
 
@@ -180,10 +225,10 @@ impl Store {
     /// Creates the folders (0700) and `session.json` when missing.
     pub fn create(&self, meta: &Meta) -> Result<(), ReviewError> {
         let made = (|| {
-            mkdir_0700(&self.dir)?;
-            mkdir_0700(&self.dir.join(SNAPSHOTS))?;
+            let parts = ["pi-codex-toolkit", "review", self.session_id.as_str(), SNAPSHOTS];
+            crate::agentfs::ensure_dirs(&self.agent_dir, &parts)?;
             let m = self.dir.join(META);
-            if !m.exists() {
+            if fs::symlink_metadata(&m).is_err() {
                 self.write_atomic(META, &serde_json::to_vec(meta).expect("meta serializes"))?;
             }
             Ok(())
@@ -193,24 +238,13 @@ impl Store {
 
     /// The recorded meta, if any.
     pub fn meta(&self) -> Option<Meta> {
-        serde_json::from_slice(&fs::read(self.dir.join(META)).ok()?).ok()
-    }
-
-    fn open_0600(path: &Path, append: bool) -> io::Result<File> {
-        let mut o = OpenOptions::new();
-        o.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-        if append {
-            o.append(true).create(true);
-        } else {
-            o.write(true).create_new(true);
-        }
-        o.open(path)
+        serde_json::from_slice(&crate::agentfs::read(&self.dir.join(META), MAX_META_BYTES).ok()?).ok()
     }
 
     /// Writes `name` atomically (temp file + rename), mode 0600.
     fn write_atomic(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let tmp = self.dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
-        let written = Self::open_0600(&tmp, false).and_then(|mut f| f.write_all(bytes));
+        let written = crate::agentfs::create_new(&tmp).and_then(|mut f| f.write_all(bytes));
         if let Err(e) = written.and_then(|()| fs::rename(&tmp, self.dir.join(name))) {
             let _ = fs::remove_file(&tmp);
             return Err(e);
@@ -225,14 +259,14 @@ impl Store {
             serde_json::to_writer(&mut buf, c).expect("change serializes");
             buf.push(b'\n');
         }
-        Self::open_0600(&self.dir.join(INDEX), true)
+        crate::agentfs::open_append(&self.dir.join(INDEX))
             .and_then(|mut f| f.write_all(&buf))
             .map_err(|e| ReviewError::store("written", &e))
     }
 
     /// Every recorded change, oldest first (an unreadable line, e.g. a torn last one, is skipped).
     pub fn load(&self) -> Result<Vec<Change>, ReviewError> {
-        let bytes = match fs::read(self.dir.join(INDEX)) {
+        let bytes = match crate::agentfs::read(&self.dir.join(INDEX), super::MAX_TOTAL_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(ReviewError::store("read", &e)),
@@ -241,6 +275,7 @@ impl Store {
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .filter_map(|l| serde_json::from_slice::<Change>(l).ok())
+            .filter(Change::validate)
             .collect())
     }
 
@@ -255,30 +290,41 @@ impl Store {
             .map_err(|e| ReviewError::store("written", &e))
     }
 
-    fn snapshot_path(&self, id: &str) -> PathBuf {
-        self.dir.join(SNAPSHOTS).join(id)
+    /// The snapshot file of change `id`; `EINVAL` for an id that is not one plain name ([`valid_id`]).
+    pub fn snapshot_path(&self, id: &str) -> io::Result<PathBuf> {
+        if !valid_id(id) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        Ok(self.dir.join(SNAPSHOTS).join(id))
     }
 
     /// Stores the bytes before of change `id` (mode 0600, never replacing a file).
     pub fn write_snapshot(&self, id: &str, bytes: &[u8]) -> Result<(), ReviewError> {
-        Self::open_0600(&self.snapshot_path(id), false)
+        self.snapshot_path(id)
+            .and_then(|p| crate::agentfs::create_new(&p))
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| ReviewError::store("written", &e))
     }
 
-    /// The bytes before of change `id`.
+    /// The bytes before of change `id` (a regular, singly linked file of at most the snapshot limit).
     pub fn read_snapshot(&self, id: &str) -> Result<Vec<u8>, ReviewError> {
-        fs::read(self.snapshot_path(id)).map_err(|e| ReviewError::store("read", &e))
+        self.snapshot_path(id)
+            .and_then(|p| crate::agentfs::read(&p, super::MAX_SNAPSHOT_BYTES))
+            .map_err(|e| ReviewError::store("read", &e))
     }
 
-    /// Whether the snapshot file of change `id` is there.
+    /// Whether the snapshot file of change `id` is there (a regular file, not followed).
     pub fn snapshot_exists(&self, id: &str) -> bool {
-        self.snapshot_path(id).is_file()
+        self.snapshot_path(id)
+            .and_then(fs::symlink_metadata)
+            .is_ok_and(|m| m.is_file())
     }
 
-    /// Removes the snapshot of change `id` (missing is fine).
+    /// Removes the snapshot of change `id` (missing is fine; an invalid id names nothing).
     pub fn remove_snapshot(&self, id: &str) {
-        let _ = fs::remove_file(self.snapshot_path(id));
+        if let Ok(p) = self.snapshot_path(id) {
+            let _ = fs::remove_file(p);
+        }
     }
 }
 

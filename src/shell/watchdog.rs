@@ -76,10 +76,10 @@ pub fn instance() -> &'static str {
 }
 
 /// The program that runs the watchdog script: `/bin/sh`. Tests set `PCT_TEST_WATCHDOG_SH` (e.g. to a path that does
-/// not exist) to make the start fail the way a missing or unstartable `/bin/sh` would.
+/// not exist) to make the start fail the way a missing or unstartable `/bin/sh` would
+/// (builds with test seams only, src/seams.rs).
 fn shell() -> String {
-    std::env::var("PCT_TEST_WATCHDOG_SH")
-        .ok()
+    crate::seams::var("PCT_TEST_WATCHDOG_SH")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "/bin/sh".into())
 }
