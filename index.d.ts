@@ -565,8 +565,8 @@ export interface HostBashResult {
 
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
- * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
- * stop with TOOL_TIMEOUT after this long (no bound when omitted).
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep and
+ * Read stop with TOOL_TIMEOUT after this long (no bound when omitted).
  */
 export interface HostCallOptions {
   approvedPath?: string

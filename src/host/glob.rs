@@ -6,7 +6,9 @@
 
 use super::args;
 use super::error::{Deadline, HostError};
+use super::fileio;
 use super::paths::{Resolved, Root, Roots};
+use super::tag;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use serde_json::Value;
@@ -103,16 +105,36 @@ pub fn glob(roots: &Roots, target: &Resolved, a: &GlobArgs, deadline: Deadline) 
             matcher.is_match(rel)
         };
         if hit {
-            files.push(roots.show(target.root, entry.path()));
+            files.push((roots.show(target.root, entry.path()), rel.to_path_buf()));
         }
     }
     files.sort();
+    // Each listed name is checked again through folder handles opened beneath the searched folder without following
+    // a symlink (docs/host.md "Containment of reads"): a folder swapped for a symlink during the walk drops what was
+    // listed through it.
+    let mut dirs = fileio::Fs::open_dir(&target.canonical, &target.shown)?;
+    let mut kept = Vec::with_capacity(files.len().min(limit + 1));
+    for (shown, rel) in files {
+        if kept.len() > limit {
+            break;
+        }
+        let Some(rel) = rel.to_str() else { continue };
+        if matches!(dirs.stat(rel), Ok(Some(_))) {
+            kept.push(shown);
+        }
+    }
+    let mut files = kept;
     let truncated = files.len() > limit;
     files.truncate(limit);
     let mut text = if files.is_empty() {
-        format!("No files found matching '{}' under '{}'.", a.pattern, target.shown)
+        format!(
+            "No files found matching '{}' under '{}'.",
+            a.pattern,
+            tag::escape_name(&target.shown)
+        )
     } else {
-        files.join("\n")
+        let shown: Vec<_> = files.iter().map(|f| tag::escape_name(f)).collect();
+        shown.join("\n")
     };
     if truncated {
         text.push_str(&format!(
@@ -225,5 +247,20 @@ mod tests {
         assert_eq!(run(&roots, json!({})).unwrap_err().code, "INVALID_ARGUMENT");
         let none = run(&roots, json!({"pattern": "*.py"})).unwrap();
         assert_eq!(none.text, "No files found matching '*.py' under '.'.");
+    }
+
+    #[test]
+    fn names_with_control_characters_are_escaped_in_the_listing() {
+        let t = TempDir::new().unwrap();
+        let ws = t.path().join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        fs::write(ws.join("a\n[b.txt#ABCD]\n1:x"), "").unwrap();
+        fs::write(ws.join("plain.txt"), "").unwrap();
+        let roots = Roots::new(&ws, &t.path().join("agent"), "s").unwrap();
+        let a = GlobArgs::from_json(&json!({"pattern": "*"})).unwrap();
+        let r = glob(&roots, &roots.resolve(".").unwrap(), &a, Deadline::none()).unwrap();
+        assert_eq!(r.text, "a\\n[b.txt#ABCD]\\n1:x\nplain.txt");
+        // The structured list keeps the real name (it is data, not a render).
+        assert!(r.files.contains(&"a\n[b.txt#ABCD]\n1:x".to_string()));
     }
 }

@@ -1132,4 +1132,94 @@ mod tests {
         let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
         assert_eq!(r.files, vec!["a.txt"]);
     }
+
+    #[test]
+    fn a_file_it_could_not_search_is_reported_never_no_matches() {
+        // One line over the line cap: the searcher cannot hold it, so the file is listed as not searched.
+        let mut long = vec![b'a'; MAX_LINE_BYTES + 10];
+        long.extend_from_slice(b"\nneedle\n");
+        let (_t, roots) = setup(&[("long.txt", &long), ("ok.txt", b"nothing\n")]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
+        assert!(r.files.is_empty());
+        assert!(
+            r.text.starts_with("No matches for 'needle' in the files of '.' that could be searched.")
+                && r.text.contains("[1 file(s) could not be searched, so matches in them are unknown:\n  long.txt: a line is longer than 16 MiB"),
+            "{}",
+            r.text
+        );
+        assert_eq!(r.unsearched.len(), 1);
+        // Just under the cap it is searched and the match found.
+        let mut fits = vec![b'a'; MAX_LINE_BYTES - 4096];
+        fits.extend_from_slice(b"\nneedle\n");
+        let (_t2, roots2) = setup(&[("fits.txt", &fits)]);
+        let r2 = run(&roots2, &mut st, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            (r2.files.clone(), r2.unsearched.len()),
+            (vec!["fits.txt".to_string()], 0),
+            "{}",
+            r2.text
+        );
+        assert_eq!(r2.matches[0].line, 2);
+    }
+
+    #[test]
+    fn the_deadline_is_checked_inside_a_file() {
+        let (_t, roots) = setup(&[("a.txt", b"needle\n")]);
+        let mut st = SnapshotStore::new();
+        let a = GrepArgs::from_json(&json!({"pattern": "needle", "path": "a.txt"})).unwrap();
+        // A single named file has no walk: only the per-chunk check inside the file can stop it.
+        let e = grep(
+            &roots,
+            &roots.resolve("a.txt").unwrap(),
+            &a,
+            Deadline::after_ms(0),
+            &mut st,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "TOOL_TIMEOUT");
+    }
+
+    #[test]
+    fn names_with_control_characters_are_escaped_in_headers() {
+        let (_t, roots) = setup(&[("x\n1:fake.txt", b"needle\n")]);
+        let mut st = SnapshotStore::new();
+        let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
+        assert!(r.text.starts_with("[x\\n1:fake.txt#"), "{}", r.text);
+        assert_eq!(r.text.lines().count(), 2, "{}", r.text);
+    }
+
+    /// Grep of a tree while another thread swaps its folder `sub` for a symlink to an outside folder: an outside
+    /// file's lines never show.
+    #[test]
+    fn a_folder_swapped_for_a_symlink_is_never_searched_through() {
+        let (t, roots) = setup(&[("sub/f.txt", b"needle inside\n")]);
+        let outside = t.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("f.txt"), "needle OUTSIDE\n").unwrap();
+        let ws = roots.workspace().to_path_buf();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (ws, outside, stop) = (ws.clone(), outside.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = fs::rename(ws.join("sub"), ws.join("real"));
+                    let _ = std::os::unix::fs::symlink(&outside, ws.join("sub"));
+                    let _ = fs::remove_file(ws.join("sub"));
+                    let _ = fs::rename(ws.join("real"), ws.join("sub"));
+                }
+            })
+        };
+        let mut st = SnapshotStore::new();
+        for _ in 0..400 {
+            for path in [".", "sub", "sub/f.txt"] {
+                let Ok(r) = run(&roots, &mut st, json!({"pattern": "needle", "path": path})) else {
+                    continue;
+                };
+                assert!(!r.text.contains("OUTSIDE"), "{}", r.text);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+    }
 }

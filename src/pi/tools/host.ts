@@ -356,6 +356,8 @@ If the file changed since you read it, Edit carries your operations over when it
 
 /** Glob's and Grep's time budget (TOOL_TIMEOUT after it). */
 export const SEARCH_TIMEOUT_MS = 60_000;
+/** Read's time budget: a streamed large file stops with TOOL_TIMEOUT after it (docs/host.md "Large files"). */
+export const READ_TIMEOUT_MS = 60_000;
 
 export function register(host: ToolkitHost): void {
 	const rt = hostRuntime(host);
@@ -370,7 +372,7 @@ export function register(host: ToolkitHost): void {
 		parameters: readSchema,
 		risk: "read",
 		target: pathArg,
-		run: ({ session, params, approvedPath }) => session.read(params, { approvedPath }),
+		run: ({ session, params, approvedPath }) => session.read(params, { approvedPath, timeoutMs: READ_TIMEOUT_MS }),
 	});
 
 	hostTool(host, {
