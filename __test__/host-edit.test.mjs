@@ -68,9 +68,15 @@ test("a stale tag is carried over by drift recovery; an ambiguous one is refused
 	assert.equal(e.ok, true, e.message);
 	assert.equal(readFileSync(ws("m.py"), "utf8"), "import os\n\ndef f():\n    return 1\n\ndef g():\n    return 20\n");
 	assert.match(e.warnings[0], /stale/);
-	// Now the edited block is duplicated elsewhere: the place is ambiguous.
+	// The edited block copied above: the lines around it (a blank line above) tell the original from the copy.
 	const r2 = await s.read({ path: "m.py" });
-	const dup = "def g():\n    return 20\nimport os\n\ndef f():\n    return 1\n\ndef g():\n    return 20\n";
+	const one = readFileSync(ws("m.py"), "utf8");
+	writeFileSync(ws("m.py"), "def g():\n    return 20\n" + one);
+	const g = await s.edit({ path: "m.py", tag: r2.tag, ops: "PUT 7.=7:\n+    return 21" });
+	assert.equal(g.ok, true, g.message);
+	assert.equal(readFileSync(ws("m.py"), "utf8"), "def g():\n    return 20\n" + one.replace("return 20", "return 21"));
+	// Now the whole file is duplicated: nothing tells the copies apart, so the place is ambiguous.
+	const dup = one + one;
 	writeFileSync(ws("m.py"), dup);
 	const f = await s.edit({ path: "m.py", tag: r2.tag, ops: "PUT 7.=7:\n+    return 3" });
 	assert.equal(f.ok, false);

@@ -1,10 +1,18 @@
-//! Drift recovery (docs/spec/host-tools.md "Gates"): the model's tag names a snapshot that is no longer the live file.
-//! The snapshot's lines are diffed against the live lines (`similar`, Myers, with a time bound); an operation is
-//! carried over only when every line it touches and its neighbours on both sides are unchanged lines that moved by one
-//! and the same offset, an operation at the file's first or last line still is at the first or last line, and the
-//! whole window (neighbours included) occurs exactly once in the live file (so a duplicated block refuses instead of
-//! picking a copy). Each operation gets its own offset, so edits above and between operations are carried over;
-//! the mapping is monotonic, so carried operations keep their order and never overlap.
+//! Drift recovery (docs/host.md "Edits under drift"): the model's tag names a snapshot that is no longer the live
+//! file. The snapshot's lines are diffed against the live lines (`similar`, Myers, with a time bound), comparing lines
+//! without their surrounding whitespace, so a reindented or trailing-space neighbour still counts as the same line.
+//! An operation is carried over only when
+//! - the lines it replaces or cuts are byte-identical in the live file (a change to them is a conflict),
+//! - it and one neighbour on each side (the evidence) moved by one and the same offset, and
+//! - the evidence occurs exactly once in the live file and once in the snapshot; while it does not, it grows by one
+//!   unchanged neighbour on each side that moved by the same offset (up to `MAX_EVIDENCE` lines), so a window that
+//!   repeats (`}` lines, a duplicated block) is placed by its surroundings, and refused when they run out.
+//!
+//! `<1` and `>$` follow their neighbour: when lines were added above the first line (or below the last), the
+//! insertion goes next to the line it was written against, proven the same way; the head or tail of a file whose
+//! first (last) line was itself changed stays the head (tail). Each operation gets its own offset, so edits above and
+//! between operations are carried over; the mapping is monotonic, so carried operations keep their order and never
+//! overlap.
 
 use similar::{capture_diff_deadline, Algorithm, DiffOp};
 use std::collections::HashMap;
@@ -13,22 +21,61 @@ use std::time::{Duration, Instant};
 /// How long the diff may run before it settles for a coarser (still correct) answer.
 const DIFF_BUDGET: Duration = Duration::from_secs(2);
 
+/// The most lines the evidence of one operation may grow to before its place counts as ambiguous.
+pub const MAX_EVIDENCE: usize = 256;
+
+/// How many places of an ambiguous window a refusal names.
+const MAX_PLACES: usize = 3;
+
+/// A line as the diff compares it: without surrounding whitespace.
+fn key(s: &str) -> &str {
+    s.trim()
+}
+
+/// Why an operation could not be carried over, and which live lines (1-based, inclusive) show it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub why: String,
+    pub show: Vec<(usize, usize)>,
+}
+
 /// The old→new line map of a snapshot against the live file (0-based; `None` = changed or removed).
 pub struct LineMap {
     map: Vec<Option<usize>>,
     new_len: usize,
-    /// Live line index by content, for the uniqueness check.
-    by_line: HashMap<String, Vec<usize>>,
+    /// Line indexes by key, of the live file and of the snapshot, for the uniqueness check.
+    new_by_key: HashMap<String, Vec<usize>>,
+    old_by_key: HashMap<String, Vec<usize>>,
+}
+
+fn by_key(lines: &[&str]) -> HashMap<String, Vec<usize>> {
+    let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        m.entry(key(l).to_string()).or_default().push(i);
+    }
+    m
+}
+
+/// A line for a message: clipped at 80 characters.
+fn quote(s: &str) -> String {
+    let t: String = s.trim().chars().take(80).collect();
+    if t.len() < s.trim().len() {
+        format!("`{t}…`")
+    } else {
+        format!("`{t}`")
+    }
 }
 
 impl LineMap {
     pub fn new(old: &[&str], new: &[&str]) -> LineMap {
+        let ok: Vec<&str> = old.iter().map(|l| key(l)).collect();
+        let nk: Vec<&str> = new.iter().map(|l| key(l)).collect();
         let ops = capture_diff_deadline(
             Algorithm::Myers,
-            old,
-            0..old.len(),
-            new,
-            0..new.len(),
+            &ok,
+            0..ok.len(),
+            &nk,
+            0..nk.len(),
             Some(Instant::now() + DIFF_BUDGET),
         );
         let mut map = vec![None; old.len()];
@@ -44,55 +91,192 @@ impl LineMap {
                 }
             }
         }
-        let mut by_line: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, l) in new.iter().enumerate() {
-            by_line.entry((*l).to_string()).or_default().push(i);
-        }
         LineMap {
             map,
             new_len: new.len(),
-            by_line,
+            new_by_key: by_key(new),
+            old_by_key: by_key(old),
         }
     }
 
-    /// The offset by which old lines `a..=b` (1-based claim of one operation) moved, checked with their neighbours;
-    /// `Err` says why the operation cannot be carried over.
-    pub fn offset(&self, old: &[&str], new: &[&str], a: usize, b: usize) -> Result<isize, String> {
-        let old_len = self.map.len();
-        let wa = a.saturating_sub(1).max(1);
-        let wb = (b + 1).min(old_len);
+    /// Where old lines `a..=b` (1-based) are most likely now: moved by the offset of the nearest unchanged line
+    /// (for the rows a refusal shows).
+    pub fn guess(&self, a: usize, b: usize) -> (usize, usize) {
+        let n = self.map.len();
+        if n == 0 {
+            return (1, 1);
+        }
+        let a0 = a.clamp(1, n) - 1;
+        let mut d = 0isize;
+        for k in 0..n {
+            let probe = [a0.checked_sub(k), Some(a0 + k).filter(|&i| i < n)];
+            if let Some((i, j)) = probe.iter().flatten().find_map(|&i| self.map[i].map(|j| (i, j))) {
+                d = j as isize - i as isize;
+                break;
+            }
+        }
+        let m = |x: usize| ((x as isize + d).max(1) as usize).min(self.new_len.max(1));
+        (m(a), m(b))
+    }
+
+    /// The offset by which the lines `a..=b` (1-based claim of one operation) moved, proven by their neighbours.
+    /// `exact`: the operation replaces or cuts these lines, so they must be byte-identical in the live file.
+    pub fn offset(&self, old: &[&str], new: &[&str], a: usize, b: usize, exact: bool) -> Result<isize, Refusal> {
+        let n = self.map.len();
+        let (wa, wb) = (a.saturating_sub(1).max(1), (b + 1).min(n));
+        let d = self.delta(old, wa, wb)?;
+        if exact {
+            for i in a..=b {
+                let j = (i as isize - 1 + d) as usize;
+                if old[i - 1] != new[j] {
+                    return Err(Refusal {
+                        why: format!(
+                            "line {i} is one the edit replaces, and its whitespace changed since the tag was shown (it \
+                             is line {} now)",
+                            j + 1
+                        ),
+                        show: vec![(j + 1, j + 1)],
+                    });
+                }
+            }
+        }
+        self.unique(old, new, wa, wb, d, true, true)
+    }
+
+    /// Where `PUT <1` (`head`) or `PUT >$` goes: `None` (the head or tail) while the snapshot's first (last) line is
+    /// still the first (last) line or was itself changed; otherwise `Some` offset of that line, proven like any other
+    /// anchor, so the insertion goes next to it.
+    pub fn edge(&self, old: &[&str], new: &[&str], head: bool) -> Result<Option<isize>, Refusal> {
+        let n = self.map.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let (i, at_edge) = if head {
+            (0, 0)
+        } else {
+            (n - 1, self.new_len.saturating_sub(1))
+        };
+        let (wa, wb) = if head {
+            (1, 2.min(n))
+        } else {
+            (n.saturating_sub(1).max(1), n)
+        };
+        match self.map[i] {
+            None => Ok(None),
+            Some(j) => {
+                let d = self.delta(old, wa, wb)?;
+                // Still at the edge, or moved: either way the lines must be placed beyond doubt (a copy of them
+                // elsewhere makes the edge ambiguous too).
+                self.unique(old, new, wa, wb, d, !head, head)?;
+                Ok((j != at_edge).then_some(d))
+            }
+        }
+    }
+
+    /// The one offset by which old lines `wa..=wb` (1-based) all moved.
+    fn delta(&self, old: &[&str], wa: usize, wb: usize) -> Result<isize, Refusal> {
         let mut delta: Option<isize> = None;
         for i in wa..=wb {
             let Some(j) = self.map[i - 1] else {
-                return Err(format!("line {i} changed or was removed since the tag was shown"));
+                let (ga, _) = self.guess(i, i);
+                return Err(Refusal {
+                    why: format!(
+                        "line {i} ({}) was changed or removed since the tag was shown",
+                        quote(old[i - 1])
+                    ),
+                    show: vec![(ga, ga)],
+                });
             };
             let d = j as isize - (i as isize - 1);
             match delta {
                 None => delta = Some(d),
                 Some(x) if x == d => {}
-                Some(_) => return Err(format!("lines around line {i} were split by an insertion or deletion")),
+                Some(_) => {
+                    return Err(Refusal {
+                        why: format!("lines were inserted or removed between lines {} and {i}", i - 1),
+                        show: vec![(j.max(1), j + 1)],
+                    })
+                }
             }
         }
-        let d = delta.unwrap_or(0);
-        if a == 1 && d != 0 {
-            return Err("line 1 is no longer the first line".to_string());
+        Ok(delta.unwrap_or(0))
+    }
+
+    /// `d` once the evidence `wa..=wb`, grown by unchanged neighbours that moved by `d`, occurs once in both files.
+    #[allow(clippy::too_many_arguments)]
+    fn unique(
+        &self,
+        old: &[&str],
+        new: &[&str],
+        wa: usize,
+        wb: usize,
+        d: isize,
+        up: bool,
+        down: bool,
+    ) -> Result<isize, Refusal> {
+        let n = self.map.len();
+        let (mut lo, mut hi) = (wa - 1, wb);
+        let starts = |by: &HashMap<String, Vec<usize>>, lines: &[&str], lo: usize, hi: usize| -> Vec<usize> {
+            by.get(key(old[lo])).map_or(Vec::new(), |v| {
+                v.iter()
+                    .copied()
+                    .filter(|&s| {
+                        s + (hi - lo) <= lines.len() && (lo..hi).all(|i| key(lines[s + i - lo]) == key(old[i]))
+                    })
+                    .collect()
+            })
+        };
+        let mut cn = starts(&self.new_by_key, new, lo, hi);
+        let mut co = starts(&self.old_by_key, old, lo, hi);
+        let moved = |i: usize| self.map[i] == Some((i as isize + d) as usize);
+        loop {
+            if cn.len() == 1 && co.len() == 1 {
+                return Ok(d);
+            }
+            let mut grew = false;
+            if hi - lo < MAX_EVIDENCE && up && lo > 0 && moved(lo - 1) {
+                lo -= 1;
+                let k = key(old[lo]);
+                cn.retain_mut(|s| {
+                    *s > 0 && key(new[*s - 1]) == k && {
+                        *s -= 1;
+                        true
+                    }
+                });
+                co.retain_mut(|s| {
+                    *s > 0 && key(old[*s - 1]) == k && {
+                        *s -= 1;
+                        true
+                    }
+                });
+                grew = true;
+            }
+            if hi - lo < MAX_EVIDENCE && down && hi < n && moved(hi) {
+                let (k, len) = (key(old[hi]), hi - lo);
+                cn.retain(|&s| s + len < new.len() && key(new[s + len]) == k);
+                co.retain(|&s| s + len < old.len() && key(old[s + len]) == k);
+                hi += 1;
+                grew = true;
+            }
+            if !grew {
+                let places: Vec<String> = cn.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect();
+                let (what, count) = if cn.len() > 1 {
+                    ("the current file", cn.len())
+                } else {
+                    ("the version you were shown", co.len())
+                };
+                return Err(Refusal {
+                    why: format!(
+                        "lines {}-{hi} with all their unchanged neighbours occur {count} times in {what} (at lines {}{}), \
+                         so their place is ambiguous",
+                        lo + 1,
+                        places.join(", "),
+                        if cn.len() > MAX_PLACES { ", …" } else { "" }
+                    ),
+                    show: cn.iter().take(MAX_PLACES).map(|&s| (s + 1, s + hi - lo)).collect(),
+                });
+            }
         }
-        if b == old_len && (b as isize + d) as usize != self.new_len {
-            return Err(format!("line {b} is no longer the last line"));
-        }
-        // The window must occur exactly once in the live file.
-        let window = &old[wa - 1..wb];
-        let starts = self.by_line.get(window[0]).map_or(&[][..], |v| v.as_slice());
-        let hits = starts
-            .iter()
-            .filter(|&&s| s + window.len() <= new.len() && new[s..s + window.len()] == *window)
-            .count();
-        if hits != 1 {
-            return Err(format!(
-                "lines {wa}-{wb} occur {hits} times in the current file, so their place is ambiguous"
-            ));
-        }
-        Ok(d)
     }
 }
 
@@ -104,36 +288,94 @@ mod tests {
         s.lines().collect()
     }
 
+    fn off(old: &str, new: &str, a: usize, b: usize) -> Result<isize, String> {
+        let (o, n) = (lines(old), lines(new));
+        LineMap::new(&o, &n).offset(&o, &n, a, b, true).map_err(|r| r.why)
+    }
+
     #[test]
     fn insertions_above_shift_and_deletions_shift_back() {
-        let old = lines("a\nb\nc\nd\ne");
-        let new = lines("x\ny\na\nb\nc\nd\ne");
-        let m = LineMap::new(&old, &new);
-        assert_eq!(m.offset(&old, &new, 3, 3), Ok(2));
-        assert!(m.offset(&old, &new, 1, 1).unwrap_err().contains("first line"));
-        let new2 = lines("b\nc\nd\ne");
-        let m2 = LineMap::new(&old, &new2);
-        assert_eq!(m2.offset(&old, &new2, 3, 4), Ok(-1));
-        assert!(m2.offset(&old, &new2, 5, 5).is_ok());
+        let old = "a\nb\nc\nd\ne";
+        assert_eq!(off(old, "x\ny\na\nb\nc\nd\ne", 3, 3), Ok(2));
+        // The first line after a prepend and the last line after an append are carried over too.
+        assert_eq!(off(old, "x\ny\na\nb\nc\nd\ne", 1, 1), Ok(2));
+        assert_eq!(off(old, "a\nb\nc\nd\ne\nx", 5, 5), Ok(0));
+        assert_eq!(off(old, "b\nc\nd\ne", 3, 4), Ok(-1));
+        assert!(off(old, "b\nc\nd\ne", 5, 5).is_ok());
     }
 
     #[test]
     fn changed_neighbours_or_duplicates_refuse() {
-        let old = lines("a\nb\nc\nd\ne");
-        let new = lines("a\nB\nc\nd\ne");
-        let m = LineMap::new(&old, &new);
-        assert!(m.offset(&old, &new, 3, 3).unwrap_err().contains("line 2"));
-        assert!(m.offset(&old, &new, 4, 4).is_ok());
-        // The block a..c duplicated above: the window occurs twice.
-        let old = lines("a\nb\nc\nz");
-        let new = lines("a\nb\nc\na\nb\nc\nz");
-        let m = LineMap::new(&old, &new);
-        assert!(m.offset(&old, &new, 2, 2).unwrap_err().contains("ambiguous"));
-        // A line between two neighbours inserted: the window was split.
-        let old = lines("p\nq\nr\ns");
-        let new = lines("p\nq\nNEW\nr\ns");
-        let m = LineMap::new(&old, &new);
-        assert!(m.offset(&old, &new, 2, 3).is_err());
-        assert_eq!(m.offset(&old, &new, 4, 4), Ok(1));
+        let old = "a\nb\nc\nd\ne";
+        let e = off(old, "a\nB\nc\nd\ne", 3, 3).unwrap_err();
+        assert!(e.contains("line 2 (`b`) was changed"), "{e}");
+        assert!(off(old, "a\nB\nc\nd\ne", 4, 4).is_ok());
+        // The block a..c duplicated above, and nothing around it to tell the copies apart: ambiguous.
+        let e = off("a\nb\nc", "a\nb\nc\na\nb\nc", 2, 2).unwrap_err();
+        assert!(e.contains("occur 2 times in the current file (at lines 1, 4)"), "{e}");
+        // A line inserted between two neighbours: the window was split.
+        assert!(off("p\nq\nr\ns", "p\nq\nNEW\nr\ns", 2, 3)
+            .unwrap_err()
+            .contains("between lines 2 and 3"));
+        assert_eq!(off("p\nq\nr\ns", "p\nq\nNEW\nr\ns", 4, 4), Ok(1));
+        // A replaced line whose content changed is a conflict, even if only its indentation did.
+        assert!(off("a\nb\nc", "a\nb!\nc", 2, 2).is_err());
+        assert!(off("a\nb\nc", "a\n  b\nc", 2, 2)
+            .unwrap_err()
+            .contains("whitespace changed"));
+    }
+
+    #[test]
+    fn repeated_windows_grow_until_unique() {
+        // `}` / `}` repeats in the version read; the grown evidence (up to `fn a`) places it.
+        let old = "a\n}\n}\n}\nb\n}\n}\n}\nc";
+        let new = format!("top\n{old}");
+        assert_eq!(off(old, &new, 3, 3), Ok(1));
+        // The edited window duplicated elsewhere: its surroundings tell the original from the copy.
+        let old = "h\ni\nk\nl\nm\nn";
+        let new = "k\nl\nm\nh\ni\nk\nl\nm\nn";
+        assert_eq!(off(old, new, 4, 4), Ok(3));
+        // Grown to the file's ends and still two copies: refused, naming both places.
+        let (o, n) = (lines("k\nl\nm"), lines("k\nl\nm\nk\nl\nm"));
+        let r = LineMap::new(&o, &n).offset(&o, &n, 2, 2, true).unwrap_err();
+        assert_eq!(r.show, vec![(1, 3), (4, 6)]);
+        // The growth stops at MAX_EVIDENCE lines.
+        let body = vec!["same"; MAX_EVIDENCE + 10].join("\n");
+        let (old, new) = (format!("{body}\nend"), format!("{body}\nend\n{body}\nend"));
+        assert!(off(&old, &new, 5, 5).unwrap_err().contains("ambiguous"));
+    }
+
+    #[test]
+    fn whitespace_only_changes_of_neighbours_are_still_evidence() {
+        assert_eq!(off("a\nb\nc", "a  \nb\n\tc", 2, 2), Ok(0));
+        assert_eq!(off("a\nb\nc", "x\n  a\nb\nc ", 2, 2), Ok(1));
+    }
+
+    #[test]
+    fn head_and_tail_follow_their_neighbour() {
+        let edge = |old: &str, new: &str, head| {
+            let (o, n) = (lines(old), lines(new));
+            LineMap::new(&o, &n).edge(&o, &n, head).map_err(|r| r.why)
+        };
+        assert_eq!(edge("a\nb\nc", "a\nb\nc\nd", true), Ok(None));
+        assert_eq!(edge("a\nb\nc", "x\ny\na\nb\nc", true), Ok(Some(2)));
+        assert_eq!(
+            edge("a\nb\nc", "A\nb\nc", true),
+            Ok(None),
+            "a changed first line stays the head"
+        );
+        assert_eq!(edge("a\nb\nc", "a\nb\nc\nx\ny", false), Ok(Some(0)));
+        assert_eq!(edge("x\na\nb\nc", "a\nb\nc\nx", false), Ok(Some(-1)));
+        assert_eq!(edge("a\nb\nc", "x\na\nb\nc", false), Ok(None));
+        assert!(edge("a\nb", "x\na\nb\na\nb", true).unwrap_err().contains("ambiguous"));
+        assert!(edge("a\nb\nc", "a\nb\na\nb\nc", true)
+            .unwrap_err()
+            .contains("ambiguous"));
+    }
+
+    #[test]
+    fn guess_follows_the_nearest_unchanged_line() {
+        let (o, n) = (lines("a\nb\nc\nd"), lines("x\nx\na\nB\nc\nd"));
+        assert_eq!(LineMap::new(&o, &n).guess(2, 2), (4, 4));
     }
 }

@@ -228,8 +228,19 @@ enum Basis {
     Fresh { seen: Option<Seen> },
     /// Stale tag, head/tail insertions (or a plain MV) only: applied to the live file as they are.
     HeadTail,
-    /// Stale tag, carried over by drift recovery: per-operation offsets.
-    Drift { offsets: Vec<isize> },
+    /// Stale tag, carried over by drift recovery: the operations in live line numbers.
+    Drift { ops: Vec<(usize, Op)> },
+}
+
+/// Where the rows of an EDIT_TAG_MISMATCH come from: the operations' own line numbers, or (after a diff) the
+/// live lines where each operation's lines are now, plus the lines a refusal names.
+enum Around<'m> {
+    Claims,
+    Moved {
+        map: &'m drift::LineMap,
+        snap_len: u32,
+        extra: Vec<(usize, usize)>,
+    },
 }
 
 /// The EDIT_TAG_MISMATCH failure: the live tag and the current content around the anchors (those rows count as
@@ -241,16 +252,34 @@ fn mismatch(
     live: &Live<'_>,
     why: &str,
     ops: &[(usize, Op)],
+    around: Around<'_>,
 ) -> HostError {
     let lines = tag::lines(live.text);
     let mut rows = LineSet::new();
     let len = lines.len() as u32;
-    for (_, op) in ops {
-        let (a, b) = gate::claim(op, len);
+    let mut add = |a: u32, b: u32| {
         let lo = a.saturating_sub(CONTEXT_LINES as u32 + 1).max(1);
         let hi = b.saturating_add(CONTEXT_LINES as u32 + 1).min(len);
         if lo <= hi {
             rows.insert_range(lo, hi);
+        }
+    };
+    match &around {
+        Around::Claims => {
+            for (_, op) in ops {
+                let (a, b) = gate::claim(op, len);
+                add(a, b);
+            }
+        }
+        Around::Moved { map, snap_len, extra } => {
+            for &(a, b) in extra {
+                add(a as u32, b as u32);
+            }
+            for (_, op) in ops {
+                let (a, b) = gate::claim(op, *snap_len);
+                let (ga, gb) = map.guess(a as usize, b as usize);
+                add(ga as u32, gb as u32);
+            }
         }
     }
     let mut text = tag::header(&t.shown, &live.tag);
@@ -451,15 +480,57 @@ fn edit(
                 &live,
                 "REM deletes the file only under its current tag",
                 &p.ops,
+                Around::Claims,
             ))
         }
-        Some(_) if only_mv || p.ops.iter().all(|(_, op)| gate::head_or_tail(op)) => {
-            warnings.push(format!(
-                "tag {tag_} was stale ({} changed since; it was {} before this edit): the head/tail insertions went to \
-                 the current file.",
-                t.shown, live.tag
-            ));
-            Basis::HeadTail
+        Some((_, snap, _)) if only_mv || p.ops.iter().all(|(_, op)| gate::head_or_tail(op)) => {
+            // `<1` and `>$` follow their neighbour when lines were added above the first or below the last line.
+            let mut carried = p.ops.clone();
+            let mut moved = false;
+            if let (Some(snap), false) = (&snap, only_mv) {
+                let snap_lines = tag::lines(snap);
+                let map = drift::LineMap::new(&snap_lines, live_lines);
+                for (k, (at, op)) in p.ops.iter().enumerate() {
+                    let head = matches!(op, Op::Insert { at: Pos::Before(1), .. });
+                    match map.edge(&snap_lines, live_lines, head) {
+                        Ok(None) => {}
+                        Ok(Some(d)) => {
+                            carried[k].1 = shift_edge(op, d, snap_lines.len() as u32);
+                            moved = true;
+                        }
+                        Err(r) => {
+                            return Err(mismatch(
+                                &mut store,
+                                &t,
+                                &tag_,
+                                &live,
+                                &format!("ops line {at}: {}", r.why),
+                                &p.ops,
+                                Around::Moved {
+                                    map: &map,
+                                    snap_len: snap_lines.len() as u32,
+                                    extra: r.show,
+                                },
+                            ))
+                        }
+                    }
+                }
+            }
+            if !moved {
+                warnings.push(format!(
+                    "tag {tag_} was stale ({} changed since; it was {} before this edit): the head/tail insertions went \
+                     to the current file.",
+                    t.shown, live.tag
+                ));
+                Basis::HeadTail
+            } else {
+                warnings.push(format!(
+                    "tag {tag_} was stale ({} changed since; it was {} before this edit): lines were added at the head \
+                     or tail, so the insertions went next to the lines they were written against.",
+                    t.shown, live.tag
+                ));
+                Basis::Drift { ops: carried }
+            }
         }
         Some((_, None, _)) => {
             return Err(mismatch(
@@ -469,6 +540,7 @@ fn edit(
                 &live,
                 "the shown version was too large to keep for comparison",
                 &p.ops,
+                Around::Claims,
             ))
         }
         Some((_, Some(snap), seen)) => {
@@ -483,26 +555,44 @@ fn edit(
                     &live,
                     &format!("line {} was never shown to you under that tag", unseen[0]),
                     &p.ops,
+                    Around::Claims,
                 ));
             }
             let map = drift::LineMap::new(&snap_lines, live_lines);
             let mut offsets = Vec::with_capacity(p.ops.len());
+            let snap_len = snap_lines.len() as u32;
+            let mut carried = Vec::with_capacity(p.ops.len());
             for (at, op) in &p.ops {
-                if gate::head_or_tail(op) {
-                    offsets.push(0);
-                    continue;
-                }
-                let (ca, cb) = gate::claim(op, snap_lines.len() as u32);
-                match map.offset(&snap_lines, live_lines, ca as usize, cb as usize) {
-                    Ok(d) => offsets.push(d),
-                    Err(why) => {
+                let found = if gate::head_or_tail(op) {
+                    let head = matches!(op, Op::Insert { at: Pos::Before(1), .. });
+                    map.edge(&snap_lines, live_lines, head).map(|d| match d {
+                        None => (0, op.clone()),
+                        Some(d) => (d, shift_edge(op, d, snap_len)),
+                    })
+                } else {
+                    let (ca, cb) = gate::claim(op, snap_len);
+                    let exact = matches!(op, Op::Replace { .. } | Op::Cut { .. });
+                    map.offset(&snap_lines, live_lines, ca as usize, cb as usize, exact)
+                        .map(|d| (d, shift(op, d)))
+                };
+                match found {
+                    Ok((d, moved)) => {
+                        offsets.push(d);
+                        carried.push((*at, moved));
+                    }
+                    Err(r) => {
                         return Err(mismatch(
                             &mut store,
                             &t,
                             &tag_,
                             &live,
-                            &format!("ops line {at}: {why}"),
+                            &format!("ops line {at}: {}", r.why),
                             &p.ops,
+                            Around::Moved {
+                                map: &map,
+                                snap_len: snap_lines.len() as u32,
+                                extra: r.show,
+                            },
                         ))
                     }
                 }
@@ -523,18 +613,13 @@ fn edit(
                     format!(" with lines shifted ({})", moved.join(", "))
                 }
             ));
-            Basis::Drift { offsets }
+            Basis::Drift { ops: carried }
         }
     };
 
     // Ops in live coordinates.
     let ops: Vec<(usize, Op)> = match &basis {
-        Basis::Drift { offsets } => p
-            .ops
-            .iter()
-            .zip(offsets)
-            .map(|((at, op), &d)| (*at, shift(op, d)))
-            .collect(),
+        Basis::Drift { ops } => ops.clone(),
         _ => p.ops.clone(),
     };
     if !matches!(basis, Basis::Drift { .. }) {
@@ -892,6 +977,19 @@ fn with_warnings(mut text: String, warnings: &[String]) -> String {
         text.push_str(w);
     }
     text
+}
+
+/// `PUT <1` or `PUT >$` next to the line that was the first or the last (of `snap_len`), which moved by `d`.
+fn shift_edge(op: &Op, d: isize, snap_len: u32) -> Op {
+    let at = match op {
+        Op::Insert { at: Pos::Before(1), .. } => Pos::Before((1 + d) as u32),
+        Op::Insert { at: Pos::End, .. } => Pos::After((snap_len as isize + d) as u32),
+        _ => return op.clone(),
+    };
+    match op {
+        Op::Insert { src, .. } => Op::Insert { at, src: src.clone() },
+        _ => op.clone(),
+    }
 }
 
 /// `op` with its line numbers moved by `d` (drift recovery; head/tail insertions stay).

@@ -213,11 +213,71 @@ fn stale_head_tail_applies_with_a_warning() {
     let s = setup();
     s.put("a", b"1\n2\n");
     let t = s.read("a");
-    s.put("a", b"1\n2\n3\n");
+    // The first and the last line themselves changed: the head and the tail stay the head and the tail.
+    s.put("a", b"1x\n2x\n");
     let r = s.ed("a", &t, "PUT >$:\n+end\nPUT <1:\n+top").unwrap();
-    assert_eq!(s.get("a"), "top\n1\n2\n3\nend\n");
+    assert_eq!(s.get("a"), "top\n1x\n2x\nend\n");
     assert!(r.warnings[0].contains("stale"), "{:?}", r.warnings);
     assert!(r.text.contains("Warning: tag"));
+}
+
+#[test]
+fn stale_head_and_tail_follow_their_neighbour_after_a_prepend_or_append() {
+    let s = setup();
+    s.put("a", b"1\n2\n3\n");
+    let t = s.read("a");
+    // Lines added above the first line and below the last: `<1` goes before the line that was first, `>$` after the
+    // line that was last (docs/host.md "Edits under drift").
+    s.put("a", b"p\nq\n1\n2\n3\nx\n");
+    let r = s.ed("a", &t, "PUT <1:\n+top\nPUT >$:\n+end").unwrap();
+    assert_eq!(s.get("a"), "p\nq\ntop\n1\n2\n3\nend\nx\n");
+    assert!(r.warnings[0].contains("next to the lines"), "{:?}", r.warnings);
+    // With a carried operation in between too.
+    let t = s.read("a");
+    s.put("a", b"new\np\nq\ntop\n1\n2\n3\nend\nx\n");
+    s.ed("a", &t, "PUT <1:\n+head\nPUT 5.=5:\n+two").unwrap();
+    assert_eq!(s.get("a"), "new\nhead\np\nq\ntop\n1\ntwo\n3\nend\nx\n");
+    // The first lines prepended again as a copy: the head's place is ambiguous, refused and untouched.
+    s.put("a", b"1\n2\n");
+    let t = s.read("a");
+    s.put("a", b"1\n2\n1\n2\n");
+    let (code, msg) = s.code("a", &t, "PUT <1:\n+top");
+    assert_eq!(code, EDIT_TAG_MISMATCH);
+    assert!(msg.contains("ambiguous"), "{msg}");
+    assert_eq!(s.get("a"), "1\n2\n1\n2\n");
+}
+
+#[test]
+fn drift_grows_repeated_windows_and_shows_where_the_lines_went() {
+    let s = setup();
+    // `}` lines repeat in the version read; the grown evidence places the edit after a prepend.
+    let body = "fn a() {\n    if x {\n    }\n}\nfn b() {\n    if x {\n    }\n}\n";
+    s.put("a", body.as_bytes());
+    let t = s.read("a");
+    s.put("a", format!("// 1\n// 2\n// 3\n{body}").as_bytes());
+    s.ed("a", &t, "PUT 7.=7:\n+    } // b").unwrap();
+    assert_eq!(
+        s.get("a"),
+        "// 1\n// 2\n// 3\nfn a() {\n    if x {\n    }\n}\nfn b() {\n    if x {\n    } // b\n}\n"
+    );
+    // Reformatted neighbours (trailing spaces, indentation) still count as evidence.
+    s.put("a", b"a\nb\nc\n");
+    let t = s.read("a");
+    s.put("a", b"a  \nb\n\tc\n");
+    s.ed("a", &t, "PUT 2.=2:\n+B").unwrap();
+    assert_eq!(s.get("a"), "a  \nB\n\tc\n");
+    // A conflict 20 lines down after a 10-line prepend: the refusal names the line and shows it where it is now.
+    let lines: Vec<String> = (1..=30).map(|k| format!("line {k}")).collect();
+    s.put("a", format!("{}\n", lines.join("\n")).as_bytes());
+    let t = s.read("a");
+    let mut now: Vec<String> = (1..=10).map(|k| format!("new {k}")).collect();
+    now.extend(lines.iter().cloned());
+    now[10 + 19] = "line 20 changed".into();
+    s.put("a", format!("{}\n", now.join("\n")).as_bytes());
+    let (code, msg) = s.code("a", &t, "PUT 20.=20:\n+LINE 20");
+    assert_eq!(code, EDIT_TAG_MISMATCH);
+    assert!(msg.contains("line 20 (`line 20`) was changed or removed"), "{msg}");
+    assert!(msg.contains("\n30:line 20 changed"), "{msg}");
 }
 
 #[test]
@@ -260,7 +320,7 @@ fn drift_refuses_duplicates_and_changed_anchors_leaving_the_file() {
     s.put("a", b"x\ny\nZZ\nx\ny\nz\nend\n");
     let (code, msg) = s.code("a", &t, "PUT 2.=2:\n+Y");
     assert_eq!(code, EDIT_TAG_MISMATCH);
-    assert!(msg.contains("line 3 changed"), "{msg}");
+    assert!(msg.contains("line 3 (`z`) was changed"), "{msg}");
     // The rows shown with the mismatch count as seen under the live tag: an edit with it lands.
     let live = tag::normalize(b"x\ny\nZZ\nx\ny\nz\nend\n").tag;
     s.ed("a", &live, "PUT 3.=3:\n+z").unwrap();
