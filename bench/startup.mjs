@@ -1,7 +1,7 @@
 // Pi's start-up with the toolkit against Pi without it: wall time of one `pi -p` run with the faux model (start,
 // one scripted answer, exit), in interleaved rounds (A, B, C, A, B, C, ...) so machine drift hits every
 // configuration alike. Reports the median of each and the median of the per-round ratios with their spread.
-// Usage: node bench/startup.mjs [--quick] [--runs N]   (Node >= 22.19; build the addon first)
+// Usage: node bench/startup.mjs [--quick] [--runs N] [--pi 1.6.0]   (Node >= 22.19; build the addon first)
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
@@ -47,7 +47,8 @@ const median = (xs) => {
 	return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-for (const version of PI_VERSIONS) {
+const piArg = process.argv.indexOf("--pi");
+for (const version of PI_VERSIONS.filter((v) => piArg < 0 || v.name === process.argv[piArg + 1])) {
 	const boxes = CONFIGS.map(([, config]) => {
 		const box = sandbox("pct-startup-");
 		if (config) writeConfig(box, config);
