@@ -3,6 +3,7 @@
 // free; a feature whose name another extension owns reports `name-taken` and the rest of the toolkit works.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
 import { PROBE, featureOf, probe, status } from "../helpers/rules.mjs";
@@ -97,6 +98,35 @@ for (const version of PI_VERSIONS) {
 			await pi.prompt("/pct reload");
 			p = await probe(pi);
 			assert.ok(!p.active.some((n) => ALL_NAMES.includes(n)), "turned off: registered but inactive");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] /pct config: the Host tools preset replaces the legacy flags it overlaps, warns before, saves one family`, async () => {
+		const box = sandbox();
+		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true }, webSearch: { enabled: true } });
+		const seen = [];
+		const plan = [/^Warning: Apply Patch \(legacy flag\) and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
+		const ui = (req) => {
+			seen.push(req.options);
+			const want = plan.shift();
+			const value = want && req.options.find((o) => want.test(o));
+			return value ? { value } : { cancelled: true };
+		};
+		const pi = new RpcPi({ version, box, extensions: [ROOT, PROBE], ui });
+		try {
+			await pi.prompt("/pct config");
+			assert.equal(seen[0][0], "Preset: custom");
+			assert.ok(seen[1].some((o) => o.startsWith("Codex tools — ")) && seen[1].some((o) => o.startsWith("Pi's own + extras — ")), JSON.stringify(seen[1]));
+			assert.equal(seen[2][0], "Preset: Host tools", "the draft now equals the preset");
+			assert.ok(!seen[2].some((o) => o.startsWith("Warning: ")), "no overlap left");
+			const saved = JSON.parse(readFileSync(box.configPath, "utf8"));
+			assert.deepEqual(saved.applyPatch, { enabled: false });
+			assert.equal(saved.hostTools.enabled, true);
+			assert.equal(saved.webSearch.enabled, true, "extras kept");
+			const p = await probe(pi);
+			assert.ok(p.active.includes("Edit") && !p.active.includes("apply_patch"), JSON.stringify(p.active));
 		} finally {
 			await pi.close();
 		}

@@ -27,7 +27,7 @@ pub const PRESETS: [Preset; 3] = [
     Preset {
         key: "host",
         label: "Host tools",
-        summary: "Read, Write, Edit and Bash (Glob, Grep and the Task tools on demand) with permissions replace Pi's tools; Codex route off",
+        summary: "Read, Glob, Grep, Write, Edit, Bash and the Task tools, with permissions, replace Pi's tools; Codex route off",
     },
     Preset {
         key: "pi",
