@@ -262,3 +262,52 @@ test("with Pi's real theme, the Edit diff is Pi's renderDiff (its removed/added 
 	assert.ok(removed && added, "both rows are coloured by the theme");
 	assert.notEqual(removed[1], added[1], "removed and added rows in different colours");
 });
+
+test("/pct completions: sub-commands, then their arguments", async () => {
+	const { pctCompletions, PERMISSION_MODE_TEXT } = await import("../src/pi/commands.ts");
+	assert.deepEqual(pctCompletions("").map((c) => c.value), ["config", "status", "reload", "jobs", "review", "permission"]);
+	assert.deepEqual(pctCompletions("re").map((c) => c.value), ["reload", "review"]);
+	assert.deepEqual(pctCompletions("permission a").map((c) => c.value), ["permission ask", "permission accept-edits", "permission auto"]);
+	assert.deepEqual(pctCompletions("review rollback").map((c) => c.label), ["rollback", "rollback all"]);
+	assert.deepEqual(pctCompletions("jobs ").map((c) => c.value), ["jobs stop all"]);
+	assert.equal(pctCompletions("bogus"), null);
+	assert.equal(pctCompletions("status x"), null);
+	assert.deepEqual(Object.keys(PERMISSION_MODE_TEXT), ["ask", "accept-edits", "auto"]);
+});
+
+test("running work: the summary line, job rows with age and last output, ids followed from results", async () => {
+	const { summary, summaryLine, jobRow, jobsOf, noteResult, forgetJobs, age } = await import("../src/pi/status.ts");
+	assert.equal(summary({ tasks: 2, cells: 1, shells: 1 }), "2 tasks · 1 cell · 1 shell");
+	assert.equal(summary({ tasks: 0, cells: 0, shells: 0 }), "");
+	assert.equal(
+		summaryLine({ a: { effective: "active" }, b: { effective: "off" }, c: { effective: "off" }, d: { effective: "unavailable" } }, { tasks: 0, cells: 2, shells: 0 }),
+		"Pi Codex Toolkit: 1 active · 1 unavailable · 2 off · running: 2 cells",
+	);
+	assert.deepEqual([age(5_000), age(125_000), age(3_726_000)], ["5s", "2m 5s", "1h 2m"]);
+	assert.equal(jobRow({ kind: "shell", id: "pct-shell-1", what: "npm run dev", since: 0, last: "ready on :3000", status: "running" }, 65_000), "shell pct-shell-1  npm run dev  1m 5s  last: ready on :3000");
+	forgetJobs();
+	let running = { shells: 1, cells: 1 };
+	const shared = new Map([
+		["shell", { status: () => ({ running: running.shells }) }],
+		["code", { runningCells: () => running.cells }],
+	]);
+	noteResult("exec_command", { cmd: "npm run dev\n" }, { status: "running", session_id: "pct-shell-1", stdout: "a\nready\n", stderr: "" });
+	noteResult("exec", { code: "\nwhile (true) {}" }, { status: "running", cellId: "cell-1", output: "", shellSessions: [] });
+	let j = jobsOf({ shared });
+	assert.deepEqual(j.list.map((x) => [x.kind, x.id, x.what, x.last]), [["cell", "cell-1", "while (true) {}", undefined], ["shell", "pct-shell-1", "npm run dev", "ready"]]);
+	noteResult("write_stdin", { session_id: "pct-shell-1" }, { status: "completed", exit_code: 0, stdout: "", stderr: "" });
+	j = jobsOf({ shared });
+	assert.deepEqual(j.list.map((x) => x.id), ["cell-1"]);
+	running = { shells: 0, cells: 0 };
+	assert.deepEqual(jobsOf({ shared }).list, [], "the engine counts none: every id seen has ended");
+});
+
+test("review: a change named as the person knows it, states in words, the later changes that block a rollback", async () => {
+	const { changeName, rowText, laterChanges } = await import("../src/pi/review.ts");
+	const ch = (version, path, tool, state = "active", extra = {}) => ({ version, path, tool, state, row: `#${version} M ${path}  edit  +1 -1  ${state}`, snapshotId: `s${version}`, ...extra });
+	const list = [ch(1, "app.py", "Write"), ch(2, "other.py", "Edit"), ch(3, "app.py", "Edit"), ch(4, "app.py", "apply_patch", "rolledBack")];
+	assert.equal(changeName(list[2]), "#3 Edit app.py");
+	assert.equal(rowText(list[3].row), "#4 M app.py  edit  +1 -1  rolled back");
+	assert.deepEqual(laterChanges(list, list[0]).map(changeName), ["#3 Edit app.py"]);
+	assert.deepEqual(laterChanges(list, list[2]), []);
+});

@@ -1,0 +1,158 @@
+// The toolkit in Pi's interactive terminal UI, driven through tmux with the scripted faux model, on both Pi versions
+// (docs/render.md): the permission card shows the command before approval, a running Bash streams its output with an
+// elapsed timer, the Edit card and row show the diff and its counts, a denied call is drawn in the error colour with a
+// sentence and its code, and /pct status starts with its summary line. The screens are read with
+// `tmux capture-pane -p -e` (text with its colours). PCT_TUI_CAPTURE_DIR=<dir> keeps the captured screens there.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FAUX, NODE22, PI_VERSIONS, ROOT, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+
+const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
+const ESC = /\x1b\[[0-9;?]*[A-Za-z]/g;
+const plain = (s) => s.replace(ESC, "").replace(/[ \t]+$/gm, "");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** One tmux server (its own socket) running one interactive Pi. */
+class TmuxPi {
+	constructor(version, box, script) {
+		this.socket = `pct-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+		const env = {
+			PI_CODING_AGENT_DIR: box.agentDir,
+			TMPDIR: box.tmp,
+			PI_OFFLINE: "1",
+			PI_SKIP_VERSION_CHECK: "1",
+			PI_TELEMETRY: "0",
+			PCT_FAUX_SCRIPT: script,
+		};
+		const cmd = [
+			"env",
+			...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+			NODE22,
+			version.cli,
+			"--no-session",
+			"-ne",
+			"-e",
+			FAUX,
+			"-e",
+			ROOT,
+			"--provider",
+			"faux",
+			"--model",
+			"faux-1",
+		];
+		this.tmux("new-session", "-d", "-x", "120", "-y", "50", "-c", box.cwd, cmd.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" "));
+	}
+	tmux(...args) {
+		const r = spawnSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+		if (r.status !== 0 && args[0] !== "kill-server") throw new Error(`tmux ${args[0]}: ${r.stderr}`);
+		return r.stdout;
+	}
+	/** The visible screen with its colours (`history` lines of scrollback above it too). */
+	screen(history = 0) {
+		return this.tmux("capture-pane", "-p", "-e", "-J", ...(history ? ["-S", `-${history}`] : []));
+	}
+	keys(...keys) {
+		this.tmux("send-keys", ...keys);
+	}
+	/** Polls the screen until `re` matches its text (colours stripped); resolves the raw screen. */
+	async waitFor(re, what, timeoutMs = 90_000, history = 0) {
+		const end = Date.now() + timeoutMs;
+		let last = "";
+		while (Date.now() < end) {
+			last = this.screen(history);
+			if (re.test(plain(last))) return last;
+			await sleep(200);
+		}
+		throw new Error(`timed out waiting for ${what} (${re}); the screen:\n${plain(last)}`);
+	}
+	close() {
+		this.tmux("kill-server");
+	}
+}
+
+/** Keeps a screen for the report when PCT_TUI_CAPTURE_DIR is set. */
+function keep(name, raw) {
+	const dir = process.env.PCT_TUI_CAPTURE_DIR;
+	if (!dir) return;
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, `${name}.ansi`), raw);
+	writeFileSync(join(dir, `${name}.txt`), plain(raw));
+}
+
+/** The escape sequence that colours the first occurrence of `text` on the raw screen. */
+function colourOf(raw, text) {
+	const i = raw.indexOf(text);
+	assert.ok(i >= 0, `"${text}" is on the screen`);
+	const before = raw.slice(Math.max(0, i - 40), i);
+	const m = /(\x1b\[[0-9;]*m)+$/.exec(before);
+	return m ? m[0] : "";
+}
+
+const SCRIPT = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];
+export default [
+	{ tools: [{ name: "Bash", args: { command: "for i in $(seq 1 40); do echo tick-$i; sleep 0.5; done" } }] },
+	{ tools: [{ name: "Read", args: { path: "app.py" } }] },
+	(ctx) => ({ tools: [{ name: "Edit", args: { path: "app.py", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=2:\\n+line TWO" } }] }),
+	{ tools: [{ name: "Bash", args: { command: "rm -rf build-output" } }] },
+	{ text: "all done" },
+];`;
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] in the TUI: the card shows the command, Bash streams live output, Edit shows its diff, a denial is an error; /pct status`, { skip: !HAS_TMUX && "tmux is not installed" }, async () => {
+		const box = sandbox("pct-tui-");
+		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" } });
+		writeFileSync(join(box.cwd, "app.py"), "line one\nline two\nline three\n");
+		const pi = new TmuxPi(version, box, writeScript(box, SCRIPT));
+		const tag = version.name.replace(/\./g, "");
+		try {
+			await pi.waitFor(/faux-1\s*$/m, "Pi's footer", 240_000); // a cold start on a loaded machine is slow
+			pi.keys("go", "Enter");
+
+			// 1. The card names the command before anything runs.
+			const card = await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ for i in \$\(seq 1 40\)/, "the Bash card with its command");
+			keep(`${tag}-bash-card`, card);
+			assert.match(plain(card), /in the workspace \(/);
+			assert.doesNotMatch(plain(card), /tick-1/, "nothing ran before the approval");
+			pi.keys("Enter"); // Allow once
+
+			// 2. Live output while it runs, with the elapsed timer.
+			const live = await pi.waitFor(/tick-3\n[\s\S]*Elapsed \d+\.\ds/, "live output and the timer");
+			keep(`${tag}-bash-live`, live);
+			assert.doesNotMatch(plain(live), /Took \d/, "still running");
+			assert.doesNotMatch(plain(live), /tick-40/);
+
+			// 3. The Edit card shows the diff; the row shows the counts once it landed.
+			const editCard = await pi.waitFor(/Allow Edit to change app\.py\? \(\+1 -1\)\n\s*-2 line two\n\s*\+2 line TWO/, "the Edit card with its diff", 120_000);
+			keep(`${tag}-edit-card`, editCard);
+			assert.match(plain(editCard), /tick-40\n[\s\S]*Took \d/, "the Bash row ended with its last lines and its duration");
+			assert.match(plain(editCard), /\.\.\. \(35 earlier lines/, "collapsed: the tail, not the start");
+			pi.keys("Enter");
+
+			// 4. A denied call: the sentence and the code, in the error colour.
+			await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ rm -rf build-output/, "the second Bash card");
+			pi.keys("Down", "Down", "Enter"); // Deny
+			const denied = await pi.waitFor(/Not run: the call was denied\. \[TOOL_DENIED\][\s\S]*all done/, "the denied row");
+			keep(`${tag}-denied`, denied);
+			assert.match(plain(denied), /Edit app\.py \+1 -1/);
+			assert.match(plain(denied), /Read app\.py\n\s*lines 1-3 of 3/);
+			assert.equal(readFileSync(join(box.cwd, "app.py"), "utf8"), "line one\nline TWO\nline three\n");
+			const errorColour = colourOf(denied, "Not run: the call was denied.");
+			assert.match(errorColour, /\x1b\[(38;[25];[0-9;]+|3[0-9])m/, "the error sentence is coloured");
+			assert.notEqual(errorColour, colourOf(denied, "lines 1-3 of 3"), "not in the colour of a success row");
+
+			// 5. /pct status: the summary line first.
+			pi.keys("/pct status");
+			await sleep(500);
+			pi.keys("Enter");
+			const summary = /Pi Codex Toolkit: \d+ active[^\n]*running: nothing/;
+			// The argument completion may take the first Enter.
+			const status = await pi.waitFor(summary, "the status summary", 5_000, 400).catch(() => (pi.keys("Enter"), pi.waitFor(summary, "the status summary", 90_000, 400)));
+			keep(`${tag}-status`, status);
+		} finally {
+			pi.close();
+		}
+	});
+}
