@@ -67,7 +67,11 @@ export declare class ComputerUse {
 /** One Pi session's permission state: the `/pct permission` override and the allow-session set (memory only). */
 export declare class HostPermissions {
   constructor()
-  /** Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk. */
+  /**
+   * Decides one call under `configMode` (`permissions.mode`, else `hostTools.permissionMode`). Throws
+   * `invalid-input` for an unknown risk, and for a tool that takes no decision of this table (`exec`, the plan
+   * tools, Computer Use) when no risk is given.
+   */
   decide(request: HostPermissionRequest, configMode?: 'ask' | 'accept-edits' | 'auto' | undefined | null): HostPermissionDecision
   /** The user chose "allow for this session" for `tool`. */
   allowSession(tool: string): void
@@ -75,6 +79,13 @@ export declare class HostPermissions {
   allowedTools(): Array<string>
   /** Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode. */
   setOverride(mode?: 'ask' | 'accept-edits' | 'auto' | null): void
+  /**
+   * Sets the operation mode from its stored value: `agent` or `plan`; anything else (an unknown or damaged
+   * stored mode) is Plan, fail closed. Returns the mode now in force.
+   */
+  setOperationMode(stored?: string | undefined | null): 'agent' | 'plan'
+  /** The operation mode in force. */
+  get operationMode(): 'agent' | 'plan'
   /** The session override, or null when the config decides. */
   get sessionOverride(): 'ask' | 'accept-edits' | 'auto' | null
 }
@@ -348,6 +359,8 @@ export interface EffectiveConfig {
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
+  /** The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`. */
+  permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -404,7 +417,8 @@ export interface GateAnswer {
 
 /**
  * A question the cell manager asks the TypeScript host (docs/code.md "Inside a cell"): `policy` (admission
- * re-check and invocation hooks), `approval` (the confirm dialog), `lock` / `unlock` (Pi's file mutation queue).
+ * re-check, the permission decision and card of docs/permissions.md, invocation hooks), `approval` (a second
+ * confirmation when the policy answer asks for one), `lock` / `unlock` (Pi's file mutation queue).
  */
 export interface GateRequest {
   phase: 'policy' | 'approval' | 'lock' | 'unlock'
@@ -415,6 +429,8 @@ export interface GateRequest {
   preview?: string
   paths?: Array<string>
   lease?: string
+  /** Policy phase, write_stdin: whether the call writes characters (command risk) or only polls. */
+  sendsInput?: boolean
 }
 
 /** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
@@ -428,7 +444,7 @@ export interface HostAuditEntry {
   tool: string
   args: Record<string, unknown>
   external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
-  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'
+  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan'
   prompted: boolean
   permissionWaitMs: number
   durationMs: number
@@ -544,6 +560,13 @@ export interface HostEditOptions {
 }
 
 /**
+ * Every path an Edit call writes, as the model named them (the file, then the MV destination when the ops move
+ * it), so the permission decision covers each before anything runs. Unreadable arguments give `[]` (the call
+ * then fails on them and writes nothing).
+ */
+export declare function hostEditTargets(args: Record<string, unknown>): Array<string>
+
+/**
  * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
  * TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
  */
@@ -603,15 +626,24 @@ export interface HostPathInfo {
   path: string
 }
 
-/** The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`). */
+/**
+ * The decision: run (`allow`), show the card (`ask`), or refuse (`deny`: TOOL_DENIED, or a
+ * `*_DISABLED_IN_PLAN` hard denial of Plan mode).
+ */
 export interface HostPermissionDecision {
   action: 'allow' | 'ask' | 'deny'
   /** The mode the decision was taken under (session override, else config, else ask). */
   mode: 'ask' | 'accept-edits' | 'auto'
+  /** The operation mode the decision was taken under. */
+  opMode: 'agent' | 'plan'
+  /** The row the call was decided on. */
+  risk: 'read' | 'edit' | 'bash' | 'plugin'
   /** Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`. */
   reason?: string
-  /** `TOOL_DENIED` for `deny`. */
-  code?: string
+  /** `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN` or `PLUGIN_DISABLED_IN_PLAN` for `deny`. */
+  code?: 'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN'
+  /** The card's reason line for a `plugin` tool ("MCP server tool requires approval" for an MCP tool). */
+  cardReason?: string
   /** The model-facing message of `deny` (names the mode that would allow the call). */
   message?: string
   /** The model-facing message to return when the user denies the card. */
@@ -621,14 +653,21 @@ export interface HostPermissionDecision {
 /** One call for the permission decision. */
 export interface HostPermissionRequest {
   tool: string
-  /** `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop). */
-  risk: 'read' | 'edit' | 'bash'
-  /** The target is an external path request (resolvePath said `root: "external"`). */
+  /**
+   * The mode table's row (docs/permissions.md): `read` (Read, Glob, Grep, TaskList, TaskWait, the network
+   * tools), `edit` (Write, Edit, apply_patch), `bash` (Bash, TaskStop, exec_command, write_stdin with input) or
+   * `plugin` (MCP and other extensions' tools). Omitted: the row of the tool's name (`plugin` for a name the
+   * toolkit does not own).
+   */
+  risk?: 'read' | 'edit' | 'bash' | 'plugin'
+  /** Some target is an external path request (resolvePath said `root: "external"`). */
   external: boolean
-  /** The call writes only under the session scratch root. */
+  /** Every path the call writes is under the session scratch root. */
   scratch: boolean
   /** `ctx.hasUI`: whether a card can be shown. */
   hasUi: boolean
+  /** A `plugin` tool listed in `permissions.planSafeTools`. */
+  planSafe?: boolean
 }
 
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
@@ -1003,6 +1042,13 @@ export interface PatchResult {
   code?: string
   outcome?: 'no-change' | 'partial' | 'unknown' | 'partial; unknown'
 }
+
+/**
+ * The row of the permission table for a tool name (docs/permissions.md): `null` for a tool that decides for
+ * itself (`exec`, `wait`, the plan tools, `find_tools`, Computer Use); `plugin` for a name the toolkit does not
+ * own. `sendsInput`: a `write_stdin` that writes characters (command risk); without it a poll is low risk.
+ */
+export declare function permissionRiskOf(tool: string, sendsInput?: boolean | undefined | null): 'read' | 'edit' | 'bash' | 'plugin' | null
 
 /** One progress record of an outer exec/wait call: names and ids only, never arguments. */
 export interface ProgressRecord {

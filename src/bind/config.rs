@@ -31,6 +31,9 @@ pub struct EffectiveConfig {
     pub tool_discovery: Value,
     #[napi(ts_type = "{ enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }")]
     pub host_tools: Value,
+    /// The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`.
+    #[napi(ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }")]
+    pub permissions: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,

@@ -12,6 +12,8 @@ import { statusText } from "./status.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
+import { configuredMode } from "./permission.ts";
+import { modeCommand } from "./plan.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -30,6 +32,10 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
+			if (sub === "mode" || sub.startsWith("mode ")) {
+				const r = modeCommand(tk, ctx, sub.slice("mode".length).trim());
+				return say(ctx, r.text, r.level);
+			}
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);
@@ -107,7 +113,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
 	if (!rt) return say(ctx, "Host Tools are not available in this build.", "warning");
-	const configured = tk.config().hostTools.permissionMode;
+	const configured = configuredMode(tk.config()) ?? "ask";
 	if (arg === "") {
 		const o = rt.permissions.sessionOverride;
 		return say(ctx, o ? `Host Tools permission mode: ${o} (this session; the config says ${configured})` : `Host Tools permission mode: ${configured} (from the config)`);
