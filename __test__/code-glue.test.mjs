@@ -10,18 +10,19 @@ import { register as registerShell } from "../src/pi/tools/shell.ts";
 import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools/code.ts";
 import { tempDir } from "./helpers/tmp.mjs";
 
-function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm" } = {}) {
+function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm", mode = "auto" } = {}) {
 	const tools = new Map();
 	const life = {};
 	const host = {
 		admitted: new Set(admitted),
 		approvalMode,
+		mode,
 		pi: { registerTool: (def) => tools.set(def.name, def) },
 		hooks,
 		shared: new Map(),
 		isAdmitted: (n) => host.admitted.has(n),
 		lifecycle: (feature, cb) => (life[feature] = cb),
-		config: () => ({ codeMode: { enabled: true, approvalMode: host.approvalMode } }),
+		config: () => ({ codeMode: { enabled: true, approvalMode: host.approvalMode }, permissions: { mode: host.mode, planSafeTools: [] } }),
 	};
 	register(host);
 	const call = (name, params, { signal, onUpdate, ctx } = {}) =>
@@ -88,21 +89,28 @@ test("nested hooks: identity-only call, policy denial reason, re-check after an 
 	assert.match(r.details.result, /^policy-denied: The invocation hook failed \(boom\)/);
 });
 
-test("approval: confirm shows the exact dialog; no UI is approval-unavailable; always skips the dialog", async () => {
-	const { host, call } = fakeHost();
+test("nested calls get their direct twin's permission card: ask shows it, no UI is approval-unavailable, auto skips it", async () => {
+	const { host, call } = fakeHost({ mode: "ask" });
 	const asked = [];
-	const ui = { confirm: async (title, message) => (asked.push([title, message]), false) };
+	const ui = { select: async (title, options) => (asked.push([title, options]), "Deny") };
 	const patch = "*** Begin Patch\n*** Add File: a.txt\n+" + "y".repeat(1000) + "\n*** End Patch";
 	let r = await call("exec", { code: `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
 	assert.equal(r.details.result, "approval-denied");
 	assert.equal(asked.length, 1);
-	assert.equal(asked[0][0], "Code Mode nested tool");
-	assert.equal(asked[0][1], `Code Mode cell ${r.details.cellId} will run apply_patch.\n\n${patch.slice(0, 800)}`);
-	r = await call("exec", { code: `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/tmp", hasUI: false } });
-	assert.equal(r.details.result, "approval-unavailable");
-	host.approvalMode = "always";
+	assert.deepEqual(asked[0][1], ["Allow once", "Allow for this session", "Deny"]);
+	assert.ok(asked[0][0].startsWith(`Allow apply_patch to change the workspace?\n(asked by code cell ${r.details.cellId})\n*** Begin Patch\n*** Add File: a.txt\n+yyy`), asked[0][0]);
+	// A nested command asks too, and a nested poll does not.
+	r = await call("exec", { code: "return await tools.exec_command({cmd: 'echo hi'}).then(() => 'ran', (e) => e.code)" }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
+	assert.equal(r.details.result, "approval-denied");
+	assert.match(asked[1][0], /^Allow exec_command to run a command in the workspace\?\n\(asked by code cell /);
+	r = await call("exec", { code: "return await tools.write_stdin({session_id: 'pct-shell-none'}).then(() => 'ran', (e) => e.code)" }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
+	assert.notEqual(r.details.result, "approval-denied");
+	assert.equal(asked.length, 2, "a poll is low risk: no card");
+	r = await call("exec", { code: `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => 'applied', (e) => e.code + ': ' + e.message)` }, { ctx: { cwd: "/tmp", hasUI: false } });
+	assert.match(r.details.result, /^approval-unavailable: TOOL_DENIED: apply_patch needs the user's confirmation in permission mode ask/);
+	host.mode = "auto";
 	r = await call("exec", { code: `return await tools.apply_patch('*** Begin Patch\\n*** End Patch').then(() => 'applied', (e) => e.code)` }, { ctx: { cwd: "/nonexistent-dir", hasUI: true, ui } });
-	assert.equal(asked.length, 1, "always: no dialog");
+	assert.equal(asked.length, 2, "auto: no card");
 	assert.notEqual(r.details.result, "approval-denied");
 	assert.notEqual(r.details.result, "approval-unavailable");
 });
@@ -218,7 +226,7 @@ test("nested shell calls go to the shell manager the Shell glue published", asyn
 		shared: new Map(),
 		isAdmitted: () => true,
 		lifecycle: () => {},
-		config: () => ({ codeMode: { enabled: true, approvalMode: "confirm" } }),
+		config: () => ({ codeMode: { enabled: true, approvalMode: "confirm" }, permissions: { mode: "auto", planSafeTools: [] } }),
 	};
 	registerShell(host);
 	register(host);

@@ -19,7 +19,7 @@ const req = (over = {}) => ({ tool: "Write", risk: "edit", external: false, scra
 test("decide: the table's shapes, messages and the resolution order", () => {
 	const p = new n.HostPermissions();
 	assert.deepEqual(p.decide(req({ risk: "read", tool: "Read" }), "ask"), {
-		action: "allow", mode: "ask", reason: "low-risk",
+		action: "allow", mode: "ask", opMode: "agent", risk: "read", reason: "low-risk",
 		deniedMessage: "The user denied permission for this Read call; it did not run. Do not retry it as is: ask the user how to proceed, or continue without it.",
 	});
 	assert.equal(p.decide(req(), "ask").action, "ask");
@@ -29,20 +29,20 @@ test("decide: the table's shapes, messages and the resolution order", () => {
 	assert.equal(d.code, "TOOL_DENIED");
 	assert.equal(
 		d.message,
-		"Write needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask. Permission mode accept-edits would allow it (hostTools.permissionMode in the config, /pct config, or /pct permission for this session); until the user changes it, do not retry this call.",
+		"Write needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask. Permission mode accept-edits would allow it (permissions.mode in the config, /pct config, or /pct permission for this session); until the user changes it, do not retry this call.",
 	);
 	assert.equal(p.sessionOverride, null);
 	p.setOverride("auto");
 	assert.equal(p.sessionOverride, "auto");
 	assert.deepEqual(p.decide(req({ risk: "bash", tool: "Bash", hasUi: false }), "ask"), {
-		action: "allow", mode: "auto", reason: "mode",
+		action: "allow", mode: "auto", opMode: "agent", risk: "bash", reason: "mode",
 		deniedMessage: "The user denied permission for this Bash call; it did not run. Do not retry it as is: ask the user how to proceed, or continue without it.",
 	});
 	p.setOverride(null);
 	p.allowSession("Write");
 	assert.deepEqual(p.allowedTools(), ["Write"]);
 	assert.equal(p.decide(req({ hasUi: false }), "ask").reason, "allow-session");
-	assert.throws(() => p.decide(req({ risk: "write" }), "ask"), { code: "invalid-input", message: "risk must be one of read, edit, bash" });
+	assert.throws(() => p.decide(req({ risk: "write" }), "ask"), { code: "invalid-input", message: "risk must be one of read, edit, bash, plugin (or a tool name that has a row)" });
 	assert.throws(() => p.setOverride("yolo"), { code: "invalid-input", message: /permission mode must be one of ask, accept-edits, auto/ });
 	assert.equal(p.sessionOverride, null, "a refused override changes nothing");
 });

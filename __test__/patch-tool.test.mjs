@@ -16,7 +16,8 @@ function fakeHost({ admitted = true, policy, context } = {}) {
 		hooks: { ...(policy ? { policy } : {}), ...(context ? { context } : {}) },
 		agentDir: "/nonexistent",
 		admitted,
-		config: () => ({}),
+		// auto: these tests are about the tool itself; the permission gate has its own tests (permission-glue).
+		config: () => ({ permissions: { mode: "auto", planSafeTools: [] } }),
 		isAdmitted: (name) => name === "apply_patch" && host.admitted,
 		lifecycle() {},
 		shared: new Map(),

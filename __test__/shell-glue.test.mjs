@@ -16,7 +16,8 @@ function fakeHost({ hooks = {}, admitted = true } = {}) {
 		shared: new Map(),
 		isAdmitted: () => host.admitted,
 		lifecycle: (feature, cb) => (life[feature] = cb),
-		config: () => ({}),
+		// auto: these tests are about the pair itself; the permission gate has its own tests (permission-glue).
+		config: () => ({ permissions: { mode: "auto", planSafeTools: [] } }),
 	};
 	register(host);
 	const call = (name, params, signal) => tools.get(name).execute("id", params, signal, undefined, { cwd: "/tmp" });

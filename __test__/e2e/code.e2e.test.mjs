@@ -5,11 +5,14 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
 
-const CONFIG = { codeMode: { enabled: true, approvalMode: "confirm" }, shellSessions: { enabled: true }, applyPatch: { enabled: true } };
+// Permission mode auto: these tests are about cells; nested calls under ask are tested below and in
+// permissions.e2e.test.mjs (docs/permissions.md "Code cells").
+const CONFIG = { codeMode: { enabled: true, approvalMode: "confirm" }, shellSessions: { enabled: true }, applyPatch: { enabled: true }, permissions: { mode: "auto", planSafeTools: [] } };
+const ASK = { ...CONFIG, permissions: { mode: "ask", planSafeTools: [] } };
 
-function setup(script) {
+function setup(script, config = CONFIG) {
 	const box = sandbox("pct-code-e2e-");
-	writeConfig(box, CONFIG);
+	writeConfig(box, config);
 	return { box, script: writeScript(box, script) };
 }
 
@@ -89,7 +92,7 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	test(`${version.name}: nested exec_command + write_stdin + apply_patch from one cell (approval always)`, async () => {
+	test(`${version.name}: nested exec_command + write_stdin + apply_patch from one cell (permission mode auto)`, async () => {
 		const box = sandbox("pct-code-e2e-");
 		writeConfig(box, { ...CONFIG, codeMode: { enabled: true, approvalMode: "always" } });
 		const script = writeScript(box, `export default [
@@ -143,7 +146,7 @@ for (const version of PI_VERSIONS) {
 		const { box, script } = setup(`export default [
 			{ tools: [{ name: "exec", args: { code: ${JSON.stringify(`return await tools.apply_patch(${JSON.stringify(PATCH("nope.txt", "x"))}).then(() => 'applied', (e) => e.code)`)} } }] },
 			{ text: "done" },
-		];`);
+		];`, ASK);
 		const r = await runJson({ version, box, script });
 		assert.equal(r.code, 0, r.stderr);
 		assert.equal(r.toolEnds[0].result.details.result, "approval-unavailable", toolText(r.toolEnds[0]));
@@ -158,18 +161,17 @@ for (const version of PI_VERSIONS) {
 				return [yes, no];
 			`)} } }] },
 			{ text: "done" },
-		];`);
-		let n = 0;
-		const pi = new RpcPi({ version, box, script, ui: (req) => (req.method === "confirm" ? { confirmed: n++ === 0 } : { cancelled: true }) });
+		];`, ASK);
+		const answers = ["Allow once", "Deny"];
+		const pi = new RpcPi({ version, box, script, ui: (req) => (req.method === "select" ? { value: answers.shift() } : { cancelled: true }) });
 		try {
 			const out = await pi.prompt("go", 120000);
 			const end = out.events.find((e) => e.type === "tool_execution_end");
 			assert.ok(end, "exec ran");
 			assert.equal(end.result.details.result, '["applied","approval-denied"]', toolText(end));
-			const confirms = pi.uiRequests.filter((q) => q.method === "confirm");
-			assert.equal(confirms.length, 2);
-			assert.equal(confirms[0].title, "Code Mode nested tool");
-			assert.ok(confirms[0].message.startsWith(`Code Mode cell ${end.result.details.cellId} will run apply_patch.\n\n*** Begin Patch\n*** Add File: yes.txt`), confirms[0].message);
+			const cards = pi.uiRequests.filter((q) => q.method === "select");
+			assert.equal(cards.length, 2);
+			assert.ok(cards[0].title.startsWith(`Allow apply_patch to change the workspace?\n(asked by code cell ${end.result.details.cellId})\n*** Begin Patch\n*** Add File: yes.txt`), cards[0].title);
 			assert.equal(readFileSync(join(box.cwd, "yes.txt"), "utf8"), "approved\n");
 			assert.equal(existsSync(join(box.cwd, "no.txt")), false);
 		} finally {

@@ -68,7 +68,7 @@ for (const version of PI_VERSIONS) {
 			} else assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
 			const st = await status(pi);
 			assert.deepEqual(featureOf(st, "Host Tools"), { configured: "on", effective: "active", reason: "" });
-			assert.match(st, /\n  permission mode: accept-edits\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
+			assert.match(st, /\n  permission mode: accept-edits \(hostTools\.permissionMode: the older key, still read; permissions\.mode wins when set\)\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
 
 			// Off through the menu: Pi's builtins come back (those Pi had active), ours leave.
 			plan.push({ title: "Pi Codex Toolkit settings", option: "Host Tools: on" }, { title: "Pi Codex Toolkit settings", option: "Save" });
@@ -147,22 +147,21 @@ for (const version of PI_VERSIONS) {
 		writeFileSync(join(box.base, "outside.txt"), "outside\n");
 		// A new session rebuilds the extensions, so the faux queue starts over there: the same two calls.
 		const steps = [
-			{ tools: [{ name: "Read", args: { path: "../outside.txt" } }] },
-			{ tools: [{ name: "Read", args: { path: "../outside.txt", offset: 1 } }] },
+			{ tools: [{ name: "Write", args: { path: "one.txt", content: "1\n" } }] },
+			{ tools: [{ name: "Write", args: { path: "two.txt", content: "2\n" } }] },
 			{ text: "done" },
 			{ tools: [{ name: "Read", args: { path: "../outside.txt", limit: 1 } }] },
 			{ text: "done under auto" },
 		];
 		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
-		const plan = [{ title: "Allow Read to read", option: "Allow for this session" }, { title: "Allow Read to read", option: "Deny" }];
+		const plan = [{ title: "Allow Write to create", option: "Allow for this session" }, { title: "Allow Write to create", option: "Deny" }];
 		const pi = new RpcPi({ version, box, script: script(box, steps), ui: chooser(plan) });
 		try {
-			const first = await pi.prompt("read it twice");
+			const first = await pi.prompt("write twice");
 			const ends = first.events.filter((e) => e.type === "tool_execution_end");
 			assert.deepEqual(ends.map((e) => e.isError), [false, false], JSON.stringify(ends.map(toolText)));
-			assert.equal(ends[0].result.details.root, "external");
 			assert.equal(pi.uiRequests.filter((q) => q.method === "select").length, 1, "one card for two calls");
-			assert.match(pi.uiRequests[0].title, /outside\.txt \(outside the workspace: dotdot-escape, a \.\.\/ path that leaves the workspace\)\?$/);
+			assert.match(pi.uiRequests[0].title, /^Allow Write to create one\.txt\? \(\+1 -0\)/);
 			assert.deepEqual(pi.uiRequests[0].options, ["Allow once", "Allow for this session", "Deny"]);
 			assert.equal(pi.uiRequests[0].timeout, undefined, "no automatic timeout");
 			const r = await pi.command("new_session");
@@ -170,7 +169,7 @@ for (const version of PI_VERSIONS) {
 			const second = await pi.prompt("again");
 			const denied = second.events.filter((e) => e.type === "tool_execution_end");
 			assert.deepEqual(denied.map((e) => e.isError), [true, true]);
-			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Read call; it did not run\./);
+			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Write call; it did not run\./);
 			assert.equal(plan.length, 0, "a new session asks again");
 			// /pct permission: the session override beats the config's ask, without a card.
 			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
@@ -182,6 +181,7 @@ for (const version of PI_VERSIONS) {
 			const third = await pi.prompt("once more");
 			const end = third.events.find((e) => e.type === "tool_execution_end");
 			assert.equal(end.isError, false, toolText(end));
+			assert.equal(end.result.details.root, "external");
 			assert.equal(pi.uiRequests.length, cards, "auto: no card for an external read");
 			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: auto (this session; the config says ask)"]);
 			await pi.prompt("/pct permission default");
@@ -331,6 +331,27 @@ for (const version of PI_VERSIONS) {
 		assert.match(toolText(last), /^EDIT_RANGE_INVALID: /);
 		assert.equal(last.result.details.budgetExhausted, true);
 		if (version.name !== "0.87.1") assert.equal(last.isError, true);
+		assert.equal(get(box, "a.txt"), FIVE);
+	});
+
+	test(`[pi ${version.name}] the retry budget stops the turn also when the exhausted Edit is batched with a Read`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("auto"));
+		put(box, "a.txt", FIVE);
+		const bad = `(ctx) => ({ tools: [{ name: "Edit", args: { path: "a.txt", tag: globalThis.pctTag ??= tagOf(ctx.lastToolResults[0]), ops: "PUT 9.=2:\\n+x" } }] })`;
+		const badWithRead = `() => ({ tools: [{ name: "Read", args: { path: "a.txt" } }, { name: "Edit", args: { path: "a.txt", tag: globalThis.pctTag, ops: "PUT 9.=2:\\n+x" } }] })`;
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "a.txt" } }] },
+			bad,
+			bad,
+			badWithRead,
+			{ tools: [{ name: "Write", args: { path: "after.txt", content: "never\n" } }] },
+			{ text: "never reached" },
+		]);
+		assert.equal(r.toolEnds.length, 5, "the turn stopped after the batch: " + r.toolEnds.map(toolText).join("\n---\n"));
+		const edit = r.toolEnds.find((e, i) => i >= 3 && e.toolName === "Edit");
+		assert.equal(edit.result.details.budgetExhausted, true, toolText(edit));
+		assert.equal(existsSync(join(box.cwd, "after.txt")), false, "no model request after the batch");
 		assert.equal(get(box, "a.txt"), FIVE);
 	});
 

@@ -68,7 +68,8 @@ pub struct CellRead {
 }
 
 /// A question the cell manager asks the TypeScript host (docs/code.md "Inside a cell"): `policy` (admission
-/// re-check and invocation hooks), `approval` (the confirm dialog), `lock` / `unlock` (Pi's file mutation queue).
+/// re-check, the permission decision and card of docs/permissions.md, invocation hooks), `approval` (a second
+/// confirmation when the policy answer asks for one), `lock` / `unlock` (Pi's file mutation queue).
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct GateRequest {
@@ -82,6 +83,8 @@ pub struct GateRequest {
     pub preview: Option<String>,
     pub paths: Option<Vec<String>>,
     pub lease: Option<String>,
+    /// Policy phase, write_stdin: whether the call writes characters (command risk) or only polls.
+    pub sends_input: Option<bool>,
 }
 
 /// The host's answer to a [`GateRequest`]; an invalid or rejected answer denies the nested call.

@@ -1,10 +1,10 @@
-//! Host tool permission and audit bindings (docs/host.md "Permissions", "Audit"). Logic lives in
+//! Permission and audit bindings (docs/permissions.md, docs/host.md "Audit"). Logic lives in
 //! src/host/permission.rs and src/host/audit.rs; the Pi dialog that answers an `ask` is src/pi/tools/host.ts.
 
 use super::guard;
 use super::host::HostFailure;
 use crate::host::audit;
-use crate::host::permission::{self, Mode, Permissions, Request, Risk, Verdict};
+use crate::host::permission::{self, Mode, OpMode, Permissions, Request, Risk, Verdict};
 use napi::bindgen_prelude::Either;
 use serde_json::Value;
 use std::path::Path;
@@ -14,18 +14,24 @@ use std::sync::Mutex;
 #[napi(object)]
 pub struct HostPermissionRequest {
     pub tool: String,
-    /// `read` (Read, Glob, Grep, TaskList, TaskWait), `edit` (Write, Edit) or `bash` (Bash, TaskStop).
-    #[napi(ts_type = "'read' | 'edit' | 'bash'")]
-    pub risk: String,
-    /// The target is an external path request (resolvePath said `root: "external"`).
+    /// The mode table's row (docs/permissions.md): `read` (Read, Glob, Grep, TaskList, TaskWait, the network
+    /// tools), `edit` (Write, Edit, apply_patch), `bash` (Bash, TaskStop, exec_command, write_stdin with input) or
+    /// `plugin` (MCP and other extensions' tools). Omitted: the row of the tool's name (`plugin` for a name the
+    /// toolkit does not own).
+    #[napi(ts_type = "'read' | 'edit' | 'bash' | 'plugin'")]
+    pub risk: Option<String>,
+    /// Some target is an external path request (resolvePath said `root: "external"`).
     pub external: bool,
-    /// The call writes only under the session scratch root.
+    /// Every path the call writes is under the session scratch root.
     pub scratch: bool,
     /// `ctx.hasUI`: whether a card can be shown.
     pub has_ui: bool,
+    /// A `plugin` tool listed in `permissions.planSafeTools`.
+    pub plan_safe: Option<bool>,
 }
 
-/// The decision: run (`allow`), show the card (`ask`), or refuse with TOOL_DENIED (`deny`).
+/// The decision: run (`allow`), show the card (`ask`), or refuse (`deny`: TOOL_DENIED, or a
+/// `*_DISABLED_IN_PLAN` hard denial of Plan mode).
 #[napi(object)]
 pub struct HostPermissionDecision {
     #[napi(ts_type = "'allow' | 'ask' | 'deny'")]
@@ -33,10 +39,19 @@ pub struct HostPermissionDecision {
     /// The mode the decision was taken under (session override, else config, else ask).
     #[napi(ts_type = "'ask' | 'accept-edits' | 'auto'")]
     pub mode: String,
+    /// The operation mode the decision was taken under.
+    #[napi(ts_type = "'agent' | 'plan'")]
+    pub op_mode: String,
+    /// The row the call was decided on.
+    #[napi(ts_type = "'read' | 'edit' | 'bash' | 'plugin'")]
+    pub risk: String,
     /// Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`.
     pub reason: Option<String>,
-    /// `TOOL_DENIED` for `deny`.
+    /// `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN` or `PLUGIN_DISABLED_IN_PLAN` for `deny`.
+    #[napi(ts_type = "'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN'")]
     pub code: Option<String>,
+    /// The card's reason line for a `plugin` tool ("MCP server tool requires approval" for an MCP tool).
+    pub card_reason: Option<String>,
     /// The model-facing message of `deny` (names the mode that would allow the call).
     pub message: Option<String>,
     /// The model-facing message to return when the user denies the card.
@@ -73,7 +88,9 @@ impl JsHostPermissions {
         f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Decides one call under `configMode` (`hostTools.permissionMode`). Throws `invalid-input` for an unknown risk.
+    /// Decides one call under `configMode` (`permissions.mode`, else `hostTools.permissionMode`). Throws
+    /// `invalid-input` for an unknown risk, and for a tool that takes no decision of this table (`exec`, the plan
+    /// tools, Computer Use) when no risk is given.
     #[napi(catch_unwind)]
     pub fn decide(
         &self,
@@ -82,11 +99,15 @@ impl JsHostPermissions {
         #[napi(ts_arg_type = "'ask' | 'accept-edits' | 'auto' | undefined | null")] config_mode: Option<String>,
     ) -> napi::Result<HostPermissionDecision> {
         guard::sync(env, "host.permissions.decide", || {
-            let Some(risk) = Risk::parse(&request.risk) else {
+            let risk = match request.risk.as_deref() {
+                Some(r) => Risk::parse(r),
+                None => permission::risk_of(&request.tool, true),
+            };
+            let Some(risk) = risk else {
                 return Err(guard::throw(
                     env,
                     "invalid-input",
-                    "risk must be one of read, edit, bash",
+                    "risk must be one of read, edit, bash, plugin (or a tool name that has a row)",
                 ));
             };
             let req = Request {
@@ -95,18 +116,22 @@ impl JsHostPermissions {
                 external: request.external,
                 scratch: request.scratch,
                 has_ui: request.has_ui,
+                plan_safe: request.plan_safe.unwrap_or(false),
             };
             let d = self.with(|p| p.decide(&req, config_mode.as_deref()));
             let (action, reason, code, message) = match d.verdict {
                 Verdict::Allow { reason } => ("allow", Some(reason.to_string()), None, None),
                 Verdict::Ask => ("ask", None, None, None),
-                Verdict::Deny { message } => ("deny", None, Some(permission::TOOL_DENIED.to_string()), Some(message)),
+                Verdict::Deny { code, message } => ("deny", None, Some(code.to_string()), Some(message)),
             };
             Ok(HostPermissionDecision {
                 action: action.into(),
                 mode: d.mode.as_str().into(),
+                op_mode: d.op_mode.as_str().into(),
+                risk: risk.as_str().into(),
                 reason,
                 code,
+                card_reason: (risk == Risk::Plugin).then(|| permission::plugin_reason(&request.tool).to_string()),
                 message,
                 denied_message: permission::user_denied_message(&request.tool),
             })
@@ -145,6 +170,25 @@ impl JsHostPermissions {
         })
     }
 
+    /// Sets the operation mode from its stored value: `agent` or `plan`; anything else (an unknown or damaged
+    /// stored mode) is Plan, fail closed. Returns the mode now in force.
+    #[napi(catch_unwind, ts_return_type = "'agent' | 'plan'")]
+    pub fn set_operation_mode(&self, env: &napi::Env, stored: Option<String>) -> napi::Result<String> {
+        guard::sync(env, "host.permissions.setOperationMode", || {
+            let m = OpMode::parse_stored(stored.as_deref());
+            self.with(|p| p.set_op_mode(m));
+            Ok(m.as_str().to_string())
+        })
+    }
+
+    /// The operation mode in force.
+    #[napi(getter, catch_unwind, ts_return_type = "'agent' | 'plan'")]
+    pub fn operation_mode(&self, env: &napi::Env) -> napi::Result<String> {
+        guard::sync(env, "host.permissions.operationMode", || {
+            Ok(self.with(|p| p.op_mode().as_str().to_string()))
+        })
+    }
+
     /// The session override, or null when the config decides.
     #[napi(getter, catch_unwind, ts_return_type = "'ask' | 'accept-edits' | 'auto' | null")]
     pub fn session_override(&self, env: &napi::Env) -> napi::Result<Option<String>> {
@@ -165,7 +209,7 @@ pub struct HostAuditEntry {
     pub args: Value,
     #[napi(ts_type = "'dotdot-escape' | 'symlink-escape' | 'absolute-outside'")]
     pub external: Option<String>,
-    #[napi(ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless'")]
+    #[napi(ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan'")]
     pub decision: String,
     pub prompted: bool,
     pub permission_wait_ms: f64,
@@ -235,5 +279,29 @@ pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<Hos
             }
         },
         |m| fail(guard::PANIC_CODE, m),
+    )
+}
+
+/// Every path an Edit call writes, as the model named them (the file, then the MV destination when the ops move
+/// it), so the permission decision covers each before anything runs. Unreadable arguments give `[]` (the call
+/// then fails on them and writes nothing).
+#[napi(catch_unwind)]
+pub fn host_edit_targets(#[napi(ts_arg_type = "Record<string, unknown>")] args: Value) -> Vec<String> {
+    guard::sync_or(
+        "host.editTargets",
+        || crate::host::edit::write_targets(&args),
+        |_| Vec::new(),
+    )
+}
+
+/// The row of the permission table for a tool name (docs/permissions.md): `null` for a tool that decides for
+/// itself (`exec`, `wait`, the plan tools, `find_tools`, Computer Use); `plugin` for a name the toolkit does not
+/// own. `sendsInput`: a `write_stdin` that writes characters (command risk); without it a poll is low risk.
+#[napi(catch_unwind, ts_return_type = "'read' | 'edit' | 'bash' | 'plugin' | null")]
+pub fn permission_risk_of(tool: String, sends_input: Option<bool>) -> Option<String> {
+    guard::sync_or(
+        "host.permissionRiskOf",
+        || permission::risk_of(&tool, sends_input.unwrap_or(true)).map(|r| r.as_str().to_string()),
+        |_| Some("plugin".to_string()),
     )
 }

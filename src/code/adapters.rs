@@ -53,8 +53,8 @@ pub trait Adapters: Send + Sync + 'static {
     }
 }
 
-/// One question to the TypeScript side about a nested call (identity only, never arguments except the
-/// approval preview).
+/// One question to the TypeScript side about a nested call (identity only, never arguments except the preview that
+/// the permission card shows).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GateRequest {
@@ -74,6 +74,10 @@ pub struct GateRequest {
     /// "unlock" phase: the lease the "lock" phase returned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<String>,
+    /// "policy" phase, write_stdin: whether the call writes characters (command risk, docs/permissions.md) or
+    /// only polls, closes stdin or terminates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sends_input: Option<bool>,
 }
 
 /// The TypeScript side's answer.

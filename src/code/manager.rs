@@ -609,6 +609,7 @@ impl NestedTask {
             preview: None,
             paths,
             lease,
+            sends_input: None,
         }
     }
 
@@ -636,9 +637,15 @@ impl NestedTask {
                 cell_id: cell.id.clone(),
                 cwd: cell.cwd.clone(),
                 session_id: session_id.clone(),
-                preview: None,
+                // The permission card shows what will run (docs/permissions.md); the embedder's hooks never see it.
+                preview: Some(self.preview.clone()),
                 paths: None,
                 lease: None,
+                sends_input: (self.tool == "write_stdin").then(|| {
+                    ["chars", "input"]
+                        .iter()
+                        .any(|k| self.args.get(*k).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                }),
             })
             .await;
         if !ans.allow {
@@ -669,6 +676,7 @@ impl NestedTask {
                     preview: Some(self.preview.clone()),
                     paths: None,
                     lease: None,
+                    sends_input: None,
                 })
                 .await;
             if !a.allow {

@@ -984,6 +984,7 @@ async fn a_dropped_lease_guard_still_sends_unlock() {
         preview: None,
         paths: None,
         lease: Some("L7".into()),
+        sends_input: None,
     };
     // Dropped without release (what a dropped nested task or a panic does).
     drop(LeaseGuard::new(gate, Handle::current(), req));

@@ -22,6 +22,7 @@ pub fn defaults() -> Value {
         "toolDiscovery": {"enabled": false, "deferred": deferred},
         "hostTools": {"enabled": false, "permissionMode": "ask"},
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
+        "permissions": {"mode": null, "planSafeTools": []},
         "debug": false
     })
 }
@@ -88,8 +89,49 @@ pub fn validate(root: &Value) -> Result<(), String> {
             boolean(it, "interactiveTools", key)?;
         }
     }
+    if let Some(p) = section(root, "permissions")? {
+        validate_permissions(p)?;
+    }
     if !matches!(root.get("debug"), None | Some(Value::Bool(_))) {
         return Err("debug must be true or false".into());
+    }
+    Ok(())
+}
+
+/// Most names `permissions.planSafeTools` may list.
+pub const MAX_PLAN_SAFE_TOOLS: usize = 64;
+
+/// `permissions` (docs/permissions.md "Configuration"): `mode` null (then the older `hostTools.permissionMode`
+/// decides) or a permission mode; `planSafeTools` the other extensions' tool names Plan mode lets through.
+fn validate_permissions(p: &Map<String, Value>) -> Result<(), String> {
+    match p.get("mode") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if ["ask", "accept-edits", "auto"].contains(&s.as_str()) => {}
+        Some(_) => return Err("permissions.mode must be null or one of ask, accept-edits, auto".into()),
+    }
+    let list = match p.get("planSafeTools") {
+        None => return Ok(()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err("permissions.planSafeTools must be an array of tool names".into()),
+    };
+    if list.len() > MAX_PLAN_SAFE_TOOLS {
+        return Err(format!(
+            "permissions.planSafeTools must list at most {MAX_PLAN_SAFE_TOOLS} names"
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, item) in list.iter().enumerate() {
+        let name = match item.as_str() {
+            Some(n) if !n.is_empty() && n.len() <= 128 && !n.chars().any(char::is_control) => n,
+            _ => {
+                return Err(format!(
+                    "permissions.planSafeTools[{i}] must be a tool name (1..128 characters)"
+                ))
+            }
+        };
+        if !seen.insert(name) {
+            return Err(format!("permissions.planSafeTools[{i}] repeats a name"));
+        }
     }
     Ok(())
 }
@@ -296,6 +338,7 @@ mod tests {
             "toolDiscovery",
             "hostTools",
             "interactiveTools",
+            "permissions",
         ] {
             assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
         }
@@ -457,5 +500,39 @@ mod tests {
             json!({"enabled": true, "askTool": true, "todoWrite": false, "newContext": true})
         );
         assert_eq!(defaults()["interactiveTools"]["enabled"], false);
+    }
+
+    #[test]
+    fn the_permissions_section() {
+        assert_eq!(defaults()["permissions"], json!({"mode": null, "planSafeTools": []}));
+        assert!(validate(&json!({"permissions": {"mode": null}})).is_ok());
+        assert!(
+            validate(&json!({"permissions": {"mode": "accept-edits", "planSafeTools": ["mcp__docs__search"]}})).is_ok()
+        );
+        assert_eq!(
+            err(json!({"permissions": {"mode": "never"}})),
+            "permissions.mode must be null or one of ask, accept-edits, auto"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"planSafeTools": "x"}})),
+            "permissions.planSafeTools must be an array of tool names"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"planSafeTools": ["a", ""]}})),
+            "permissions.planSafeTools[1] must be a tool name (1..128 characters)"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"planSafeTools": ["a", "a"]}})),
+            "permissions.planSafeTools[1] repeats a name"
+        );
+        let at_cap: Vec<String> = (0..MAX_PLAN_SAFE_TOOLS).map(|i| format!("t{i}")).collect();
+        assert!(validate(&json!({"permissions": {"planSafeTools": at_cap}})).is_ok());
+        let over: Vec<String> = (0..=MAX_PLAN_SAFE_TOOLS).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            err(json!({"permissions": {"planSafeTools": over}})),
+            "permissions.planSafeTools must list at most 64 names"
+        );
+        let eff = effective(&json!({"permissions": {"mode": "auto", "x": 1}}));
+        assert_eq!(eff["permissions"], json!({"mode": "auto", "planSafeTools": []}));
     }
 }

@@ -1,16 +1,23 @@
-//! Host tool permissions (docs/spec/host-tools.md "Permission model", docs/host.md "Permissions"): the mode
-//! table, the per-session allow-session set and the resolution order. Pure decisions; the dialog itself is Pi's
-//! (`ctx.ui.select`, src/pi/tools/host.ts), because only the Pi side can ask the user.
+//! One permission policy for every toolkit tool (docs/permissions.md; docs/spec/host-tools.md "Permission model"):
+//! the risk of each tool, the mode table (ask / accept-edits / auto), the operation mode (Agent / Plan) whose hard
+//! denials come before any card, the per-session allow-session set and the resolution order. Pure decisions; the
+//! dialog itself is Pi's (`ctx.ui.select`, src/pi/tools/host.ts), because only the Pi side can ask the user.
 //!
-//! Why in Rust: the same table decides for every host tool (and `bash`'s Bash/Task tools later), is tested here
-//! at every cell, and keeps the TypeScript glue to "ask when told to".
+//! Why in Rust: the same table decides for the host tools, the Codex tools (apply_patch, exec_command,
+//! write_stdin, direct or nested in a code cell) and other extensions' tools, is tested here at every cell, and
+//! keeps the TypeScript glue to "ask when told to".
 
 use std::collections::HashSet;
 
 /// A call that needed the user's confirmation and did not get it (no UI, or the user said no).
 pub const TOOL_DENIED: &str = "TOOL_DENIED";
+/// Plan mode: a tool of the edit family (Write, Edit, apply_patch, direct or nested) is refused before any card.
+pub const EDIT_DISABLED_IN_PLAN: &str = "EDIT_DISABLED_IN_PLAN";
+/// Plan mode: another extension's tool that the config does not declare plan-safe is refused before any card.
+pub const PLUGIN_DISABLED_IN_PLAN: &str = "PLUGIN_DISABLED_IN_PLAN";
 
-/// `hostTools.permissionMode`, or a session override set with `/pct permission`.
+/// The permission mode: `permissions.mode` (or the older `hostTools.permissionMode`), or a session override set
+/// with `/pct permission`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Ask,
@@ -19,6 +26,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// All modes, in the order the docs list them.
+    pub const ALL: [Mode; 3] = [Mode::Ask, Mode::AcceptEdits, Mode::Auto];
+
     pub fn parse(s: &str) -> Option<Mode> {
         match s {
             "ask" => Some(Mode::Ask),
@@ -36,13 +46,41 @@ impl Mode {
     }
 }
 
-/// What a tool does, for the mode table: `Read` (Read, Glob, Grep, TaskList, TaskWait), `Edit` (Write, Edit) or
-/// `Bash` (Bash, TaskStop).
+/// The operation mode (docs/permissions.md "Plan mode"): Agent works under the permission mode; Plan refuses
+/// the edit family and undeclared extension tools before any card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpMode {
+    Agent,
+    Plan,
+}
+
+impl OpMode {
+    /// A stored value: `agent` or `plan`; anything else is Plan (fail closed).
+    pub fn parse_stored(s: Option<&str>) -> OpMode {
+        match s {
+            Some("agent") => OpMode::Agent,
+            _ => OpMode::Plan,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpMode::Agent => "agent",
+            OpMode::Plan => "plan",
+        }
+    }
+}
+
+/// What a tool does, for the mode table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Risk {
+    /// Low: reads and searches (Read, Glob, Grep), observing tasks (TaskList, TaskWait), the network tools.
     Read,
+    /// Edit risk: Write, Edit, apply_patch (direct or nested in a code cell).
     Edit,
+    /// Command risk: Bash, TaskStop, exec_command, write_stdin that sends input (direct or nested).
     Bash,
+    /// Medium: MCP tools and other extensions' tools, whatever they declare.
+    Plugin,
 }
 
 impl Risk {
@@ -51,9 +89,67 @@ impl Risk {
             "read" => Some(Risk::Read),
             "edit" => Some(Risk::Edit),
             "bash" => Some(Risk::Bash),
+            "plugin" => Some(Risk::Plugin),
             _ => None,
         }
     }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Read => "read",
+            Risk::Edit => "edit",
+            Risk::Bash => "bash",
+            Risk::Plugin => "plugin",
+        }
+    }
+}
+
+/// The toolkit's own tools that take no permission decision of this table: the code-cell pair (a cell is
+/// sandboxed; its nested calls are decided one by one), the plan tools, the discovery tool and the Computer Use
+/// tools (their own approval, docs/computer.md).
+const SELF_GATED: [&str; 6] = [
+    "exec",
+    "wait",
+    "EnterPlanMode",
+    "SubmitPlan",
+    "find_tools",
+    "new_context",
+];
+
+/// Low-risk toolkit tools: reads and searches, task observation, and the network tools (Web Search and Image
+/// Generation only send the model's query to the provider's own endpoint and change nothing locally).
+const LOW: [&str; 7] = [
+    "Read",
+    "Glob",
+    "Grep",
+    "TaskList",
+    "TaskWait",
+    "openai_web_search",
+    "openai_generate_image",
+];
+
+/// The row of a tool by name: `None` for a tool that decides for itself ([`SELF_GATED`] and `computer_*`);
+/// names the toolkit does not own are [`Risk::Plugin`]. `write_stdin` is command risk only when it sends input
+/// (`sends_input`): a poll, closing stdin or terminating acts on the model's own command and asks nothing.
+pub fn risk_of(tool: &str, sends_input: bool) -> Option<Risk> {
+    if SELF_GATED.contains(&tool) || tool.starts_with("computer_") {
+        return None;
+    }
+    Some(match tool {
+        t if LOW.contains(&t) => Risk::Read,
+        "Write" | "Edit" | "apply_patch" => Risk::Edit,
+        "Bash" | "TaskStop" | "exec_command" => Risk::Bash,
+        "write_stdin" if sends_input => Risk::Bash,
+        "write_stdin" => Risk::Read,
+        _ => Risk::Plugin,
+    })
+}
+
+/// Whether `tool` is an MCP tool (Pi 1.6 names them `mcp__<server>__<tool>`).
+pub fn is_mcp(tool: &str) -> bool {
+    tool.strip_prefix("mcp__").is_some_and(|rest| {
+        rest.split_once("__")
+            .is_some_and(|(s, t)| !s.is_empty() && !t.is_empty())
+    })
 }
 
 /// One call as the permission layer sees it.
@@ -61,12 +157,14 @@ impl Risk {
 pub struct Request<'a> {
     pub tool: &'a str,
     pub risk: Risk,
-    /// The target is an external path request (`..` escape, symlink escape or absolute outside both roots).
+    /// Some target is an external path request (`..` escape, symlink escape or absolute outside both roots).
     pub external: bool,
-    /// The call writes only under the session scratch root (never asks).
+    /// Every path the call writes is under the session scratch root (never asks).
     pub scratch: bool,
     /// Whether a dialog can be shown (`ctx.hasUI`).
     pub has_ui: bool,
+    /// A [`Risk::Plugin`] tool the config declares plan-safe (`permissions.planSafeTools`).
+    pub plan_safe: bool,
 }
 
 /// What to do with a call.
@@ -76,23 +174,36 @@ pub enum Verdict {
     Allow { reason: &'static str },
     /// Show the allow-once / allow-session / deny card and wait (no timeout).
     Ask,
-    /// Refused without asking: TOOL_DENIED with this message.
-    Deny { message: String },
+    /// Refused without asking: `code` (TOOL_DENIED or a `*_DISABLED_IN_PLAN`) with this message.
+    Deny { code: &'static str, message: String },
 }
 
-/// The decision and the mode it was taken under.
+/// The decision and the modes it was taken under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
     pub verdict: Verdict,
     pub mode: Mode,
+    pub op_mode: OpMode,
 }
 
-/// The per-session state: the `/pct permission` override and the tools the user allowed for the session.
-/// Memory only (docs/spec/host-tools.md: "remembered per session by tool name, in memory only").
-#[derive(Debug, Default)]
+/// The per-session state: the `/pct permission` override, the operation mode and the tools the user allowed for
+/// the session. Memory only (docs/spec/host-tools.md: "remembered per session by tool name, in memory only"); the
+/// operation mode is persisted by the glue in the session file and set here when the session starts.
+#[derive(Debug)]
 pub struct Permissions {
     session_override: Option<Mode>,
+    op_mode: OpMode,
     allowed: HashSet<String>,
+}
+
+impl Default for Permissions {
+    fn default() -> Self {
+        Permissions {
+            session_override: None,
+            op_mode: OpMode::Agent,
+            allowed: HashSet::new(),
+        }
+    }
 }
 
 impl Permissions {
@@ -115,7 +226,15 @@ impl Permissions {
         self.session_override = mode;
     }
 
-    /// The user chose "allow for this session" on a card for `tool`.
+    pub fn op_mode(&self) -> OpMode {
+        self.op_mode
+    }
+
+    pub fn set_op_mode(&mut self, m: OpMode) {
+        self.op_mode = m;
+    }
+
+    /// The user chose "allow for this session" on a card for `tool`. The grant never covers an external path.
     pub fn allow_session(&mut self, tool: &str) {
         self.allowed.insert(tool.to_string());
     }
@@ -127,16 +246,47 @@ impl Permissions {
         v
     }
 
-    /// Decides one call (docs/spec/host-tools.md mode table).
+    /// Decides one call (docs/permissions.md "The matrix").
     pub fn decide(&self, req: &Request, config_mode: Option<&str>) -> Decision {
         let mode = self.mode(config_mode);
-        let verdict = decide_in(mode, req, self.allowed.contains(req.tool));
-        Decision { verdict, mode }
+        let verdict = decide_in(mode, self.op_mode, req, self.allowed.contains(req.tool));
+        Decision {
+            verdict,
+            mode,
+            op_mode: self.op_mode,
+        }
     }
 }
 
 /// The table itself, for one mode.
-fn decide_in(mode: Mode, req: &Request, allowed_for_session: bool) -> Verdict {
+fn decide_in(mode: Mode, op: OpMode, req: &Request, allowed_for_session: bool) -> Verdict {
+    // Plan's hard denials come first: no card, no session grant and no `auto` re-enables them.
+    if op == OpMode::Plan {
+        match req.risk {
+            Risk::Edit => {
+                return Verdict::Deny {
+                    code: EDIT_DISABLED_IN_PLAN,
+                    message: format!(
+                        "{} is disabled in Plan mode: Plan reads and plans, it does not change files. Nothing was \
+                         changed. Finish the plan and submit it with SubmitPlan; after the user approves it, Agent \
+                         mode runs the changes.",
+                        req.tool
+                    ),
+                }
+            }
+            Risk::Plugin if !req.plan_safe => {
+                return Verdict::Deny {
+                    code: PLUGIN_DISABLED_IN_PLAN,
+                    message: format!(
+                        "{} is disabled in Plan mode (it is not declared plan-safe in permissions.planSafeTools). \
+                         Nothing ran. Plan with the read tools, then submit the plan with SubmitPlan.",
+                        req.tool
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
     // Scratch writes never ask; external paths always ask below `auto`, whatever the tool.
     let needs_card = if req.external {
         mode != Mode::Auto
@@ -147,20 +297,22 @@ fn decide_in(mode: Mode, req: &Request, allowed_for_session: bool) -> Verdict {
             (Risk::Read, _) => return Verdict::Allow { reason: "low-risk" },
             (Risk::Edit, Mode::Ask) => true,
             (Risk::Edit, _) => false,
-            (Risk::Bash, Mode::Auto) => false,
-            (Risk::Bash, _) => true,
+            (Risk::Bash | Risk::Plugin, Mode::Auto) => false,
+            (Risk::Bash | Risk::Plugin, _) => true,
         }
     };
     if !needs_card {
         return Verdict::Allow { reason: "mode" };
     }
-    if allowed_for_session {
+    // A session grant is per tool name and covers the session roots only: every external path asks.
+    if allowed_for_session && !req.external {
         return Verdict::Allow {
             reason: "allow-session",
         };
     }
     if !req.has_ui {
         return Verdict::Deny {
+            code: TOOL_DENIED,
             message: headless_message(mode, req),
         };
     }
@@ -169,7 +321,7 @@ fn decide_in(mode: Mode, req: &Request, allowed_for_session: bool) -> Verdict {
 
 /// The mode that would run `req` without a card.
 fn mode_that_allows(req: &Request) -> Mode {
-    if req.external || req.risk == Risk::Bash {
+    if req.external || matches!(req.risk, Risk::Bash | Risk::Plugin) {
         Mode::Auto
     } else {
         Mode::AcceptEdits
@@ -185,11 +337,20 @@ fn headless_message(mode: Mode, req: &Request) -> String {
     };
     format!(
         "{what} needs the user's confirmation in permission mode {}, and this session has no interactive UI to ask. \
-         Permission mode {} would allow it (hostTools.permissionMode in the config, /pct config, or /pct permission \
+         Permission mode {} would allow it (permissions.mode in the config, /pct config, or /pct permission \
          for this session); until the user changes it, do not retry this call.",
         mode.as_str(),
         mode_that_allows(req).as_str()
     )
+}
+
+/// The card's reason line for a tool of another extension (docs/permissions.md "MCP and other extensions").
+pub fn plugin_reason(tool: &str) -> &'static str {
+    if is_mcp(tool) {
+        "MCP server tool requires approval"
+    } else {
+        "Extension tool requires approval"
+    }
 }
 
 /// The TOOL_DENIED message when the user chose Deny (or dismissed the card).
@@ -210,11 +371,13 @@ mod tests {
                 Risk::Read => "Read",
                 Risk::Edit => "Write",
                 Risk::Bash => "Bash",
+                Risk::Plugin => "mcp__files__delete",
             },
             risk,
             external,
             scratch,
             has_ui,
+            plan_safe: false,
         }
     }
 
@@ -266,20 +429,223 @@ mod tests {
 
     #[test]
     fn headless_denial_names_the_mode_that_would_allow() {
-        let Verdict::Deny { message } = verdict("ask", &req(Risk::Edit, false, false, false)) else {
+        let Verdict::Deny { message, .. } = verdict("ask", &req(Risk::Edit, false, false, false)) else {
             panic!("denied")
         };
         assert!(message.starts_with("Write needs the user's confirmation in permission mode ask"));
         assert!(message.contains("Permission mode accept-edits would allow it"));
-        let Verdict::Deny { message } = verdict("accept-edits", &req(Risk::Bash, false, false, false)) else {
+        let Verdict::Deny { message, .. } = verdict("accept-edits", &req(Risk::Bash, false, false, false)) else {
             panic!("denied")
         };
         assert!(message.contains("in permission mode accept-edits") && message.contains("Permission mode auto"));
-        let Verdict::Deny { message } = verdict("ask", &req(Risk::Read, true, false, false)) else {
+        let Verdict::Deny { message, .. } = verdict("ask", &req(Risk::Read, true, false, false)) else {
             panic!("denied")
         };
         assert!(message.starts_with("Read on a path outside the workspace needs"));
         assert!(message.contains("Permission mode auto would allow it"));
+    }
+
+    /// Where a call's paths are.
+    #[derive(Clone, Copy, Debug)]
+    enum Loc {
+        Root,
+        Scratch,
+        External,
+    }
+
+    /// The whole matrix of docs/permissions.md, spelled out cell by cell (not derived from the code): for each
+    /// tool and location, the verdict in Agent ask / accept-edits / auto, then Plan ask / accept-edits / auto.
+    /// `A` allow, `C` card, `P` hard Plan denial (before any card).
+    #[test]
+    fn the_policy_table_tool_by_mode_by_operation_mode_by_location() {
+        use Loc::*;
+        let table: &[(&str, bool, Loc, &str)] = &[
+            ("Read", false, Root, "AAA AAA"),
+            ("Read", false, Scratch, "AAA AAA"),
+            ("Read", false, External, "CCA CCA"),
+            ("Glob", false, Root, "AAA AAA"),
+            ("Glob", false, External, "CCA CCA"),
+            ("Grep", false, Root, "AAA AAA"),
+            ("Grep", false, External, "CCA CCA"),
+            ("TaskList", false, Root, "AAA AAA"),
+            ("TaskWait", false, Root, "AAA AAA"),
+            ("openai_web_search", false, Root, "AAA AAA"),
+            ("openai_generate_image", false, Root, "AAA AAA"),
+            ("Write", false, Root, "CAA PPP"),
+            ("Write", false, Scratch, "AAA PPP"),
+            ("Write", false, External, "CCA PPP"),
+            ("Edit", false, Root, "CAA PPP"),
+            ("Edit", false, Scratch, "AAA PPP"),
+            ("Edit", false, External, "CCA PPP"),
+            ("apply_patch", false, Root, "CAA PPP"),
+            ("Bash", false, Root, "CCA CCA"),
+            ("TaskStop", false, Root, "CCA CCA"),
+            ("exec_command", false, Root, "CCA CCA"),
+            ("write_stdin", true, Root, "CCA CCA"),
+            ("write_stdin", false, Root, "AAA AAA"),
+            ("mcp__files__delete", false, Root, "CCA PPP"),
+            ("other_extension_tool", false, Root, "CCA PPP"),
+        ];
+        for &(tool, sends_input, loc, want) in table {
+            let risk = risk_of(tool, sends_input).expect("a decided tool");
+            let want: Vec<char> = want.chars().filter(|c| *c != ' ').collect();
+            let mut i = 0;
+            for op in [OpMode::Agent, OpMode::Plan] {
+                for mode in Mode::ALL {
+                    let mut p = Permissions::new();
+                    p.set_op_mode(op);
+                    let r = Request {
+                        tool,
+                        risk,
+                        external: matches!(loc, External),
+                        scratch: matches!(loc, Scratch),
+                        has_ui: true,
+                        plan_safe: false,
+                    };
+                    let got = match p.decide(&r, Some(mode.as_str())).verdict {
+                        Verdict::Allow { .. } => 'A',
+                        Verdict::Ask => 'C',
+                        Verdict::Deny { code, .. } if code.ends_with("_DISABLED_IN_PLAN") => 'P',
+                        Verdict::Deny { code, .. } => panic!("{tool} {loc:?} {mode:?} {op:?}: unexpected {code}"),
+                    };
+                    assert_eq!(got, want[i], "{tool} at {loc:?} in {} / {}", op.as_str(), mode.as_str());
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tools_that_decide_for_themselves_have_no_row() {
+        for t in [
+            "exec",
+            "wait",
+            "EnterPlanMode",
+            "SubmitPlan",
+            "find_tools",
+            "computer_click",
+        ] {
+            assert_eq!(risk_of(t, false), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn plan_denials_come_before_any_card_session_grant_or_headless_rule() {
+        let mut p = Permissions::new();
+        p.allow_session("Write");
+        p.allow_session("mcp__files__delete");
+        p.set_op_mode(OpMode::Plan);
+        let mut w = req(Risk::Edit, false, false, false);
+        let d = p.decide(&w, Some("auto"));
+        assert!(
+            matches!(
+                d.verdict,
+                Verdict::Deny {
+                    code: EDIT_DISABLED_IN_PLAN,
+                    ..
+                }
+            ),
+            "{d:?}"
+        );
+        w.scratch = true;
+        assert!(matches!(
+            p.decide(&w, Some("auto")).verdict,
+            Verdict::Deny {
+                code: EDIT_DISABLED_IN_PLAN,
+                ..
+            }
+        ));
+        let m = req(Risk::Plugin, false, false, true);
+        let Verdict::Deny { code, message } = p.decide(&m, Some("auto")).verdict else {
+            panic!("denied")
+        };
+        assert_eq!(code, PLUGIN_DISABLED_IN_PLAN);
+        assert!(message.starts_with("mcp__files__delete is disabled in Plan mode"));
+        // Declared plan-safe: the permission mode decides again (and the session grant counts).
+        let safe = Request {
+            plan_safe: true,
+            has_ui: false,
+            ..m
+        };
+        assert_eq!(
+            p.decide(&safe, Some("ask")).verdict,
+            Verdict::Allow {
+                reason: "allow-session"
+            }
+        );
+        assert!(matches!(
+            Permissions::new()
+                .decide(
+                    &Request {
+                        plan_safe: true,
+                        ..req(Risk::Plugin, false, false, false)
+                    },
+                    Some("ask")
+                )
+                .verdict,
+            Verdict::Deny { code: TOOL_DENIED, .. }
+        ));
+    }
+
+    #[test]
+    fn an_unknown_stored_operation_mode_is_plan() {
+        assert_eq!(OpMode::parse_stored(Some("agent")), OpMode::Agent);
+        assert_eq!(OpMode::parse_stored(Some("plan")), OpMode::Plan);
+        assert_eq!(OpMode::parse_stored(Some("Agent")), OpMode::Plan);
+        assert_eq!(OpMode::parse_stored(None), OpMode::Plan);
+    }
+
+    #[test]
+    fn mcp_names_and_the_card_reason() {
+        assert!(is_mcp("mcp__github__create_issue"));
+        for n in ["mcp__", "mcp__x", "mcp____t", "mcp__x__", "mcp_x_y", "Read"] {
+            assert!(!is_mcp(n), "{n}");
+        }
+        assert_eq!(
+            plugin_reason("mcp__github__create_issue"),
+            "MCP server tool requires approval"
+        );
+        assert_eq!(plugin_reason("todo"), "Extension tool requires approval");
+    }
+
+    #[test]
+    fn a_session_grant_never_covers_an_external_path() {
+        let mut p = Permissions::new();
+        for (tool, risk) in [("Write", Risk::Edit), ("Read", Risk::Read), ("Edit", Risk::Edit)] {
+            p.allow_session(tool);
+            let inside = Request {
+                tool,
+                ..req(risk, false, false, true)
+            };
+            if risk == Risk::Edit {
+                assert_eq!(
+                    p.decide(&inside, Some("ask")).verdict,
+                    Verdict::Allow {
+                        reason: "allow-session"
+                    }
+                );
+            }
+            let outside = Request {
+                tool,
+                ..req(risk, true, false, true)
+            };
+            for mode in ["ask", "accept-edits"] {
+                assert_eq!(
+                    p.decide(&outside, Some(mode)).verdict,
+                    Verdict::Ask,
+                    "{tool} external in {mode}"
+                );
+                let headless = Request {
+                    has_ui: false,
+                    ..outside.clone()
+                };
+                assert!(matches!(
+                    p.decide(&headless, Some(mode)).verdict,
+                    Verdict::Deny { code: TOOL_DENIED, .. }
+                ));
+            }
+            assert_eq!(p.decide(&outside, Some("auto")).verdict, ALLOW_MODE);
+        }
     }
 
     #[test]

@@ -15,6 +15,8 @@ import { reviewCommand } from "./review.ts";
 import type { HostRuntime } from "./tools/host.ts";
 import { TODOS_KEY } from "./tools/interactive.ts";
 import { presetRows } from "./presets.ts";
+import { configuredMode } from "./permission.ts";
+import { modeCommand } from "./plan.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -67,6 +69,10 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 			if (sub === "jobs" || sub.startsWith("jobs ")) return jobsCommand(tk, ctx, sub.slice("jobs".length).trim());
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
 			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
+			if (sub === "mode" || sub.startsWith("mode ")) {
+				const r = modeCommand(tk, ctx, sub.slice("mode".length).trim());
+				return say(ctx, r.text, r.level);
+			}
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);
@@ -167,7 +173,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
 	if (!rt) return say(ctx, "Host Tools are not available in this build.", "warning");
-	const configured = tk.config().hostTools.permissionMode;
+	const configured = configuredMode(tk.config()) ?? "ask";
 	if (arg === "") {
 		const o = rt.permissions.sessionOverride;
 		return say(ctx, o ? `Host Tools permission mode: ${o} (this session; the config says ${configured})` : `Host Tools permission mode: ${configured} (from the config)`);

@@ -5,6 +5,7 @@ import type { ToolkitHost } from "./host.ts";
 import { register as registerCode } from "./tools/code.ts";
 import { register as registerHost } from "./tools/host.ts";
 import { register as registerHostBash } from "./tools/host-bash.ts";
+import { register as registerPlan } from "./plan.ts";
 import { register as discovery } from "./tools/discovery.ts";
 import { register as registerPatch } from "./tools/patch.ts";
 import { register as registerShell } from "./tools/shell.ts";
@@ -24,6 +25,8 @@ export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerImage,
 	registerHost,
 	registerHostBash,
+	// After registerHost: its session_start binds the session's permission state, which the stored mode then sets.
+	registerPlan,
 	registerReview,
 	registerCompaction,
 	registerComputer,

@@ -688,8 +688,15 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                 st.effective = Effective::Unavailable;
                 st.reason = "host-tools-unavailable".into();
             }
-            let mode = ht.permission_mode.as_deref().unwrap_or("ask");
-            st.extra.push(("permission mode".into(), mode.into()));
+            // permissions.mode wins; the older hostTools.permissionMode still works and the line says so.
+            let mode = match (cfg.permissions.mode.as_deref(), ht.permission_mode.as_deref()) {
+                (Some(m), _) => format!("{m} (permissions.mode, for every tool)"),
+                (None, m) => format!(
+                    "{} (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)",
+                    m.unwrap_or("ask")
+                ),
+            };
+            st.extra.push(("permission mode".into(), mode));
             st.extra
                 .push(("tools".into(), if on.is_empty() { "—".into() } else { on.join(", ") }));
             let hidden: Vec<&str> = d

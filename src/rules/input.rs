@@ -63,6 +63,8 @@ pub struct Section {
     pub approval_mode: Option<String>,
     /// `hostTools.permissionMode`.
     pub permission_mode: Option<String>,
+    /// `permissions.mode` (docs/permissions.md); null or absent = `hostTools.permissionMode` decides.
+    pub mode: Option<String>,
     pub sidecar_model: Option<SidecarModel>,
     pub deferred: Option<Vec<String>>,
     /// `interactiveTools.askTool` / `.todoWrite` / `.newContext`: each interactive tool's own switch (default on).
@@ -127,6 +129,8 @@ pub struct Config {
     pub tool_discovery: Section,
     pub host_tools: Section,
     pub interactive_tools: Section,
+    /// `permissions` (docs/permissions.md).
+    pub permissions: Section,
     pub execution: Option<Execution>,
     pub debug: bool,
 }

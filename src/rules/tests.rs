@@ -587,7 +587,7 @@ Host Tools
   configured: off
   effective: off
   reason: not turned on: set hostTools.enabled to true in the config, or use /pct config
-  permission mode: ask
+  permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)
   tools: —
   builtins replaced: none
 

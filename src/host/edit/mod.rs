@@ -75,6 +75,23 @@ impl EditArgs {
     }
 }
 
+/// Every path an Edit call writes, as the model named them: the file, and the MV destination when the ops move
+/// it. The permission decision covers all of them before anything runs (docs/permissions.md "Every path a call
+/// writes"). Arguments or ops that do not parse yield what could be read (at least the path when it is given): the
+/// call itself then fails on them and writes nothing.
+pub fn write_targets(args: &Value) -> Vec<String> {
+    let Ok(a) = EditArgs::from_json(args) else {
+        return Vec::new();
+    };
+    let mut out = vec![a.path.clone()];
+    if let Ok(p) = parse::parse(&a.ops) {
+        if let Some(d) = p.mv {
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// A landed Edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditResult {
@@ -390,11 +407,13 @@ fn edit(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let found = lock(store_m).find_by_name_and_tag(&name, &tag_);
+            // Rebinding never crosses roots (a missing scratch path never lands in the workspace): the permission
+            // decision was taken for the named path's root, and the rebound file must be under the same one.
             let rebound = match found.as_slice() {
                 [one] => roots
                     .resolve(&one.to_string_lossy())
                     .ok()
-                    .filter(|r| r.external.is_none()),
+                    .filter(|r| r.external.is_none() && r.root == t.root),
                 _ => None,
             };
             let Some(r) = rebound else {
@@ -462,6 +481,16 @@ fn edit(
     let basis = match version {
         None if tag_ == live.tag => Basis::Fresh { seen: None },
         None => {
+            // The message shows the live tag, but no line: record the live version with an empty seen set, so an
+            // Edit with that tag passes the provenance gate only for lines a result actually showed (a later
+            // EDIT_LINES_UNSEEN reveals them) instead of skipping the gate as "no record" would.
+            let norm = tag::Normalized {
+                text: live.text.to_string(),
+                tag: live.tag.clone(),
+                digest: live.digest,
+                fp: tag::fingerprint(live.text),
+            };
+            store.record(&t.canonical, &norm, Seen::Lines(LineSet::new()));
             return Err(HostError::new(
                 EDIT_TAG_UNKNOWN,
                 format!(
@@ -469,7 +498,7 @@ fn edit(
                      the file with it. Read {} and use the tag in its [path#TAG] header.",
                     t.shown, live.tag, t.shown
                 ),
-            ))
+            ));
         }
         Some((digest, _, seen)) if digest == live.digest => Basis::Fresh { seen: Some(seen) },
         Some(_) if p.rem => {
@@ -626,6 +655,18 @@ fn edit(
         gate::check_ranges(&ops, live_len, &t.shown)?;
     }
     if let Basis::Fresh { seen: Some(seen) } = &basis {
+        // REM claims no anchor, so the gate below would pass it whatever was seen: a file none of whose lines a
+        // result showed (a tag known only from an error message) is not deleted.
+        if p.rem && live_len > 0 && matches!(seen, Seen::Lines(l) if l.is_empty()) {
+            return Err(HostError::new(
+                EDIT_LINES_UNSEEN,
+                format!(
+                    "REM deletes {} but no result in this session showed any of its lines (a tag alone is not \
+                     provenance). Nothing was changed. Read {} first, then send the REM again with the tag Read shows.",
+                    t.shown, t.shown
+                ),
+            ));
+        }
         let unseen = gate::unseen(&ops, seen, REVEAL_LINES);
         if !unseen.is_empty() {
             let (e, mark) = gate::reveal(&t.shown, &live.tag, live_lines, &unseen);

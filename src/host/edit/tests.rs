@@ -147,13 +147,84 @@ fn tag_required_and_malformed() {
 fn unknown_tag_and_no_record_gate_skipped() {
     let s = setup();
     s.put("a", b"one\ntwo\n");
-    let (code, msg) = s.code("a", "0000", "PUT 1.=1:\n+x");
-    assert_eq!(code, EDIT_TAG_UNKNOWN);
-    assert!(msg.contains("Read a"), "{msg}");
-    // No record, but the tag is the live file's: the provenance gate is skipped.
+    // No record, but the tag is the live file's (known from an earlier session): the provenance gate is skipped.
     let t = tag::normalize(b"one\ntwo\n").tag;
     s.ed("a", &t, "PUT 2.=2:\n+TWO").unwrap();
     assert_eq!(s.get("a"), "one\nTWO\n");
+    s.put("b", b"one\ntwo\n");
+    let (code, msg) = s.code("b", "0000", "PUT 1.=1:\n+x");
+    assert_eq!(code, EDIT_TAG_UNKNOWN);
+    assert!(msg.contains("Read b"), "{msg}");
+}
+
+#[test]
+fn the_tag_an_error_shows_is_not_provenance() {
+    let s = setup();
+    s.put("a", b"one\ntwo\nthree\n");
+    // EDIT_TAG_UNKNOWN shows the live tag but no line.
+    let (code, msg) = s.code("a", "0000", "PUT 1.=1:\n+x");
+    assert_eq!(code, EDIT_TAG_UNKNOWN);
+    let live = tag::normalize(b"one\ntwo\nthree\n").tag;
+    assert!(msg.contains(&live), "{msg}");
+    // With that tag, a change of a line never shown is refused and the line is revealed...
+    let (code, msg) = s.code("a", &live, "PUT 2.=2:\n+TWO");
+    assert_eq!(code, EDIT_LINES_UNSEEN, "{msg}");
+    assert!(msg.contains("2:two"), "{msg}");
+    assert_eq!(s.get("a"), "one\ntwo\nthree\n");
+    // ...and only the revealed line now counts as seen.
+    assert_eq!(s.code("a", &live, "PUT 3.=3:\n+THREE").0, EDIT_LINES_UNSEEN);
+    s.ed("a", &live, "PUT 2.=2:\n+TWO").unwrap();
+    assert_eq!(s.get("a"), "one\nTWO\nthree\n");
+    // REM of a file none of whose lines were shown is refused; after a Read it lands.
+    s.put("b", b"secret\n");
+    assert_eq!(s.code("b", "0000", "REM").0, EDIT_TAG_UNKNOWN);
+    let live = tag::normalize(b"secret\n").tag;
+    let (code, msg) = s.code("b", &live, "REM");
+    assert_eq!(code, EDIT_LINES_UNSEEN, "{msg}");
+    assert!(s.p("b").exists());
+    let t = s.read("b");
+    assert!(s.ed("b", &t, "REM").unwrap().deleted);
+}
+
+#[test]
+fn write_targets_name_the_file_and_the_mv_destination() {
+    assert_eq!(
+        write_targets(&json!({"path": "a", "tag": "0000", "ops": "PUT 1.=1:\n+x"})),
+        vec!["a"]
+    );
+    assert_eq!(
+        write_targets(&json!({"file_path": "/s/a", "tag": "0000", "ops": "PUT 1.=1:\n+x\nMV .git/hooks/pre-commit"})),
+        vec!["/s/a", ".git/hooks/pre-commit"]
+    );
+    // Unparsable ops: the path alone (the call fails on the ops); no path: nothing.
+    assert_eq!(write_targets(&json!({"path": "a", "ops": "BOGUS"})), vec!["a"]);
+    assert!(write_targets(&json!({"ops": "REM"})).is_empty());
+}
+
+#[test]
+fn rebinding_never_crosses_roots() {
+    let s = setup();
+    // The workspace file the model was shown.
+    s.put("notes.txt", b"n\n");
+    let t = s.read("notes.txt");
+    // An Edit of a missing scratch path with that basename and tag is not rebound into the workspace.
+    let scratch = s.roots.ensure_scratch().unwrap();
+    let missing = scratch.join("notes.txt").display().to_string();
+    let e = run(
+        &s.roots,
+        &s.store,
+        &s.state,
+        &json!({"path": missing, "tag": t, "ops": "PUT 1.=1:\n+X"}),
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.error.code, NOT_FOUND, "{}", e.error.message);
+    assert_eq!(s.get("notes.txt"), "n\n");
+    // Inside one root rebinding still works.
+    let r = s.ed("sub/notes.txt", &t, "PUT 1.=1:\n+m").unwrap();
+    assert_eq!(r.path, "notes.txt");
+    assert_eq!(s.get("notes.txt"), "m\n");
 }
 
 #[test]

@@ -2,8 +2,8 @@
  * Code Mode glue (docs/spec/toolkit.md §7, §9, §10): the atomic pair `exec` / `wait`.
  * Cells, limits, validation, nested-call checks and rendering are in Rust (src/code); nested shell and patch
  * calls go Rust-to-Rust. This file only adapts Pi: schemas (with the freeform grammar variant), admission,
- * the embedder's hooks and the approval dialog (answered through the native gate callback), progress through
- * onUpdate, Pi's AbortSignal, and the session lifecycle.
+ * the permission gate of nested calls (src/pi/permission.ts, answered through the native gate callback), the
+ * embedder's hooks, progress through onUpdate, Pi's AbortSignal, and the session lifecycle.
  */
 import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -14,6 +14,8 @@ import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
+import { auditCall, permissionGate } from "../permission.ts";
+import { hostRuntime } from "./host.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -76,8 +78,8 @@ const EXEC_DESCRIPTION =
 	"state across cells. Returns when the cell finishes or after yield_time_ms (default 10000) with `Script running " +
 	"with cell ID <id>.`: continue with wait. Output per read: maxOutputBytes 1024..262144 (default 51200) or " +
 	"max_output_tokens; the result block is cut at 32 KiB and the error at 4 KiB, with a private recovery file " +
-	"holding the full text. Nested apply_patch may ask the user for approval. Cells are for orchestration, not " +
-	"number crunching.";
+	"holding the full text. Nested calls ask the user for permission exactly like their direct twins. Cells are for " +
+	"orchestration, not number crunching.";
 
 const WAIT_DESCRIPTION =
 	"Continue a code cell started by exec: wait up to yield_time_ms (default 10000) for it to finish and read its new " +
@@ -149,6 +151,31 @@ export function register(host: ToolkitHost): void {
 		return { allow: true, lease };
 	}
 
+	let nestedSeq = 0;
+
+	/** The permission decision (and card) of one nested call; a refusal answer, or null when it may run. */
+	async function nestedPermission(req: GateRequest): Promise<GateAnswer | null> {
+		const t0 = performance.now();
+		const rt = hostRuntime(host);
+		const risk = req.tool === "apply_patch" ? "edit" : req.tool === "write_stdin" && req.sendsInput === false ? "read" : "bash";
+		const via = `code cell ${req.cellId}`;
+		const gate = await permissionGate(host, rt, lastCtx ?? undefined, { tool: req.tool, risk, preview: req.preview, via });
+		auditCall(host, rt, {
+			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
+			tool: req.tool,
+			args: { via, preview: req.preview ?? "" },
+			gate,
+			runMs: 0,
+			totalMs: performance.now() - t0,
+			ok: gate.ok,
+			errorCode: gate.code,
+		});
+		if (gate.ok) return null;
+		// The nested failure codes keep their names: no UI to ask, the user said no, or a policy (Plan) refusal.
+		const code = gate.decision === "denied-headless" ? "approval-unavailable" : gate.decision === "deny" ? "approval-denied" : "policy-denied";
+		return { allow: false, code, reason: `${gate.code}: ${gate.message}` };
+	}
+
 	async function gate(req: GateRequest): Promise<GateAnswer> {
 		if (req.phase === "lock") {
 			try {
@@ -177,16 +204,21 @@ export function register(host: ToolkitHost): void {
 		try {
 			if (req.phase === "policy") {
 				if (!nestedAdmitted(req.tool)) return disabled();
+				// The permission policy (docs/permissions.md): a nested call gets exactly the decision and card of its
+				// direct twin, one card at a time, before the embedder's hooks run.
+				const refusal = await nestedPermission(req);
+				if (refusal) return refusal;
 				const hooked = await runInvocationHooks(host.hooks, call);
 				if (!hooked.ok) return { allow: false, code: "policy-denied", reason: `${hooked.reason} Nothing was started.` };
 				const env = hooked.env;
 				// Hooks may be async: the capability may have been disabled meanwhile.
 				if (!nestedAdmitted(req.tool)) return disabled();
-				const mode = host.config()?.codeMode?.approvalMode ?? "confirm";
 				return {
 					allow: true,
 					env,
-					needsApproval: req.tool === "apply_patch" && mode !== "always",
+					// The permission card above is the approval: `codeMode.approvalMode` no longer adds a second one
+					// (docs/permissions.md "Code cells").
+					needsApproval: false,
 					shell: req.tool === "exec_command" ? resolveShell() : undefined,
 					// A nested patch records its review changes in the outer exec's session (docs/review.md).
 					review: req.tool === "apply_patch" ? reviewTarget(host.agentDir, lastCtx) : undefined,

@@ -28,13 +28,14 @@
  * `details` of an ok result are every field but `ok`/`text`. Scratch writes (risk "edit", target in the scratch
  * root) never ask.
  */
-import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { SessionManager, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { auditCall, permissionGate, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
 
@@ -44,12 +45,10 @@ export const HOST_NOT_ENABLED =
 /** A card answered after its Pi session was replaced (switch, fork, new session): the call never runs. */
 export const SESSION_REPLACED =
 	"The Pi session this call belonged to ended or was replaced while the permission card was open; nothing ran.";
-/** The card's three choices. */
-export const ALLOW_ONCE = "Allow once";
-export const ALLOW_SESSION = "Allow for this session";
-export const DENY = "Deny";
+/** The card's choices (src/pi/permission.ts). */
+export { ALLOW_ONCE, ALLOW_SESSION, DENY } from "../permission.ts";
 
-/** The mode table's row of a tool (docs/spec/host-tools.md "Permission model"). */
+/** The mode table's row of a tool (docs/permissions.md "The matrix"). */
 export type HostRisk = "read" | "edit" | "bash";
 
 /** A host call's outcome as the Rust methods resolve it. */
@@ -84,6 +83,10 @@ export interface HostToolSpec<S extends TSchema> {
 	risk: HostRisk;
 	/** The raw path the call acts on (checked for escapes, shown on the card); undefined = the workspace root. */
 	target?(params: Record<string, unknown>): string | undefined;
+	/** Every raw path the call writes, when more than one (Edit: the file and its MV destination); wins over target. */
+	targets?(params: Record<string, unknown>): string[];
+	/** What will run, for the card (Bash: the command). */
+	preview?(params: Record<string, unknown>): string | undefined;
 	run(call: HostCall<Record<string, unknown>>): Promise<HostOutcome>;
 }
 
@@ -97,6 +100,8 @@ export class HostRuntime {
 	permissions: Permissions = new native.HostPermissions();
 	sessionId = "";
 	private prompt = 0;
+	/** An exhausted retry budget asked to end the turn after the current tool batch (see `register`). */
+	stopAfterBatch = false;
 	readonly agentDir: string;
 	constructor(agentDir: string) {
 		this.agentDir = agentDir;
@@ -160,19 +165,14 @@ export function pathArg(params: Record<string, unknown>): string | undefined {
 	return undefined;
 }
 
-type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless";
-
-/** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (spec). */
-async function askUser(ctx: ExtensionContext, name: string, info: HostPathInfo | null, params: Record<string, unknown>, signal?: AbortSignal): Promise<string | undefined> {
-	const title = cardText(name, params, info, ctx.cwd);
-	try {
-		return await ctx.ui.select(title, [ALLOW_ONCE, ALLOW_SESSION, DENY], signal ? { signal } : undefined);
-	} catch {
-		return undefined;
-	}
-}
-
 const now = () => performance.now();
+
+/** Runs `fn` while holding Pi's file mutation queue for every path, taken in sorted order (no deadlock). */
+export function underMutationQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
+	const sorted = [...new Set(paths)].sort();
+	const take = (i: number): Promise<T> => (i === sorted.length ? fn() : withFileMutationQueue(sorted[i], () => take(i + 1)));
+	return take(0);
+}
 
 /** Registers one host tool through the wrapper (see the file header). */
 export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpec<S>): void {
@@ -195,53 +195,35 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				throw new Error(`${code}: ${e instanceof Error ? e.message : String(e)}`);
 			}
 			const turn = rt.turn;
-			let decision: AuditDecision = "allow";
-			let prompted = false;
-			let waitMs = 0;
+			let gate: PermissionOutcome = { ok: true, decision: "allow", prompted: false, waitMs: 0 };
 			let runMs = 0;
-			let info: HostPathInfo | null = null;
 			let outcome: HostOutcome;
 			try {
 				outcome = await (async (): Promise<HostOutcome> => {
-					const raw = spec.target?.(params);
-					if (raw !== undefined) {
+					// Every path the call acts on (for Edit also its MV destination) is resolved and decided together,
+					// before anything runs (docs/permissions.md "Every path a call writes").
+					const raws = spec.targets ? spec.targets(params) : [spec.target?.(params)].filter((r): r is string => r !== undefined);
+					const paths: HostPathInfo[] = [];
+					for (const raw of raws) {
 						const r = session.resolvePath(raw);
 						if (!r.ok) return r;
-						info = r;
+						paths.push(r);
 					}
-					const d = rt.permissions.decide(
-						{ tool: spec.name, risk: spec.risk, external: info?.root === "external", scratch: info?.root === "scratch", hasUi: !!ctx?.hasUI },
-						host.config().hostTools?.permissionMode,
-					);
-					if (d.action === "deny") {
-						decision = "denied-headless";
-						return { ok: false, code: d.code ?? "TOOL_DENIED", message: d.message ?? d.deniedMessage };
-					}
-					if (d.action === "ask") {
-						prompted = true;
-						const w0 = now();
-						const choice = await askUser(ctx, spec.name, info, params, signal);
-						waitMs = now() - w0;
-						if (choice === ALLOW_SESSION) {
-							rt.permissions.allowSession(spec.name);
-							decision = "allow-session";
-						} else if (choice === ALLOW_ONCE) {
-							decision = "allow-once";
-						} else {
-							decision = "deny";
-							return { ok: false, code: "TOOL_DENIED", message: d.deniedMessage };
-						}
+					gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+					if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
+					if (gate.prompted) {
 						// The card may have waited long: the live config decides, and an abort meanwhile runs nothing.
 						if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
 						if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
-					} else if (d.reason === "allow-session") {
-						decision = "allow-session";
 					}
 					if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
-					const approvedPath = (info as HostPathInfo | null)?.root === "external" ? (info as HostPathInfo | null)?.canonical : undefined;
+					const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
 					const r0 = now();
 					try {
-						return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
+						const run = () => spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
+						// Write and Edit join Pi's file mutation queue for every path they write, so another extension's
+						// write to the same file is ordered with them (as apply_patch does).
+						return spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), run) : await run();
 					} finally {
 						runMs = now() - r0;
 					}
@@ -249,30 +231,24 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			} catch (e) {
 				outcome = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
 			}
-			const total = now() - t0;
-			const audited = native.hostAuditAppend(host.agentDir, {
-				sessionId: rt.sessionId,
-				turn,
+			auditCall(host, rt, {
 				toolCallId,
 				tool: spec.name,
 				args: params,
-				external: (info as HostPathInfo | null)?.external,
-				decision,
-				prompted,
-				permissionWaitMs: waitMs,
-				durationMs: runMs,
-				overheadMs: Math.max(0, total - runMs - waitMs),
-				totalMs: total,
+				gate,
+				runMs,
+				totalMs: now() - t0,
 				ok: outcome.ok,
 				errorCode: outcome.ok ? undefined : outcome.code,
+				turn,
 			});
-			if (!audited.ok) process.stderr.write(`pi-codex-toolkit: ${audited.code}: ${audited.message}\n`);
 			if (!outcome.ok) {
 				const text = `${outcome.code}: ${outcome.message}`;
 				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,
 				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
 				// `isError` on returned results; the text says what failed either way.
 				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
+					rt.stopAfterBatch = true;
 					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
 					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
 				}
@@ -424,6 +400,11 @@ export function register(host: ToolkitHost): void {
 		parameters: editSchema,
 		risk: "edit",
 		target: pathArg,
+		targets: (p) => {
+			const t = native.hostEditTargets(p);
+			const path = pathArg(p);
+			return t.length ? t : path !== undefined ? [path] : [];
+		},
 		run: ({ session, params, approvedPath, turn, ctx }) => session.edit(params, { approvedPath, turn, review: reviewTarget(host.agentDir, ctx) }),
 	});
 
@@ -437,7 +418,18 @@ export function register(host: ToolkitHost): void {
 		void sweepScratch(host.agentDir, rt.sessionId);
 	});
 	// One user prompt = one agent run: the turn id Edit's retry budget counts in.
-	host.pi.on("agent_start", async () => rt.nextPrompt());
+	host.pi.on("agent_start", async () => {
+		rt.stopAfterBatch = false;
+		rt.nextPrompt();
+	});
+	// Pi ends the run after a tool batch only when every result of the batch carries `terminate`; an exhausted Edit
+	// batched with other calls (a Read, say) would not stop the turn. So at the end of such a batch the run is aborted
+	// before the next model request (docs/host.md "Retry budget").
+	host.pi.on("turn_end", async (event, ctx) => {
+		if (!rt.stopAfterBatch) return;
+		rt.stopAfterBatch = false;
+		if ((event.toolResults?.length ?? 0) > 1) ctx.abort();
+	});
 	host.lifecycle("hostTools", {
 		shutdown: async () => rt.close(),
 	});

@@ -1,7 +1,7 @@
 /**
  * The `apply_patch` Pi tool: adapts Pi's tool API to the Rust executor (src/patch). The executor does all the
- * work (parse, preflight, staging, commit, reporting); this file only gates on admission and the invocation
- * policy hook, serializes every touched path through Pi's file mutation queue (sorted, so two patches never
+ * work (parse, preflight, staging, commit, reporting); this file only gates on admission, the permission policy
+ * (edit risk, src/pi/permission.ts) and the invocation policy hook, serializes every touched path through Pi's file mutation queue (sorted, so two patches never
  * deadlock and Pi's own edit/write never race us), and forwards Pi's abort signal.
  */
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
@@ -11,7 +11,8 @@ import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { reviewTarget } from "../review.ts";
-import type { HostRuntime } from "./host.ts";
+import { auditCall, permissionGate } from "../permission.ts";
+import { hostRuntime, type HostRuntime } from "./host.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -88,7 +89,7 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "Add, update, delete or move files with one Codex-style patch (*** Begin Patch ... *** End Patch)",
 		parameters: PARAMETERS,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: APPLY_PATCH_LARK } },
-		async execute(_toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+		async execute(toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
 			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");
@@ -103,6 +104,23 @@ export function register(host: ToolkitHost): void {
 				if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was changed.`);
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			}
+			// The permission gate (docs/permissions.md): edit risk, decided over every path the patch touches (Move
+			// targets included: patchPaths lists them), before anything is written; the card shows the patch.
+			const t0 = performance.now();
+			const rt = hostRuntime(host);
+			try {
+				rt.for(ctx);
+			} catch {
+				// A cwd that is not a directory: the decision and audit still work; the patch reports the cwd itself.
+			}
+			const gate = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
+			const audit = (ok: boolean, runMs: number, errorCode?: string) =>
+				auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate, runMs, totalMs: performance.now() - t0, ok, errorCode });
+			if (!gate.ok) {
+				audit(false, 0, gate.code);
+				throw new Error(`${gate.code}: ${gate.message}`);
+			}
+			const r0 = performance.now();
 			const result = await underQueues(touched.paths, async () => {
 				// The queue may have waited: the live config decides, and an abort meanwhile changes nothing.
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
@@ -118,6 +136,7 @@ export function register(host: ToolkitHost): void {
 					signal?.removeEventListener("abort", onAbort);
 				}
 			});
+			audit(result.ok, performance.now() - r0, result.ok ? undefined : (result.code ?? "TOOL_FAILED"));
 			shareRetryBudget(host, ctx, touched.paths, result.ok);
 			if (!result.ok) throw new Error(result.text);
 			return {

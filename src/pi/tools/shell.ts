@@ -1,8 +1,8 @@
 /**
  * Shell Sessions glue (docs/spec/toolkit.md §5, §9, §10): the atomic pair `exec_command` / `write_stdin`.
- * Everything that decides (validation, limits, processes, output, recovery files) is in Rust (src/shell,
- * src/output); this file only adapts Pi: schemas, getShellConfig(), ctx.cwd, the embedder's hooks, AbortSignal
- * and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
+ * Everything that decides (validation, limits, processes, output, recovery files, the permission table) is in Rust
+ * (src/shell, src/output, src/host/permission.rs); this file only adapts Pi: schemas, getShellConfig(), ctx.cwd, the
+ * permission card (src/pi/permission.ts), the embedder's hooks, AbortSignal and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -11,6 +11,8 @@ import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
+import { auditCall, permissionGate } from "../permission.ts";
+import { hostRuntime } from "./host.ts";
 
 /** The gate message when the pair is not admitted. */
 export const SHELL_NOT_ENABLED =
@@ -109,6 +111,44 @@ export function register(host: ToolkitHost): void {
 	let manager = newManager();
 	host.shared.set("shell", manager);
 
+	/**
+	 * The permission gate and its audit line around one call (docs/permissions.md): exec_command and a write_stdin
+	 * that sends input are command risk (a card per command in ask and accept-edits); a poll, closing stdin or
+	 * terminating is low risk. Nothing runs unless the gate allows it.
+	 */
+	async function gated(tool: "exec_command" | "write_stdin", toolCallId: string, params: Record<string, unknown>, signal: AbortSignal | undefined, ctx: ExtensionContext | undefined) {
+		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
+		const t0 = performance.now();
+		const rt = hostRuntime(host);
+		try {
+			if (ctx) rt.for(ctx);
+		} catch {
+			// A cwd that is not a directory: the decision and audit still work; the command reports the cwd itself.
+		}
+		const norm = tool === "exec_command" ? manager.normalizeExec(params) : manager.normalizeWrite(params);
+		if (!norm.ok) throw new Error(norm.text);
+		const preview = "cmd" in norm.request ? `$ ${norm.request.cmd}` : norm.request.input ? `stdin of ${norm.request.sessionId}: ${norm.request.input}` : undefined;
+		const risk = tool === "exec_command" || ("input" in norm.request && norm.request.input !== "") ? "bash" : "read";
+		const gate = await permissionGate(host, rt, ctx, { tool, risk, preview, signal });
+		let runMs = 0;
+		let failure: string | undefined;
+		try {
+			if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
+			const r0 = performance.now();
+			try {
+				return await run(tool, params, signal, ctx);
+			} finally {
+				runMs = performance.now() - r0;
+			}
+		} catch (e) {
+			failure = e instanceof Error ? e.message : String(e);
+			throw e;
+		} finally {
+			const code = failure === undefined ? undefined : (/^([A-Za-z_-]+):/.exec(failure)?.[1] ?? "TOOL_FAILED");
+			auditCall(host, rt, { toolCallId, tool, args: params, gate, runMs, totalMs: performance.now() - t0, ok: failure === undefined, errorCode: code });
+		}
+	}
+
 	async function run(tool: "exec_command" | "write_stdin", params: Record<string, unknown>, signal: AbortSignal | undefined, ctx: ExtensionContext | undefined) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
@@ -154,7 +194,7 @@ export function register(host: ToolkitHost): void {
 			LIMITS_TEXT,
 		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
-		execute: (_id, params, signal, _onUpdate, ctx) => run("exec_command", params, signal, ctx),
+		execute: (id, params, signal, _onUpdate, ctx) => gated("exec_command", id, params, signal, ctx),
 	});
 
 	host.pi.registerTool({
@@ -167,7 +207,7 @@ export function register(host: ToolkitHost): void {
 			LIMITS_TEXT,
 		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
-		execute: (_id, params, signal, _onUpdate, ctx) => run("write_stdin", params, signal, ctx),
+		execute: (id, params, signal, _onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx),
 	});
 
 	host.lifecycle("shellSessions", {

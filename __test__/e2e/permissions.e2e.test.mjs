@@ -1,0 +1,250 @@
+// The one permission policy through the real Pi (0.87.1 and 1.6.0), offline with the scripted faux model
+// (docs/permissions.md): cards of one batch one at a time, a session grant never covering an external path, every
+// path an Edit writes decided before it runs, exec_command and nested calls under the same table, other
+// extensions' tools through Pi's tool_call event, and Plan mode's hard denials.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+
+const HOST = (mode) => ({ hostTools: { enabled: true }, permissions: { mode, planSafeTools: [] } });
+
+function script(box, steps, imports = "") {
+	const src = steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n");
+	return writeScript(box, `${imports}\nexport default [\n${src}\n];`);
+}
+
+const ends = (r) => r.events.filter((e) => e.type === "tool_execution_end");
+const selects = (pi) => pi.uiRequests.filter((q) => q.method === "select");
+
+/** Every audit line of a sandbox, in file order (one file per session). */
+function audit(box) {
+	const dir = join(box.agentDir, "pi-codex-toolkit", "audit");
+	const files = existsSync(dir) ? readdirSync(dir) : [];
+	return files.flatMap((f) => readFileSync(join(dir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l)));
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] two card-needing calls in one assistant message: one card after the other, both resolve`, async () => {
+		const box = sandbox();
+		writeConfig(box, HOST("ask"));
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "a.txt", content: "a\n" } }, { name: "Write", args: { path: "b.txt", content: "b\n" } }] },
+			{ text: "done" },
+			{ tools: [{ name: "Write", args: { path: "c.txt", content: "c\n" } }, { name: "Write", args: { path: "d.txt", content: "d\n" } }] },
+			{ text: "done again" },
+		];
+		let open = 0;
+		let overlapped = false;
+		const answers = ["Allow once", "Allow once", "Allow for this session"];
+		const pi = new RpcPi({
+			version,
+			box,
+			script: script(box, steps),
+			ui: async (req) => {
+				open++;
+				if (open > 1) overlapped = true;
+				// Hold the card a while: a second concurrent dialog would arrive meanwhile.
+				await new Promise((r) => setTimeout(r, 400));
+				open--;
+				return { value: answers.shift() };
+			},
+		});
+		try {
+			const first = await pi.prompt("write two");
+			assert.deepEqual(ends(first).map((e) => e.isError), [false, false], JSON.stringify(ends(first).map(toolText)));
+			assert.equal(selects(pi).length, 2, "one card per call");
+			assert.equal(overlapped, false, "the second card opened only after the first was answered");
+			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "a\n");
+			assert.equal(readFileSync(join(box.cwd, "b.txt"), "utf8"), "b\n");
+			// Allow for this session on the first card of a batch: the queued second call decides again, no card.
+			const second = await pi.prompt("write two more");
+			assert.deepEqual(ends(second).map((e) => e.isError), [false, false], JSON.stringify(ends(second).map(toolText)));
+			assert.equal(selects(pi).length, 3, "the second call of the batch ran under the session grant");
+			assert.equal(overlapped, false);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a session grant never covers an external path; an external card has no session choice`, async () => {
+		const box = sandbox();
+		writeConfig(box, HOST("ask"));
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "notes.txt", content: "n\n" } }] },
+			{ tools: [{ name: "Write", args: { path: "../x.txt", content: "x\n" } }] },
+			{ tools: [{ name: "Write", args: { path: "more.txt", content: "m\n" } }] },
+			{ text: "done" },
+		];
+		const plan = ["Allow for this session", "Deny"];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: () => ({ value: plan.shift() }) });
+		try {
+			const r = await pi.prompt("go");
+			const e = ends(r);
+			assert.deepEqual(e.map((x) => x.isError), [false, true, false], JSON.stringify(e.map(toolText)));
+			assert.match(toolText(e[1]), /^TOOL_DENIED: The user denied permission for this Write call/);
+			const cards = selects(pi);
+			assert.equal(cards.length, 2, "the external path asked although Write was allowed for the session");
+			assert.match(cards[1].title, /x\.txt \(outside the workspace: dotdot-escape\)\?$/);
+			assert.deepEqual(cards[1].options, ["Allow once", "Deny"]);
+			assert.equal(existsSync(join(box.base, "x.txt")), false);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] Edit's MV destination is decided as a write: scratch → workspace is denied headless in ask`, async () => {
+		const box = sandbox();
+		writeConfig(box, HOST("ask"));
+		writeFileSync(join(box.cwd, "README.md"), "r\n");
+		const auditDir = JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "audit"));
+		const scratchRoot = JSON.stringify(join(box.agentDir, "pi-codex-toolkit", "scratch"));
+		const steps = [
+			{ tools: [{ name: "Read", args: { path: "README.md" } }] },
+			`() => { const id = readdirSync(${auditDir})[0].replace(/\\.jsonl$/, ""); globalThis.scratch = join(${scratchRoot}, id); return { tools: [{ name: "Write", args: { path: join(globalThis.scratch, "hook.sh"), content: "echo pwned\\n" } }] }; }`,
+			`(ctx) => ({ tools: [{ name: "Edit", args: { path: join(globalThis.scratch, "hook.sh"), tag: ctx.lastToolResults[0].details.tag, ops: "MV hook.sh" } }] })`,
+			{ text: "done" },
+		];
+		const r = await runJson({ version, box, script: script(box, steps, `import { readdirSync } from "node:fs"; import { join } from "node:path";`) });
+		assert.equal(r.code, 0, r.stderr);
+		const [, write, edit] = r.toolEnds;
+		assert.equal(write.isError, false, toolText(write));
+		assert.equal(write.result.details.root, "scratch", "scratch writes never ask");
+		assert.equal(edit.isError, true);
+		assert.match(toolText(edit), /^TOOL_DENIED: Edit needs the user's confirmation in permission mode ask/);
+		assert.equal(existsSync(join(box.cwd, "hook.sh")), false, "nothing landed in the workspace");
+		const lines = audit(box).filter((l) => l.tool === "Edit");
+		assert.deepEqual(lines.map((l) => [l.decision, l.ok]), [["denied-headless", false]]);
+	});
+
+	test(`[pi ${version.name}] exec_command: denied headless in ask (nothing runs), allowed once through a card, then allow-session`, async () => {
+		const box = sandbox();
+		const cfg = { shellSessions: { enabled: true }, permissions: { mode: "ask", planSafeTools: [] } };
+		writeConfig(box, cfg);
+		writeFileSync(join(box.cwd, "README.md"), "keep\n");
+		const rm = { name: "exec_command", args: { cmd: "echo hi; rm -f README.md" } };
+		const headless = await runJson({ version, box, script: script(box, [{ tools: [rm] }, { text: "done" }]) });
+		assert.equal(headless.code, 0, headless.stderr);
+		assert.equal(headless.toolEnds[0].isError, true);
+		assert.match(toolText(headless.toolEnds[0]), /^TOOL_DENIED: exec_command needs the user's confirmation in permission mode ask, and this session has no interactive UI to ask\. Permission mode auto would allow it/);
+		assert.equal(readFileSync(join(box.cwd, "README.md"), "utf8"), "keep\n", "the command did not run");
+
+		const steps = [
+			{ tools: [{ name: "exec_command", args: { cmd: "echo once" } }] },
+			{ tools: [{ name: "exec_command", args: { cmd: "echo session" } }] },
+			{ tools: [{ name: "exec_command", args: { cmd: "echo granted" } }] },
+			{ text: "done" },
+		];
+		const plan = ["Allow once", "Allow for this session"];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: () => ({ value: plan.shift() }) });
+		try {
+			const r = await pi.prompt("go");
+			const e = ends(r);
+			assert.deepEqual(e.map((x) => x.isError), [false, false, false], JSON.stringify(e.map(toolText)));
+			assert.match(toolText(e[2]), /granted/);
+			const cards = selects(pi);
+			assert.equal(cards.length, 2, "the third command ran under the session grant");
+			assert.equal(cards[0].title, "Allow exec_command to run a command in the workspace?\n$ echo once");
+		} finally {
+			await pi.close();
+		}
+		const lines = audit(box).filter((l) => l.tool === "exec_command");
+		assert.deepEqual(lines.map((l) => [l.decision, l.prompted, l.ok]), [
+			["denied-headless", false, false],
+			["allow-once", true, true],
+			["allow-session", true, true],
+			["allow-session", false, true],
+		]);
+	});
+
+	test(`[pi ${version.name}] nested apply_patch from a code cell asks with its direct twin's card`, async () => {
+		const box = sandbox();
+		writeConfig(box, { codeMode: { enabled: true }, shellSessions: { enabled: true }, applyPatch: { enabled: true }, permissions: { mode: "ask", planSafeTools: [] } });
+		const patch = "*** Begin Patch\n*** Add File: nested.txt\n+hi\n*** End Patch";
+		const code = `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => "applied", (e) => e.code)`;
+		const steps = [{ tools: [{ name: "exec", args: { code } }] }, { tools: [{ name: "exec", args: { code: code.replace("nested.txt", "second.txt") } }] }, { text: "done" }];
+		const plan = ["Allow once", "Deny"];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: () => ({ value: plan.shift() }) });
+		try {
+			const r = await pi.prompt("go");
+			const e = ends(r);
+			assert.equal(e[0].result.details.result, "applied", toolText(e[0]));
+			assert.equal(e[1].result.details.result, "approval-denied", toolText(e[1]));
+			const cards = selects(pi);
+			assert.equal(cards.length, 2);
+			assert.match(cards[0].title, /^Allow apply_patch to change the workspace\?\n\(asked by code cell cell-[^)]+\)\n\*\*\* Begin Patch\n\*\*\* Add File: nested\.txt/);
+			assert.equal(readFileSync(join(box.cwd, "nested.txt"), "utf8"), "hi\n");
+			assert.equal(existsSync(join(box.cwd, "second.txt")), false);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] another extension's tool: an MCP-named tool asks "MCP server tool requires approval"; auto allows it`, async () => {
+		const box = sandbox();
+		writeConfig(box, { permissions: { mode: "ask", planSafeTools: [] } });
+		const ext = join(box.base, "mcp-ext.ts");
+		writeFileSync(
+			ext,
+			`import { Type } from "typebox";\nexport default function (pi: any) {\n\tpi.registerTool({ name: "mcp__docs__search", label: "docs search", description: "search docs", parameters: Type.Object({ q: Type.String() }), execute: async (_id: string, p: any) => ({ content: [{ type: "text", text: "found " + p.q }], details: {} }) });\n}\n`,
+		);
+		const call = { name: "mcp__docs__search", args: { q: "x" } };
+		const steps = [{ tools: [call] }, { tools: [call] }, { text: "done" }];
+		const plan = ["Deny", "Allow once"];
+		const pi = new RpcPi({ version, box, script: script(box, steps), extensions: [ROOT, ext], ui: () => ({ value: plan.shift() }) });
+		try {
+			const r = await pi.prompt("go");
+			const e = ends(r);
+			assert.deepEqual(e.map((x) => x.isError), [true, false], JSON.stringify(e.map(toolText)));
+			assert.match(toolText(e[0]), /TOOL_DENIED: The user denied permission for this mcp__docs__search call/);
+			assert.equal(toolText(e[1]), "found x");
+			const cards = selects(pi);
+			assert.equal(cards.length, 2);
+			assert.ok(cards[0].title.startsWith("MCP server tool requires approval: allow mcp__docs__search?\n"), cards[0].title);
+		} finally {
+			await pi.close();
+		}
+		writeConfig(box, { permissions: { mode: "auto", planSafeTools: [] } });
+		const r = await runJson({ version, box, script: script(box, [{ tools: [call] }, { text: "done" }]), extensions: [ROOT, ext] });
+		assert.equal(r.code, 0, r.stderr);
+		assert.equal(toolText(r.toolEnds[0]), "found x");
+		const lines = audit(box).filter((l) => l.tool === "mcp__docs__search");
+		assert.deepEqual(lines.map((l) => [l.decision, l.prompted]), [["deny", true], ["allow-once", true], ["allow", false]]);
+	});
+
+	test(`[pi ${version.name}] Plan mode: Write/Edit/apply_patch refused even in auto before any card, Read allowed, commands asked in ask`, async () => {
+		const box = sandbox();
+		const cfg = (mode) => ({ hostTools: { enabled: true }, shellSessions: { enabled: true }, applyPatch: { enabled: true }, permissions: { mode, planSafeTools: [] } });
+		writeConfig(box, cfg("auto"));
+		writeFileSync(join(box.cwd, "a.txt"), "a\n");
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "a.txt", content: "changed\n" } }, { name: "Read", args: { path: "a.txt" } }] },
+			{ tools: [{ name: "apply_patch", args: { patch: "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch" } }] },
+			{ tools: [{ name: "exec_command", args: { cmd: "echo planned" } }] },
+			{ text: "done" },
+		];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: () => ({ value: "Deny" }) });
+		try {
+			assert.deepEqual((await pi.prompt("/pct mode")).notifications, ["Operation mode: Agent"]);
+			const on = await pi.prompt("/pct mode plan");
+			assert.match(on.notifications[0], /^Operation mode: Plan\. .*allowed under auto and may still change files/);
+			const r = await pi.prompt("go");
+			const e = ends(r);
+			assert.equal(e.length, 4, JSON.stringify(e.map(toolText)));
+			const byName = (n) => e.find((x) => x.toolName === n);
+			assert.match(toolText(byName("Write")), /^EDIT_DISABLED_IN_PLAN: Write is disabled in Plan mode/);
+			assert.equal(byName("Read").isError, false);
+			assert.match(toolText(byName("apply_patch")), /^EDIT_DISABLED_IN_PLAN: apply_patch is disabled in Plan mode/);
+			assert.equal(byName("exec_command").isError, false, "auto in Plan: commands run");
+			assert.equal(selects(pi).length, 0, "no card: Plan's denials come before any permission UI");
+			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "a\n");
+			assert.equal(existsSync(join(box.cwd, "p.txt")), false);
+			assert.deepEqual((await pi.prompt("/pct mode agent")).notifications, ["Operation mode: Agent."]);
+		} finally {
+			await pi.close();
+		}
+		const plan = audit(box).filter((l) => l.decision === "denied-plan");
+		assert.deepEqual(plan.map((l) => [l.tool, l.errorCode]).sort(), [["Write", "EDIT_DISABLED_IN_PLAN"], ["apply_patch", "EDIT_DISABLED_IN_PLAN"]]);
+	});
+}

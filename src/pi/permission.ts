@@ -1,0 +1,242 @@
+/**
+ * The one permission gate every toolkit tool goes through (docs/permissions.md): host tools (through the wrapper in
+ * src/pi/tools/host.ts), apply_patch, exec_command / write_stdin (direct and nested in a code cell), and other
+ * extensions' tools (MCP tools included) through Pi's `tool_call` event. Everything that decides is in Rust
+ * (src/host/permission.rs: the risk of a tool, the mode table, Plan's hard denials, the allow-session set); this
+ * file only asks Pi: which mode is configured, `ctx.ui.select` for the card, and the audit line.
+ *
+ * Cards are shown one at a time, through one queue per extension instance: Pi runs the tool calls of one assistant
+ * message concurrently, and on Pi 0.87 a second dialog opened while the first is up can leave the first one
+ * unanswered forever. A queued call decides again when its turn comes, so "Allow for this session" on the first
+ * card lets a second call of the same tool through without a second card.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
+import type { ToolkitHost } from "./host.ts";
+import { native } from "./native.ts";
+
+/** The card's choices. An external path's card has no session choice: a session grant never covers one. */
+export const ALLOW_ONCE = "Allow once";
+export const ALLOW_SESSION = "Allow for this session";
+export const DENY = "Deny";
+
+/** The mode table's row of a tool (docs/permissions.md "The matrix"). */
+export type PermissionRisk = "read" | "edit" | "bash" | "plugin";
+
+/** How a decision ended, as the audit line records it. */
+export type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless" | "denied-plan";
+
+type Permissions = InstanceType<typeof native.HostPermissions>;
+
+/** What the gate needs of the session state (HostRuntime in src/pi/tools/host.ts). */
+export interface PermissionState {
+	permissions: Permissions;
+	readonly sessionId: string;
+	readonly turn: string;
+}
+
+/** One call to decide. */
+export interface PermissionAsk {
+	tool: string;
+	/** The row; omitted = the row of the tool's name (Rust `risk_of`). */
+	risk?: PermissionRisk;
+	/** The resolved paths the call acts on (every path it writes). Empty or omitted = the workspace itself. */
+	paths?: HostPathInfo[];
+	/** What will run, shown on the card: a command, a patch, the arguments. Cut to a few lines there. */
+	preview?: string;
+	/** The card's own text for a host tool (src/pi/render/card.ts: the command, the diff, the path); replaces the
+	 * generic head and the preview. */
+	title?: string;
+	/** Who asks when it is not the model directly, e.g. `code cell cell-3`. */
+	via?: string;
+	signal?: AbortSignal;
+}
+
+/** The gate's answer. `ok: false` = nothing may run; `code`/`message` are the model-facing failure. */
+export interface PermissionOutcome {
+	ok: boolean;
+	code?: string;
+	message?: string;
+	decision: AuditDecision;
+	prompted: boolean;
+	waitMs: number;
+	/** The first external path's canonical form, when one was approved (Rust resolves it again before running). */
+	approvedPath?: string;
+	/** The external classification for the audit line. */
+	external?: HostPathInfo["external"];
+}
+
+/** The configured permission mode: `permissions.mode`, else the older `hostTools.permissionMode` (still read). */
+export function configuredMode(config: EffectiveConfig | undefined): "ask" | "accept-edits" | "auto" | undefined {
+	return config?.permissions?.mode ?? config?.hostTools?.permissionMode ?? undefined;
+}
+
+/** Where the configured mode comes from, for `/pct status`. */
+export function modeSource(config: EffectiveConfig | undefined): string {
+	if (config?.permissions?.mode) return "permissions.mode";
+	return "hostTools.permissionMode (the older key, still read; permissions.mode takes precedence when set)";
+}
+
+/** Whether the config declares `tool` plan-safe. */
+export function planSafe(config: EffectiveConfig | undefined, tool: string): boolean {
+	return (config?.permissions?.planSafeTools ?? []).includes(tool);
+}
+
+/** One queue of cards per toolkit instance: the tail of the chain of open and waiting cards. */
+const queues = new WeakMap<object, Promise<void>>();
+
+/** Runs `show` when every earlier card of this instance is closed; the next waits for this one. */
+async function inCardQueue<T>(key: object, show: () => Promise<T>): Promise<T> {
+	const before = queues.get(key) ?? Promise.resolve();
+	let done!: () => void;
+	const mine = new Promise<void>((r) => (done = r));
+	queues.set(key, before.then(() => mine));
+	try {
+		await before;
+		return await show();
+	} finally {
+		done();
+	}
+}
+
+const MAX_PREVIEW_LINES = 12;
+const MAX_PREVIEW_CHARS = 1200;
+
+/** The preview as the card shows it: at most 12 lines and 1200 characters, control characters made visible. */
+export function cardPreview(text: string): string {
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to neutralise them
+	const clean = text.replace(/\r\n?/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u009b]/g, "\uFFFD");
+	let lines = clean.split("\n");
+	let cut = false;
+	if (lines.length > MAX_PREVIEW_LINES) {
+		lines = lines.slice(0, MAX_PREVIEW_LINES);
+		cut = true;
+	}
+	let out = lines.join("\n");
+	if (out.length > MAX_PREVIEW_CHARS) {
+		out = out.slice(0, MAX_PREVIEW_CHARS);
+		cut = true;
+	}
+	return cut ? `${out}\n[… cut; the call runs the whole text]` : out;
+}
+
+/** The card's title: who wants to do what where, the outside-workspace flag, and what will run. */
+export function cardTitle(ask: PermissionAsk, d: HostPermissionDecision): string {
+	const paths = ask.paths ?? [];
+	const where = paths.length
+		? paths.map((p) => (p.root === "external" ? `${p.canonical} (outside the workspace: ${p.external})` : p.path)).join(", ")
+		: "the workspace";
+	const verb = d.risk === "read" ? "read" : d.risk === "edit" ? "change" : d.risk === "bash" ? "run a command in" : "run in";
+	const head = d.cardReason ? `${d.cardReason}: allow ${ask.tool}?${ask.title ? `\n${ask.title}` : ""}` : (ask.title ?? `Allow ${ask.tool} to ${verb} ${where}?`);
+	const via = ask.via ? `\n(asked by ${ask.via})` : "";
+	const plan = d.opMode === "plan" && d.mode === "auto" && d.risk === "bash" ? "\nPlan mode with auto: this command may still change files." : "";
+	const preview = ask.preview && !ask.title ? `\n${cardPreview(ask.preview)}` : "";
+	return `${head}${via}${plan}${preview}`;
+}
+
+/** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (docs/permissions.md). */
+async function askUser(ctx: ExtensionContext, title: string, external: boolean, signal?: AbortSignal): Promise<string | undefined> {
+	if (signal?.aborted) return undefined;
+	const options = external ? [ALLOW_ONCE, DENY] : [ALLOW_ONCE, ALLOW_SESSION, DENY];
+	try {
+		return await ctx.ui.select(title, options, signal ? { signal } : undefined);
+	} catch {
+		return undefined;
+	}
+}
+
+const now = () => performance.now();
+
+/**
+ * Decides one call and, when the table says so, shows the card (one at a time). Never throws: a failure of the
+ * decision itself denies (fail closed).
+ */
+export async function permissionGate(host: ToolkitHost, state: PermissionState, ctx: ExtensionContext | undefined, ask: PermissionAsk): Promise<PermissionOutcome> {
+	const paths = ask.paths ?? [];
+	const ext = paths.find((p) => p.root === "external");
+	const base = { prompted: false, waitMs: 0, external: ext?.external, approvedPath: ext?.canonical };
+	const decide = (): HostPermissionDecision => {
+		const config = host.config();
+		return state.permissions.decide(
+			{
+				tool: ask.tool,
+				risk: ask.risk,
+				external: !!ext,
+				scratch: paths.length > 0 && paths.every((p) => p.root === "scratch"),
+				hasUi: !!ctx?.hasUI,
+				planSafe: planSafe(config, ask.tool),
+			},
+			configuredMode(config),
+		);
+	};
+	let d: HostPermissionDecision;
+	try {
+		d = decide();
+	} catch (e) {
+		return { ...base, ok: false, decision: "deny", code: "TOOL_DENIED", message: `The permission decision failed (${e instanceof Error ? e.message : String(e)}); nothing ran.` };
+	}
+	const settled = (dd: HostPermissionDecision): PermissionOutcome | null => {
+		if (dd.action === "allow") return { ...base, ok: true, decision: dd.reason === "allow-session" ? "allow-session" : "allow" };
+		if (dd.action === "deny") {
+			const decision = dd.code === "TOOL_DENIED" ? "denied-headless" : "denied-plan";
+			return { ...base, ok: false, decision, code: dd.code ?? "TOOL_DENIED", message: dd.message ?? dd.deniedMessage };
+		}
+		return null;
+	};
+	const first = settled(d);
+	if (first) return first;
+	const w0 = now();
+	return inCardQueue(host, async () => {
+		// The earlier card may have changed the answer (allow-session, a mode switch): decide again.
+		const again = decide();
+		const late = settled(again);
+		if (late) return { ...late, waitMs: now() - w0 };
+		const choice = await askUser(ctx as ExtensionContext, cardTitle(ask, again), !!ext, ask.signal);
+		const waitMs = now() - w0;
+		if (choice === ALLOW_SESSION && !ext) {
+			state.permissions.allowSession(ask.tool);
+			return { ...base, ok: true, decision: "allow-session", prompted: true, waitMs };
+		}
+		if (choice === ALLOW_ONCE) return { ...base, ok: true, decision: "allow-once", prompted: true, waitMs };
+		return { ...base, ok: false, decision: "deny", prompted: true, waitMs, code: "TOOL_DENIED", message: again.deniedMessage };
+	});
+}
+
+/** One audit line for a decided call (the same fields for every tool, docs/host.md "Audit"). Never throws. */
+export function auditCall(
+	host: ToolkitHost,
+	state: PermissionState,
+	line: {
+		toolCallId: string;
+		tool: string;
+		args: Record<string, unknown>;
+		gate: Pick<PermissionOutcome, "decision" | "prompted" | "waitMs" | "external">;
+		runMs: number;
+		totalMs: number;
+		ok: boolean;
+		errorCode?: string;
+		turn?: string;
+	},
+): void {
+	try {
+		const r = native.hostAuditAppend(host.agentDir, {
+			sessionId: state.sessionId,
+			turn: line.turn ?? state.turn,
+			toolCallId: line.toolCallId,
+			tool: line.tool,
+			args: line.args,
+			external: line.gate.external,
+			decision: line.gate.decision,
+			prompted: line.gate.prompted,
+			permissionWaitMs: line.gate.waitMs,
+			durationMs: line.runMs,
+			overheadMs: Math.max(0, line.totalMs - line.runMs - line.gate.waitMs),
+			totalMs: line.totalMs,
+			ok: line.ok,
+			errorCode: line.ok ? undefined : line.errorCode,
+		});
+		if (!r.ok) process.stderr.write(`pi-codex-toolkit: ${r.code}: ${r.message}\n`);
+	} catch (e) {
+		process.stderr.write(`pi-codex-toolkit: audit failed: ${e instanceof Error ? e.message : String(e)}\n`);
+	}
+}
