@@ -206,9 +206,9 @@ for (const version of PI_VERSIONS) {
 const TAG_OF = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];`;
 
 /** Runs a json-mode session with steps; asserts a clean exit and returns the tool ends. */
-async function runSteps(version, box, steps, env) {
+async function runSteps(version, box, steps, env, timeoutMs) {
 	const src = `import { writeFileSync, readFileSync } from "node:fs";\n${TAG_OF}\nexport default [\n${steps.map((s) => (typeof s === "string" ? s : JSON.stringify(s))).join(",\n")}\n];`;
-	const r = await runJson({ version, box, script: writeScript(box, src), env });
+	const r = await runJson({ version, box, script: writeScript(box, src), env, timeoutMs });
 	assert.equal(r.code, 0, r.stderr);
 	return r;
 }
@@ -347,7 +347,7 @@ for (const version of PI_VERSIONS) {
 			badWithRead,
 			{ tools: [{ name: "Write", args: { path: "after.txt", content: "never\n" } }] },
 			{ text: "never reached" },
-		]);
+		], undefined, 180000);
 		assert.equal(r.toolEnds.length, 5, "the turn stopped after the batch: " + r.toolEnds.map(toolText).join("\n---\n"));
 		const edit = r.toolEnds.find((e, i) => i >= 3 && e.toolName === "Edit");
 		assert.equal(edit.result.details.budgetExhausted, true, toolText(edit));
