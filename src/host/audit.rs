@@ -264,6 +264,33 @@ mod tests {
             append(&tmp, &call("s-1"), 1).unwrap();
             assert_eq!(mode(&p), 0o600, "an existing wider file is narrowed");
         }
+        // A hard-linked log is refused and its target left as it was; so is a symlinked audit folder.
+        let target = tmp.join("target.txt");
+        std::fs::write(&target, "mine").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+            std::fs::hard_link(&target, p.with_file_name("linked.jsonl")).unwrap();
+            let err = append(&tmp, &call("linked"), 1).unwrap_err();
+            assert!(err.message.contains("EMLINK"), "{}", err.message);
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+            assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o644);
+            let fifo = std::ffi::CString::new(p.with_file_name("fifo.jsonl").to_str().unwrap()).unwrap();
+            // SAFETY: `fifo` is a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+            let started = std::time::Instant::now();
+            assert!(append(&tmp, &call("fifo"), 1).is_err());
+            assert!(started.elapsed() < std::time::Duration::from_secs(2));
+            let other = tmp.join("other");
+            std::fs::create_dir_all(&other).unwrap();
+            let audit = p.parent().unwrap();
+            std::fs::rename(audit, tmp.join("audit-old")).unwrap();
+            std::os::unix::fs::symlink(&other, audit).unwrap();
+            let err = append(&tmp, &call("s-2"), 1).unwrap_err();
+            assert!(err.message.contains("ELOOP"), "{}", err.message);
+            assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0);
+        }
         for bad in ["", "../x", "a/b", ".hidden"] {
             assert_eq!(append(&tmp, &call(bad), 0).unwrap_err().code, INVALID_ARGUMENT);
         }

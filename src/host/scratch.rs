@@ -202,6 +202,7 @@ pub fn sweep(agent_dir: &Path, live: &[String], now: SystemTime) -> Result<Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
     use tempfile::TempDir;
 
     fn age(path: &Path, by: Duration) {
@@ -245,6 +246,54 @@ mod tests {
         let removed = sweep(t.path(), &["live".to_string()], SystemTime::now()).unwrap();
         assert_eq!(removed, vec!["edge", "link", "recent-file"]);
         assert!(outside.join("keep.txt").exists());
+    }
+
+    #[test]
+    fn a_live_lock_held_elsewhere_keeps_the_scratch_of_a_dead_looking_session() {
+        let t = TempDir::new().unwrap();
+        let dir = scratch_parent(t.path()).join("in-memory");
+        create_root(&dir).unwrap();
+        fs::write(dir.join("notes.md"), "x").unwrap();
+        // This process holds the lock (as a live --no-session Pi would): not in the live list, still kept.
+        assert!(sweep(t.path(), &[], SystemTime::now()).unwrap().is_empty());
+        assert!(dir.join("notes.md").exists());
+        // Released (the process ended): swept.
+        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
+        assert_eq!(sweep(t.path(), &[], SystemTime::now()).unwrap(), vec!["in-memory"]);
+        // Created again, it takes the lock again.
+        create_root(&dir).unwrap();
+        assert!(sweep(t.path(), &[], SystemTime::now()).unwrap().is_empty());
+        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
+    }
+
+    #[test]
+    fn a_planted_scratch_symlink_is_never_followed() {
+        let t = TempDir::new().unwrap();
+        let home = t.path().join("home");
+        fs::create_dir_all(&home).unwrap();
+        let dir = scratch_parent(t.path()).join("sess");
+        fs::create_dir_all(dir.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&home, &dir).unwrap();
+        assert_eq!(check_root(&dir).unwrap_err().code, TOOL_FAILED);
+        let err = create_root(&dir).unwrap_err();
+        assert!(err.message.contains("symbolic link"), "{}", err.message);
+        // The session binds the link's own path as its scratch: the target is not scratch, nothing is created.
+        let ws = t.path().join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        let roots = crate::host::paths::Roots::new(&ws, t.path(), "sess").unwrap();
+        let r = roots.resolve(home.join("x.txt").to_str().unwrap()).unwrap();
+        assert!(r.external.is_some(), "{:?}", r.root);
+        let r = roots.resolve(dir.join("x.txt").to_str().unwrap()).unwrap();
+        assert!(r.external.is_some(), "{:?}", r.root);
+        assert!(roots.ensure_scratch().is_err());
+        assert_eq!(fs::read_dir(&home).unwrap().count(), 0);
+        // A real folder of ours is fine and narrowed to 0700.
+        fs::remove_file(&dir).unwrap();
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        create_root(&dir).unwrap();
+        assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
     }
 
     #[test]

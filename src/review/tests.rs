@@ -505,3 +505,98 @@ fn a_writer_racing_the_rollback_keeps_its_bytes() {
     assert_eq!(tree(&e.ws).len(), 1, "no temp file left behind");
     assert_eq!(changes(&e, "race-1")[0].state, State::Active);
 }
+
+#[test]
+fn a_forged_index_cannot_reach_outside_the_store_or_the_workspace() {
+    let e = env();
+    fs::write(e.ws.join("f.txt"), "old\n").unwrap();
+    patch(&e, "forge-1", "*** Update File: f.txt\n@@\n-old\n+new").unwrap();
+    let store = Store::of(&e.agent, "forge-1").unwrap();
+    let real = changes(&e, "forge-1").remove(0);
+    // A secret outside the store and a second workspace the forged lines point at.
+    let secret = e.agent.join("secret.txt");
+    fs::write(&secret, "top secret\n").unwrap();
+    let other = e.ws.parent().unwrap().join("other");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("victim.txt"), "victim\n").unwrap();
+    let mut forged = Vec::new();
+    for (id, path) in [
+        ("../../secret.txt", "stolen.txt"),
+        ("abc", "../escape.txt"),
+        ("abc", "/etc/passwd"),
+    ] {
+        let mut c = real.clone();
+        c.snapshot_id = id.into();
+        c.path = path.into();
+        forged.push(c);
+    }
+    let mut relative_ws = real.clone();
+    relative_ws.snapshot_id = "rel".into();
+    relative_ws.workspace = "work/../other".into();
+    forged.push(relative_ws);
+    let mut elsewhere = real.clone();
+    elsewhere.snapshot_id = "0123456789abcdef0123456789abcdef".into();
+    elsewhere.path = "victim.txt".into();
+    elsewhere.workspace = other.display().to_string();
+    elsewhere.after_hash = Some(crate::digest::sha256_hex(b"victim\n"));
+    store.write_snapshot(&elsewhere.snapshot_id, b"overwritten\n").unwrap();
+    forged.push(elsewhere.clone());
+    store.append(&forged).unwrap();
+    // Invalid ids and paths are never loaded: only the real change and the well-formed foreign one remain.
+    let loaded = changes(&e, "forge-1");
+    assert_eq!(
+        loaded.iter().map(|c| c.snapshot_id.as_str()).collect::<Vec<_>>(),
+        [real.snapshot_id.as_str(), elsewhere.snapshot_id.as_str()]
+    );
+    assert!(store.read_snapshot("../../secret.txt").is_err());
+    // The foreign workspace's change is refused by number and left alone by "all".
+    let ws = e.ws.clone();
+    let err = super::rollback::rollback_in(&e.agent, "forge-1", Which::One("2"), Some(&ws)).unwrap_err();
+    assert_eq!(err.code, "other-workspace");
+    let r = super::rollback::rollback_in(&e.agent, "forge-1", Which::All, Some(&ws)).unwrap();
+    assert_eq!(r.rolled_back.len(), 1);
+    assert_eq!(fs::read_to_string(e.ws.join("f.txt")).unwrap(), "old\n");
+    assert_eq!(fs::read_to_string(other.join("victim.txt")).unwrap(), "victim\n");
+    assert!(!e.ws.join("stolen.txt").exists() && !e.ws.parent().unwrap().join("escape.txt").exists());
+    assert_eq!(fs::read_to_string(&secret).unwrap(), "top secret\n");
+}
+
+#[test]
+fn store_files_that_are_links_or_fifos_are_refused_without_blocking() {
+    let e = env();
+    fs::write(e.ws.join("f.txt"), "old\n").unwrap();
+    patch(&e, "links-1", "*** Update File: f.txt\n@@\n-old\n+new").unwrap();
+    let store = Store::of(&e.agent, "links-1").unwrap();
+    let id = changes(&e, "links-1")[0].snapshot_id.clone();
+    // A snapshot hard-linked to another file is not read (rollback cannot copy that file in).
+    let snap = store.dir().join("snapshots").join(&id);
+    let outside = e.agent.join("outside.txt");
+    fs::write(&outside, "outside\n").unwrap();
+    fs::remove_file(&snap).unwrap();
+    fs::hard_link(&outside, &snap).unwrap();
+    assert_eq!(store.read_snapshot(&id).unwrap_err().code, "store-failed");
+    // The index as a FIFO: loading fails at once instead of hanging.
+    let index = store.dir().join("index.jsonl");
+    fs::remove_file(&index).unwrap();
+    let c = std::ffi::CString::new(index.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    assert_eq!(store.load().unwrap_err().code, "store-failed");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // A symlinked review folder is not followed when a new session records.
+    let elsewhere = e.agent.join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let review = e.agent.join("pi-codex-toolkit").join("review");
+    fs::rename(&review, e.agent.join("review-old")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &review).unwrap();
+    assert_eq!(
+        Store::of(&e.agent, "links-2")
+            .unwrap()
+            .create(&store::Meta::default())
+            .unwrap_err()
+            .code,
+        "store-failed"
+    );
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
