@@ -251,3 +251,37 @@ const dir = process.argv[1];
 	assert.match(out.p, /^internal-panic\|internal error in the pi-codex-toolkit engine \(host\.notePatchResult/);
 	assert.equal(readFileSync(join(dir, "ws/a.txt"), "utf8"), "a\n");
 });
+
+test("Edit REM with a review target records the deletion before it lands; rollback restores the bytes and mode", async () => {
+	const { s, ws, dir } = session({ "gone.sh": "#!/bin/sh\r\necho keep me\r\n" });
+	chmodSync(ws("gone.sh"), 0o750);
+	const review = { agentDir: join(dir, "agent"), sessionId: "sess-1", messageId: "m-rem" };
+	const r = await s.read({ path: "gone.sh" });
+	const rem = await s.edit({ path: "gone.sh", tag: r.tag, ops: "REM" }, { review });
+	assert.equal(rem.ok, true, rem.message);
+	assert.equal(rem.deleted, true);
+	assert.throws(() => statSync(ws("gone.sh")), /ENOENT/);
+	// The change is recorded (a no-op recorder leaves the list empty and the rollback with nothing to restore).
+	const listed = native.reviewList(join(dir, "agent"), "sess-1");
+	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId, c.operation, c.status]), [
+		["#1 D gone.sh  delete  +0 -2  active", "Edit", "m-rem", "delete", "deleted"],
+	]);
+	const rb = await native.reviewRollback(join(dir, "agent"), "sess-1");
+	assert.equal(rb.ok, true, rb.message);
+	assert.equal(readFileSync(ws("gone.sh"), "utf8"), "#!/bin/sh\r\necho keep me\r\n");
+	assert.equal(statSync(ws("gone.sh")).mode & 0o7777, 0o750);
+});
+
+test("Write lands content that only looks like Read rows exactly; a CR inside an Edit row is EDIT_BARE_CR", async () => {
+	const { s, ws } = session({ "lf.txt": "a\nb\n" });
+	for (const [path, content] of [["notes.txt", "10:30 meeting\n11:15 lunch\n"], ["ports.txt", "8080:80\n"], ["y.yml", "1: one\n2: two\n"]]) {
+		const w = await s.write({ path, content });
+		assert.equal(w.ok, true, w.message);
+		assert.deepEqual(w.stripped, []);
+		assert.equal(readFileSync(ws(path), "utf8"), content);
+	}
+	const r = await s.read({ path: "lf.txt" });
+	const e = await s.edit({ path: "lf.txt", tag: r.tag, ops: "PUT 1.=1:\n+x\ry" });
+	assert.equal(e.code, "EDIT_BARE_CR", e.message);
+	assert.equal(readFileSync(ws("lf.txt"), "utf8"), "a\nb\n");
+});

@@ -315,4 +315,29 @@ mod tests {
         assert_eq!(e.code, "PATH_OUTSIDE_WORKSPACE", "{}", e.message);
         assert!(!d.path().join("outside/a.txt").exists());
     }
+
+    #[test]
+    fn an_existing_file_over_the_edit_limit_is_refused_before_it_is_read() {
+        use crate::host::fileio::MAX_EDIT_FILE;
+        let (_d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        let over = roots.workspace().join("over.bin");
+        std::fs::File::create(&over)
+            .unwrap()
+            .set_len(MAX_EDIT_FILE + 1)
+            .unwrap();
+        let e = run(&roots, &mut st, "over.bin", "x").unwrap_err();
+        assert_eq!(e.code, "FILE_TOO_LARGE");
+        assert!(
+            e.message.contains("67108865 bytes, over the 64 MiB limit"),
+            "{}",
+            e.message
+        );
+        assert_eq!(std::fs::metadata(&over).unwrap().len(), MAX_EDIT_FILE + 1);
+        // At the limit it is replaced.
+        let at = roots.workspace().join("at.bin");
+        std::fs::File::create(&at).unwrap().set_len(MAX_EDIT_FILE).unwrap();
+        assert!(run(&roots, &mut st, "at.bin", "x").is_ok());
+        assert_eq!(std::fs::read(&at).unwrap(), b"x");
+    }
 }
