@@ -43,7 +43,7 @@ class TmuxPi {
 			"--model",
 			"faux-1",
 		];
-		this.tmux("new-session", "-d", "-x", "120", "-y", "50", "-c", box.cwd, cmd.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" "));
+		this.tmux("new-session", "-d", "-x", "120", "-y", "140", "-c", box.cwd, cmd.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" "));
 	}
 	tmux(...args) {
 		const r = spawnSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
