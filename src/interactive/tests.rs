@@ -306,3 +306,74 @@ fn every_code_is_documented() {
         );
     }
 }
+
+mod rules {
+    use crate::rules::input::ToolEntry;
+    use crate::rules::names::INTERACTIVE;
+    use crate::rules::tests::{registry, snapshot, ME, OTHER};
+    use crate::rules::{resolve, status_text};
+    use serde_json::json;
+
+    fn with(names: &[&str], source: &str) -> Vec<ToolEntry> {
+        let mut t = registry(&[], &[]);
+        t.extend(names.iter().map(|n| ToolEntry {
+            name: n.to_string(),
+            description: None,
+            source: source.into(),
+        }));
+        t
+    }
+
+    fn active(cfg: serde_json::Value, tools: Vec<ToolEntry>) -> (Vec<String>, serde_json::Value) {
+        let out = resolve(&snapshot(cfg, Some(("faux", "faux-1")), tools));
+        let mine = out
+            .active
+            .iter()
+            .filter(|n| INTERACTIVE.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        (mine, out.features["interactiveTools"].clone())
+    }
+
+    #[test]
+    fn off_by_default_on_with_the_section_each_switch_counts() {
+        let (on, st) = active(json!({}), with(&INTERACTIVE, ME));
+        assert!(on.is_empty());
+        assert_eq!(st["effective"], "off");
+        let (on, st) = active(json!({"interactiveTools": {"enabled": true}}), with(&INTERACTIVE, ME));
+        assert_eq!(on, ["asktool", "TodoWrite", "new_context"]);
+        assert_eq!(st["effective"], "active");
+        let (on, _) = active(
+            json!({"interactiveTools": {"enabled": true, "newContext": false}}),
+            with(&INTERACTIVE, ME),
+        );
+        assert_eq!(on, ["asktool", "TodoWrite"]);
+        let all_off =
+            json!({"interactiveTools": {"enabled": true, "askTool": false, "todoWrite": false, "newContext": false}});
+        let (on, st) = active(all_off.clone(), with(&INTERACTIVE, ME));
+        assert!(on.is_empty());
+        assert_eq!(
+            (st["effective"].as_str(), st["reason"].as_str()),
+            (Some("unavailable"), Some("every tool switched off"))
+        );
+        let text = status_text(&snapshot(all_off, Some(("faux", "faux-1")), with(&INTERACTIVE, ME)));
+        assert!(text.contains("\nInteractive Tools\n  configured: on\n  effective: unavailable\n  reason: every tool switched off\n  tools: —\n  switched off: asktool, TodoWrite, new_context\n  plan mode: allowed"), "{text}");
+    }
+
+    #[test]
+    fn another_extensions_tool_of_the_same_name_is_left_alone() {
+        // Their asktool stays as Pi has it (active, untouched); ours are the other two.
+        let mut tools = with(&["TodoWrite", "new_context"], ME);
+        tools.extend(with(&["asktool"], OTHER).into_iter().filter(|t| t.name == "asktool"));
+        let cfg = json!({"interactiveTools": {"enabled": true}});
+        let text = status_text(&snapshot(cfg.clone(), Some(("faux", "faux-1")), tools));
+        assert!(text.contains("\nInteractive Tools\n  configured: on\n  effective: active\n  reason: \n  tools: TodoWrite, new_context\n"), "{text}");
+        let (_, st) = active(cfg, with(&INTERACTIVE, OTHER));
+        assert_eq!(st["effective"], "unavailable");
+        assert_eq!(st["reason"], "conflicting-tool-name");
+        // Never deferrable, so never held back by Tool Discovery.
+        for n in INTERACTIVE {
+            assert!(!crate::rules::names::is_deferrable(n));
+        }
+    }
+}
