@@ -330,45 +330,6 @@ fn without_trailing_empty<'p>(lines: &[ChunkLine<'p>]) -> Vec<ChunkLine<'p>> {
         .collect()
 }
 
-/// Drift recovery (docs/patch.md "Drift"): when a chunk's context no longer matches because lines near the change
-/// were edited since the patch was written, the outer context lines are dropped one at a time (the removed lines and
-/// at least one context line on each side that had any are kept) and the smaller chunk is taken only if it matches
-/// exactly once in the whole file (in its tier, and in the loosest tier too) at or after the cursor. Returns the start and the chunk lines kept.
-fn recover<'p>(
-    m: &Matcher<'_>,
-    lines: &[ChunkLine<'p>],
-    cursor: usize,
-    end_of_file: bool,
-) -> Option<(usize, Vec<ChunkLine<'p>>)> {
-    let is_ctx = |l: &ChunkLine<'_>| matches!(l, ChunkLine::Context(_));
-    let lead = lines.iter().take_while(|l| is_ctx(l)).count();
-    if lead == lines.len() {
-        return None;
-    }
-    let trail = lines.iter().rev().take_while(|l| is_ctx(l)).count();
-    // Keep at least one context line on a side that had some; at the end of the file the tail stays whole.
-    let max_lead = lead.saturating_sub(1);
-    let max_trail = if end_of_file { 0 } else { trail.saturating_sub(1) };
-    for dropped in 1..=max_lead + max_trail {
-        for dl in (0..=dropped.min(max_lead)).rev() {
-            let dt = dropped - dl;
-            if dt > max_trail {
-                continue;
-            }
-            let kept = &lines[dl..lines.len() - dt];
-            let old: Vec<&str> = kept.iter().filter_map(|l| l.old_side()).collect();
-            // Once in its own tier, and once even with whitespace and punctuation folded.
-            let loose = end_of_file || matches!(m.find(&old, 0, Tier::Punctuation), Found::One(_));
-            if let (Found::One(p), true) = (m.seek(&old, 0, end_of_file), loose) {
-                if p >= cursor {
-                    return Some((p, kept.to_vec()));
-                }
-            }
-        }
-    }
-    None
-}
-
 /// Computes every edit of an Update (in file order), or the first mismatch/ambiguity as an error.
 pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, PatchError> {
     let m = Matcher::new(file);
@@ -417,13 +378,6 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 found = f;
                 lines = retry;
                 old = retry_old;
-            }
-        }
-        if found == Found::None {
-            if let Some((p, fewer)) = recover(&m, &lines, cursor, chunk.end_of_file) {
-                found = Found::One(p);
-                lines = fewer;
-                old = lines.iter().filter_map(|l| l.old_side()).collect();
             }
         }
         match found {
@@ -704,28 +658,5 @@ mod tests {
         let out = apply_edits(&refs, &edits);
         assert_eq!(out[200], "LINE 200");
         assert_eq!(out.len(), 50_000);
-    }
-
-    #[test]
-    fn drifted_outer_context_is_recovered_only_where_the_rest_is_unique() {
-        let file = "a\nb\nC2\nd\nx\ne\nf\ng2\nh";
-        let chunk = "@@\n b\n c\n d\n-x\n+X\n e\n f\n g\n";
-        // c and g changed since the patch was written: d and e still prove the place.
-        assert_eq!(run(file, chunk).unwrap(), "a\nb\nC2\nd\nX\ne\nf\ng2\nh");
-        // A removed line that changed is a conflict: refused.
-        assert!(run("a\nb\nC2\nd\nx!\ne\nf\ng2\nh", chunk)
-            .unwrap_err()
-            .contains("context mismatch"));
-        // The context next to the change changed: no context left on that side, refused.
-        assert!(run("a\nb\nc\nD\nx\ne\nf\ng\nh", chunk).is_err());
-        // What is left occurs twice: refused, not guessed.
-        assert!(run("d\nx\ne\nf\ng\nh\na\nb\nC2\nd\nx\ne\nf\ng\nh", chunk).is_err());
-        // A pure insertion keeps one context line on each side.
-        assert_eq!(
-            run("p\nQ\nr\ns\nT", "@@\n q\n r\n+new\n s\n t\n").unwrap(),
-            "p\nQ\nr\nnew\ns\nT"
-        );
-        // Chunks stay in order: a recovered place before the cursor is refused.
-        assert!(run("d\nx\ne\nz\nb\nz", "@@\n z\n-b\n+B\n z\n@@\n c\n d\n-x\n+X\n e\n").is_err());
     }
 }
