@@ -9,6 +9,28 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * One asktool call: validated questions and the replies so far. A construction from bad arguments never throws:
+ * `failure()` then answers the error result and every other method acts on no questions.
+ */
+export declare class AskSession {
+  constructor(args: unknown)
+  /** The failure of the arguments, or null when the questions are valid. */
+  failure(): { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null
+  /** The validated questions, in order. */
+  questions(): Array<{ question: string; options: string[]; multiSelect: boolean }>
+  /** A typed answer to question `index` (blank = skipped). */
+  answerText(index: number, text: string): void
+  /** The chosen options of question `index`, and the free answer typed beside them. */
+  answerChoices(index: number, chosen: Array<string>, other?: string | undefined | null): void
+  /** The user skipped question `index`. */
+  skip(index: number): void
+  /** Ends the ask: open questions read as skipped (dismissed dialog, aborted turn). */
+  skipOpen(): void
+  /** The bounded result `{answers: [{question, answer, skipped}], text}`. */
+  result(): { answers: Array<{ question: string; answer: string; skipped: boolean }>; text: string }
+}
+
 /** Code cells (`exec` / `wait`). One per toolkit instance; nested calls reach the shell/patch executors in Rust. */
 export declare class CodeManager {
   /**
@@ -135,6 +157,12 @@ export declare class HostSession {
    * tasks were stopped. Also happens when the HostSession is garbage-collected.
    */
   closeTasks(): number
+  /**
+   * The end of a running foreground Bash call's output (`callId` as given to `bash`; `maxBytes` of each stream,
+   * 1..16384, default 4096), or null when no such call runs or its process has not started (docs/host.md "Live
+   * output").
+   */
+  bashPeek(callId: string, maxBytes?: number | undefined | null): HostBashPeek | null
   /** Background tasks running in this session and in the whole process (for /pct status). */
   taskCounts(): HostTaskCounts
   /** Write `{path | file_path, content}`: creates or overwrites one file (parents created inside the root). */
@@ -193,6 +221,24 @@ export declare class ShellManager {
   status(): ShellStatus
 }
 
+/** One Pi session's checklist (rebuilt from the session's TodoWrite results on resume and branch switch). */
+export declare class TodoList {
+  constructor()
+  /**
+   * Replaces the whole list: `{ok: true, text, todos}` (the snapshot to store in the result's details), or a
+   * failure (the list is unchanged).
+   */
+  replace(args: unknown): { ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }
+  /** Rebuilds the list from the details of the branch's TodoWrite results, oldest first (the newest valid one wins). */
+  restore(snapshots: unknown[]): void
+  /** The current list. */
+  list(): Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }>
+  /** The widget rows (todos, then the running background tasks given as one line each); empty = no widget. */
+  widget(tasks: Array<string>): Array<string>
+  /** What `/pct todos` prints. */
+  text(): string
+}
+
 /**
  * Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
  * The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
@@ -203,6 +249,9 @@ export declare class ShellManager {
  * lock); an abort while waiting for it changes nothing.
  */
 export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbort | undefined | null, review?: ReviewTarget | undefined | null): Promise<PatchResult>
+
+/** The failure of a call without a user (headless). */
+export declare function askNoUser(): { ok: false; code: 'no-user'; message: string }
 
 /**
  * One read of a cell (what exec/wait resolve with `ok: true`); `text` is what the model reads (docs/code.md
@@ -285,8 +334,30 @@ export declare function configEffective(raw: Record<string, unknown> | null): Ef
 /** Execution features (applyPatch, shellSessions, codeMode) an effective config asks for under some model (the union over all models). */
 export declare function configFeatures(effective: EffectiveConfig): Array<'applyPatch' | 'shellSessions' | 'codeMode'>
 
+/** Warnings for overlapping tool families an effective config turns on together (empty = none). */
+export declare function configOverlaps(effective: EffectiveConfig): Array<string>
+
 /** `<agentDir>/extensions/pi-codex-toolkit.json`. */
 export declare function configPath(agentDir: string): string
+
+/** One `/pct config` preset (src/config/presets.rs). */
+export interface ConfigPreset {
+  key: string
+  label: string
+  summary: string
+}
+
+/**
+ * A draft with preset `key` applied (unrelated settings and unknown fields kept). An unknown key throws
+ * `Error { code: "invalid-input" }`.
+ */
+export declare function configPresetApply(raw: Record<string, unknown> | null, key: string): Record<string, unknown>
+
+/** The preset an effective config equals (its key), or null. */
+export declare function configPresetCurrent(effective: EffectiveConfig): string | null
+
+/** The presets, in menu order. */
+export declare function configPresets(): Array<ConfigPreset>
 
 /** Reads and classifies the config file: `{status, code?, detail?, revision, raw}`. */
 export declare function configRead(path: string): ConfigReadResult
@@ -359,6 +430,7 @@ export interface EffectiveConfig {
   codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
+  interactiveTools: { enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }
   /** The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`. */
   permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }
   debug: boolean
@@ -470,6 +542,15 @@ export interface HostBashOptions {
   env?: Record<string, string>
 }
 
+/** What `bashPeek` sees of a running call: the end of each stream and the bytes so far. */
+export interface HostBashPeek {
+  stdout: string
+  stderr: string
+  stdoutBytes: number
+  stderrBytes: number
+  elapsedMs: number
+}
+
 /**
  * A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
  * TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
@@ -500,8 +581,8 @@ export interface HostBashResult {
 
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
- * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob and Grep
- * stop with TOOL_TIMEOUT after this long (no bound when omitted).
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep and
+ * Read stop with TOOL_TIMEOUT after this long (no bound when omitted).
  */
 export interface HostCallOptions {
   approvedPath?: string
@@ -691,7 +772,7 @@ export interface HostRecovery {
   path?: string
   bytes: number
   capturedBytes: number
-  reason?: 'io-error' | 'source-error' | 'missing' | 'owner-closed'
+  reason?: 'io-error' | 'source-error' | 'missing' | 'cap-reached' | 'owner-closed'
   error?: string
 }
 
@@ -785,6 +866,15 @@ export interface HostWriteOk {
   stripped: Array<string>
 }
 
+/** The bounds and the labels the dialogs add (so the glue never spells them itself). */
+export declare function interactiveLimits(): { maxQuestions: number; maxQuestionChars: number; maxOptions: number; maxOptionChars: number; maxAnswerChars: number; maxTodos: number; maxTodoIdChars: number; maxTodoContentChars: number; otherLabel: string; skipLabel: string; doneLabel: string }
+
+/** The failure of a switched-off interactive tool. */
+export declare function interactiveNotEnabled(tool: string): { ok: false; code: 'not-enabled'; message: string }
+
+/** The tool names Plan (contract) mode lets through: the interactive tools change nothing in the workspace. */
+export declare function interactivePlanSafe(): Array<string>
+
 /** Nested call counts of a cell read. */
 export interface NestedCounts {
   completed: number
@@ -792,6 +882,14 @@ export interface NestedCounts {
   cancelledBeforeDispatch: number
   unsettled: number
 }
+
+/**
+ * The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,
+ * image 68 MiB, remote compaction 16 MiB. Test seam: `PCT_TEST_NET_BODY_CAP_BYTES` (a positive integer) replaces
+ * all three, so a suite can hit the cap at its boundary without sending megabytes; only the process environment can
+ * set it.
+ */
+export declare function netBodyCapBytes(feature: 'sidecar' | 'image' | 'compaction'): number
 
 /** The `debug: true` stderr line of one request: metadata only, never secrets or content. */
 export declare function netDebugLine(meta: NetDebugMeta): string
@@ -820,7 +918,7 @@ export interface NetExecutor {
  * The failure for a code the glue observed (timeout, aborted, network-error, http-error, provider-unavailable):
  * the stable message with its next step. Unknown codes are a programmer error.
  */
-export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response', detail: string): NetFailure
+export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'provider-unavailable' | 'invalid-json' | 'incomplete-response' | 'response-too-large', detail: string): NetFailure
 
 /** A failure of a network tool: a stable code and a message naming the next step. */
 export interface NetFailure {
@@ -988,9 +1086,15 @@ export interface NetSource {
 /**
  * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
  * (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
- * that never answers without waiting 30 s; only the process environment can set it.
+ * that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
  */
 export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
+
+/** new_context's argument check: null when the arguments are `{}`, else the failure. */
+export declare function newContextCheck(args: unknown): { ok: false; code: 'invalid-arguments'; message: string } | null
+
+/** new_context's result text (`remote`: Remote Compaction is on; `already`: a request was pending). */
+export declare function newContextResult(remote: boolean, already: boolean): string
 
 /** A validated exec_command request (what hooks see). */
 export interface NormalizedExec {
@@ -1071,6 +1175,21 @@ export interface RecoverySnapshot {
   error?: string
 }
 
+/** What [`rules_registration_plan`] answers (src/rules/registration.rs). */
+export interface RegistrationPlan {
+  /** Names to pass to `pi.registerTool` now. */
+  register: Array<string>
+  /** Wanted names another extension owns (their feature reports `name-taken`). */
+  taken: Array<RegistrationTaken>
+}
+
+/** One wanted name that is already registered elsewhere. */
+export interface RegistrationTaken {
+  name: string
+  /** The winner's source path (or `builtin`). */
+  owner: string
+}
+
 /** One review change (docs/spec/host-tools.md fields, then the listing's extras). */
 export interface ReviewChange {
   version: number
@@ -1123,8 +1242,10 @@ export declare function reviewRemoveSession(agentDir: string, sessionId: string)
  * `/pct review rollback <n|snapshotId>` (`key` given: that change and its Move partner) or all active changes,
  * newest first (`key` omitted). Takes the session's mutation permit first, so it never interleaves with the
  * agent's Write/Edit/apply_patch. Hash-guarded: a file changed since is `conflict` and nothing is touched.
+ * `workspace` (the session's cwd) anchors it: changes recorded for another workspace are never rolled back from
+ * here (`other-workspace`), whatever the store says.
  */
-export declare function reviewRollback(agentDir: string, sessionId: string, key?: string | undefined | null): Promise<ReviewRollbackOk | ReviewFailure>
+export declare function reviewRollback(agentDir: string, sessionId: string, key?: string | undefined | null, workspace?: string | undefined | null): Promise<ReviewRollbackOk | ReviewFailure>
 
 /** What a rollback did: the changes now rolled back, the absolute paths it changed, and the summary text. */
 export interface ReviewRollbackOk {
@@ -1281,6 +1402,12 @@ export interface RulesModel {
 export declare function rulesPreviewText(inputJson: string & { readonly __json: RulesInput }): string
 
 /**
+ * Which of the `offered` (declared, not yet registered) tool definitions to register for this snapshot:
+ * only names of features the config turns on, never a name another extension owns.
+ */
+export declare function rulesRegistrationPlan(inputJson: string & { readonly __json: RulesInput }, offered: Array<string>): string & { readonly __json: RegistrationPlan }
+
+/**
  * One sync decision (JSON text of a `RulesInput` in, of a `RulesDecision` out; src/pi/rules.ts): the list for
  * `pi.setActiveTools`, hidden/restored builtins, names, notes, feature statuses and the diagnostics record.
  */
@@ -1385,6 +1512,12 @@ export interface ShellStdinDetails {
   pendingBytes: number
   pendingCalls: number
 }
+
+/**
+ * Whether this binary reads the test seams (src/seams.rs): `false` for the release build and the published
+ * packages, `true` for test builds. The publish test refuses to pack a binary that says `true`.
+ */
+export declare function testSeams(): boolean
 
 /** The packaged toolkit identity put into diagnostics records. */
 export interface ToolkitId {

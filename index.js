@@ -773,7 +773,8 @@ if (
   }
 }
 
-const { CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, applyPatch, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configPath, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, patchPaths, permissionRiskOf, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesResolve, rulesStatusText } = nativeBinding
+const { AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, testSeams } = nativeBinding
+export { AskSession }
 export { CodeManager }
 export { JsCodeManager }
 export { ComputerUse }
@@ -783,7 +784,9 @@ export { HostSession }
 export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
+export { TodoList }
 export { applyPatch }
+export { askNoUser }
 export { compactionBuildRequest }
 export { compactionCompat }
 export { compactionParseStream }
@@ -794,7 +797,11 @@ export { configDefaults }
 export { configDraftSet }
 export { configEffective }
 export { configFeatures }
+export { configOverlaps }
 export { configPath }
+export { configPresetApply }
+export { configPresetCurrent }
+export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
@@ -803,6 +810,10 @@ export { engineVersion }
 export { hostAuditAppend }
 export { hostEditTargets }
 export { hostSweepScratch }
+export { interactiveLimits }
+export { interactiveNotEnabled }
+export { interactivePlanSafe }
+export { netBodyCapBytes }
 export { netDebugLine }
 export { netFailure }
 export { netImageRequest }
@@ -813,6 +824,8 @@ export { netSidecarCodexPayload }
 export { netSidecarParse }
 export { netSidecarRequest }
 export { netTimeoutMs }
+export { newContextCheck }
+export { newContextResult }
 export { patchPaths }
 export { permissionRiskOf }
 export { reviewList }
@@ -826,6 +839,8 @@ export { rulesEditorRows }
 export { rulesEditorRules }
 export { rulesGlobMatch }
 export { rulesPreviewText }
+export { rulesRegistrationPlan }
 export { rulesResolve }
 export { rulesStatusText }
+export { testSeams }
 export const __napiBindingTarget = __napiLoadedBindingTarget
