@@ -299,7 +299,7 @@ test("the host gate: policy identity, denial reason, approval preview; a throwin
 	assert.match(a, /^policy-denied: The host check failed/);
 	assert.equal(b, "approval-denied");
 	assert.equal(c, "approval-unavailable: no UI");
-	assert.deepEqual(seen[0], { phase: "policy", tool: "write_stdin", cellId: r.cellId, cwd: "/some/cwd", sessionId: "pct-shell-1" });
+	assert.deepEqual(seen[0], { phase: "policy", tool: "write_stdin", cellId: r.cellId, cwd: "/some/cwd", sessionId: "pct-shell-1", preview: '{"session_id":"pct-shell-1"}', sendsInput: false });
 	const approval = seen.filter((q) => q.phase === "approval");
 	assert.equal(approval.length, 2);
 	assert.equal(Buffer.byteLength(approval[0].preview), 800);

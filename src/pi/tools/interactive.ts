@@ -121,7 +121,7 @@ async function askInTurn(ctx: ExtensionContext, s: AskSession, qs: DialogQuestio
 
 /** The branch's TodoWrite result details, oldest first (what the list is rebuilt from). */
 function todoSnapshots(ctx: ExtensionContext): unknown[] {
-	const branch = (ctx.sessionManager as unknown as { getBranch?: () => Array<{ type: string; message?: { role?: string; toolName?: string; isError?: boolean; details?: unknown } }> }).getBranch?.() ?? [];
+	const branch = (ctx.sessionManager as unknown as { getBranch?: () => Array<{ type: string; message?: { role?: string; toolName?: string; isError?: boolean; details?: unknown } }> } | undefined)?.getBranch?.() ?? [];
 	const out: unknown[] = [];
 	for (const e of branch) {
 		const m = e.type === "message" ? e.message : undefined;
