@@ -828,6 +828,11 @@ export interface HostTask {
   stderrTruncated: boolean
   stdoutRecovery?: HostRecovery
   stderrRecovery?: HostRecovery
+  /**
+   * TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
+   * is unknown, docs/host.md "Tree kill").
+   */
+  unknownOutcome?: Array<number>
 }
 
 /** Running background tasks: this session's (cap 10) and the process's (cap 64). */

@@ -4,12 +4,18 @@
 //      .execute), both with the shell Pi resolves (getShellConfig()). Goal: ratio <= 0.6.
 //  (b) 256 MiB of output (`yes <64-byte line> | head -c 256MiB`): both keep a tail for the model and write the full
 //      output to a file (ours: the recovery file of stdout; Pi's: its full-output temp file), both deleted after.
+//  (c) the first Bash call of a process against a later one (ratio first/later, goal <= 1.2): each sample is a fresh
+//      Node process that creates its HostSession (the login-PATH probe of $SHELL starts there, in the background),
+//      waits --think ms (default 500: the model's first answer comes before the first tool call), then times
+//      five `true` calls; "later" is the median of calls 2-5. --think 0 shows the worst case (a call at once).
 // Build the release addon first (`npm run build`). Pi needs Node 22:
-//   node_modules/node/bin/node bench/bash.mjs [--runs N] [--big-runs N] [--quick]
+//   node_modules/node/bin/node bench/bash.mjs [--runs N] [--big-runs N] [--samples N] [--think MS] [--quick]
+//   [--first-call-only]
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { execFileSync } from "node:child_process";
 import { createBashTool, getShellConfig } from "@earendil-works/pi-coding-agent";
 import { tempDir } from "../scripts/tmp.mjs";
 
@@ -25,6 +31,34 @@ const bigRuns = arg("--big-runs", quick ? 1 : 3);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs, unit = "ms", k = 1) =>
 	`median ${(median(xs) / k).toFixed(2)} ${unit} (min ${(Math.min(...xs) / k).toFixed(2)}, max ${(Math.max(...xs) / k).toFixed(2)})`;
+
+// One sample of (c), run in a fresh Node process (the probe cache is per process): prints the five times as JSON.
+const FIRST_CALL_CHILD = `
+import { createRequire } from "node:module";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+const [addon, think, shell, args] = process.argv.slice(1);
+const native = createRequire(import.meta.url)(addon);
+const d = mkdtempSync(join(tmpdir(), "pct-bash-first-"));
+try {
+	mkdirSync(join(d, "ws"));
+	mkdirSync(join(d, "agent"));
+	const session = new native.HostSession(join(d, "ws"), join(d, "agent"), "first-call");
+	await new Promise((r) => setTimeout(r, Number(think)));
+	const times = [];
+	for (let i = 0; i < 5; i++) {
+		const t = performance.now();
+		const r = await session.bash({ command: "true" }, { shell: { shell, args: JSON.parse(args) } });
+		times.push(performance.now() - t);
+		if (!r.ok) throw new Error(r.text);
+	}
+	session.closeTasks();
+	console.log(JSON.stringify(times));
+} finally {
+	rmSync(d, { recursive: true, force: true });
+}
+`;
 
 const dir = tempDir("pct-bash-bench-");
 const ws = join(dir, "ws");
@@ -73,7 +107,31 @@ async function pairs(label, n, command, checkOurs, checkTheirs, unit, k) {
 	return median(ratio);
 }
 
+function firstCall(samples, think) {
+	const first = [], later = [], ratio = [];
+	for (let i = 0; i < samples; i++) {
+		const out = execFileSync(process.execPath, ["--input-type=module", "-e", FIRST_CALL_CHILD, join(ROOT, "index.js"), String(think), shell.shell, JSON.stringify(shell.args)], { encoding: "utf8" });
+		const t = JSON.parse(out);
+		const rest = median(t.slice(1));
+		first.push(t[0]);
+		later.push(rest);
+		ratio.push(t[0] / rest);
+	}
+	console.log(`(c) first Bash call of a process vs later ones, ${samples} processes, ${think} ms after the session started (SHELL=${process.env.SHELL ?? "unset"})`);
+	console.log(`    first call:  ${fmt(first)}`);
+	console.log(`    later calls: ${fmt(later)}`);
+	console.log(`    ratio first/later: median ${median(ratio).toFixed(2)}x (min ${Math.min(...ratio).toFixed(2)}, max ${Math.max(...ratio).toFixed(2)})`);
+	return median(ratio);
+}
+
 try {
+	if (process.argv.includes("--first-call-only")) {
+		const f = firstCall(arg("--samples", quick ? 5 : 11), arg("--think", 500));
+		if (f > 1.2) console.log(`    goal <= 1.2x not met (${f.toFixed(2)}x)`);
+		s.closeTasks();
+		rmSync(dir, { recursive: true, force: true });
+		process.exit(0);
+	}
 	const r = await pairs("(a) Bash `true` to its result", runs, "true");
 	if (r > 0.6) console.log(`    goal <= 0.6x not met (${r.toFixed(2)}x)`);
 	const big = `yes '${LINE}' | head -c ${BIG}`;
@@ -95,6 +153,8 @@ try {
 		"s",
 		1000,
 	);
+	const f = firstCall(arg("--samples", quick ? 5 : 11), arg("--think", 500));
+	if (f > 1.2) console.log(`    goal <= 1.2x not met (${f.toFixed(2)}x)`);
 } finally {
 	s.closeTasks();
 	rmSync(dir, { recursive: true, force: true });

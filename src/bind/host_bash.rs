@@ -96,6 +96,9 @@ pub struct HostTask {
     pub stderr_truncated: bool,
     pub stdout_recovery: Option<HostRecovery>,
     pub stderr_recovery: Option<HostRecovery>,
+    /// TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
+    /// is unknown, docs/host.md "Tree kill").
+    pub unknown_outcome: Option<Vec<i32>>,
 }
 
 /// TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop).
@@ -168,6 +171,7 @@ fn task_obj(t: TaskView, with_output: bool) -> HostTask {
         stderr_truncated: err_cut,
         stdout_recovery: recovery(out_rec),
         stderr_recovery: recovery(err_rec),
+        unknown_outcome: t.unknown_outcome,
     }
 }
 

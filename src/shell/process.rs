@@ -294,3 +294,88 @@ pub fn pipe_inode(fd: &impl std::os::fd::AsRawFd) -> u64 {
         0
     }
 }
+
+/// A process as `/proc/<pid>/stat` names it: its pid and start time (clock ticks since boot), so a pid reused by
+/// an unrelated process later is never taken for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcId {
+    /// The process id.
+    pub pid: i32,
+    /// Field 22 of `/proc/<pid>/stat`.
+    pub start: u64,
+}
+
+/// `(ppid, start time, live)` of `pid` from `/proc/<pid>/stat` (`live` = not a zombie).
+fn stat_of(pid: i32) -> Option<(i32, u64, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // after the command: state(0) ppid(1) ... starttime is stat field 22 = index 19 here
+    let live = !matches!(f.first().copied(), Some("Z") | Some("X"));
+    Some((f.get(1)?.parse().ok()?, f.get(19)?.parse().ok()?, live))
+}
+
+/// Whether `p` is still the same live process.
+pub fn proc_alive(p: ProcId) -> bool {
+    stat_of(p.pid).is_some_and(|(_, start, live)| live && start == p.start)
+}
+
+/// Every live descendant of the processes in `roots` (the roots included when alive), by parent links in `/proc`.
+/// A job's shell is made a child subreaper (docs/host.md "Tree kill"), so a descendant that double-forked or called
+/// `setsid` is still below it, marker or not, for as long as the shell lives.
+pub fn descendants(roots: &[i32]) -> Vec<ProcId> {
+    let me = std::process::id() as i32;
+    let mut children: std::collections::HashMap<i32, Vec<(i32, u64, bool)>> = std::collections::HashMap::new();
+    let mut own: std::collections::HashMap<i32, (u64, bool)> = std::collections::HashMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            if let Some((ppid, start, live)) = stat_of(pid) {
+                children.entry(ppid).or_default().push((pid, start, live));
+                own.insert(pid, (start, live));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut queue: Vec<i32> = roots.iter().copied().filter(|r| *r > 1 && *r != me).collect();
+    let mut seen: std::collections::HashSet<i32> = queue.iter().copied().collect();
+    while let Some(pid) = queue.pop() {
+        if let Some(&(start, true)) = own.get(&pid) {
+            out.push(ProcId { pid, start });
+        }
+        for &(c, _, _) in children.get(&pid).map(Vec::as_slice).unwrap_or(&[]) {
+            if c != me && seen.insert(c) {
+                queue.push(c);
+            }
+        }
+    }
+    out.sort_unstable_by_key(|p| p.pid);
+    out
+}
+
+/// Sends `sig` to each process still the same as when it was found (start time re-checked right before).
+pub fn signal_procs(procs: &[ProcId], sig: i32) {
+    for &p in procs {
+        if proc_alive(p) {
+            // SAFETY: kill(2) takes plain integers; the pid's start time was re-checked just before.
+            unsafe { libc::kill(p.pid, sig) };
+        }
+    }
+}
+
+/// Makes the calling process a child subreaper (Linux): orphaned descendants are re-parented to it instead of
+/// init, so they stay findable below it. Meant for a job's shell between fork and exec (the flag survives exec).
+/// Elsewhere a no-op.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        let (on, unused): (libc::c_ulong, libc::c_ulong) = (1, 0);
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes integer arguments and only sets a flag of this process; it
+        // is async-signal-safe, so it may run between fork and exec.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, on, unused, unused, unused);
+        }
+    }
+}

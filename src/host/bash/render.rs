@@ -154,7 +154,16 @@ pub fn started(t: &TaskView) -> String {
 pub fn task(t: &TaskView) -> String {
     let mut text = task_head(t);
     text.push('\n');
-    if t.status == TaskStatus::Running {
+    if let Some(pids) = &t.unknown_outcome {
+        let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+        text.push_str(&format!(
+            "unknownOutcome: the task's shell is gone, but processes {} still hold its output. They left its process \
+             tree (a new session without the task's marker), so they were not signalled and may still be running. \
+             Check them (`ps -o pid,args -p {}`) and stop them yourself if they are this task's.\n",
+            list.join(", "),
+            list.join(",")
+        ));
+    } else if t.status == TaskStatus::Running {
         text.push_str(if t.stop_requested {
             "Its process tree was sent SIGTERM (SIGKILL follows); call TaskWait to see its final state.\n"
         } else {

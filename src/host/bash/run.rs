@@ -14,7 +14,10 @@ use crate::host::args;
 use crate::host::error::{HostError, TOOL_FAILED};
 use crate::output::RecoveryStore;
 use crate::shell::cancel::{cancelled, Cancel};
-use crate::shell::process::{group_alive, group_exists, grow_pipe, marked_pids, signal_group, signal_marked};
+use crate::shell::process::{
+    become_subreaper, descendants, group_alive, group_exists, grow_pipe, marked_pids, proc_alive, signal_group,
+    signal_marked, signal_procs, ProcId,
+};
 use crate::shell::watchdog;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -233,6 +236,14 @@ pub fn spawn(l: &Launch) -> Result<Spawned, HostError> {
     // after the overlay: these two are the toolkit's own
     c.env("PI_SCRATCH_DIR", &l.scratch);
     c.env(watchdog::MARKER_VAR, &l.marker);
+    // SAFETY: the closure runs in the forked child before exec and only calls prctl(2) through
+    // `become_subreaper`, which is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        c.pre_exec(|| {
+            become_subreaper();
+            Ok(())
+        });
+    }
     watchdog::ensure_started();
     let mut child = c.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -282,25 +293,46 @@ pub async fn drain(mut r: impl AsyncRead + Unpin, s: Arc<Mutex<StreamOut>>) {
 /// Kills a command's whole tree: SIGTERM to its group and to every process carrying its marker (also those that
 /// left the group), then, after `grace`, SIGKILL to whatever is left — so a grandchild that ignores SIGTERM dies
 /// too. Blocking (it polls); run it off the async threads. Returns whether everything is gone.
+///
+/// The shell is a child subreaper ([`become_subreaper`], set in [`spawn`]), so while it lives every descendant —
+/// also one that called `setsid` and cleared `PCT_JOB` — is below it in `/proc`: the tree is collected (pid and
+/// start time) before the first signal and grows with every look, so those processes get the same SIGTERM and
+/// SIGKILL even after the shell died and they were re-parented away.
 pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> bool {
     let mine = |v: &str| v == marker;
-    let alive = || group_alive(pgid) || !marked_pids(mine).is_empty();
+    // roots: the processes carrying this command's marker (the shell among them while it lives), never a bare
+    // pid that may have been reused since
+    let mut tree = descendants(&marked_pids(mine));
+    let grow = |tree: &mut Vec<ProcId>| {
+        let roots: Vec<i32> = tree.iter().filter(|p| proc_alive(**p)).map(|p| p.pid).collect();
+        for p in descendants(&roots) {
+            if !tree.contains(&p) {
+                tree.push(p);
+            }
+        }
+    };
+    let alive =
+        |tree: &[ProcId]| group_alive(pgid) || !marked_pids(mine).is_empty() || tree.iter().any(|p| proc_alive(*p));
     signal_group(pgid, libc::SIGTERM);
     signal_marked(&marked_pids(mine), mine, libc::SIGTERM);
+    signal_procs(&tree, libc::SIGTERM);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
-        if !alive() {
+        grow(&mut tree);
+        if !alive(&tree) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     for _ in 0..3 {
+        grow(&mut tree);
         if group_exists(pgid) {
             signal_group(pgid, libc::SIGKILL);
         }
         signal_marked(&marked_pids(mine), mine, libc::SIGKILL);
+        signal_procs(&tree, libc::SIGKILL);
         for _ in 0..50 {
-            if !alive() {
+            if !alive(&tree) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -196,12 +196,12 @@ impl StreamOut {
                 self.budget.refund(granted - cut as u64);
             }
             self.charged += cut as u64;
-            self.capture.append(text[..cut].as_bytes());
+            self.capture.append(&text.as_bytes()[..cut]);
             if cut < text.len() {
                 self.capped = true;
                 self.capture.require_file();
                 self.capture.stop_at_cap();
-                self.capture.append(text[cut..].as_bytes());
+                self.capture.append(&text.as_bytes()[cut..]);
             }
         }
         self.tail.push(text);

@@ -20,7 +20,7 @@ use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED};
 use crate::output::RecoveryStore;
 use crate::shell::cancel::Cancel;
 use crate::shell::js::CallRegistry;
-use crate::shell::process::group_exists;
+use crate::shell::process::{group_exists, pipe_holders, pipe_inode};
 use crate::shell::watchdog;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -108,6 +108,8 @@ pub struct Task {
     stderr: Arc<Mutex<StreamOut>>,
     state: Mutex<TaskState>,
     done: watch::Sender<bool>,
+    /// Inode numbers of the task's stdout and stderr pipes, to name who still holds them after a stop.
+    pipes: [u64; 2],
 }
 
 /// A task as a result shows it.
@@ -131,6 +133,9 @@ pub struct TaskView {
     pub stdout: StreamSnapshot,
     /// The last 256 KiB of stderr.
     pub stderr: StreamSnapshot,
+    /// After a TaskStop that did not end the task: the pids still holding its output pipes. They left the tree
+    /// (no marker, not below the shell), so they were not signalled and whether the task is gone is unknown.
+    pub unknown_outcome: Option<Vec<i32>>,
 }
 
 impl Task {
@@ -156,6 +161,7 @@ impl Task {
             duration: st.finished_after.unwrap_or_else(|| self.started.elapsed()),
             stdout: lock(&self.stdout).snapshot(),
             stderr: lock(&self.stderr).snapshot(),
+            unknown_outcome: None,
         }
     }
 
@@ -318,6 +324,7 @@ impl TaskTable {
             stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
             state: Mutex::new(TaskState::default()),
             done: watch::channel(false).0,
+            pipes: [pipe_inode(&sp.stdout), pipe_inode(&sp.stderr)],
         });
         let d_out = tokio::spawn(drain(sp.stdout, task.stdout.clone()));
         let d_err = tokio::spawn(drain(sp.stderr, task.stderr.clone()));
@@ -408,7 +415,18 @@ impl TaskTable {
         let task = self.lookup(owner, id)?;
         task.request_stop(self.limits.stop_grace);
         task.wait_done(max.min(MAX_OBSERVATION)).await;
-        Ok(task.view())
+        let mut view = task.view();
+        if view.status == TaskStatus::Running && !group_exists(task.pgid) {
+            // the shell's group is gone, yet the output is still open: say who holds it instead of "stopped"
+            let pipes = task.pipes;
+            let holders = tokio::task::spawn_blocking(move || pipe_holders(&pipes))
+                .await
+                .unwrap_or_default();
+            if !holders.is_empty() {
+                view.unknown_outcome = Some(holders);
+            }
+        }
+        Ok(view)
     }
 
     /// Forgets all of `owner`'s tasks and stops the running ones without waiting. Returns how many were stopped.

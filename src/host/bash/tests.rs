@@ -658,6 +658,71 @@ async fn recovery_files_stop_at_the_task_and_session_caps() {
     assert_eq!(b.recovery_left().load(std::sync::atomic::Ordering::SeqCst), 3 * MIB / 2);
 }
 
+async fn pid_when_written(path: &std::path::Path) -> i32 {
+    assert!(
+        poll(|| std::fs::read_to_string(path).is_ok_and(|s| s.ends_with('\n'))).await,
+        "no pid file"
+    );
+    read_pid(path)
+}
+
+#[tokio::test]
+async fn task_stop_reaches_descendants_that_left_the_group_and_cleared_the_marker() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    // a new session without PCT_JOB, started from a subshell that exits at once (a double fork): the escapee is
+    // re-parented to the task's shell (a child subreaper), not to init
+    let pidfile = f.dir.path().join("escaped.pid");
+    let cmd = format!(
+        "(setsid env -u PCT_JOB sh -c 'echo $$ > {}; exec sleep 1000' &); sleep 1000",
+        pidfile.display()
+    );
+    let t = start(&a, &f, &cmd).await.unwrap();
+    let pid = pid_when_written(&pidfile).await;
+    assert!(!dead(pid));
+    let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&env).contains("PCT_JOB="),
+        "the escapee has no marker"
+    );
+    let mut v = table.stop(a.owner(), &t.id, MAX_OBSERVATION).await.unwrap();
+    while v.status == TaskStatus::Running {
+        v = table.wait(a.owner(), &t.id, MAX_OBSERVATION).await.unwrap();
+    }
+    assert_eq!((v.status, v.unknown_outcome.clone()), (TaskStatus::Stopped, None));
+    assert!(poll(|| dead(pid)).await, "the escaped process survived TaskStop");
+}
+
+#[tokio::test]
+async fn an_escape_after_the_shell_is_gone_is_reported_as_unknown_outcome() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    // `setsid` as the whole command: the shell execs it, it forks (it leads its group) and its parent — the task's
+    // leader — exits, so the escapee is orphaned to init while it keeps the task's output open
+    let pidfile = f.dir.path().join("orphan.pid");
+    let cmd = format!(
+        "setsid env -u PCT_JOB sh -c 'echo $$ > {}; exec sleep 1000'",
+        pidfile.display()
+    );
+    let t = start(&a, &f, &cmd).await.unwrap();
+    let pid = pid_when_written(&pidfile).await;
+    let v = table.stop(a.owner(), &t.id, MAX_OBSERVATION).await.unwrap();
+    assert_eq!(v.status, TaskStatus::Running, "never reported as a clean stop");
+    assert_eq!(v.unknown_outcome, Some(vec![pid]));
+    let text = render::task(&v);
+    assert!(
+        text.contains(&format!(
+            "unknownOutcome: the task's shell is gone, but processes {pid} still hold"
+        )),
+        "{text}"
+    );
+    // SAFETY: test cleanup of the process this test started (its pid was just read from its own file).
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(poll(|| dead(pid)).await);
+}
+
 #[tokio::test]
 async fn close_stops_running_tasks_without_waiting_and_refuses_new_work() {
     let f = Fixture::new();
