@@ -74,9 +74,10 @@ test("a wrong binary (not loadable) is reported with the loader's reason, not a 
 	}
 });
 
-test("with the binary present the full toolkit registers (the fallback is only for a missing engine)", () => {
+test("with the binary present the full toolkit loads (the fallback is only for a missing engine); an off feature registers no tool", () => {
 	const seen = loadWithFakePi({}, []);
-	assert.ok(seen.tools.includes("apply_patch"), JSON.stringify(seen.tools));
+	assert.deepEqual(seen.commands, ["pct"]);
+	assert.deepEqual(seen.tools, [], "every feature is off: nothing is registered (docs/rules.md §Registration)");
 	assert.equal(seen.startup.filter((n) => /could not be loaded/.test(n.message)).length, 0);
 });
 

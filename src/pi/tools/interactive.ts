@@ -141,8 +141,10 @@ function runningTasks(host: ToolkitHost): string[] {
 export function register(host: ToolkitHost): void {
 	const todos = new native.TodoList();
 	let compactRequested = false;
-	// The rows last painted: an unchanged widget is not sent again (in RPC mode every paint is a record).
-	let painted = "";
+	// The rows last painted: an unchanged widget is not sent again (in RPC mode every paint is a record), and an empty
+	// list is never painted over nothing.
+	const NOTHING = "[]";
+	let painted = NOTHING;
 	const paint = (ctx: ExtensionContext | undefined) => {
 		if (!ctx?.hasUI) return;
 		const rows = todos.widget(runningTasks(host));
@@ -235,7 +237,7 @@ export function register(host: ToolkitHost): void {
 	};
 	host.pi.on("session_start", async (event, ctx) => {
 		compactRequested = false;
-		painted = "";
+		painted = NOTHING;
 		await rebuild(event, ctx);
 	});
 	host.pi.on("session_tree", rebuild);
