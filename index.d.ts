@@ -891,8 +891,8 @@ export interface NestedCounts {
 /**
  * The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,
  * image 68 MiB, remote compaction 16 MiB. Test seam: `PCT_TEST_NET_BODY_CAP_BYTES` (a positive integer) replaces
- * all three, so a suite can hit the cap at its boundary without sending megabytes; only the process environment can
- * set it.
+ * all three, so a suite can hit the cap at its boundary without sending megabytes; read only in builds with test
+ * seams (docs/release.md "Test seams").
  */
 export declare function netBodyCapBytes(feature: 'sidecar' | 'image' | 'compaction'): number
 

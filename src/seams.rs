@@ -25,6 +25,10 @@ pub const ALL: &[(&str, &str)] = &[
         "bind/net.rs: replaces the network request timeouts",
     ),
     (
+        "PCT_TEST_NET_BODY_CAP_BYTES",
+        "bind/net.rs: replaces the network response-body caps",
+    ),
+    (
         "PCT_TEST_COMPUTER_USE",
         "computer/mod.rs: the platform and the app-server program",
     ),

@@ -456,16 +456,15 @@ pub fn net_timeout_ms(
 
 /// The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,
 /// image 68 MiB, remote compaction 16 MiB. Test seam: `PCT_TEST_NET_BODY_CAP_BYTES` (a positive integer) replaces
-/// all three, so a suite can hit the cap at its boundary without sending megabytes; only the process environment can
-/// set it.
+/// all three, so a suite can hit the cap at its boundary without sending megabytes; read only in builds with test
+/// seams (docs/release.md "Test seams").
 #[napi(catch_unwind)]
 pub fn net_body_cap_bytes(
     env: &Env,
     #[napi(ts_arg_type = "'sidecar' | 'image' | 'compaction'")] feature: String,
 ) -> napi::Result<u32> {
     guard::sync(env, "net.bodyCapBytes", || {
-        if let Some(n) = std::env::var("PCT_TEST_NET_BODY_CAP_BYTES")
-            .ok()
+        if let Some(n) = crate::seams::var("PCT_TEST_NET_BODY_CAP_BYTES")
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|v| *v > 0)
         {

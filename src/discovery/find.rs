@@ -486,7 +486,7 @@ mod tests {
         let out = find_tools(&i, &req(None, Some(vec![EXEC_COMMAND])));
         assert_eq!(out.rejected.len(), 1);
         assert_eq!(out.rejected[0].name, EXEC_COMMAND);
-        assert_eq!(out.rejected[0].reason, "conflicting-tool-name");
+        assert_eq!(out.rejected[0].reason, "name-taken");
         // Sibling filtered by the host while the name itself is fine: blocked by the sibling.
         let mut i = input(json!([EXEC]), false, false, true);
         i.tools.retain(|t| t.name != WAIT);

@@ -13,7 +13,7 @@ use super::ownership::{Owner, Registry};
 use serde::Serialize;
 
 /// The groups that are registered together or not at all (a pair without its sibling is useless).
-const GROUPS: [&[&str]; 10] = [
+const GROUPS: [&[&str]; 13] = [
     &[APPLY_PATCH],
     &SHELL_PAIR,
     &CODE_PAIR,
@@ -24,6 +24,9 @@ const GROUPS: [&[&str]; 10] = [
     &HOST_READ_SET,
     &HOST_EDIT_SET,
     &HOST_BASH_SET,
+    &[INTERACTIVE[0]],
+    &[INTERACTIVE[1]],
+    &[INTERACTIVE[2]],
 ];
 
 /// The registration groups the config can make visible, in [`GROUPS`] order.
@@ -45,6 +48,8 @@ fn wanted_groups(cfg: &Config) -> Vec<&'static [&'static str]> {
         }
     }
     let host = cfg.host_tools.enabled;
+    // Each interactive tool is its own group: one taken name leaves the other two working.
+    let interactive = |name: &str| cfg.interactive_tools.enabled && cfg.interactive_tools.tool_switch(name);
     let on = [
         patch,
         shell,
@@ -56,6 +61,9 @@ fn wanted_groups(cfg: &Config) -> Vec<&'static [&'static str]> {
         host,
         host,
         host,
+        interactive(INTERACTIVE[0]),
+        interactive(INTERACTIVE[1]),
+        interactive(INTERACTIVE[2]),
     ];
     GROUPS.iter().zip(on).filter(|(_, on)| *on).map(|(g, _)| *g).collect()
 }
@@ -196,9 +204,21 @@ mod tests {
     fn names_already_ours_are_not_registered_again_and_unknown_names_register_when_free() {
         let cfg = json!({"toolDiscovery": {"enabled": true}});
         let tools = [("find_tools", ME), ("TodoRead", "/ext/todo.ts")];
-        let offered: Vec<String> = ["find_tools", "TodoWrite", "TodoRead"].map(String::from).into();
+        let offered: Vec<String> = ["find_tools", "TodoPeek", "TodoRead"].map(String::from).into();
         let p = plan(&input(cfg, &tools), &offered);
-        assert_eq!(p.register, vec!["TodoWrite"]);
+        assert_eq!(p.register, vec!["TodoPeek"]);
         assert!(p.taken.is_empty(), "an unknown name is no feature's: nothing to report");
+    }
+
+    #[test]
+    fn interactive_tools_register_one_by_one_as_their_switches_say() {
+        let offered: Vec<String> = INTERACTIVE.map(String::from).into();
+        let off = plan(&input(json!({}), &[]), &offered);
+        assert!(off.register.is_empty(), "off by default: nothing registered");
+        let cfg = json!({"interactiveTools": {"enabled": true, "newContext": false}});
+        let p = plan(&input(cfg, &[("asktool", "/ext/ask.ts")]), &offered);
+        assert_eq!(p.register, vec![INTERACTIVE[1].to_string()]);
+        assert_eq!(p.taken.len(), 1);
+        assert_eq!(p.taken[0].name, "asktool");
     }
 }
