@@ -109,22 +109,29 @@ test("postJson: redirects are not followed, abort and timeout have their codes, 
 	servers.push(srv);
 	srv.reply((req) => (req.path === "/redirect" ? { redirect: `${srv.url}/target` } : req.path === "/hang" ? { hang: true } : { json: { ok: 1 } }));
 	const dbg = { enabled: false, feature: "f", provider: "p", api: "a", model: "m" };
-	const r = await postJson(`${srv.url}/redirect`, {}, "{}", 5000, undefined, dbg);
+	const r = await postJson(`${srv.url}/redirect`, {}, "{}", "sidecar", undefined, dbg);
 	assert.equal(r.ok, false);
 	assert.equal(r.error.code, "http-error");
 	assert.match(r.error.message, /HTTP 302 \(a redirect: never followed\)/);
 	assert.equal(srv.to("/target").length, 0);
-	const t = await postJson(`${srv.url}/hang`, {}, "{}", 200, undefined, dbg);
+	// The feature's timeout comes from Rust; the test build's seam shortens it (docs/release.md "Test seams").
+	process.env.PCT_TEST_NET_TIMEOUT_MS = "200";
+	let t;
+	try {
+		t = await postJson(`${srv.url}/hang`, {}, "{}", "sidecar", undefined, dbg);
+	} finally {
+		delete process.env.PCT_TEST_NET_TIMEOUT_MS;
+	}
 	assert.equal(t.error.code, "timeout");
 	const ctl = new AbortController();
-	const pending = postJson(`${srv.url}/hang`, {}, "{}", 5000, ctl.signal, dbg);
+	const pending = postJson(`${srv.url}/hang`, {}, "{}", "sidecar", ctl.signal, dbg);
 	setTimeout(() => ctl.abort(), 50);
 	assert.equal((await pending).error.code, "aborted");
 	const pre = new AbortController();
 	pre.abort();
-	assert.equal((await postJson(`${srv.url}/ok`, {}, "{}", 5000, pre.signal, dbg)).error.code, "aborted");
+	assert.equal((await postJson(`${srv.url}/ok`, {}, "{}", "sidecar", pre.signal, dbg)).error.code, "aborted");
 	assert.equal(srv.to("/ok").length, 0);
 	assert.equal(srv.to("/hang").length, 2);
-	const ok = await postJson(`${srv.url}/ok`, {}, "{}", 5000, undefined, dbg);
+	const ok = await postJson(`${srv.url}/ok`, {}, "{}", "sidecar", undefined, dbg);
 	assert.deepEqual(JSON.parse(ok.text), { ok: 1 });
 });
