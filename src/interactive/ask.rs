@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::cut_chars;
-use super::error::{Failure, InteractiveCode};
+use super::error::{bounded_text, invalid, Failure, InteractiveCode};
 
 /// At most this many questions in one call.
 pub const MAX_QUESTIONS: usize = 8;
@@ -55,24 +55,9 @@ pub struct AskResult {
     pub text: String,
 }
 
-fn invalid(message: impl Into<String>) -> Failure {
-    Failure::new(InteractiveCode::InvalidArguments, message)
-}
-
+/// A text field as the model sent it, with its length checked in characters.
 fn text_field(v: Option<&Value>, path: &str, max: usize) -> Result<String, Failure> {
-    let s = match v {
-        Some(Value::String(s)) => s,
-        None => return Err(invalid(format!("{path} is missing: give it as a string."))),
-        Some(_) => return Err(invalid(format!("{path} must be a string."))),
-    };
-    let n = s.chars().count();
-    if s.trim().is_empty() || n > max {
-        return Err(Failure::new(
-            InteractiveCode::TextLength,
-            format!("{path} must have 1 to {max} characters (it has {n}); shorten it or split it up."),
-        ));
-    }
-    Ok(s.clone())
+    bounded_text(v, path, max, "shorten it or split it up")
 }
 
 fn question(v: &Value, i: usize) -> Result<Question, Failure> {

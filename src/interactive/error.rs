@@ -82,3 +82,30 @@ impl fmt::Display for Failure {
         write!(f, "{}: {}", self.code.as_str(), self.message)
     }
 }
+
+/// An `invalid-arguments` failure: the shape of the arguments is wrong.
+pub(crate) fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(InteractiveCode::InvalidArguments, message)
+}
+
+/// A required string of 1..=`max` characters (not only blanks) at `path`; `hint` ends the length message.
+pub(crate) fn bounded_text(
+    v: Option<&serde_json::Value>,
+    path: &str,
+    max: usize,
+    hint: &str,
+) -> Result<String, Failure> {
+    let s = match v {
+        Some(serde_json::Value::String(s)) => s,
+        None => return Err(invalid(format!("{path} is missing: give it as a string."))),
+        Some(_) => return Err(invalid(format!("{path} must be a string."))),
+    };
+    let n = s.chars().count();
+    if s.trim().is_empty() || n > max {
+        return Err(Failure::new(
+            InteractiveCode::TextLength,
+            format!("{path} must have 1 to {max} characters (it has {n}); {hint}."),
+        ));
+    }
+    Ok(s.clone())
+}

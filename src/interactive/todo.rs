@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::cut_chars;
-use super::error::{Failure, InteractiveCode};
+use super::error::{bounded_text, invalid, Failure, InteractiveCode};
 
 /// At most this many todos in one snapshot.
 pub const MAX_TODOS: usize = 50;
@@ -66,24 +66,9 @@ pub struct Todo {
     pub status: Status,
 }
 
-fn invalid(message: impl Into<String>) -> Failure {
-    Failure::new(InteractiveCode::InvalidArguments, message)
-}
-
+/// A text field as the model sent it, with its length checked in characters.
 fn text(v: Option<&Value>, path: &str, max: usize) -> Result<String, Failure> {
-    let s = match v {
-        Some(Value::String(s)) => s,
-        None => return Err(invalid(format!("{path} is missing: give it as a string."))),
-        Some(_) => return Err(invalid(format!("{path} must be a string."))),
-    };
-    let n = s.chars().count();
-    if s.trim().is_empty() || n > max {
-        return Err(Failure::new(
-            InteractiveCode::TextLength,
-            format!("{path} must have 1 to {max} characters (it has {n}); shorten it."),
-        ));
-    }
-    Ok(s.clone())
+    bounded_text(v, path, max, "shorten it")
 }
 
 /// Validates `TodoWrite`'s arguments `{todos: [{id, content, status}]}` (an empty list clears the checklist).
