@@ -3,7 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, writeToolConfig as writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+// These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 const EMBEDDER = join(ROOT, "__test__/fixtures/embedder-unpinned.ts");
 

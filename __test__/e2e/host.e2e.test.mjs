@@ -154,7 +154,7 @@ for (const version of PI_VERSIONS) {
 			{ text: "done under auto" },
 		];
 		// The second session: Deny on the first card, the second one dismissed (no answer = cancelled = denied).
-		const plan = [{ title: "Allow Write to create", option: "Allow for this session" }, { title: "Allow Write to create", option: "Deny" }];
+		const plan = [{ title: "Allow Write to create", option: "Allow for this session" }, { title: "Allow Write to overwrite", option: "Deny" }];
 		const pi = new RpcPi({ version, box, script: script(box, steps), ui: chooser(plan) });
 		try {
 			const first = await pi.prompt("write twice");

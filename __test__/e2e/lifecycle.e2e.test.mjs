@@ -3,7 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { PI_VERSIONS, RpcPi, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, RpcPi, sandbox, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+// These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 /** Pids whose command line contains `marker`. */
 function pidsWith(marker) {

@@ -3,7 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { PI_VERSIONS, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, runJson, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+// These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 const ENABLED = { applyPatch: { enabled: true } };
 

@@ -211,7 +211,11 @@ for (const version of PI_VERSIONS) {
 			const r = await pi.prompt("/pct config");
 			// (the start-up warning may land in the same window)
 			const mine = r.notifications.filter((n) => !n.startsWith("Pi Codex Toolkit config error:"));
-			assert.deepEqual(mine, ["Could not save: the configuration file is not valid (invalid-json); fix or remove it, then run /pct reload."]);
+			// Cancel with the unsaved draft asks to discard it; the unanswered question discards (docs/config.md).
+			assert.deepEqual(mine, [
+				"Could not save: the configuration file is not valid (invalid-json); fix or remove it, then run /pct reload.",
+				"Pi Codex Toolkit configuration: changes discarded.",
+			]);
 			assert.equal(readFileSync(box.configPath, "utf8"), "{ hand-edited");
 		} finally {
 			await pi.close();

@@ -5,7 +5,8 @@ import { test } from "node:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import assert from "node:assert/strict";
-import { PI_VERSIONS, RpcPi, runJson, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, RpcPi, runJson, sandbox, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+// These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 import { EMBEDDER, HOOKS, PROBE, THIRD_PARTY, featureOf, probe, probeFile, status, watched } from "../helpers/rules.mjs";
 
 const MODELS = ["m-p", "m-s", "m-c", "m-pc", "m-psc", "m-none", "m-x"];

@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { PI_VERSIONS, RpcPi, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+import { PI_VERSIONS, RpcPi, runJson, sandbox, writeToolConfig as writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+// These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 const ON = { shellSessions: { enabled: true } };
 

@@ -118,6 +118,14 @@ export function writeConfig(box, config) {
 	writeFileSync(box.configPath, typeof config === "string" ? config : JSON.stringify(config, null, 2) + "\n");
 }
 
+/** writeConfig for suites about the tools themselves, not the permission policy (permissions.e2e tests that): the
+ * config gets `permissions.mode: "auto"` unless it names a mode, so a headless run may call every tool
+ * (docs/permissions.md: headless `ask` denies edits and commands). */
+export function writeToolConfig(box, config) {
+	const named = typeof config === "string" || config.permissions !== undefined || config.hostTools?.permissionMode !== undefined;
+	writeConfig(box, named ? config : { ...config, permissions: { mode: "auto" } });
+}
+
 let scriptCounter = 0;
 /** Writes a faux-model script module (array of steps, may contain functions) and returns its path. */
 export function writeScript(box, source) {

@@ -119,6 +119,10 @@ export function register(host: ToolkitHost): void {
 		if (plan && GOAL_TOOLS.has(name)) {
 			return { block: true, reason: `${PLAN_GOAL_ACTIVATION_DISABLED}: goal proposals are disabled in Plan mode; submit a plan with SubmitPlan instead.` };
 		}
+		// In Agent mode another extension's tools are gated only once the user chose a policy for every tool
+		// (`permissions.mode` or `/pct permission`): installing the toolkit never changes how they run
+		// (docs/permissions.md "MCP and other extensions' tools").
+		if (!plan && !host.config().permissions?.mode && rt.permissions.sessionOverride === null) return undefined;
 		const t0 = performance.now();
 		let preview: string | undefined;
 		try {

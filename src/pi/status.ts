@@ -195,14 +195,26 @@ export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared">): v
 	let ctx: ExtensionContext | undefined;
 	let timer: ReturnType<typeof setInterval> | undefined;
 	let shown = "";
+	const stop = () => {
+		if (timer) clearInterval(timer);
+		timer = undefined;
+	};
 	const refresh = () => {
-		if (!ctx?.hasUI) return;
+		let live: boolean;
+		try {
+			live = !!ctx?.hasUI;
+		} catch {
+			// A ctx from a replaced or ended session throws on every read: forget it until the next event brings one.
+			ctx = undefined;
+			live = false;
+		}
+		if (!live) return stop();
 		const s = summary(jobsOf(tk));
 		const text = s ? `pct: ${s}` : "";
 		if (text !== shown) {
 			shown = text;
 			try {
-				ctx.ui.setStatus("pct", text || undefined);
+				ctx?.ui.setStatus("pct", text || undefined);
 			} catch {
 				// a replaced session's ctx: the next event brings a live one
 			}
@@ -232,7 +244,7 @@ export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared">): v
 		refresh();
 	});
 	pi.on("session_shutdown", async () => {
-		if (timer) clearInterval(timer);
-		timer = undefined;
+		stop();
+		ctx = undefined;
 	});
 }
