@@ -110,6 +110,12 @@ for (const version of PI_VERSIONS) {
 		try {
 			await pi.waitFor(/faux-1\s*$/m, "Pi's footer", 240_000); // a cold start on a loaded machine is slow
 			pi.keys("go", "Enter");
+			// Pi 0.87 draws its footer before its start-up has finished and then refuses a submit ("Startup is still
+			// in progress"), keeping the text in the editor: submit again once it is done.
+			for (let i = 0; i < 60 && /Startup is still in progress/.test(plain(pi.screen())) && !/Allow Bash/.test(plain(pi.screen())); i++) {
+				await sleep(1000);
+				pi.keys("Enter");
+			}
 
 			// 1. The card names the command before anything runs.
 			const card = await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ for i in \$\(seq 1 40\)/, "the Bash card with its command");

@@ -113,15 +113,14 @@ export function register(host: ToolkitHost): void {
 			} catch {
 				// A cwd that is not a directory: the decision and audit still work; the patch reports the cwd itself.
 			}
-			const gate = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
-			const audit = (ok: boolean, runMs: number, errorCode?: string) =>
-				auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate, runMs, totalMs: performance.now() - t0, ok, errorCode });
-			if (!gate.ok) {
-				audit(false, 0, gate.code);
-				throw new Error(`${gate.code}: ${gate.message}`);
-			}
-			const r0 = performance.now();
+			// The gate is decided inside the file mutation queue, so the calls of one message keep their order on a
+			// file even while a card is open (another writer of these files waits for the card).
+			let gate: Awaited<ReturnType<typeof permissionGate>> | undefined;
+			let r0 = performance.now();
 			const result = await underQueues(touched.paths, async () => {
+				gate = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
+				if (!gate.ok) return undefined;
+				r0 = performance.now();
 				// The queue may have waited: the live config decides, and an abort meanwhile changes nothing.
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 				const abort = new native.PatchAbort();
@@ -136,6 +135,13 @@ export function register(host: ToolkitHost): void {
 					signal?.removeEventListener("abort", onAbort);
 				}
 			});
+			const decided = gate!;
+			const audit = (ok: boolean, runMs: number, errorCode?: string) =>
+				auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate: decided, runMs, totalMs: performance.now() - t0, ok, errorCode });
+			if (result === undefined) {
+				audit(false, 0, decided.code);
+				throw new Error(`${decided.code}: ${decided.message}`);
+			}
 			audit(result.ok, performance.now() - r0, result.ok ? undefined : (result.code ?? "TOOL_FAILED"));
 			shareRetryBudget(host, ctx, touched.paths, result.ok);
 			if (!result.ok) throw new Error(result.text);
