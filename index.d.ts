@@ -10,6 +10,38 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * A delegate slot of one session, held until `release()` (or collection). A refused construction holds nothing
+ * and `failure()` says which cap refused it (`AGENT_LIMIT`).
+ */
+export declare class AgentSlot {
+  constructor(sessionId: string)
+  /** `null` when the slot is held, else `{ok: false, code: "AGENT_LIMIT", message}`. */
+  failure(): HostFailure | null
+  /** Gives the slot back (a second call does nothing). */
+  release(): void
+}
+
+/**
+ * A background delegate in the session's task table: TaskList shows it, TaskWait waits for it, TaskStop kills its
+ * process group. The glue reports its end with `finish`.
+ */
+export declare class AgentTask {
+  /**
+   * Adopts the process group `pgid` (the delegate's Pi, started detached) into `session`'s tasks; `command` is
+   * what TaskList shows.
+   */
+  constructor(session: JsHostSession, pgid: number, command: string, description?: string | undefined | null)
+  /** `null` when adopted, else the failure (HOST_OVERLOADED at a task cap, TOOL_FAILED for a closed session). */
+  failure(): HostFailure | null
+  /** The `backgroundTaskId` ("" when refused). */
+  get id(): string
+  /** Whether TaskStop or the end of the session asked the task to stop. */
+  stopRequested(): boolean
+  /** Publishes the end (once; later calls do nothing): exit `code` 0 = completed, else failed or stopped. */
+  finish(code: number, stdout: string, stderr: string): void
+}
+
+/**
  * One asktool call: validated questions and the replies so far. A construction from bad arguments never throws:
  * `failure()` then answers the error result and every other method acts on no questions.
  */
@@ -239,6 +271,66 @@ export declare class TodoList {
   text(): string
 }
 
+/** A delegate's answer as the parent gets it. */
+export interface AgentAnswer {
+  text: string
+  cut: boolean
+}
+
+/** One definition with the tools its delegate gets. */
+export interface AgentDefinition {
+  name: string
+  description: string
+  /** The resolved tool names (the delegate's `--tools` allowlist). */
+  tools: Array<string>
+  /** How `tools` was written: `default`, `*`, or the list joined with `, `. */
+  declared: string
+  model?: string
+  permission: 'inherit' | 'ask' | 'accept-edits' | 'auto'
+  scope: 'user' | 'project'
+  path: string
+  /** The delegate's system prompt (the Markdown body). */
+  prompt: string
+  /** Tool names dropped while resolving, each with why. */
+  warnings: Array<string>
+}
+
+/** Cuts a final answer to `maxBytes` (default: the cap) at a character boundary, with a note. */
+export declare function agentsCutAnswer(text: string, maxBytes?: number | undefined | null): AgentAnswer
+
+/**
+ * Registers a delegate's process group with the watchdog: it is killed however Node ends (docs/shell.md "When
+ * Node exits").
+ */
+export declare function agentsGuardProcess(pgid: number): void
+
+export declare function agentsLimits(): AgentsLimits
+
+/** The bounds (docs/agents.md "Limits"). */
+export interface AgentsLimits {
+  perSession: number
+  perProcess: number
+  maxAnswerBytes: number
+  defaultTimeoutSeconds: number
+  minTimeoutSeconds: number
+  maxTimeoutSeconds: number
+}
+
+/**
+ * Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` and resolves each definition's tools against
+ * the parent's live `catalog` (active tools plus the deferred ones).
+ */
+export declare function agentsLoad(agentDir: string, projectDir: string | undefined | null, catalog: Array<string>): AgentsLoaded
+
+/** Every definition of a session and the warnings of reading them. */
+export interface AgentsLoaded {
+  definitions: Array<AgentDefinition>
+  warnings: Array<string>
+}
+
+/** The delegate's group is gone: the watchdog forgets it. */
+export declare function agentsReleaseProcess(pgid: number): void
+
 /**
  * Applies a patch relative to `cwd` off the main thread; resolves (never rejects) with a PatchResult.
  * The blocking work runs on tokio's blocking pool (never the libuv pool): applies queue on one process-wide lock,
@@ -431,6 +523,8 @@ export interface EffectiveConfig {
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   interactiveTools: { enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }
+  /** Task delegation (docs/agents.md). */
+  subagents: { enabled: boolean; timeoutSeconds: number }
   /** The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`. */
   permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }
   debug: boolean
@@ -524,6 +618,8 @@ export interface HostAuditEntry {
   totalMs: number
   ok: boolean
   errorCode?: string
+  /** The Task delegate that made the call (docs/agents.md "Audit"). */
+  agent?: string
 }
 
 /** The line was appended to `path`. */

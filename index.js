@@ -773,7 +773,9 @@ if (
   }
 }
 
-const { AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, testSeams } = nativeBinding
+const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, testSeams } = nativeBinding
+export { AgentSlot }
+export { AgentTask }
 export { AskSession }
 export { CodeManager }
 export { JsCodeManager }
@@ -785,6 +787,11 @@ export { JsHostSession }
 export { PatchAbort }
 export { ShellManager }
 export { TodoList }
+export { agentsCutAnswer }
+export { agentsGuardProcess }
+export { agentsLimits }
+export { agentsLoad }
+export { agentsReleaseProcess }
 export { applyPatch }
 export { askNoUser }
 export { compactionBuildRequest }

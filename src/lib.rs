@@ -6,6 +6,7 @@
 extern crate napi_derive;
 
 mod agentfs;
+mod agents;
 pub mod bind;
 mod code;
 mod compaction;

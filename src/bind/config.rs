@@ -33,6 +33,9 @@ pub struct EffectiveConfig {
     pub host_tools: Value,
     #[napi(ts_type = "{ enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }")]
     pub interactive_tools: Value,
+    /// Task delegation (docs/agents.md).
+    #[napi(ts_type = "{ enabled: boolean; timeoutSeconds: number }")]
+    pub subagents: Value,
     /// The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`.
     #[napi(ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }")]
     pub permissions: Value,

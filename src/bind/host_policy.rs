@@ -218,6 +218,8 @@ pub struct HostAuditEntry {
     pub total_ms: f64,
     pub ok: bool,
     pub error_code: Option<String>,
+    /// The Task delegate that made the call (docs/agents.md "Audit").
+    pub agent: Option<String>,
 }
 
 /// The line was appended to `path`.
@@ -265,6 +267,7 @@ pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<Hos
                 total_ms: ms(entry.total_ms),
                 ok: entry.ok,
                 error_code: entry.error_code,
+                agent: entry.agent,
             };
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

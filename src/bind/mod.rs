@@ -3,6 +3,7 @@
 //! ([`guard`]). Conventions: results are typed objects; expected failures resolve `{ok: false, code, message}`;
 //! programmer errors (`invalid-input`) and contained panics (`internal-panic`) throw an `Error` with that `code`.
 
+pub mod agents;
 pub mod code;
 pub mod compaction;
 pub mod computer;

@@ -22,6 +22,7 @@ pub fn defaults() -> Value {
         "toolDiscovery": {"enabled": false, "deferred": deferred},
         "hostTools": {"enabled": false, "permissionMode": "ask"},
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
+        "subagents": {"enabled": false, "timeoutSeconds": crate::agents::limits::DEFAULT_TIMEOUT_SECONDS},
         "permissions": {"mode": null, "planSafeTools": []},
         "debug": false
     })
@@ -87,6 +88,19 @@ pub fn validate(root: &Value) -> Result<(), String> {
     if let Some(it) = section(root, "interactiveTools")? {
         for key in ["enabled", "askTool", "todoWrite", "newContext"] {
             boolean(it, "interactiveTools", key)?;
+        }
+    }
+    if let Some(sa) = section(root, "subagents")? {
+        boolean(sa, "subagents", "enabled")?;
+        let (lo, hi) = crate::agents::limits::TIMEOUT_SECONDS_RANGE;
+        match sa.get("timeoutSeconds") {
+            None => {}
+            Some(v) if v.as_u64().is_some_and(|n| n >= u64::from(lo) && n <= u64::from(hi)) => {}
+            Some(_) => {
+                return Err(format!(
+                    "subagents.timeoutSeconds must be a whole number from {lo} to {hi}"
+                ))
+            }
         }
     }
     if let Some(p) = section(root, "permissions")? {
@@ -482,6 +496,32 @@ mod tests {
         assert_eq!(
             raw,
             json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}})
+        );
+    }
+
+    #[test]
+    fn subagents_section() {
+        assert!(validate(&json!({"subagents": {"enabled": true}})).is_ok());
+        assert_eq!(err(json!({"subagents": true})), "subagents must be an object");
+        assert_eq!(
+            err(json!({"subagents": {"enabled": 1}})),
+            "subagents.enabled must be true or false"
+        );
+        assert!(validate(&json!({"subagents": {"timeoutSeconds": 1}})).is_ok());
+        assert!(validate(&json!({"subagents": {"timeoutSeconds": 86_400}})).is_ok());
+        for bad in [json!(0), json!(86_401), json!(1.5), json!("60")] {
+            assert_eq!(
+                err(json!({"subagents": {"timeoutSeconds": bad}})),
+                "subagents.timeoutSeconds must be a whole number from 1 to 86400"
+            );
+        }
+        assert_eq!(
+            defaults()["subagents"],
+            json!({"enabled": false, "timeoutSeconds": 600})
+        );
+        assert_eq!(
+            effective(&json!({"subagents": {"enabled": true}}))["subagents"]["enabled"],
+            true
         );
     }
 

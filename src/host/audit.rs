@@ -32,6 +32,8 @@ pub struct Call {
     pub total_ms: u64,
     pub ok: bool,
     pub error_code: Option<String>,
+    /// The Task delegate that made the call (docs/agents.md "Audit"); none for the session's own model.
+    pub agent: Option<String>,
 }
 
 /// The persisted line (field order is the spec's).
@@ -55,6 +57,8 @@ struct Line<'a> {
     total_ms: u64,
     ok: bool,
     error_code: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
 }
 
 /// Every secret inside a string (src/host/redact.rs: auth headers, secret `NAME=value`, URL credentials, password
@@ -130,6 +134,7 @@ pub fn line(call: &Call, ts: u64) -> String {
         total_ms: call.total_ms,
         ok: call.ok,
         error_code: call.error_code.as_deref(),
+        agent: call.agent.as_deref(),
     };
     serde_json::to_string(&l).unwrap_or_default()
 }
@@ -212,7 +217,18 @@ mod tests {
             total_ms: 8,
             ok: false,
             error_code: Some("TOOL_FAILED".into()),
+            agent: None,
         }
+    }
+
+    #[test]
+    fn a_delegates_call_names_the_delegate_and_others_have_no_agent_field() {
+        let own: Value = serde_json::from_str(&line(&call("s1"), 1)).unwrap();
+        assert!(own.get("agent").is_none());
+        let mut c = call("s1");
+        c.agent = Some("reviewer".into());
+        let l: Value = serde_json::from_str(&line(&c, 1)).unwrap();
+        assert_eq!(l["agent"], "reviewer");
     }
 
     #[test]

@@ -129,6 +129,8 @@ pub struct Config {
     pub tool_discovery: Section,
     pub host_tools: Section,
     pub interactive_tools: Section,
+    /// `subagents` (docs/agents.md): registers the Task tool.
+    pub subagents: Section,
     /// `permissions` (docs/permissions.md).
     pub permissions: Section,
     pub execution: Option<Execution>,

@@ -53,6 +53,10 @@ pub const FIND_TOOLS: &str = "find_tools";
 pub const WEB_SEARCH: &str = "openai_web_search";
 pub const GENERATE_IMAGE: &str = "openai_generate_image";
 
+/// Task delegation (docs/agents.md): registered with `subagents.enabled`; which sessions see it is decided by the
+/// glue (Agent mode, at least one definition), so the projection does not manage it.
+pub const TASK: &str = "Task";
+
 /// The interactive tools (docs/interactive.md): asktool, TodoWrite and new_context, each with its own switch.
 pub const INTERACTIVE: [&str; 3] = crate::interactive::PLAN_SAFE;
 

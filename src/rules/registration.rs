@@ -13,7 +13,7 @@ use super::ownership::{Owner, Registry};
 use serde::Serialize;
 
 /// The groups that are registered together or not at all (a pair without its sibling is useless).
-const GROUPS: [&[&str]; 13] = [
+const GROUPS: [&[&str]; 14] = [
     &[APPLY_PATCH],
     &SHELL_PAIR,
     &CODE_PAIR,
@@ -27,6 +27,7 @@ const GROUPS: [&[&str]; 13] = [
     &[INTERACTIVE[0]],
     &[INTERACTIVE[1]],
     &[INTERACTIVE[2]],
+    &[TASK],
 ];
 
 /// The registration groups the config can make visible, in [`GROUPS`] order.
@@ -64,6 +65,7 @@ fn wanted_groups(cfg: &Config) -> Vec<&'static [&'static str]> {
         interactive(INTERACTIVE[0]),
         interactive(INTERACTIVE[1]),
         interactive(INTERACTIVE[2]),
+        cfg.subagents.enabled,
     ];
     GROUPS.iter().zip(on).filter(|(_, on)| *on).map(|(g, _)| *g).collect()
 }
@@ -220,5 +222,19 @@ mod tests {
         assert_eq!(p.register, vec![INTERACTIVE[1].to_string()]);
         assert_eq!(p.taken.len(), 1);
         assert_eq!(p.taken[0].name, "asktool");
+    }
+
+    #[test]
+    fn task_registers_with_subagents_enabled_and_never_over_a_taken_name() {
+        let offered = vec![TASK.to_string()];
+        assert!(
+            plan(&input(json!({}), &[]), &offered).register.is_empty(),
+            "off by default"
+        );
+        let on = json!({"subagents": {"enabled": true}});
+        assert_eq!(plan(&input(on.clone(), &[]), &offered).register, offered);
+        let p = plan(&input(on, &[("Task", "/ext/subagent.ts")]), &offered);
+        assert!(p.register.is_empty());
+        assert_eq!(p.taken[0].owner, "/ext/subagent.ts");
     }
 }

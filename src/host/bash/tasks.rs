@@ -208,6 +208,35 @@ impl Drop for Publish {
     }
 }
 
+/// An adopted task's handle: its end is published when [`Adopted::finish`] runs or the handle is dropped.
+pub struct Adopted {
+    publish: Publish,
+}
+
+impl Adopted {
+    /// The task's id (`backgroundTaskId`).
+    pub fn id(&self) -> &str {
+        &self.publish.task.id
+    }
+
+    /// Whether TaskStop (or the end of the session) asked the task to stop.
+    pub fn stop_requested(&self) -> bool {
+        lock(&self.publish.task.state).stop_requested
+    }
+
+    /// Publishes the end: `code` 0 = completed, else failed (stopped when a stop was asked for); `stdout` and
+    /// `stderr` become the task's output.
+    pub fn finish(mut self, code: i32, stdout: &str, stderr: &str) {
+        let t = &self.publish.task;
+        for (stream, text) in [(&t.stdout, stdout), (&t.stderr, stderr)] {
+            let mut s = lock(stream);
+            s.push_bytes(text.as_bytes());
+            s.end(false);
+        }
+        self.publish.exit = Some(Exit::Code(code));
+    }
+}
+
 /// Every background task of the process, with both caps.
 pub struct TaskTable {
     caps: Caps,
@@ -349,6 +378,88 @@ impl TaskTable {
         self.prune(&mut tasks, owner);
         drop(tasks);
         Ok(task.view())
+    }
+
+    /// Takes a process the glue started into `owner`'s tasks (a background Task delegate, docs/agents.md "Background
+    /// delegates"): the same caps, ids, TaskList/TaskWait/TaskStop and end-of-session stop as a background Bash
+    /// command. `pgid` is the process group it leads (TaskStop kills that tree); the glue reports its end with
+    /// [`Adopted::finish`]. Until then, or if the handle is dropped unfinished, it counts as running.
+    #[allow(clippy::too_many_arguments)]
+    pub fn adopt(
+        self: &Arc<Self>,
+        owner: u64,
+        pgid: i32,
+        command: String,
+        description: Option<String>,
+        store: &RecoveryStore,
+        session_recovery: &Arc<AtomicU64>,
+    ) -> Result<(TaskView, Adopted), HostError> {
+        if pgid <= 1 {
+            return Err(HostError::invalid(
+                "adopt needs the process group id of a started process",
+            ));
+        }
+        let mut tasks = lock(&self.tasks);
+        let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
+        if mine >= self.caps.per_session {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "This session already runs {mine} background tasks, the per-session cap of {}. Wait for one with \
+                     TaskWait or stop one with TaskStop, then start this Task again.",
+                    self.caps.per_session
+                ),
+            ));
+        }
+        let running = self.running();
+        if running >= self.caps.process {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "The process-wide cap of {} background tasks is reached ({running} running). Run the Task in the \
+                     foreground (without runInBackground) or retry after other tasks finish.",
+                    self.caps.process
+                ),
+            ));
+        }
+        let (id, marker) = super::new_marker("task");
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let budget = RecoveryBudget::new(vec![
+            Arc::new(AtomicU64::new(self.caps.task_recovery_bytes)),
+            session_recovery.clone(),
+        ]);
+        let task = Arc::new(Task {
+            id: id.clone(),
+            owner,
+            command,
+            description,
+            pgid,
+            marker,
+            started: Instant::now(),
+            stdout: Arc::new(Mutex::new(StreamOut::with_budget(
+                BACKGROUND_TAIL,
+                store,
+                budget.clone(),
+            ))),
+            stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
+            state: Mutex::new(TaskState::default()),
+            done: watch::channel(false).0,
+            pipes: [0, 0],
+        });
+        tasks.insert(id, task.clone());
+        self.prune(&mut tasks, owner);
+        drop(tasks);
+        let view = task.view();
+        Ok((
+            view,
+            Adopted {
+                publish: Publish {
+                    table: self.clone(),
+                    task,
+                    exit: None,
+                },
+            },
+        ))
     }
 
     /// Drops `owner`'s oldest finished tasks beyond the keep bound.
@@ -552,6 +663,19 @@ impl SessionTasks {
     /// Recovery-file bytes this session's background tasks may still write.
     pub fn recovery_left(&self) -> &Arc<AtomicU64> {
         &self.recovery_left
+    }
+
+    /// Takes a process the glue started (a background Task delegate) into this session's tasks
+    /// ([`TaskTable::adopt`]).
+    pub fn adopt(
+        &self,
+        pgid: i32,
+        command: String,
+        description: Option<String>,
+    ) -> Result<(TaskView, Adopted), HostError> {
+        self.check_open()?;
+        self.table
+            .adopt(self.owner, pgid, command, description, &self.store, &self.recovery_left)
     }
 
     /// Refuses work once the session was closed.

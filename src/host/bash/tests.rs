@@ -901,3 +901,79 @@ fn peek_cuts_on_a_character_boundary_and_clamps_its_size() {
     assert_eq!(calls.peek("x", 0).unwrap().stdout.len(), 1, "0 is clamped to 1");
     assert_eq!(calls.peek("x", usize::MAX).unwrap().stdout.len(), super::live::PEEK_MAX);
 }
+
+/// A process started outside the table (the glue's Task delegate): its own group, like `detached: true` in Node.
+fn detached_sleep() -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new("sleep")
+        .arg("1000")
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn adopted_tasks_share_the_id_space_caps_and_stop_of_background_bash() {
+    use std::os::unix::process::ExitStatusExt;
+    let f = Fixture::new();
+    let table = TaskTable::new(
+        Caps {
+            per_session: 2,
+            ..Caps::default()
+        },
+        fast(),
+    );
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let bash = start(&a, &f, "exec sleep 1000").await.unwrap();
+    let mut child = detached_sleep();
+    let (view, adopted) = a
+        .adopt(child.id() as i32, "Task reviewer".into(), Some("look".into()))
+        .unwrap();
+    assert_eq!(view.status, TaskStatus::Running);
+    assert!(view.id.starts_with("task-"));
+    assert_eq!(a.running(), 2, "one count for both kinds");
+    let ids: Vec<String> = table.list(a.owner()).into_iter().map(|t| t.id).collect();
+    assert_eq!(ids, [bash.id.clone(), view.id.clone()]);
+    // the per-session cap counts the adopted task: a third of either kind is refused
+    let mut other = detached_sleep();
+    let e = a.adopt(other.id() as i32, "Task x".into(), None).err().unwrap();
+    assert_eq!(e.code, HOST_OVERLOADED);
+    assert!(start(&a, &f, "exec sleep 1000").await.is_err());
+    other.kill().unwrap();
+    other.wait().unwrap();
+    // TaskStop kills the adopted process group; the glue then publishes the end
+    let s = table
+        .stop(a.owner(), &view.id, Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert!(s.stop_requested);
+    assert!(adopted.stop_requested());
+    assert!(
+        child.wait().unwrap().signal().is_some(),
+        "the delegate's group was signalled"
+    );
+    adopted.finish(1, "partial answer", "");
+    let v = finish(&table, a.owner(), &view.id).await;
+    assert_eq!(v.status, TaskStatus::Stopped);
+    assert_eq!(v.stdout.text, "partial answer");
+    a.close();
+}
+
+#[tokio::test]
+async fn an_adopted_task_completes_with_its_answer_or_fails_when_dropped_unfinished() {
+    let f = Fixture::new();
+    let a = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone());
+    let (v, adopted) = a.adopt(4242, "Task r".into(), None).unwrap();
+    adopted.finish(0, "the answer", "");
+    let done = finish(a.table(), a.owner(), &v.id).await;
+    assert_eq!(
+        (done.status, done.stdout.text.as_str()),
+        (TaskStatus::Completed, "the answer")
+    );
+    let (v, adopted) = a.adopt(4243, "Task r".into(), None).unwrap();
+    drop(adopted);
+    assert_eq!(finish(a.table(), a.owner(), &v.id).await.status, TaskStatus::Failed);
+    assert_eq!(a.adopt(1, "x".into(), None).err().unwrap().code, "INVALID_ARGUMENT");
+    a.close();
+    assert_eq!(a.adopt(4244, "x".into(), None).err().unwrap().code, TOOL_FAILED);
+}
