@@ -12,6 +12,7 @@ import { jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job 
 import { choose, type MenuItem } from "./render/menu.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
+import { agentsText } from "./agents.ts";
 import type { HostRuntime } from "./tools/host.ts";
 import { TODOS_KEY } from "./tools/interactive.ts";
 import { presetRows } from "./presets.ts";
@@ -39,6 +40,7 @@ export const SUBCOMMANDS: Record<string, string[]> = {
 	jobs: ["stop all"],
 	review: ["show", "rollback", "rollback all"],
 	permission: [...PERMISSION_MODES, "default"],
+	agents: [],
 };
 
 /** Completions for what follows `/pct `: sub-commands, then their arguments. */
@@ -59,7 +61,7 @@ export function pctCompletions(prefix: string): { value: string; label: string }
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 	registerFooter(tk.pi, tk);
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|agents]",
 		getArgumentCompletions: pctCompletions,
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
@@ -73,6 +75,7 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 				const r = modeCommand(tk, ctx, sub.slice("mode".length).trim());
 				return say(ctx, r.text, r.level);
 			}
+			if (sub === "agents") return say(ctx, agentsText(tk, ctx.cwd));
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);

@@ -15,6 +15,7 @@ import { register as registerWebSearch } from "./net/websearch.ts";
 import { register as registerCompaction } from "./compaction.ts";
 import { register as registerReview } from "./review.ts";
 import { register as registerInteractive } from "./tools/interactive.ts";
+import { register as registerAgents, registerDelegateGuard } from "./agents.ts";
 
 export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerPatch,
@@ -27,6 +28,9 @@ export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
 	registerHostBash,
 	// After registerHost: its session_start binds the session's permission state, which the stored mode then sets.
 	registerPlan,
+	// After registerHost and registerPlan: a delegate's mode and grants land in the session state they bind.
+	registerAgents,
+	registerDelegateGuard,
 	registerReview,
 	registerCompaction,
 	registerComputer,

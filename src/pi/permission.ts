@@ -14,6 +14,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
+import { DELEGATE, delegateCardHead } from "./delegate.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
 export const ALLOW_ONCE = "Allow once";
@@ -191,7 +192,9 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 		const again = decide();
 		const late = settled(again);
 		if (late) return { ...late, waitMs: now() - w0 };
-		const choice = await askUser(ctx as ExtensionContext, cardTitle(ask, again), !!ext, ask.signal);
+		// A delegate's card names it first (docs/agents.md "Cards"): the parent relays it to its own UI.
+		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(ask, again)}` : cardTitle(ask, again);
+		const choice = await askUser(ctx as ExtensionContext, title, !!ext, ask.signal);
 		const waitMs = now() - w0;
 		if (choice === ALLOW_SESSION && !ext) {
 			state.permissions.allowSession(ask.tool);
@@ -234,6 +237,7 @@ export function auditCall(
 			totalMs: line.totalMs,
 			ok: line.ok,
 			errorCode: line.ok ? undefined : line.errorCode,
+			agent: DELEGATE?.name,
 		});
 		if (!r.ok) process.stderr.write(`pi-codex-toolkit: ${r.code}: ${r.message}\n`);
 	} catch (e) {

@@ -10,9 +10,12 @@ import type { ReviewChange, ReviewListOk, ReviewTarget } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { say } from "./messages.ts";
 import { native } from "./native.ts";
+import { DELEGATE } from "./delegate.ts";
 
 /** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). */
 export function reviewTarget(agentDir: string, ctx: ExtensionContext | null | undefined): ReviewTarget | undefined {
+	// A Task delegate's changes belong to its parent's session (docs/agents.md "Review").
+	if (DELEGATE) return DELEGATE.review;
 	const sm = ctx?.sessionManager;
 	const sessionId = sm?.getSessionId?.();
 	if (!sessionId) return undefined;
@@ -146,6 +149,8 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 
 /** Start-up sweep (stores of deleted sessions, the total cap) and removal of an in-memory session's store. */
 export function register(host: ToolkitHost): void {
+	// A delegate writes into its parent's store and never sweeps or removes stores (its parent owns them).
+	if (DELEGATE) return;
 	host.pi.on("session_start", async (_event, ctx) => {
 		try {
 			native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());

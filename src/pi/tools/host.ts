@@ -38,6 +38,7 @@ import { native } from "../native.ts";
 import { auditCall, permissionGate, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
+import { DELEGATE } from "../delegate.ts";
 
 /** The gate message when the host tools are not admitted. */
 export const HOST_NOT_ENABLED =
@@ -139,6 +140,8 @@ export class HostRuntime {
 }
 
 function sessionIdOf(ctx: ExtensionContext): string {
+	// A Task delegate works for its parent's session: same audit file, scratch and review (docs/agents.md).
+	if (DELEGATE) return DELEGATE.sessionId;
 	try {
 		const id = ctx.sessionManager?.getSessionId?.();
 		if (typeof id === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id)) return id;
@@ -439,7 +442,8 @@ let swept = false;
 
 /** Once per process: remove scratch folders of sessions Pi no longer has (and those idle 7 days). Best effort. */
 async function sweepScratch(agentDir: string, current: string): Promise<void> {
-	if (swept) return;
+	// A delegate leaves the sweep to its parent: it cannot see which in-memory sessions are live.
+	if (swept || DELEGATE) return;
 	swept = true;
 	try {
 		const live = (await SessionManager.listAll()).map((s) => s.id);

@@ -1,0 +1,512 @@
+/**
+ * Task delegation, the parent side (docs/agents.md). `Task {agent, prompt, runInBackground?}` hands a prompt to a
+ * delegate: its own Pi process (`--mode rpc`, this toolkit and the parent's other `-e` extensions, only the tools its
+ * definition resolves to as Pi's `--tools` allowlist, the definition's body appended to the system prompt). Pi's RPC
+ * mode was picked over `--mode json` because it carries the extension UI protocol: the delegate's permission cards
+ * arrive here as `extension_ui_request` records and are shown in the parent's UI, naming the delegate
+ * (src/pi/delegate.ts is the delegate's side). Everything that decides is in Rust (src/agents: definitions, tool
+ * rules, slots, the answer cut; src/host/bash/tasks.rs: background delegates share the Bash task table, so TaskList,
+ * TaskWait and TaskStop list and control both kinds). The delegate's process group is registered with the watchdog
+ * (it dies with this Node process however that ends) and is killed on abort, timeout, TaskStop and session end.
+ *
+ * Task is visible only in Agent mode, with `subagents.enabled`, and while at least one definition exists; the list
+ * of definitions is added to the system prompt of each run so the model knows which agents it may name.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { AgentDefinition, AgentsLoaded } from "../../index.js";
+import type { ToolkitHost } from "./host.ts";
+import { native } from "./native.ts";
+import { ALLOW_SESSION, configuredMode } from "./permission.ts";
+import { reviewTarget } from "./review.ts";
+import { hostRuntime } from "./tools/host.ts";
+import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
+
+export const TASK = "Task";
+
+/** Stable failure codes (docs/agents.md "Errors"). */
+export const AGENT_NOT_FOUND = "AGENT_NOT_FOUND";
+export const AGENT_FAILED = "AGENT_FAILED";
+export const AGENT_TIMEOUT = "AGENT_TIMEOUT";
+export const AGENT_ABORTED = "AGENT_ABORTED";
+export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE";
+export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN";
+export const INVALID_ARGUMENT = "INVALID_ARGUMENT";
+
+/** The longest prompt a Task may hand over (characters). */
+export const MAX_PROMPT_CHARS = 32_000;
+/** How long a delegate gets to exit after SIGTERM before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** The tail of a delegate's stderr kept for an AGENT_FAILED message. */
+const STDERR_TAIL = 2000;
+
+const taskSchema = Type.Object({
+	agent: Type.String({ description: "The name of the agent to delegate to (the list is in the system prompt; /pct agents shows it)." }),
+	prompt: Type.String({ description: "The complete, self-contained task for the delegate: it sees nothing of this conversation." }),
+	runInBackground: Type.Optional(
+		Type.Boolean({ description: "Start the delegate and return its backgroundTaskId at once; follow it with TaskWait, TaskList, TaskStop." }),
+	),
+});
+
+/** Token and cost totals over a delegate's assistant messages. */
+export interface DelegateUsage {
+	input: number;
+	output: number;
+	cacheRead: number;
+	cacheWrite: number;
+	totalTokens: number;
+	/** Only when the delegate's provider reports a cost. */
+	cost?: number;
+}
+
+/** How one delegate run ended. */
+export interface DelegateOutcome {
+	ok: boolean;
+	code?: string;
+	/** The final answer (ok), or the model-facing failure message. */
+	text: string;
+	cut: boolean;
+	usage: DelegateUsage;
+	toolCalls: number;
+	durationMs: number;
+}
+
+/** `details` of a Task result. */
+export interface TaskDetails {
+	agent: string;
+	tools: string[];
+	backgroundTaskId?: string;
+	usage?: DelegateUsage;
+	toolCalls?: number;
+	durationMs?: number;
+	cut?: boolean;
+}
+
+type Usage = Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite" | "totalTokens", number>> & { cost?: { total?: number } };
+type RpcRecord = {
+	type?: string;
+	id?: string;
+	method?: string;
+	title?: string;
+	message?: unknown;
+	options?: unknown;
+	placeholder?: string;
+	prefill?: string;
+	command?: string;
+	success?: boolean;
+	error?: string;
+	toolName?: string;
+};
+type AssistantMessage = { role?: string; content?: { type: string; text?: string }[]; usage?: Usage; stopReason?: string; errorMessage?: string };
+
+/** The tools the parent could hand on: its active tools plus the deferred ones find_tools could load. */
+function catalog(host: ToolkitHost): string[] {
+	const active = host.pi.getActiveTools();
+	const last = (host as ToolkitHost & { rules?: { last?: { deferredNames?: string[] } | null } }).rules?.last;
+	return [...new Set([...active, ...(last?.deferredNames ?? [])])];
+}
+
+/** Every definition of the session, resolved against the parent's catalog. */
+export function loadAgents(host: ToolkitHost, cwd: string): AgentsLoaded {
+	return native.agentsLoad(host.agentDir, cwd, catalog(host).filter((n) => n !== TASK));
+}
+
+/** `/pct agents`: every definition with its resolved tools and warnings. */
+export function agentsText(host: ToolkitHost, cwd: string): string {
+	const l = loadAgents(host, cwd);
+	const on = host.config().subagents?.enabled === true;
+	const lines = [`Task subagents: ${on ? "on" : "off (set subagents.enabled to true in the config)"}; ${l.definitions.length} definition(s)`];
+	if (l.definitions.length === 0) lines.push(`  none: add Markdown files to ${host.agentDir}/agents/ or ${cwd}/.pi/agents/ (docs/agents.md)`);
+	for (const d of l.definitions) {
+		lines.push(`- ${d.name} (${d.scope}, permission ${d.permission}${d.model ? `, model ${d.model}` : ""}): ${d.description}`);
+		lines.push(`  tools: ${d.tools.length ? d.tools.join(", ") : "(none)"}  [declared: ${d.declared}]`);
+		for (const w of d.warnings) lines.push(`  warning: ${w}`);
+		lines.push(`  file: ${d.path}`);
+	}
+	for (const w of l.warnings) lines.push(`warning: ${w}`);
+	return lines.join("\n");
+}
+
+/** The parent's Pi command line as the delegate gets it: the CLI, and the explicit extensions (`-e`, `-ne`). */
+function piCommand(): { cli: string; extensionArgs: string[] } | null {
+	const cli = process.argv[1];
+	if (!cli || !/cli\.(m?js|ts)$/.test(cli)) return null;
+	const out: string[] = [];
+	const argv = process.argv.slice(2);
+	for (let i = 0; i < argv.length; i++) {
+		const a = argv[i];
+		if ((a === "-e" || a === "--extension") && i + 1 < argv.length) out.push("-e", argv[++i]);
+		else if (a.startsWith("--extension=")) out.push("-e", a.slice("--extension=".length));
+		else if (a === "-ne" || a === "--no-extensions") out.push("-ne");
+	}
+	return { cli, extensionArgs: out };
+}
+
+/** The delegate's effective permission mode: its definition's, else the parent session's. */
+function effectiveMode(host: ToolkitHost, def: AgentDefinition): DelegateInfo["mode"] {
+	if (def.permission !== "inherit") return def.permission;
+	const rt = hostRuntime(host);
+	return rt.permissions.sessionOverride ?? configuredMode(host.config()) ?? null;
+}
+
+function modelArgs(def: AgentDefinition, ctx: ExtensionContext): string[] {
+	const m = ctx.model;
+	if (def.model) return def.model.includes("/") || !m ? ["--model", def.model] : ["--provider", m.provider, "--model", def.model];
+	return m ? ["--provider", m.provider, "--model", m.id] : [];
+}
+
+/** Kills a delegate's whole process group: SIGTERM, then SIGKILL after the grace. */
+function killGroup(child: ChildProcess): void {
+	const pid = child.pid;
+	if (!pid || child.exitCode !== null || child.signalCode !== null) return;
+	try {
+		process.kill(-pid, "SIGTERM");
+	} catch {
+		return;
+	}
+	const t = setTimeout(() => {
+		try {
+			process.kill(-pid, "SIGKILL");
+		} catch {
+			// already gone
+		}
+	}, KILL_GRACE_MS);
+	t.unref();
+}
+
+/** Relays one of the delegate's dialogs to the parent's UI; resolves the RPC response fields. */
+async function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+	if (!ctx.hasUI) return { cancelled: true };
+	const named = (t: string | undefined) => (parseCardHead(`${t ?? ""}\n`) || (t ?? "").startsWith("Delegate ") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
+	try {
+		if (rec.method === "select") {
+			const options = Array.isArray(rec.options) ? rec.options.filter((o): o is string => typeof o === "string") : [];
+			const value = await ctx.ui.select(named(rec.title), options, { signal });
+			if (value === undefined) return { cancelled: true };
+			const head = parseCardHead(rec.title ?? "");
+			// "Allow for this session" on a delegate's card is the parent session's grant too (per tool name).
+			if (head && value === ALLOW_SESSION) hostRuntime(host).permissions.allowSession(head.tool);
+			return { value };
+		}
+		if (rec.method === "confirm") return { confirmed: await ctx.ui.confirm(named(rec.title), typeof rec.message === "string" ? rec.message : "", { signal }) };
+		if (rec.method === "input") {
+			const value = await ctx.ui.input(named(rec.title), rec.placeholder, { signal });
+			return value === undefined ? { cancelled: true } : { value };
+		}
+		if (rec.method === "editor") {
+			const value = await ctx.ui.editor(named(rec.title), rec.prefill);
+			return value === undefined ? { cancelled: true } : { value };
+		}
+	} catch {
+		return { cancelled: true };
+	}
+	return { cancelled: true };
+}
+
+function addUsage(total: DelegateUsage, u: Usage | undefined): void {
+	if (!u) return;
+	total.input += u.input ?? 0;
+	total.output += u.output ?? 0;
+	total.cacheRead += u.cacheRead ?? 0;
+	total.cacheWrite += u.cacheWrite ?? 0;
+	total.totalTokens += u.totalTokens ?? 0;
+	if (typeof u.cost?.total === "number" && u.cost.total > 0) total.cost = (total.cost ?? 0) + u.cost.total;
+}
+
+function messageText(m: AssistantMessage): string {
+	return (m.content ?? []).filter((c) => c.type === "text" && typeof c.text === "string").map((c) => c.text).join("\n");
+}
+
+/** One started delegate: its process and the promise of its outcome. */
+interface Running {
+	child: ChildProcess;
+	done: Promise<DelegateOutcome>;
+	stop(code: string, message: string): void;
+}
+
+/** Starts a delegate process and drives it over RPC until its run ends. */
+function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void): Running | { ok: false; code: string; message: string } {
+	const pi = piCommand();
+	if (!pi) return { ok: false, code: AGENT_UNAVAILABLE, message: "Delegates need the pi command line (this Pi was started by an embedder); nothing was started." };
+	const rt = hostRuntime(host);
+	const info: DelegateInfo = {
+		name: def.name,
+		tools: def.tools,
+		mode: effectiveMode(host, def),
+		sessionId: rt.sessionId,
+		review: reviewTarget(host.agentDir, ctx),
+		grants: rt.permissions.allowedTools(),
+	};
+	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.tools.join(",")];
+	if (def.prompt) args.push("--append-system-prompt", def.prompt);
+	const env: NodeJS.ProcessEnv = { ...process.env, [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
+	let child: ChildProcess;
+	try {
+		child = spawn(process.execPath, args, { cwd: ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+	} catch (e) {
+		return { ok: false, code: AGENT_FAILED, message: `The delegate could not be started (${e instanceof Error ? e.message : String(e)}); nothing ran.` };
+	}
+	const pid = child.pid;
+	if (pid) native.agentsGuardProcess(pid);
+	const t0 = performance.now();
+	const usage: DelegateUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+	let toolCalls = 0;
+	let last: AssistantMessage | undefined;
+	let stderr = "";
+	let stopped: { code: string; message: string } | undefined;
+	let finished = false;
+	const dialogs = new AbortController();
+	const send = (o: unknown) => {
+		try {
+			child.stdin?.write(`${JSON.stringify(o)}\n`);
+		} catch {
+			// the delegate is gone; its close settles the run
+		}
+	};
+	const done = new Promise<DelegateOutcome>((resolve) => {
+		const settle = (ok: boolean, code: string | undefined, text: string) => {
+			if (finished) return;
+			finished = true;
+			dialogs.abort();
+			const cut = ok ? native.agentsCutAnswer(text) : { text, cut: false };
+			resolve({ ok, code, text: cut.text, cut: cut.cut, usage, toolCalls, durationMs: performance.now() - t0 });
+			try {
+				child.stdin?.end();
+			} catch {
+				// already closed
+			}
+			// A delegate that does not leave after its run (or after a stop) is killed with its tree.
+			const t = setTimeout(() => killGroup(child), ok ? KILL_GRACE_MS : 0);
+			t.unref();
+		};
+		let buf = "";
+		child.stdout?.setEncoding("utf8");
+		child.stdout?.on("data", (chunk: string) => {
+			buf += chunk;
+			let i: number;
+			while ((i = buf.indexOf("\n")) >= 0) {
+				const line = buf.slice(0, i).replace(/\r$/, "");
+				buf = buf.slice(i + 1);
+				if (!line.trim()) continue;
+				let rec: RpcRecord;
+				try {
+					rec = JSON.parse(line) as RpcRecord;
+				} catch {
+					continue;
+				}
+				if (rec.type === "extension_ui_request" && rec.id && ["select", "confirm", "input", "editor"].includes(rec.method ?? "")) {
+					const id = rec.id;
+					void relayDialog(host, def, ctx, rec, dialogs.signal).then((answer) => send({ type: "extension_ui_response", id, ...answer }));
+				} else if (rec.type === "message_end") {
+					const m = rec.message as AssistantMessage | undefined;
+					if (m?.role === "assistant") {
+						last = m;
+						addUsage(usage, m.usage);
+					}
+				} else if (rec.type === "tool_execution_start") {
+					toolCalls++;
+					onUpdate?.(`${def.name}: ${rec.toolName ?? "tool"} (${toolCalls} call${toolCalls === 1 ? "" : "s"})`);
+				} else if (rec.type === "response" && rec.command === "prompt" && rec.success === false) {
+					settle(false, AGENT_FAILED, `The delegate refused the prompt: ${rec.error ?? "unknown error"}.`);
+				} else if (rec.type === "agent_end") {
+					if (!last) settle(false, AGENT_FAILED, `Delegate "${def.name}" ended without an answer.`);
+					else if (last.stopReason === "error" || last.stopReason === "aborted") {
+						settle(false, AGENT_FAILED, `Delegate "${def.name}" failed: ${last.errorMessage ?? last.stopReason}. ${messageText(last)}`.trim());
+					} else settle(true, undefined, messageText(last));
+				}
+			}
+		});
+		child.stderr?.setEncoding("utf8");
+		child.stderr?.on("data", (d: string) => {
+			stderr = (stderr + d).slice(-STDERR_TAIL);
+		});
+		child.on("error", (e) => settle(false, AGENT_FAILED, `The delegate could not run: ${e.message}. Nothing more ran.`));
+		child.on("close", (code, sig) => {
+			if (pid) native.agentsReleaseProcess(pid);
+			if (stopped) return settle(false, stopped.code, stopped.message);
+			settle(false, AGENT_FAILED, `Delegate "${def.name}" exited (${sig ?? `code ${code}`}) before it answered.${stderr.trim() ? ` Its last output: ${stderr.trim()}` : ""}`);
+		});
+	});
+	send({ id: "task", type: "prompt", message: prompt });
+	return {
+		child,
+		done,
+		stop(code: string, message: string) {
+			if (finished) return;
+			stopped = { code, message };
+			killGroup(child);
+		},
+	};
+}
+
+function summary(def: AgentDefinition, o: DelegateOutcome): string {
+	const u = o.usage;
+	const cost = u.cost !== undefined ? `, cost $${u.cost.toFixed(4)}` : "";
+	return `[${def.name}: ${(o.durationMs / 1000).toFixed(1)}s, ${o.toolCalls} tool call(s), tokens ${u.input} in / ${u.output} out${cost}]`;
+}
+
+const text = (t: string) => [{ type: "text" as const, text: t }];
+const fail = (code: string, message: string): never => {
+	throw new Error(`${code}: ${message}`);
+};
+
+/** Whether Task should be visible now: on, Agent mode, a session of its own, and at least one definition. */
+function wanted(host: ToolkitHost, cwd: string | undefined): boolean {
+	if (DELEGATE || host.config().subagents?.enabled !== true || cwd === undefined) return false;
+	if (hostRuntime(host).permissions.operationMode !== "agent") return false;
+	try {
+		return loadAgents(host, cwd).definitions.length > 0;
+	} catch {
+		return false;
+	}
+}
+
+export function register(host: ToolkitHost): void {
+	let lastCwd: string | undefined;
+	const sessionSlots = new Set<{ release(): void }>();
+
+	/** Shows or hides Task (Pi activates a tool when it is registered, so this runs after every sync too). */
+	const refresh = (cwd = lastCwd) => {
+		lastCwd = cwd;
+		let all: string[];
+		try {
+			all = host.pi.getAllTools().map((t) => t.name);
+		} catch {
+			return;
+		}
+		if (!all.includes(TASK)) return;
+		const active = host.pi.getActiveTools();
+		const want = wanted(host, cwd);
+		if (want === active.includes(TASK)) return;
+		host.pi.setActiveTools(want ? [...active, TASK] : active.filter((n) => n !== TASK));
+	};
+
+	host.pi.registerTool({
+		name: TASK,
+		label: "Task",
+		description:
+			"Delegate a self-contained task to a named agent (a separate Pi process with only the tools its definition declares, under this session's permissions, audit and review). Foreground: returns the agent's final answer. runInBackground: returns a backgroundTaskId at once for TaskWait/TaskStop. The available agents are listed in the system prompt.",
+		promptSnippet: "Task: delegate a self-contained task to a named agent",
+		parameters: taskSchema,
+		async execute(_toolCallId: string, params: { agent: string; prompt: string; runInBackground?: boolean }, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
+			if (DELEGATE) fail(AGENT_UNAVAILABLE, "A delegate cannot delegate; do the work with your own tools.");
+			if (host.config().subagents?.enabled !== true) fail(AGENT_UNAVAILABLE, "Task subagents are off: set subagents.enabled to true with /pct config, then retry.");
+			const rt = hostRuntime(host);
+			rt.for(ctx);
+			if (rt.permissions.operationMode !== "agent") {
+				fail(TASK_DISABLED_IN_PLAN, "Task is disabled in Plan mode: Plan reads and plans; delegate after the plan is approved and the session is back in Agent mode.");
+			}
+			if (typeof params.prompt !== "string" || params.prompt.trim() === "") fail(INVALID_ARGUMENT, "Task needs a non-empty `prompt`: the complete task for the delegate.");
+			if (params.prompt.length > MAX_PROMPT_CHARS) fail(INVALID_ARGUMENT, `The prompt has ${params.prompt.length} characters, more than ${MAX_PROMPT_CHARS}; shorten it (the delegate can read files itself) and retry.`);
+			const loaded = loadAgents(host, ctx.cwd);
+			const def = loaded.definitions.find((d) => d.name === params.agent);
+			if (!def) {
+				fail(AGENT_NOT_FOUND, `No agent named "${params.agent}". Available: ${loaded.definitions.map((d) => d.name).join(", ") || "none"}. Call Task with one of them.`);
+			}
+			const agent = def as AgentDefinition;
+			if (agent.tools.length === 0) fail(AGENT_UNAVAILABLE, `Agent "${agent.name}" has no tool available in this session (${agent.warnings.join("; ")}); pick another agent.`);
+			const slot = new native.AgentSlot(rt.sessionId);
+			const refused = slot.failure();
+			if (refused) fail(refused.code, refused.message);
+			sessionSlots.add(slot);
+			const release = () => {
+				slot.release();
+				sessionSlots.delete(slot);
+			};
+			const background = params.runInBackground === true;
+			if (background && !host.pi.getActiveTools().includes("TaskWait")) {
+				release();
+				fail(AGENT_UNAVAILABLE, "A background Task needs TaskWait/TaskStop (the Host Tools' Bash family, hostTools.enabled); run it in the foreground instead.");
+			}
+			const update = (line: string) => onUpdate?.({ content: text(line), details: { agent: agent.name, tools: agent.tools } });
+			const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update);
+			if (!("child" in run)) {
+				release();
+				return fail(run.code, run.message);
+			}
+			const timeoutS = host.config().subagents?.timeoutSeconds ?? native.agentsLimits().defaultTimeoutSeconds;
+			const timer = setTimeout(
+				() => run.stop(AGENT_TIMEOUT, `Delegate "${agent.name}" did not finish within ${timeoutS} s (subagents.timeoutSeconds) and was stopped; give it a smaller task or raise the timeout.`),
+				timeoutS * 1000,
+			);
+			timer.unref();
+			void run.done.finally(() => {
+				clearTimeout(timer);
+				release();
+			});
+			if (background) {
+				const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`, agent.description);
+				const tf = task.failure();
+				if (tf) {
+					run.stop(tf.code, tf.message);
+					await run.done;
+					return fail(tf.code, tf.message);
+				}
+				void run.done.then((o) => {
+					const code = o.ok ? 0 : 1;
+					task.finish(code, o.ok ? `${o.text}\n${summary(agent, o)}` : "", o.ok ? "" : `${o.code}: ${o.text}\n${summary(agent, o)}`);
+				});
+				return {
+					content: text(`Started delegate "${agent.name}" in the background: backgroundTaskId ${task.id}. Follow it with TaskWait (its answer arrives as the task's output), TaskList or TaskStop.`),
+					details: { agent: agent.name, tools: agent.tools, backgroundTaskId: task.id } satisfies TaskDetails,
+				};
+			}
+			const onAbort = () => run.stop(AGENT_ABORTED, `Delegate "${agent.name}" was stopped: the turn was aborted.`);
+			if (signal?.aborted) onAbort();
+			signal?.addEventListener("abort", onAbort, { once: true });
+			const o = await run.done;
+			signal?.removeEventListener("abort", onAbort);
+			if (!o.ok) fail(o.code ?? AGENT_FAILED, `${o.text} ${summary(agent, o)}`);
+			return {
+				content: text(`${o.text}\n\n${summary(agent, o)}`),
+				details: { agent: agent.name, tools: agent.tools, usage: o.usage, toolCalls: o.toolCalls, durationMs: o.durationMs, cut: o.cut } satisfies TaskDetails,
+			};
+		},
+	});
+
+	// The model learns the agents it may name from the system prompt of each run (Task's description is fixed).
+	host.pi.on("before_agent_start", async (event, ctx) => {
+		refresh(ctx.cwd);
+		if (!host.pi.getActiveTools().includes(TASK)) return undefined;
+		let defs: AgentDefinition[];
+		try {
+			defs = loadAgents(host, ctx.cwd).definitions;
+		} catch {
+			return undefined;
+		}
+		const list = defs.map((d) => `- ${d.name}: ${d.description} (tools: ${d.tools.join(", ")})`).join("\n");
+		return { systemPrompt: `${event.systemPrompt}\n\nAgents available to the Task tool:\n${list}` };
+	});
+	host.pi.on("session_start", async (_event, ctx) => {
+		lastCwd = ctx.cwd;
+	});
+	host.lifecycle("subagents", {
+		// Runs after every sync (session start, reload, model change): Pi activates Task when it registers it.
+		retry: async () => refresh(),
+		shutdown: async () => {
+			for (const s of [...sessionSlots]) s.release();
+			sessionSlots.clear();
+		},
+	});
+}
+
+/** The delegate side's guard: a call of a tool outside the definition is refused (Pi's allowlist is the first). */
+export function registerDelegateGuard(host: ToolkitHost): void {
+	if (!DELEGATE) return;
+	const d = DELEGATE;
+	host.pi.on("session_start", async (_event, ctx) => {
+		const rt = hostRuntime(host);
+		try {
+			rt.for(ctx);
+		} catch {
+			// a cwd that is not a directory: the permission state still exists
+		}
+		if (d.mode) rt.permissions.setOverride(d.mode);
+		for (const t of d.grants) rt.permissions.allowSession(t);
+	});
+	host.pi.on("tool_call", async (event) => {
+		if (d.tools.includes(event.toolName)) return undefined;
+		return { block: true, reason: `AGENT_TOOL_NOT_DECLARED: ${event.toolName} is not among this delegate's tools (${d.tools.join(", ")}); nothing ran. Answer with what your own tools can do.` };
+	});
+}
