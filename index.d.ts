@@ -281,8 +281,10 @@ export interface AgentAnswer {
 export interface AgentDefinition {
   name: string
   description: string
-  /** The resolved tool names (the delegate's `--tools` allowlist). */
+  /** The tools the delegate may call. */
   tools: Array<string>
+  /** Pi's `--tools` allowlist for the delegate: `tools` plus the rest of their toolkit groups. */
+  allowlist: Array<string>
   /** How `tools` was written: `default`, `*`, or the list joined with `, `. */
   declared: string
   model?: string

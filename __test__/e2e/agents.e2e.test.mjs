@@ -31,13 +31,17 @@ function processesOf(box) {
 	const out = [];
 	for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
 		try {
-			if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`PCT_DELEGATE_NAME=${"reader"}`) &&
-				readFileSync(`/proc/${pid}/environ`, "latin1").includes(box.agentDir)) out.push(Number(pid));
+			const env = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0");
+			if (env.some((e) => e.startsWith("PCT_DELEGATE_NAME=")) && env.includes(`PI_CODING_AGENT_DIR=${box.agentDir}`)) out.push(Number(pid));
 		} catch {
 			// gone, or not ours
 		}
 	}
 	return out;
+}
+
+function describe(pids) {
+	return pids.map((p) => { try { return `${p}: ${readFileSync(`/proc/${p}/cmdline`, "latin1").replace(/\0/g, " ").slice(0, 200)}`; } catch { return `${p}: gone`; } }).join("; ");
 }
 
 async function until(pred, ms = 20000) {
@@ -100,5 +104,107 @@ for (const version of PI_VERSIONS) {
 		assert.ok(end, r.stderr);
 		assert.match(toolText(end), /CHILD SAW: ERROR .*(not found|AGENT_TOOL_NOT_DECLARED)/is);
 		assert.equal(existsSync(join(box.cwd, "pwned.txt")), false);
+	});
+
+	test(`[pi ${version.name}] a write-capable delegate's Write shows a card in the parent naming it; /pct review lists and rolls it back`, async () => {
+		const box = sandbox();
+		writeConfig(box, { ...ON, permissions: { mode: "ask" } });
+		define(box, "writer", "description: Writes files\ntools: [Read, Write]");
+		const child = writeScript(box, `export default { writer: [
+	{ tools: [{ name: "Write", args: { path: "out.txt", content: "from the delegate\\n" } }] },
+	(ctx) => ({ text: "CHILD WROTE: " + ctx.lastToolResults[0].text }),
+] };`);
+		const script = writeScript(box, `export default [
+	{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write out.txt" } }] },
+	{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write out.txt again" } }] },
+	(ctx) => ({ text: "PARENT GOT: " + ctx.lastToolResults.map((r) => r.text).join("|") }),
+];`);
+		const cards = [];
+		const listed = [];
+		const pi = new RpcPi({
+			version,
+			box,
+			script,
+			env: { PCT_FAUX_CHILD_SCRIPT: child },
+			ui: (req) => {
+				if (req.method !== "select") return { cancelled: true };
+				if (/^Delegate "writer" asks \(tool Write\):/.test(req.title)) {
+					cards.push(req);
+					return { value: "Allow for this session" };
+				}
+				listed.push(req);
+				return { value: "Close" };
+			},
+		});
+		const run = await pi.prompt("delegate the write", 120000);
+		const ends = run.events.filter((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+		assert.equal(ends.length, 2, pi.stderr);
+		for (const e of ends) assert.equal(e.isError, false, toolText(e));
+		assert.equal(cards.length, 1, "the second delegate inherits the session grant: one card");
+		assert.match(cards[0].title, /out\.txt/);
+		assert.equal(readFileSync(join(box.cwd, "out.txt"), "utf8"), "from the delegate\n");
+		await pi.prompt("/pct review");
+		assert.ok(listed.some((r) => r.options.some((o) => /out\.txt\s+write/i.test(o))), JSON.stringify(listed));
+		const back = await pi.prompt("/pct review rollback all");
+		assert.ok(back.notifications.some((n) => /roll/i.test(n)), JSON.stringify(back.notifications));
+		assert.equal(existsSync(join(box.cwd, "out.txt")), false, "rolled back: the new file is gone");
+		await pi.close();
+	});
+
+	test(`[pi ${version.name}] background Task: TaskList shows it, TaskWait returns its answer, TaskStop stops another`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, ON);
+		define(box, "quick", "description: Answers at once");
+		define(box, "slow", "description: Runs a long command\ntools: Bash");
+		const child = writeScript(box, `export default {
+	quick: [{ text: "QUICK ANSWER 42" }],
+	slow: [{ tools: [{ name: "Bash", args: { command: "sleep 120" } }] }, { text: "never" }],
+};`);
+		const script = writeScript(box, `
+const id = (t) => /backgroundTaskId (task-[0-9a-f]+)/.exec(t)?.[1];
+const ids = {};
+const wait = (ctx) => {
+	const last = ctx.lastToolResults[0];
+	if (last.toolName === "Task") ids.quick = id(last.text);
+	if (last.toolName === "TaskWait" && /QUICK ANSWER 42/.test(last.text)) return { tools: [{ name: "Task", args: { agent: "slow", prompt: "sleep", runInBackground: true } }] };
+	return { tools: [{ name: "TaskWait", args: { backgroundTaskId: ids.quick } }] };
+};
+export default [
+	{ tools: [{ name: "Task", args: { agent: "quick", prompt: "answer", runInBackground: true } }] },
+	...Array.from({ length: 15 }, () => (ctx) => {
+		const last = ctx.lastToolResults[0];
+		if (last.toolName === "Task" && ids.quick) { ids.slow = id(last.text); return { tools: [{ name: "TaskList", args: {} }] }; }
+		if (last.toolName === "TaskList") return { tools: [{ name: "TaskStop", args: { backgroundTaskId: ids.slow } }] };
+		if (last.toolName === "TaskStop") return { text: "DONE " + JSON.stringify(ids) };
+		return wait(ctx);
+	}),
+];`);
+		const r = await runJson({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child }, timeoutMs: 120000 });
+		const by = (n) => r.toolEnds.filter((e) => e.toolName === n);
+		assert.equal(by("Task").length, 2, r.stderr);
+		assert.match(toolText(by("Task")[0]), /backgroundTaskId task-/);
+		const waited = by("TaskWait").map(toolText).join("\n");
+		assert.match(waited, /QUICK ANSWER 42/);
+		assert.match(waited, /completed/);
+		const list = toolText(by("TaskList")[0]);
+		assert.match(list, /quick: answer/);
+		assert.match(list, /slow: sleep/);
+		assert.match(toolText(by("TaskStop")[0]), /stop/i);
+		assert.ok(await until(() => processesOf(box).length === 0), `delegates left: ${processesOf(box)}`);
+	});
+
+	test(`[pi ${version.name}] killing the parent leaves no delegate running`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, ON);
+		define(box, "slow", "description: Runs a long command\ntools: Bash");
+		const child = writeScript(box, `export default { slow: [{ tools: [{ name: "Bash", args: { command: "sleep 120" } }] }, { text: "never" }] };`);
+		const script = parentScript(box, { agent: "slow", prompt: "sleep" });
+		const pi = new RpcPi({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		await pi.command("prompt", { message: "go" });
+		const sleeping = () => processesOf(box).some((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "latin1").startsWith("sleep\x00120"); } catch { return false; } });
+		assert.ok(await until(sleeping, 30000), `the delegate's command runs: ${describe(processesOf(box))} ${JSON.stringify(pi.events.filter((e) => e.type === "tool_execution_end")).slice(0, 1500)} ${pi.stderr.slice(-1000)}`);
+		pi.child.kill("SIGKILL");
+		await pi.exited;
+		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
 	});
 }

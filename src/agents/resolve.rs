@@ -26,11 +26,24 @@ pub const NEVER_INHERITED: [&str; 10] = [
     "EnterGoalMode",
 ];
 
+/// The toolkit's atomic registration groups (src/rules/registration.rs): the toolkit registers and admits a group
+/// only when Pi shows it every name, so a delegate's Pi must allow the whole group even when the delegate gets one.
+const GROUPS: [&[&str]; 5] = [
+    &["Read", "Glob", "Grep"],
+    &["Write", "Edit"],
+    &["Bash", "TaskList", "TaskWait", "TaskStop"],
+    &["exec_command", "write_stdin"],
+    &["exec", "wait"],
+];
+
 /// A delegate's tool list and what was dropped on the way.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resolved {
-    /// The tool names the delegate's Pi gets (its `--tools` allowlist), in declaration order, no duplicates.
+    /// The tools the delegate may call, in declaration order, no duplicates.
     pub tools: Vec<String>,
+    /// Pi's `--tools` allowlist for the delegate's process: `tools` plus the rest of each toolkit group they belong
+    /// to (the delegate's toolkit then keeps only `tools` active and refuses any other call).
+    pub allowlist: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -101,6 +114,16 @@ pub fn resolve(spec: &ToolSpec, catalog: &[String]) -> Resolved {
                 "`{work}` is not available in this session (none of {} is on) and was dropped",
                 options.iter().map(|s| s.join("+")).collect::<Vec<_>>().join(", ")
             )),
+        }
+    }
+    r.allowlist = r.tools.clone();
+    for t in &r.tools {
+        if let Some(g) = GROUPS.iter().position(|g| g.contains(&t.as_str())) {
+            GROUPS[g].iter().for_each(|n| push(&mut r.allowlist, n));
+            // the host Write/Edit and Bash families are admitted only beside the read set (src/rules/decide.rs)
+            if g == 1 || g == 2 {
+                GROUPS[0].iter().for_each(|n| push(&mut r.allowlist, n));
+            }
         }
     }
     r

@@ -188,6 +188,21 @@ fn no_tools_means_read_glob_grep() {
 }
 
 #[test]
+fn the_allowlist_completes_the_toolkit_groups_of_the_tools() {
+    let r = resolve(&ToolSpec::List(names(&["Grep", "Write"])), &names(&HOST));
+    assert_eq!(r.tools, names(&["Grep", "Write"]));
+    assert_eq!(r.allowlist, names(&["Grep", "Write", "Read", "Glob", "Edit"]));
+    let r = resolve(&ToolSpec::List(names(&["Bash"])), &names(&HOST));
+    assert_eq!(
+        r.allowlist,
+        names(&["Bash", "TaskList", "TaskWait", "TaskStop", "Read", "Glob", "Grep"]),
+        "the Bash family is admitted only beside the read set"
+    );
+    let r = resolve(&ToolSpec::List(names(&["Read"])), &names(&["read"]));
+    assert_eq!(r.allowlist, names(&["read"]), "Pi's builtins have no group");
+}
+
+#[test]
 fn star_means_every_work_tool() {
     let r = resolve(&ToolSpec::All, &names(&HOST));
     assert_eq!(r.tools, names(&["Read", "Glob", "Grep", "Bash", "Edit", "Write"]));

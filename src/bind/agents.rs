@@ -16,8 +16,10 @@ use std::sync::Mutex;
 pub struct AgentDefinition {
     pub name: String,
     pub description: String,
-    /// The resolved tool names (the delegate's `--tools` allowlist).
+    /// The tools the delegate may call.
     pub tools: Vec<String>,
+    /// Pi's `--tools` allowlist for the delegate: `tools` plus the rest of their toolkit groups.
+    pub allowlist: Vec<String>,
     /// How `tools` was written: `default`, `*`, or the list joined with `, `.
     pub declared: String,
     pub model: Option<String>,
@@ -50,6 +52,7 @@ fn shape(d: Definition, catalog: &[String]) -> AgentDefinition {
         name: d.name,
         description: d.description,
         tools: r.tools,
+        allowlist: r.allowlist,
         declared,
         model: d.model,
         permission: d.permission.as_str().to_string(),

@@ -238,7 +238,7 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 		review: reviewTarget(host.agentDir, ctx),
 		grants: rt.permissions.allowedTools(),
 	};
-	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.tools.join(",")];
+	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];
 	if (def.prompt) args.push("--append-system-prompt", def.prompt);
 	const env: NodeJS.ProcessEnv = { ...process.env, [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
 	let child: ChildProcess;
@@ -436,7 +436,7 @@ export function register(host: ToolkitHost): void {
 				release();
 			});
 			if (background) {
-				const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`, agent.description);
+				const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}`, `${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`);
 				const tf = task.failure();
 				if (tf) {
 					run.stop(tf.code, tf.message);
@@ -504,6 +504,21 @@ export function registerDelegateGuard(host: ToolkitHost): void {
 		}
 		if (d.mode) rt.permissions.setOverride(d.mode);
 		for (const t of d.grants) rt.permissions.allowSession(t);
+	});
+	// Pi's allowlist holds whole toolkit groups (src/agents/resolve.rs); only the declared tools stay active.
+	const narrow = () => {
+		try {
+			const active = host.pi.getActiveTools();
+			const keep = active.filter((n) => d.tools.includes(n));
+			if (keep.length !== active.length) host.pi.setActiveTools(keep);
+		} catch {
+			// no tools yet: the next sync narrows
+		}
+	};
+	host.lifecycle("delegate", { retry: async () => narrow() });
+	host.pi.on("before_agent_start", async () => {
+		narrow();
+		return undefined;
 	});
 	host.pi.on("tool_call", async (event) => {
 		if (d.tools.includes(event.toolName)) return undefined;

@@ -144,6 +144,9 @@ pub async fn probe(shell: String, bound: Duration) -> Option<String> {
             Ok(())
         });
     }
+    // The watchdog must run before the probe does: a Pi killed while its profile still runs (a Task delegate whose
+    // parent died, docs/agents.md) would otherwise leave the probe's session behind.
+    crate::shell::watchdog::ensure_started();
     let mut child = cmd.spawn().ok()?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     let mut out = child.stdout.take()?;
