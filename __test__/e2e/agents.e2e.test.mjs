@@ -207,4 +207,49 @@ export default [
 		await pi.exited;
 		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
 	});
+
+	test(`[pi ${version.name}] /pct agents lists definitions, resolved tools and warnings; a project definition loses its permission`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, ON);
+		define(box, "reviewer", "description: Reviews code\ntools: [Read, rm, Bash]\npermission: ask");
+		mkdirSync(join(box.cwd, ".pi", "agents"), { recursive: true });
+		writeFileSync(join(box.cwd, ".pi", "agents", "cloned.md"), "---\nname: cloned\ndescription: From the repo\ntools: \"*\"\npermission: auto\n---\nbody\n");
+		const pi = new RpcPi({ version, box });
+		const { notifications } = await pi.prompt("/pct agents");
+		const text = notifications.join("\n");
+		assert.match(text, /Task subagents: on; 2 definition\(s\)/);
+		assert.match(text, /- reviewer \(user, permission ask\): Reviews code\n  tools: Read, Bash  \[declared: Read, rm, Bash\]/);
+		assert.match(text, /warning: unknown tool `rm` was dropped/);
+		assert.match(text, /- cloned \(project, permission inherit\): From the repo\n  tools: Read, Glob, Grep, Bash, Edit, Write  \[declared: \*\]/);
+		assert.match(text, /cloned\.md: `cloned`: a project definition cannot set `permission`/);
+		await pi.close();
+	});
+
+	test(`[pi ${version.name}] Task is hidden in Plan mode and back in Agent mode; a delegate over its timeout is stopped`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, { ...ON, subagents: { enabled: true, timeoutSeconds: 1 } });
+		define(box, "slow", "description: Sleeps\ntools: Bash");
+		const child = writeScript(box, `export default { slow: [{ tools: [{ name: "Bash", args: { command: "sleep 30" } }] }, { text: "never" }] };`);
+		const script = writeScript(box, `export default [
+	{ tools: [{ name: "Task", args: { agent: "slow", prompt: "sleep" } }] },
+	{ text: "plan run over" },
+	{ tools: [{ name: "Task", args: { agent: "slow", prompt: "sleep" } }] },
+	{ text: "agent run over" },
+];`);
+		const pi = new RpcPi({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		await pi.prompt("/pct mode plan");
+		const plan = await pi.prompt("try in plan", 60000);
+		const inPlan = plan.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+		assert.equal(inPlan.isError, true);
+		assert.match(toolText(inPlan), /not found|TASK_DISABLED_IN_PLAN/);
+		await pi.prompt("/pct mode agent");
+		const t0 = Date.now();
+		const agent = await pi.prompt("try in agent", 60000);
+		const timed = agent.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+		assert.equal(timed.isError, true);
+		assert.match(toolText(timed), /AGENT_TIMEOUT: Delegate "slow" did not finish within 1 s/);
+		assert.ok(Date.now() - t0 < 20000, "stopped at the timeout, not after the command");
+		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
+		await pi.close();
+	});
 }

@@ -134,6 +134,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`  asktool: ${onOff(e.interactiveTools.askTool)}`, () => set("interactiveTools.askTool", !e.interactiveTools.askTool)],
 			[`  TodoWrite: ${onOff(e.interactiveTools.todoWrite)}`, () => set("interactiveTools.todoWrite", !e.interactiveTools.todoWrite)],
 			[`  new_context: ${onOff(e.interactiveTools.newContext)}`, () => set("interactiveTools.newContext", !e.interactiveTools.newContext)],
+			[`Task subagents: ${onOff(e.subagents.enabled)}`, () => set("subagents.enabled", !e.subagents.enabled)],
 			[`Debug metadata: ${onOff(e.debug)}`, () => set("debug", !e.debug)],
 		);
 		const labels = [...rows.map((r) => r[0]), "Save", "Cancel"];
