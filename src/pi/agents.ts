@@ -13,6 +13,8 @@
  * of definitions is added to the system prompt of each run so the model knows which agents it may name.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { AgentDefinition, AgentsLoaded } from "../../index.js";
@@ -128,10 +130,35 @@ export function agentsText(host: ToolkitHost, cwd: string): string {
 	return lines.join("\n");
 }
 
+/** Pi's package names: a delegate is started only from a script inside one (never an embedder's own script). */
+const PI_PACKAGES = new Set(["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]);
+
+/** Whether `script` (the running main module) belongs to Pi's package: the nearest package.json names it. */
+function isPiScript(script: string): boolean {
+	let dir = dirname(script);
+	for (let i = 0; i < 8; i++) {
+		try {
+			const name = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown }).name;
+			if (typeof name === "string") return PI_PACKAGES.has(name);
+		} catch {
+			// no package.json here: look further up
+		}
+		const up = dirname(dir);
+		if (up === dir) return false;
+		dir = up;
+	}
+	return false;
+}
+
 /** The parent's Pi command line as the delegate gets it: the CLI, and the explicit extensions (`-e`, `-ne`). */
 function piCommand(): { cli: string; extensionArgs: string[] } | null {
-	const cli = process.argv[1];
-	if (!cli || !/cli\.(m?js|ts)$/.test(cli)) return null;
+	let cli: string;
+	try {
+		cli = realpathSync(process.argv[1] ?? "");
+	} catch {
+		return null;
+	}
+	if (!isPiScript(cli)) return null;
 	const out: string[] = [];
 	const argv = process.argv.slice(2);
 	for (let i = 0; i < argv.length; i++) {
@@ -178,7 +205,8 @@ function killGroup(child: ChildProcess): void {
 /** Relays one of the delegate's dialogs to the parent's UI; resolves the RPC response fields. */
 async function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
 	if (!ctx.hasUI) return { cancelled: true };
-	const named = (t: string | undefined) => (parseCardHead(`${t ?? ""}\n`) || (t ?? "").startsWith("Delegate ") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
+	// The delegate's permission cards already name it (src/pi/delegate.ts); any other dialog gets its name here.
+	const named = (t: string | undefined) => (parseCardHead(t ?? "") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
 	try {
 		if (rec.method === "select") {
 			const options = Array.isArray(rec.options) ? rec.options.filter((o): o is string => typeof o === "string") : [];
