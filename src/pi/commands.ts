@@ -39,6 +39,7 @@ export const SUBCOMMANDS: Record<string, string[]> = {
 	jobs: ["stop all"],
 	review: ["show", "rollback", "rollback all"],
 	permission: [...PERMISSION_MODES, "default"],
+	mode: ["plan", "agent"],
 };
 
 /** Completions for what follows `/pct `: sub-commands, then their arguments. */
@@ -126,7 +127,9 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
 			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
 			[`Host Tools: ${onOff(e.hostTools.enabled)}`, () => set("hostTools.enabled", !e.hostTools.enabled)],
-			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pickMode(ctx, e.hostTools.permissionMode, (v) => set("hostTools.permissionMode", v))],
+			// One policy for every tool: the row writes permissions.mode (the older hostTools.permissionMode is still read
+			// when permissions.mode is unset, docs/permissions.md "Configuration").
+			[`Permission mode: ${configuredMode(e) ?? "ask"}`, () => pickMode(ctx, configuredMode(e) ?? "ask", (v) => set("permissions.mode", v))],
 			[`Interactive Tools: ${onOff(e.interactiveTools.enabled)}`, () => set("interactiveTools.enabled", !e.interactiveTools.enabled)],
 			[`  asktool: ${onOff(e.interactiveTools.askTool)}`, () => set("interactiveTools.askTool", !e.interactiveTools.askTool)],
 			[`  TodoWrite: ${onOff(e.interactiveTools.todoWrite)}`, () => set("interactiveTools.todoWrite", !e.interactiveTools.todoWrite)],
@@ -192,7 +195,7 @@ function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 /** The permission-mode submenu: each mode with what it means; the cursor starts on the mode in force. */
 async function pickMode(ctx: Ctx, current: string, apply: (v: string) => void): Promise<void> {
 	const items: MenuItem[] = PERMISSION_MODES.map((m) => ({ label: `${m} — ${PERMISSION_MODE_TEXT[m]}` }));
-	const v = await choose(ctx, "Host Tools permission mode", items, Math.max(0, (PERMISSION_MODES as readonly string[]).indexOf(current)));
+	const v = await choose(ctx, "Permission mode", items, Math.max(0, (PERMISSION_MODES as readonly string[]).indexOf(current)));
 	const mode = v?.split(" — ")[0];
 	if (mode && (PERMISSION_MODES as readonly string[]).includes(mode)) apply(mode);
 }

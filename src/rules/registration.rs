@@ -13,7 +13,7 @@ use super::ownership::{Owner, Registry};
 use serde::Serialize;
 
 /// The groups that are registered together or not at all (a pair without its sibling is useless).
-const GROUPS: [&[&str]; 13] = [
+const GROUPS: [&[&str]; 15] = [
     &[APPLY_PATCH],
     &SHELL_PAIR,
     &CODE_PAIR,
@@ -27,6 +27,8 @@ const GROUPS: [&[&str]; 13] = [
     &[INTERACTIVE[0]],
     &[INTERACTIVE[1]],
     &[INTERACTIVE[2]],
+    &[ENTER_PLAN_MODE],
+    &[SUBMIT_PLAN],
 ];
 
 /// The registration groups the config can make visible, in [`GROUPS`] order.
@@ -64,6 +66,8 @@ fn wanted_groups(cfg: &Config) -> Vec<&'static [&'static str]> {
         interactive(INTERACTIVE[0]),
         interactive(INTERACTIVE[1]),
         interactive(INTERACTIVE[2]),
+        host,
+        host,
     ];
     GROUPS.iter().zip(on).filter(|(_, on)| *on).map(|(g, _)| *g).collect()
 }
@@ -158,7 +162,7 @@ mod tests {
         let cfg = json!({"shellSessions": {"enabled": true}, "hostTools": {"enabled": true}});
         let p = plan(&input(cfg, &[]), &all_offered());
         let mut want = vec!["exec_command", "write_stdin"];
-        want.extend(HOST_NAMES);
+        want.extend(HOST_FEATURE_NAMES);
         assert_eq!(p.register, want);
         assert!(p.taken.is_empty());
     }
