@@ -717,6 +717,8 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     hidden.join(", ")
                 },
             ));
+            st.extra
+                .push(("operation mode".into(), super::plan_mode::status_line(input)));
             if ht.enabled && d.hide_edit_write && reg.all_ours(&HOST_EDIT_SET) {
                 st.extra.push((
                     "note".into(),

@@ -79,6 +79,26 @@ pub fn apply(input: &ResolveInput, reg: &Registry, active: &mut Vec<String>, kee
     }
 }
 
+/// The `operation mode:` line of `/pct status` (under Host Tools, next to the permission mode). With `auto` configured
+/// it says that Plan is no read-only sandbox (a `/pct permission auto` of the session is said by the footer).
+pub fn status_line(input: &ResolveInput) -> String {
+    if !input.in_plan() {
+        return "Agent".into();
+    }
+    let cfg = &input.config;
+    let mode = cfg
+        .permissions
+        .mode
+        .as_deref()
+        .or(cfg.host_tools.permission_mode.as_deref());
+    let mut line = String::from("Plan (Write, Edit, apply_patch and undeclared extension tools are hidden and refused");
+    if mode == Some("auto") {
+        line.push_str("; auto: Plan plans intent, it is not a read-only sandbox — commands may still change files");
+    }
+    line.push(')');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rules::input::{Config, ResolveInput, ToolEntry};
@@ -213,6 +233,25 @@ mod tests {
             "the host tools still replace Pi's edit/write"
         );
         assert!(back.plan_hidden.is_empty());
+    }
+
+    #[test]
+    fn the_status_line_says_the_mode_and_under_auto_that_plan_is_no_sandbox() {
+        let line = |cfg, mode| super::status_line(&input(cfg, mode, &[], &[]));
+        assert_eq!(line(json!({}), None), "Agent");
+        assert_eq!(line(json!({}), Some("agent")), "Agent");
+        assert_eq!(
+            line(json!({"permissions": {"mode": "ask"}}), Some("plan")),
+            "Plan (Write, Edit, apply_patch and undeclared extension tools are hidden and refused)"
+        );
+        for cfg in [
+            json!({"permissions": {"mode": "auto"}}),
+            json!({"hostTools": {"permissionMode": "auto"}}),
+        ] {
+            assert!(line(cfg, Some("plan")).contains("auto: Plan plans intent, it is not a read-only sandbox"));
+        }
+        let status = crate::rules::status_text(&input(json!({"hostTools": {"enabled": true}}), Some("plan"), &[], &[]));
+        assert!(status.contains("\n  operation mode: Plan ("), "{status}");
     }
 
     #[test]
