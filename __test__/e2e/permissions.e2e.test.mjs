@@ -409,4 +409,23 @@ for (const version of PI_VERSIONS) {
 			await pi.close();
 		}
 	});
+
+	test(`[pi ${version.name}] Plan entered through EnterPlanMode survives --session resume: the resumed process hides Write and offers SubmitPlan`, async () => {
+		const box = sandbox();
+		writeConfig(box, HOST("auto"));
+		const sessions = join(box.base, "sessions");
+		const first = await runJson({ version, box, persist: true, args: ["--session-dir", sessions], script: script(box, [{ tools: [{ name: "EnterPlanMode", args: {} }] }, { text: "planning" }]) });
+		assert.equal(first.code, 0, first.stderr);
+		assert.equal(first.toolEnds[0].isError, false, toolText(first.toolEnds[0]));
+		const files = readdirSync(sessions, { recursive: true }).filter((f) => String(f).endsWith(".jsonl"));
+		assert.equal(files.length, 1, JSON.stringify(files));
+		const steps = [{ tools: [{ name: "Write", args: { path: "w.txt", content: "w\n" } }] }, { tools: [{ name: "SubmitPlan", args: { plan: "# resumed\n" } }] }, { text: "done" }];
+		const again = await runJson({ version, box, persist: true, args: ["--session", join(sessions, String(files[0]))], script: script(box, steps) });
+		assert.equal(again.code, 0, again.stderr);
+		const [write, submit] = again.toolEnds;
+		assert.equal(toolText(write), "Tool Write not found");
+		assert.match(toolText(submit), /^PLAN_APPROVAL_UNAVAILABLE: The plan was saved to \.pi\/plan\//);
+		assert.equal(existsSync(join(box.cwd, "w.txt")), false);
+		assert.deepEqual(plans(box).map((p) => p.bytes.toString()), ["# resumed\n"]);
+	});
 }
