@@ -428,4 +428,27 @@ for (const version of PI_VERSIONS) {
 		assert.equal(existsSync(join(box.cwd, "w.txt")), false);
 		assert.deepEqual(plans(box).map((p) => p.bytes.toString()), ["# resumed\n"]);
 	});
+
+	test(`[pi ${version.name}] Plan hides other extensions' tools unless declared plan-safe, and Agent gives them back`, async () => {
+		const box = sandbox();
+		writeConfig(box, { permissions: { mode: "auto", planSafeTools: ["mcp__docs__lookup"] } });
+		const ext = join(box.base, "mcp-ext.ts");
+		const tool = (name) => `pi.registerTool({ name: "${name}", label: "${name}", description: "docs", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ran ${name}" }], details: {} }) });`;
+		writeFileSync(ext, `import { Type } from "typebox";\nexport default function (pi: any) {\n\t${tool("mcp__docs__search")}\n\t${tool("mcp__docs__lookup")}\n}\n`);
+		const calls = { tools: [{ name: "mcp__docs__search", args: {} }, { name: "mcp__docs__lookup", args: {} }] };
+		const pi = new RpcPi({ version, box, script: script(box, [calls, { text: "in plan" }, calls, { text: "in agent" }]), extensions: [ROOT, ext] });
+		try {
+			await pi.prompt("/pct mode plan");
+			const plan = ends(await pi.prompt("plan"));
+			const text = (r, n) => toolText(r.find((x) => x.toolName === n));
+			assert.equal(text(plan, "mcp__docs__search"), "Tool mcp__docs__search not found", "undeclared: hidden in Plan");
+			assert.equal(text(plan, "mcp__docs__lookup"), "ran mcp__docs__lookup", "declared plan-safe: stays, and auto allows it");
+			await pi.prompt("/pct mode agent");
+			const agent = ends(await pi.prompt("agent"));
+			assert.equal(text(agent, "mcp__docs__search"), "ran mcp__docs__search", "back in Agent");
+			assert.equal(text(agent, "mcp__docs__lookup"), "ran mcp__docs__lookup");
+		} finally {
+			await pi.close();
+		}
+	});
 }
