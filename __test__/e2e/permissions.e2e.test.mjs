@@ -239,6 +239,8 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual((await pi.prompt("/pct mode")).notifications, ["Operation mode: Agent"]);
 			const on = await pi.prompt("/pct mode plan");
 			assert.match(on.notifications[0], /^Operation mode: Plan\. .*allowed under auto and may still change files \(auto: Plan plans intent, it is not a read-only sandbox/);
+			const footer = () => pi.events.filter((ev) => ev.type === "extension_ui_request" && ev.method === "setStatus" && ev.statusKey === "pct-mode").at(-1)?.statusText;
+			assert.equal(footer(), "Plan mode (auto: Plan plans intent, it is not a read-only sandbox — commands may still change files)");
 			const r = await pi.prompt("go");
 			const e = ends(r);
 			assert.equal(e.length, 5, JSON.stringify(e.map(toolText)));
@@ -252,6 +254,7 @@ for (const version of PI_VERSIONS) {
 			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "a\n");
 			assert.equal(existsSync(join(box.cwd, "p.txt")), false);
 			assert.deepEqual((await pi.prompt("/pct mode agent")).notifications, ["Operation mode: Agent."]);
+			assert.equal(footer(), undefined, "the footer line goes with Plan");
 		} finally {
 			await pi.close();
 		}
