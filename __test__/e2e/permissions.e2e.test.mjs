@@ -312,6 +312,8 @@ for (const version of PI_VERSIONS) {
 		} finally {
 			await pi.close();
 		}
+		const lines = audit(box).filter((l) => l.tool === "EnterPlanMode" || l.tool === "SubmitPlan");
+		assert.deepEqual(lines.map((l) => [l.tool, l.decision, l.prompted, l.ok]), [["EnterPlanMode", "allow", false, true], ["SubmitPlan", "allow-once", true, true]]);
 	});
 
 	test(`[pi ${version.name}] Plan: Bash asks in ask; a rejected plan stays in Plan with the user's reason; SubmitPlan is not offered in Agent`, async () => {
@@ -357,6 +359,8 @@ for (const version of PI_VERSIONS) {
 		} finally {
 			await pi.close();
 		}
+		const lines = audit(box).filter((l) => l.tool === "SubmitPlan");
+		assert.deepEqual(lines.map((l) => [l.decision, l.prompted]), [["deny", true], ["deny", true]]);
 	});
 
 	test(`[pi ${version.name}] headless SubmitPlan: the plan is saved, PLAN_APPROVAL_UNAVAILABLE names it, Plan stays; EnterPlanMode leaves the list in Plan`, async () => {
@@ -382,6 +386,8 @@ for (const version of PI_VERSIONS) {
 		assert.match(toolText(headless), new RegExp(`^PLAN_APPROVAL_UNAVAILABLE: The plan was saved to \\.pi/plan/${files[0].name}, but this session has no interactive UI`));
 		assert.match(toolText(empty), /^PLAN_EMPTY: The plan is empty\. Write the whole plan/);
 		assert.equal(plans(box).length, 1, "an empty plan stores nothing");
+		const lines = audit(box).filter((l) => l.tool === "SubmitPlan");
+		assert.deepEqual(lines.map((l) => [l.decision, l.ok, l.errorCode]), [["denied-headless", false, "PLAN_APPROVAL_UNAVAILABLE"]]);
 	});
 
 	test(`[pi ${version.name}] host Write decides inside Pi's file mutation queue: another extension's write to the same file in one message waits for the card`, async () => {

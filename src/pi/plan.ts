@@ -13,7 +13,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { auditCall, cardPreview, configuredMode, permissionGate } from "./permission.ts";
+import { auditCall, type AuditDecision, cardPreview, configuredMode, permissionGate } from "./permission.ts";
 import { hostRuntime } from "./tools/host.ts";
 
 /** The custom session entry that stores the operation mode. */
@@ -132,6 +132,12 @@ function notAlone(host: ToolkitHost, tool: string, toolCallId: string): string |
 	return `${PLAN_TOOL_NOT_ALONE}: ${tool} must be the only tool call of its assistant message (${others}); nothing changed. Let the other calls finish, then call ${tool} alone.`;
 }
 
+/** The audit line of a plan tool call that acted (switched the mode, or reached the approval), as every tool's. */
+function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: string): void {
+	const prompted = decision === "allow-once" || decision === "deny";
+	auditCall(host, hostRuntime(host), { toolCallId, tool, args, gate: { decision, prompted, waitMs }, runMs: 0, totalMs: waitMs, ok, errorCode });
+}
+
 type PlanToolResult = { content: { type: "text"; text: string }[]; details: Record<string, unknown> };
 const result = (text: string, details: Record<string, unknown>): PlanToolResult => ({ content: [{ type: "text", text }], details });
 
@@ -164,6 +170,7 @@ function registerPlanTools(host: ToolkitHost): void {
 				throw new Error(`${ALREADY_IN_PLAN_MODE}: Plan mode is already on. Explore with the read tools, then submit the plan with SubmitPlan.`);
 			}
 			setOperationMode(host, ctx, "plan");
+			audit(host, toolCallId, "EnterPlanMode", {}, "allow", 0, true);
 			return result(
 				`Plan mode is on. ${planRules(host)} Explore what the change needs, then submit the complete plan as Markdown with SubmitPlan (alone in its message); the user approves it before anything changes.`,
 				{ mode: "plan" },
@@ -193,19 +200,23 @@ function registerPlanTools(host: ToolkitHost): void {
 			const where = saved.relative!;
 			const details = { path: where, bytes: saved.bytes };
 			if (!ctx.hasUI) {
+				audit(host, toolCallId, "SubmitPlan", { plan }, "denied-headless", 0, false, PLAN_APPROVAL_UNAVAILABLE);
 				throw new Error(
 					`${PLAN_APPROVAL_UNAVAILABLE}: The plan was saved to ${where}, but this session has no interactive UI to approve it, so Plan mode stays on and nothing else changed. Stop here and tell the user where the plan is; they approve it by switching to Agent with /pct mode agent.`,
 				);
 			}
 			let choice: string | undefined;
+			const w0 = performance.now();
 			try {
 				choice = await ctx.ui.select(`Approve this plan? (saved to ${where})
 ${cardPreview(plan)}`, [APPROVE_PLAN, REJECT_PLAN], signal ? { signal } : undefined);
 			} catch {
 				choice = undefined;
 			}
+			const waitMs = performance.now() - w0;
 			if (choice === APPROVE_PLAN) {
 				setOperationMode(host, ctx, "agent");
+				audit(host, toolCallId, "SubmitPlan", { plan }, "allow-once", waitMs, true);
 				return result(`The user approved the plan (saved as ${where}). Agent mode is on: carry out this plan now.
 
 ${plan}`, { ...details, approved: true });
@@ -218,6 +229,7 @@ ${plan}`, { ...details, approved: true });
 					reason = undefined;
 				}
 			}
+			audit(host, toolCallId, "SubmitPlan", { plan }, "deny", waitMs, true);
 			const why = reason ? `: ${reason}` : choice === REJECT_PLAN ? " without giving a reason" : " (the approval was dismissed without an answer)";
 			return result(
 				`The user rejected the plan (saved as ${where})${why}. Plan mode stays on: revise the plan accordingly and submit it again with SubmitPlan, or ask the user what they want.`,
