@@ -350,6 +350,13 @@ for (const version of PI_VERSIONS) {
 			assert.match(toolText(rejected), /^The user rejected the plan \(saved as \.pi\/plan\/[^)]+\): split it in two steps\. Plan mode stays on/);
 			assert.equal(rejected.result.details.approved, false);
 			assert.deepEqual((await pi.prompt("/pct mode")).notifications.at(-1), "Operation mode: Plan");
+			// A session switch to auto turns the footer's "not a read-only sandbox" note on, and back off.
+			const footer = () => pi.events.filter((ev) => ev.type === "extension_ui_request" && ev.method === "setStatus" && ev.statusKey === "pct-mode").at(-1)?.statusText;
+			assert.equal(footer(), "Plan mode");
+			await pi.prompt("/pct permission auto");
+			assert.match(footer(), /^Plan mode \(auto: Plan plans intent, it is not a read-only sandbox/);
+			await pi.prompt("/pct permission default");
+			assert.equal(footer(), "Plan mode");
 			const again = ends(await pi.prompt("again"));
 			assert.match(toolText(again[0]), /^The user rejected the plan \(saved as [^)]+\) \(the approval was dismissed without an answer\)\. Plan mode stays on/);
 			assert.deepEqual(plans(box).map((p) => p.bytes.toString()).sort(), ["# v1", "# v2"], "every submission is a new file");

@@ -16,7 +16,7 @@ import type { HostRuntime } from "./tools/host.ts";
 import { TODOS_KEY } from "./tools/interactive.ts";
 import { presetRows } from "./presets.ts";
 import { configuredMode } from "./permission.ts";
-import { modeCommand } from "./plan.ts";
+import { modeCommand, refreshModeFooter } from "./plan.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -183,12 +183,14 @@ function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	}
 	if (arg === "default") {
 		rt.permissions.setOverride(null);
+		refreshModeFooter(tk, ctx);
 		return say(ctx, `Host Tools permission mode for this session: back to the config (${configured}).`);
 	}
 	if (!(PERMISSION_MODES as readonly string[]).includes(arg)) {
 		return say(ctx, `Usage: /pct permission [${PERMISSION_MODES.join("|")}|default]`, "warning");
 	}
 	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
+	refreshModeFooter(tk, ctx);
 	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
 }
 

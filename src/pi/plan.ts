@@ -81,6 +81,11 @@ function showMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mo
 	}
 }
 
+/** Shows the footer line again (a `/pct permission` change turns Plan's auto note on or off). */
+export function refreshModeFooter(host: ToolkitHost, ctx: ExtensionContext): void {
+	showMode(host, ctx, operationMode(host));
+}
+
 /** Sets and persists the operation mode of the current session. */
 export function setOperationMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mode): Mode {
 	const rt = hostRuntime(host);
