@@ -24,10 +24,10 @@ type Ctx = ExtensionCommandContext;
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
-/** What each permission mode means, in one line (docs/host.md "Permissions"). */
+/** What each permission mode means, in one line (docs/permissions.md "The matrix"). */
 export const PERMISSION_MODE_TEXT: Record<(typeof PERMISSION_MODES)[number], string> = {
-	ask: "reads run; every Write, Edit and Bash asks first",
-	"accept-edits": "reads and workspace edits run; Bash and paths outside the workspace ask",
+	ask: "reads run; every edit, command and extension tool asks first",
+	"accept-edits": "reads and workspace edits run; commands, extension tools and paths outside the workspace ask",
 	auto: "everything runs without asking (also outside the workspace)",
 };
 
