@@ -228,7 +228,7 @@ for (const version of PI_VERSIONS) {
 		const patch = "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch";
 		const nested = `return await tools.apply_patch(${JSON.stringify(patch)}).then(() => "applied", (e) => e.code + " " + e.message)`;
 		const steps = [
-			{ tools: [{ name: "Write", args: { path: "a.txt", content: "changed\n" } }, { name: "Read", args: { path: "a.txt" } }] },
+			{ tools: [{ name: "Write", args: { path: "a.txt", content: "changed\n" } }, { name: "Edit", args: { path: "a.txt", tag: "0000", ops: "REM" } }, { name: "Read", args: { path: "a.txt" } }] },
 			{ tools: [{ name: "apply_patch", args: { patch } }] },
 			{ tools: [{ name: "exec", args: { code: nested } }] },
 			{ tools: [{ name: "exec_command", args: { cmd: "echo planned" } }] },
@@ -243,9 +243,10 @@ for (const version of PI_VERSIONS) {
 			assert.equal(footer(), "Plan mode (auto: Plan plans intent, it is not a read-only sandbox — commands may still change files)");
 			const r = await pi.prompt("go");
 			const e = ends(r);
-			assert.equal(e.length, 5, JSON.stringify(e.map(toolText)));
+			assert.equal(e.length, 6, JSON.stringify(e.map(toolText)));
 			const byName = (n) => e.find((x) => x.toolName === n);
 			assert.equal(toolText(byName("Write")), "Tool Write not found", "Write is not in Plan's tool list");
+			assert.equal(toolText(byName("Edit")), "Tool Edit not found");
 			assert.equal(byName("Read").isError, false);
 			assert.equal(toolText(byName("apply_patch")), "Tool apply_patch not found");
 			assert.match(String(byName("exec").result.details.result), /^policy-denied EDIT_DISABLED_IN_PLAN: apply_patch is disabled in Plan mode/, toolText(byName("exec")));
