@@ -1257,6 +1257,30 @@ export interface PatchResult {
  */
 export declare function permissionRiskOf(tool: string, sendsInput?: boolean | undefined | null): 'read' | 'edit' | 'bash' | 'plugin' | null
 
+/** The largest plan `planSave` keeps, in UTF-8 bytes. */
+export declare function planMaxBytes(): number
+
+/**
+ * Stores `markdown` byte for byte as a new file `<workspace>/.pi/plan/<unique>.md` (created exclusively: never an
+ * overwrite, never through a symlink at the name). Never rejects: failures resolve `{ok: false, code, message}`.
+ */
+export declare function planSave(workspace: string, markdown: string): Promise<PlanSaveResult>
+
+/** What `planSave` resolves: the stored file, or why nothing was stored. */
+export interface PlanSaveResult {
+  ok: boolean
+  /** The failure's code (docs/permissions.md "The plan tools"). */
+  code?: 'PLAN_EMPTY' | 'PLAN_TOO_LARGE' | 'PLAN_DIR_OUTSIDE' | 'PLAN_SAVE_FAILED' | 'internal-panic'
+  /** What went wrong and what to do next. */
+  message?: string
+  /** The new file's absolute path. */
+  path?: string
+  /** `.pi/plan/<name>.md`, relative to the workspace. */
+  relative?: string
+  /** Bytes written. */
+  bytes?: number
+}
+
 /** One progress record of an outer exec/wait call: names and ids only, never arguments. */
 export interface ProgressRecord {
   event: 'start' | 'waiting-approval' | 'end'
@@ -1418,6 +1442,8 @@ export interface RulesDecision {
   /** Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`). */
   hiddenNatives: Array<string>
   restoredNatives: Array<string>
+  /** Names Plan mode keeps out of `active` (the next sync's `planHiddenByUs`). */
+  planHidden: Array<string>
   admittedNames: Array<string>
   visibleNames: Array<string>
   nestedNames: Array<string>
@@ -1492,6 +1518,10 @@ export interface RulesInput {
   extraLines?: Record<string, string[]>
   /** Registry facts of the network features (src/net/plan.rs `NetInput`; src/pi/net/facts.ts). */
   net?: NetInput
+  /** The session's operation mode (docs/permissions.md "Plan mode"); missing = Agent, anything else = Plan. */
+  operationMode?: 'agent' | 'plan' | null
+  /** Names Plan mode took out of the active list on an earlier sync (`planHidden` of the last decision). */
+  planHiddenByUs?: Array<string>
 }
 
 /** The current model as Pi reports it (`ctx.model`); every field may be missing. */

@@ -209,7 +209,8 @@ test("a card answered after the Pi session was replaced runs nothing", async () 
 	let release;
 	h.ui.answer = () => new Promise((r) => (release = r));
 	const p = h.call("Write", { path: "b.txt" });
-	await new Promise((r) => setImmediate(r));
+	// The card opens once the call holds Pi's file mutation queue (its registration is asynchronous).
+	while (!release) await new Promise((r) => setImmediate(r));
 	await h.handlers.session_start({}, h.ctx());
 	release(ALLOW_ONCE);
 	await assert.rejects(p, /^Error: TOOL_FAILED: The Pi session this call belonged to ended or was replaced/);

@@ -20,6 +20,7 @@ mod interactive;
 pub mod net;
 pub mod output;
 mod patch;
+mod plan;
 pub mod review;
 mod rules;
 mod seams;

@@ -79,15 +79,17 @@ for (const version of PI_VERSIONS) {
 			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: false, permissionMode: "accept-edits" });
 			assert.equal(featureOf(await status(pi), "Host Tools").effective, "off");
 
-			// The permission-mode row, then on again: hidden again.
+			// The permission-mode row (it writes permissions.mode, the one policy for every tool), then on again: hidden again.
 			plan.push(
-				{ title: "Pi Codex Toolkit settings", option: "Host Tools permission mode: accept-edits" },
-				{ title: "Host Tools permission mode", option: "auto" },
+				{ title: "Pi Codex Toolkit settings", option: "Permission mode: accept-edits" },
+				{ title: "Permission mode", option: "auto" },
 				{ title: "Pi Codex Toolkit settings", option: "Host Tools: off" },
 				{ title: "Pi Codex Toolkit settings", option: "Save" },
 			);
 			await pi.prompt("/pct config");
-			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).hostTools, { enabled: true, permissionMode: "auto" });
+			const saved = JSON.parse(readFileSync(box.configPath, "utf8"));
+			assert.deepEqual(saved.hostTools, { enabled: true, permissionMode: "accept-edits" }, "the older key is left as it was");
+			assert.deepEqual(saved.permissions, { mode: "auto" });
 			const again = await probe(pi);
 			assert.ok(again.active.includes("Read") && !again.active.includes("read"), `${again.active}`);
 			assert.equal(plan.length, 0);

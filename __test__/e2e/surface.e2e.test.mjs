@@ -15,7 +15,7 @@ const ALL_NAMES = [
 	"openai_web_search", "openai_generate_image", "apply_patch",
 	"computer_use_list_apps", "computer_use_get_app_state", "computer_use_click", "computer_use_type_text",
 	"computer_use_press_key", "computer_use_scroll", "exec_command", "write_stdin", "exec", "wait", "find_tools",
-	"Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop",
+	"Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop", "EnterPlanMode", "SubmitPlan",
 ];
 const EVERYTHING_ON = {
 	applyPatch: { enabled: true },

@@ -16,6 +16,7 @@ pub mod host_policy;
 pub mod interactive;
 pub mod net;
 pub mod patch;
+pub mod plan;
 pub mod review;
 pub mod rules;
 pub mod shell;

@@ -56,6 +56,11 @@ pub struct RulesInput {
     pub extra_lines: Option<Value>,
     /// Registry facts of the network features (src/net/plan.rs `NetInput`; src/pi/net/facts.ts).
     pub net: Option<super::net::NetInput>,
+    /// The session's operation mode (docs/permissions.md "Plan mode"); missing = Agent, anything else = Plan.
+    #[napi(ts_type = "'agent' | 'plan' | null")]
+    pub operation_mode: Option<String>,
+    /// Names Plan mode took out of the active list on an earlier sync (`planHidden` of the last decision).
+    pub plan_hidden_by_us: Option<Vec<String>>,
 }
 
 /// The current model as Pi reports it (`ctx.model`); every field may be missing.
@@ -116,6 +121,8 @@ pub struct RulesDecision {
     /// Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`).
     pub hidden_natives: Vec<String>,
     pub restored_natives: Vec<String>,
+    /// Names Plan mode keeps out of `active` (the next sync's `planHiddenByUs`).
+    pub plan_hidden: Vec<String>,
     pub admitted_names: Vec<String>,
     pub visible_names: Vec<String>,
     pub nested_names: Vec<String>,

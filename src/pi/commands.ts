@@ -17,7 +17,7 @@ import type { HostRuntime } from "./tools/host.ts";
 import { TODOS_KEY } from "./tools/interactive.ts";
 import { presetRows } from "./presets.ts";
 import { configuredMode } from "./permission.ts";
-import { modeCommand } from "./plan.ts";
+import { modeCommand, refreshModeFooter } from "./plan.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -25,10 +25,10 @@ type Ctx = ExtensionCommandContext;
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
-/** What each permission mode means, in one line (docs/host.md "Permissions"). */
+/** What each permission mode means, in one line (docs/permissions.md "The matrix"). */
 export const PERMISSION_MODE_TEXT: Record<(typeof PERMISSION_MODES)[number], string> = {
-	ask: "reads run; every Write, Edit and Bash asks first",
-	"accept-edits": "reads and workspace edits run; Bash and paths outside the workspace ask",
+	ask: "reads run; every edit, command and extension tool asks first",
+	"accept-edits": "reads and workspace edits run; commands, extension tools and paths outside the workspace ask",
 	auto: "everything runs without asking (also outside the workspace)",
 };
 
@@ -41,6 +41,7 @@ export const SUBCOMMANDS: Record<string, string[]> = {
 	review: ["show", "rollback", "rollback all"],
 	permission: [...PERMISSION_MODES, "default"],
 	agents: [],
+	mode: ["plan", "agent"],
 };
 
 /** Completions for what follows `/pct `: sub-commands, then their arguments. */
@@ -129,7 +130,9 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],
 			[`Tool Discovery: ${onOff(e.toolDiscovery.enabled)}`, () => set("toolDiscovery.enabled", !e.toolDiscovery.enabled)],
 			[`Host Tools: ${onOff(e.hostTools.enabled)}`, () => set("hostTools.enabled", !e.hostTools.enabled)],
-			[`Host Tools permission mode: ${e.hostTools.permissionMode}`, () => pickMode(ctx, e.hostTools.permissionMode, (v) => set("hostTools.permissionMode", v))],
+			// One policy for every tool: the row writes permissions.mode (the older hostTools.permissionMode is still read
+			// when permissions.mode is unset, docs/permissions.md "Configuration").
+			[`Permission mode: ${configuredMode(e) ?? "ask"}`, () => pickMode(ctx, configuredMode(e) ?? "ask", (v) => set("permissions.mode", v))],
 			[`Interactive Tools: ${onOff(e.interactiveTools.enabled)}`, () => set("interactiveTools.enabled", !e.interactiveTools.enabled)],
 			[`  asktool: ${onOff(e.interactiveTools.askTool)}`, () => set("interactiveTools.askTool", !e.interactiveTools.askTool)],
 			[`  TodoWrite: ${onOff(e.interactiveTools.todoWrite)}`, () => set("interactiveTools.todoWrite", !e.interactiveTools.todoWrite)],
@@ -184,19 +187,21 @@ function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	}
 	if (arg === "default") {
 		rt.permissions.setOverride(null);
+		refreshModeFooter(tk, ctx);
 		return say(ctx, `Host Tools permission mode for this session: back to the config (${configured}).`);
 	}
 	if (!(PERMISSION_MODES as readonly string[]).includes(arg)) {
 		return say(ctx, `Usage: /pct permission [${PERMISSION_MODES.join("|")}|default]`, "warning");
 	}
 	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
+	refreshModeFooter(tk, ctx);
 	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
 }
 
 /** The permission-mode submenu: each mode with what it means; the cursor starts on the mode in force. */
 async function pickMode(ctx: Ctx, current: string, apply: (v: string) => void): Promise<void> {
 	const items: MenuItem[] = PERMISSION_MODES.map((m) => ({ label: `${m} — ${PERMISSION_MODE_TEXT[m]}` }));
-	const v = await choose(ctx, "Host Tools permission mode", items, Math.max(0, (PERMISSION_MODES as readonly string[]).indexOf(current)));
+	const v = await choose(ctx, "Permission mode", items, Math.max(0, (PERMISSION_MODES as readonly string[]).indexOf(current)));
 	const mode = v?.split(" — ")[0];
 	if (mode && (PERMISSION_MODES as readonly string[]).includes(mode)) apply(mode);
 }

@@ -5,11 +5,15 @@
  * (src/pi/permission.ts), as medium risk; in Plan mode Pi's own `edit`/`write` and goal tools are refused too.
  * The operation mode itself lives in the Rust permission state (`HostPermissions.setOperationMode`, which reads an
  * unknown stored value as Plan); this file persists it in the session file, restores it on `session_start`, shows
- * it in the footer, and offers `/pct mode`.
+ * it in the footer, offers `/pct mode`, and is the glue of the plan tools `EnterPlanMode` and `SubmitPlan`
+ * (docs/permissions.md "The plan tools": the plan file is written by Rust, `planSave`). A mode change re-syncs the
+ * active tools: what Plan hides is decided in src/rules/plan_mode.rs.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
 import type { ToolkitHost } from "./host.ts";
-import { auditCall, configuredMode, permissionGate } from "./permission.ts";
+import { native } from "./native.ts";
+import { auditCall, type AuditDecision, cardPreview, configuredMode, permissionGate } from "./permission.ts";
 import { hostRuntime } from "./tools/host.ts";
 
 /** The custom session entry that stores the operation mode. */
@@ -23,7 +27,32 @@ const GOAL_TOOLS = new Set(["EnterGoalMode", "SubmitGoal"]);
 
 export const PLAN_GOAL_ACTIVATION_DISABLED = "PLAN_GOAL_ACTIVATION_DISABLED";
 
+/** The plan tools' own refusals (docs/permissions.md "The plan tools"); the file store's are Rust's (`planSave`). */
+export const PLAN_TOOL_NOT_ALONE = "PLAN_TOOL_NOT_ALONE";
+export const ALREADY_IN_PLAN_MODE = "ALREADY_IN_PLAN_MODE";
+export const NOT_IN_PLAN_MODE = "NOT_IN_PLAN_MODE";
+export const PLAN_APPROVAL_UNAVAILABLE = "PLAN_APPROVAL_UNAVAILABLE";
+/** The approval card's choices. */
+export const APPROVE_PLAN = "Approve: switch to Agent and carry it out";
+export const REJECT_PLAN = "Reject, with a reason";
+
 type Mode = "agent" | "plan";
+
+/**
+ * The session's operation mode now: `"plan"` or `"agent"` (Agent before any session started). A stable export: other
+ * features read it to refuse what Plan does not offer (e.g. Task, docs/permissions.md "Plan mode").
+ */
+export function operationMode(host: ToolkitHost): Mode {
+	return hostRuntime(host).permissions.operationMode === "plan" ? "plan" : "agent";
+}
+
+/** Whether Plan runs commands without a card (`auto`, configured or for this session): then it is no read-only sandbox. */
+function autoOn(host: ToolkitHost): boolean {
+	return configuredMode(host.config()) === "auto" || hostRuntime(host).permissions.sessionOverride === "auto";
+}
+
+/** The line said wherever Plan + auto is shown (footer, /pct mode, EnterPlanMode's result). */
+export const PLAN_AUTO_NOTE = "auto: Plan plans intent, it is not a read-only sandbox — commands may still change files";
 
 /** The stored operation mode of the session: the last `pct-operation-mode` entry on the current branch. */
 function storedMode(ctx: ExtensionContext): string | undefined | null {
@@ -46,11 +75,15 @@ function storedMode(ctx: ExtensionContext): string | undefined | null {
 function showMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mode): void {
 	if (!ctx?.hasUI) return;
 	try {
-		const auto = configuredMode(host.config()) === "auto" || hostRuntime(host).permissions.sessionOverride === "auto";
-		ctx.ui.setStatus(STATUS_KEY, mode === "plan" ? (auto ? "Plan mode (auto: commands may still change files)" : "Plan mode") : undefined);
+		ctx.ui.setStatus(STATUS_KEY, mode === "plan" ? (autoOn(host) ? `Plan mode (${PLAN_AUTO_NOTE})` : "Plan mode") : undefined);
 	} catch {
 		// A UI without a footer.
 	}
+}
+
+/** Shows the footer line again (a `/pct permission` change turns Plan's auto note on or off). */
+export function refreshModeFooter(host: ToolkitHost, ctx: ExtensionContext): void {
+	showMode(host, ctx, operationMode(host));
 }
 
 /** Sets and persists the operation mode of the current session. */
@@ -63,6 +96,12 @@ export function setOperationMode(host: ToolkitHost, ctx: ExtensionContext | unde
 		// Not persisted (no session file): the mode holds for this process.
 	}
 	showMode(host, ctx, now);
+	// The active tools follow the mode (src/rules/plan_mode.rs): the core's sync, when this host has one.
+	try {
+		(host as ToolkitHost & { sync?: (ctx?: ExtensionContext) => void }).sync?.(ctx);
+	} catch {
+		// A failed sync is reported by the core (applyError); the mode itself holds.
+	}
 	return now;
 }
 
@@ -74,14 +113,135 @@ export function modeCommand(host: ToolkitHost, ctx: ExtensionContext, arg: strin
 	if (arg !== "plan" && arg !== "agent") return { text: "Usage: /pct mode [plan|agent]", level: "warning" };
 	const now = setOperationMode(host, ctx, arg);
 	if (now === "plan") {
-		const auto = configuredMode(host.config()) === "auto" || rt.permissions.sessionOverride === "auto";
-		return {
-			text:
-				"Operation mode: Plan. Write, Edit, apply_patch and tools not declared plan-safe are refused; commands are " +
-				(auto ? "allowed under auto and may still change files (Plan plans intent, it is not a read-only sandbox)." : "confirmed per call."),
-		};
+		return { text: `Operation mode: Plan. ${planRules(host)}` };
 	}
 	return { text: "Operation mode: Agent." };
+}
+
+/** What Plan does, as /pct mode and EnterPlanMode say it. */
+function planRules(host: ToolkitHost): string {
+	return (
+		"Write, Edit, apply_patch and tools not declared plan-safe are hidden and refused; commands are " +
+		(autoOn(host) ? `allowed under auto and may still change files (${PLAN_AUTO_NOTE}).` : "confirmed per call.")
+	);
+}
+
+/** The tool calls of the last assistant message, by id (Pi emits message_end before it runs the calls). */
+const batches = new WeakMap<object, Set<string>>();
+
+/** The refusal when a plan tool shares its assistant message with other calls (none of them is the mode switch). */
+function notAlone(host: ToolkitHost, tool: string, toolCallId: string): string | null {
+	const batch = batches.get(host.shared);
+	if (batch?.has(toolCallId) && batch.size === 1) return null;
+	const others = batch?.has(toolCallId) ? `it came with ${batch.size - 1} other call(s)` : "its assistant message is not known";
+	return `${PLAN_TOOL_NOT_ALONE}: ${tool} must be the only tool call of its assistant message (${others}); nothing changed. Let the other calls finish, then call ${tool} alone.`;
+}
+
+/** The audit line of a plan tool call that acted (switched the mode, or reached the approval), as every tool's. */
+function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: string): void {
+	const prompted = decision === "allow-once" || decision === "deny";
+	auditCall(host, hostRuntime(host), { toolCallId, tool, args, gate: { decision, prompted, waitMs }, runMs: 0, totalMs: waitMs, ok, errorCode });
+}
+
+type PlanToolResult = { content: { type: "text"; text: string }[]; details: Record<string, unknown> };
+const result = (text: string, details: Record<string, unknown>): PlanToolResult => ({ content: [{ type: "text", text }], details });
+
+/** EnterPlanMode and SubmitPlan (docs/permissions.md "The plan tools"). */
+function registerPlanTools(host: ToolkitHost): void {
+	const notEnabled = (tool: string) =>
+		new Error(`${tool} comes with the Host Tools, which are not enabled. Turn on hostTools.enabled with /pct config, or switch modes with /pct mode.`);
+	host.pi.on("message_end", async (event) => {
+		const m = event.message as { role?: string; content?: unknown };
+		if (m.role !== "assistant" || !Array.isArray(m.content)) return;
+		const ids = new Set<string>();
+		for (const c of m.content as { type?: string; id?: unknown }[]) if (c?.type === "toolCall" && typeof c.id === "string") ids.add(c.id);
+		batches.set(host.shared, ids);
+	});
+
+	host.pi.registerTool({
+		name: "EnterPlanMode",
+		label: "Enter Plan mode",
+		description:
+			"Switch this session from Agent to Plan mode before a change that deserves a plan the user approves first. In Plan " +
+			"mode you read and explore (Write, Edit and apply_patch are refused), then submit the plan with SubmitPlan. Must be " +
+			"the only tool call of its message. Takes no arguments.",
+		promptSnippet: "EnterPlanMode: switch to Plan mode (explore, then SubmitPlan for approval)",
+		parameters: Type.Object({}),
+		async execute(toolCallId: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+			if (!host.isAdmitted("EnterPlanMode")) throw notEnabled("EnterPlanMode");
+			const alone = notAlone(host, "EnterPlanMode", toolCallId);
+			if (alone) throw new Error(alone);
+			if (operationMode(host) === "plan") {
+				throw new Error(`${ALREADY_IN_PLAN_MODE}: Plan mode is already on. Explore with the read tools, then submit the plan with SubmitPlan.`);
+			}
+			setOperationMode(host, ctx, "plan");
+			audit(host, toolCallId, "EnterPlanMode", {}, "allow", 0, true);
+			return result(
+				`Plan mode is on. ${planRules(host)} Explore what the change needs, then submit the complete plan as Markdown with SubmitPlan (alone in its message); the user approves it before anything changes.`,
+				{ mode: "plan" },
+			);
+		},
+	});
+
+	host.pi.registerTool({
+		name: "SubmitPlan",
+		label: "Submit plan",
+		description:
+			"In Plan mode: submit the complete plan as Markdown for the user's approval. The exact text is saved as a new file " +
+			".pi/plan/<id>.md. Approved: Agent mode comes back and you carry the plan out. Rejected: you stay in Plan mode with " +
+			"the user's reason; revise and submit again. Must be the only tool call of its message.",
+		promptSnippet: "SubmitPlan: submit the Markdown plan for approval (Plan mode)",
+		parameters: Type.Object({ plan: Type.String({ description: "The whole plan, in Markdown." }) }),
+		async execute(toolCallId: string, params: { plan: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+			if (!host.isAdmitted("SubmitPlan")) throw notEnabled("SubmitPlan");
+			const alone = notAlone(host, "SubmitPlan", toolCallId);
+			if (alone) throw new Error(alone);
+			if (operationMode(host) !== "plan") {
+				throw new Error(`${NOT_IN_PLAN_MODE}: SubmitPlan works in Plan mode only and Agent mode is on: carry out the work directly, or call EnterPlanMode (alone) first to plan it.`);
+			}
+			const plan = typeof params?.plan === "string" ? params.plan : "";
+			const saved = await native.planSave(ctx.cwd, plan);
+			if (!saved.ok) throw new Error(`${saved.code}: ${saved.message}`);
+			const where = saved.relative!;
+			const details = { path: where, bytes: saved.bytes };
+			if (!ctx.hasUI) {
+				audit(host, toolCallId, "SubmitPlan", { plan }, "denied-headless", 0, false, PLAN_APPROVAL_UNAVAILABLE);
+				throw new Error(
+					`${PLAN_APPROVAL_UNAVAILABLE}: The plan was saved to ${where}, but this session has no interactive UI to approve it, so Plan mode stays on and nothing else changed. Stop here and tell the user where the plan is; they approve it by switching to Agent with /pct mode agent.`,
+				);
+			}
+			let choice: string | undefined;
+			const w0 = performance.now();
+			try {
+				choice = await ctx.ui.select(`Approve this plan? (saved to ${where})
+${cardPreview(plan)}`, [APPROVE_PLAN, REJECT_PLAN], signal ? { signal } : undefined);
+			} catch {
+				choice = undefined;
+			}
+			const waitMs = performance.now() - w0;
+			if (choice === APPROVE_PLAN) {
+				setOperationMode(host, ctx, "agent");
+				audit(host, toolCallId, "SubmitPlan", { plan }, "allow-once", waitMs, true);
+				return result(`The user approved the plan (saved as ${where}). Agent mode is on: carry out this plan now.
+
+${plan}`, { ...details, approved: true });
+			}
+			let reason: string | undefined;
+			if (choice === REJECT_PLAN) {
+				try {
+					reason = (await ctx.ui.input("Why is the plan rejected? (the model reads this)", "", signal ? { signal } : undefined))?.trim();
+				} catch {
+					reason = undefined;
+				}
+			}
+			audit(host, toolCallId, "SubmitPlan", { plan }, "deny", waitMs, true);
+			const why = reason ? `: ${reason}` : choice === REJECT_PLAN ? " without giving a reason" : " (the approval was dismissed without an answer)";
+			return result(
+				`The user rejected the plan (saved as ${where})${why}. Plan mode stays on: revise the plan accordingly and submit it again with SubmitPlan, or ask the user what they want.`,
+				{ ...details, approved: false, reason: reason ?? "" },
+			);
+		},
+	});
 }
 
 /** Whether `name` is a tool this extension registered. */
@@ -91,6 +251,7 @@ function ownTool(host: ToolkitHost, name: string): boolean {
 }
 
 export function register(host: ToolkitHost): void {
+	registerPlanTools(host);
 	host.pi.on("session_start", async (_event, ctx) => {
 		const rt = hostRuntime(host);
 		// The host runtime starts its own session state on the same event; bind it first so the mode lands there.

@@ -43,6 +43,8 @@ export interface RulesState {
 	hasUI: boolean;
 	/** Builtins this extension hid (only those are ever restored). */
 	hiddenByUs: Set<string>;
+	/** Names Plan mode took out of the active list (given back in Agent; src/rules/plan_mode.rs). */
+	planHiddenByUs: Set<string>;
 	/** Managed deferred names find_tools loaded in this session. */
 	loadedDeferred: string[];
 	/** Toolkit names the last committed sync admitted. */
@@ -56,7 +58,7 @@ export interface RulesState {
 }
 
 export function newRulesState(): RulesState {
-	return { model: undefined, hasUI: false, hiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), nested: new Set(), lastRecord: null, last: null };
+	return { model: undefined, hasUI: false, hiddenByUs: new Set(), planHiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), nested: new Set(), lastRecord: null, last: null };
 }
 
 /** The parts of the Toolkit the snapshot reads. */
@@ -124,6 +126,12 @@ function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescr
 	return out;
 }
 
+/** The session's operation mode as the permission state holds it (src/pi/plan.ts); Agent before any session. */
+function operationModeOf(host: RulesHost): "agent" | "plan" {
+	const rt = host.shared?.get("host.runtime") as { permissions?: { operationMode?: string } } | undefined;
+	return rt?.permissions?.operationMode === "plan" ? "plan" : "agent";
+}
+
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
 export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, withDescriptions = false): RulesInput {
 	const ids = host.identities;
@@ -147,6 +155,8 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		applyError: applyError(host),
 		toolkit: { name: "pi-codex-toolkit", version: host.packageVersion ?? native.engineVersion() },
 		net: netInput(host.shared?.get(REGISTRY_KEY) as Registry | undefined, m, host.config()),
+		operationMode: operationModeOf(host),
+		planHiddenByUs: [...host.rules.planHiddenByUs],
 		...overrides,
 	};
 }
@@ -175,6 +185,7 @@ export function syncRules(host: RulesHost): void {
 		return;
 	}
 	host.rules.hiddenByUs = new Set(out.hiddenNatives);
+	host.rules.planHiddenByUs = new Set(out.planHidden);
 	host.rules.loadedDeferred = out.loadedDeferred;
 	host.rules.admitted = new Set(out.admittedNames);
 	host.rules.nested = new Set(out.nestedNames);

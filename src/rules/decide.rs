@@ -354,6 +354,10 @@ pub fn decide(input: &ResolveInput) -> Decision {
             host_hidden.push(BASH);
         }
     }
+    // The plan tools: each admitted on its own, visible in its operation mode only (src/rules/plan_mode.rs).
+    let (plan_admitted, plan_visible) = super::plan_mode::plan_tools(input, &reg);
+    push_unique(&mut admitted, &plan_admitted);
+    push_unique(&mut visible, &plan_visible);
 
     let mut d = Decision {
         source,
@@ -713,6 +717,8 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
                     hidden.join(", ")
                 },
             ));
+            st.extra
+                .push(("operation mode".into(), super::plan_mode::status_line(input)));
             if ht.enabled && d.hide_edit_write && reg.all_ours(&HOST_EDIT_SET) {
                 st.extra.push((
                     "note".into(),

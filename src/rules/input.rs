@@ -71,6 +71,8 @@ pub struct Section {
     pub ask_tool: Option<bool>,
     pub todo_write: Option<bool>,
     pub new_context: Option<bool>,
+    /// `permissions.planSafeTools`: other extensions' tools Plan mode keeps visible (docs/permissions.md).
+    pub plan_safe_tools: Option<Vec<String>>,
 }
 
 impl Section {
@@ -218,6 +220,20 @@ pub struct ResolveInput {
     /// (src/net/plan.rs). Missing = nothing known (every network route then reads as unavailable).
     #[serde(default)]
     pub net: crate::net::plan::NetInput,
+    /// The session's operation mode, `agent` or `plan` (docs/permissions.md "Plan mode"); missing = Agent, any
+    /// other value = Plan (fail closed, as the permission state reads it).
+    #[serde(default)]
+    pub operation_mode: Option<String>,
+    /// Names Plan mode took out of the active list on an earlier sync (only these are given back in Agent).
+    #[serde(default)]
+    pub plan_hidden_by_us: Vec<String>,
+}
+
+impl ResolveInput {
+    /// Whether the session is in Plan mode.
+    pub fn in_plan(&self) -> bool {
+        self.operation_mode.as_deref().is_some_and(|m| m != "agent")
+    }
 }
 
 /// The default managed deferred set (docs/spec/toolkit.md §1).

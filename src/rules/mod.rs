@@ -11,6 +11,7 @@ pub mod glob;
 pub mod input;
 pub mod names;
 pub mod ownership;
+pub mod plan_mode;
 pub mod projection;
 pub mod registration;
 pub mod status;

@@ -32,6 +32,24 @@ pub const HOST_TASK_LIST: &str = "TaskList";
 pub const HOST_TASK_WAIT: &str = "TaskWait";
 pub const HOST_TASK_STOP: &str = "TaskStop";
 pub const HOST_BASH_SET: [&str; 4] = [HOST_BASH, HOST_TASK_LIST, HOST_TASK_WAIT, HOST_TASK_STOP];
+/// The plan tools (docs/permissions.md "The plan tools"): they come with the host tools (the seed's built-in set),
+/// each its own registration group (src/rules/registration.rs). EnterPlanMode is visible in Agent only, SubmitPlan in Plan only.
+pub const ENTER_PLAN_MODE: &str = "EnterPlanMode";
+pub const SUBMIT_PLAN: &str = "SubmitPlan";
+/// Every name the Host Tools feature registers: the host tools and the plan tools.
+pub const HOST_FEATURE_NAMES: [&str; 11] = [
+    HOST_READ,
+    HOST_GLOB,
+    HOST_GREP,
+    HOST_WRITE,
+    HOST_EDIT,
+    HOST_BASH,
+    HOST_TASK_LIST,
+    HOST_TASK_WAIT,
+    HOST_TASK_STOP,
+    ENTER_PLAN_MODE,
+    SUBMIT_PLAN,
+];
 pub const HOST_NAMES: [&str; 9] = [
     HOST_READ,
     HOST_GLOB,
@@ -165,7 +183,7 @@ impl Feature {
             Feature::ShellSessions => &SHELL_PAIR,
             Feature::CodeMode => &CODE_PAIR,
             Feature::ToolDiscovery => &[FIND_TOOLS],
-            Feature::HostTools => &HOST_NAMES,
+            Feature::HostTools => &HOST_FEATURE_NAMES,
             Feature::InteractiveTools => &INTERACTIVE,
         }
     }
@@ -199,10 +217,14 @@ pub fn feature_of(name: &str) -> Option<Feature> {
 }
 
 /// The names that may appear in `toolDiscovery.deferred`: every toolkit name except `find_tools` itself and the
-/// host tools (they replace Pi's builtins, so holding them back would leave the model without file tools) and the
+/// host tools and the plan tools (they replace Pi's builtins, so holding them back would leave the model without file
+/// tools; a plan tool is called at moments the model cannot plan a `find_tools` call for) and the
 /// interactive tools (small, and asked for at moments the model cannot plan a `find_tools` call for).
 pub fn is_deferrable(name: &str) -> bool {
-    name != FIND_TOOLS && !HOST_NAMES.contains(&name) && !INTERACTIVE.contains(&name) && feature_of(name).is_some()
+    name != FIND_TOOLS
+        && !HOST_FEATURE_NAMES.contains(&name)
+        && !INTERACTIVE.contains(&name)
+        && feature_of(name).is_some()
 }
 
 /// Fallback one-line descriptions for managed names that are not registered (so a query can still find them).
@@ -232,12 +254,12 @@ mod tests {
     #[test]
     fn every_name_has_one_feature_and_a_description() {
         let names: Vec<_> = all_toolkit_names().collect();
-        assert_eq!(names.len(), 26);
+        assert_eq!(names.len(), 28);
         for n in &names {
             assert!(feature_of(n).is_some());
             if INTERACTIVE.contains(n) {
                 assert!(!is_deferrable(n), "{n}: interactive tools are never deferred");
-            } else if HOST_NAMES.contains(n) {
+            } else if HOST_FEATURE_NAMES.contains(n) {
                 assert!(!is_deferrable(n), "{n}: host tools are never deferred");
             } else if *n != FIND_TOOLS {
                 assert!(!fallback_description(n).is_empty(), "{n}");

@@ -33,6 +33,9 @@ pub struct Projection {
     pub hidden_natives: Vec<String>,
     /// Builtins this sync gives back.
     pub restored_natives: Vec<String>,
+    /// Names Plan mode keeps out of `active` that are not the toolkit's (store it: the next sync's
+    /// `planHiddenByUs`; src/rules/plan_mode.rs).
+    pub plan_hidden: Vec<String>,
     pub admitted_names: Vec<String>,
     pub visible_names: Vec<String>,
     pub nested_names: Vec<String>,
@@ -128,6 +131,8 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
             active.push(n.to_string());
         }
     }
+    // Plan mode takes the edit family and undeclared extension tools away, and Agent gives them back.
+    let plan_hidden = super::plan_mode::apply(input, &reg, &mut active, &wants_hidden);
     let changed = active.len() != now.len() || active.iter().any(|a| !now.contains(a.as_str()));
 
     let diagnostics = record(input, d, &hidden_natives);
@@ -136,6 +141,7 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         changed,
         hidden_natives,
         restored_natives,
+        plan_hidden,
         admitted_names: d.admitted.iter().map(|s| s.to_string()).collect(),
         visible_names: d.visible.iter().map(|s| s.to_string()).collect(),
         nested_names: d.nested.iter().map(|s| s.to_string()).collect(),

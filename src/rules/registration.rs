@@ -13,7 +13,7 @@ use super::ownership::{Owner, Registry};
 use serde::Serialize;
 
 /// The groups that are registered together or not at all (a pair without its sibling is useless).
-const GROUPS: [&[&str]; 14] = [
+const GROUPS: [&[&str]; 16] = [
     &[APPLY_PATCH],
     &SHELL_PAIR,
     &CODE_PAIR,
@@ -28,6 +28,8 @@ const GROUPS: [&[&str]; 14] = [
     &[INTERACTIVE[1]],
     &[INTERACTIVE[2]],
     &[TASK],
+    &[ENTER_PLAN_MODE],
+    &[SUBMIT_PLAN],
 ];
 
 /// The registration groups the config can make visible, in [`GROUPS`] order.
@@ -66,6 +68,8 @@ fn wanted_groups(cfg: &Config) -> Vec<&'static [&'static str]> {
         interactive(INTERACTIVE[1]),
         interactive(INTERACTIVE[2]),
         cfg.subagents.enabled,
+        host,
+        host,
     ];
     GROUPS.iter().zip(on).filter(|(_, on)| *on).map(|(g, _)| *g).collect()
 }
@@ -160,7 +164,7 @@ mod tests {
         let cfg = json!({"shellSessions": {"enabled": true}, "hostTools": {"enabled": true}});
         let p = plan(&input(cfg, &[]), &all_offered());
         let mut want = vec!["exec_command", "write_stdin"];
-        want.extend(HOST_NAMES);
+        want.extend(HOST_FEATURE_NAMES);
         assert_eq!(p.register, want);
         assert!(p.taken.is_empty());
     }

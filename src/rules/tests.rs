@@ -590,6 +590,7 @@ Host Tools
   permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)
   tools: —
   builtins replaced: none
+  operation mode: Agent
 
 Interactive Tools
   configured: off

@@ -212,24 +212,28 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 						if (!r.ok) return r;
 						paths.push(r);
 					}
-					gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
-					if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
-					if (gate.prompted) {
-						// The card may have waited long: the live config decides, and an abort meanwhile runs nothing.
-						if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
-						if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
-					}
-					if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
-					const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
-					const r0 = now();
-					try {
-						const run = () => spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
-						// Write and Edit join Pi's file mutation queue for every path they write, so another extension's
-						// write to the same file is ordered with them (as apply_patch does).
-						return spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), run) : await run();
-					} finally {
-						runMs = now() - r0;
-					}
+					// Write and Edit join Pi's file mutation queue for every path they write, and decide their permission
+					// inside it (as apply_patch does): the calls of one message keep their order on a file even while a card
+					// is open, and another extension's write to the same file is ordered with them.
+					const decideAndRun = async (): Promise<HostOutcome> => {
+						gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+						if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
+						if (gate.prompted || spec.risk === "edit") {
+							// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs
+							// nothing.
+							if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
+							if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
+						}
+						if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
+						const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
+						const r0 = now();
+						try {
+							return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
+						} finally {
+							runMs = now() - r0;
+						}
+					};
+					return spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), decideAndRun) : await decideAndRun();
 				})();
 			} catch (e) {
 				outcome = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
