@@ -104,11 +104,11 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	test(`[pi ${version.name}] /pct config: the Host tools preset replaces the legacy flags it overlaps, warns before, saves one family`, async () => {
+	test(`[pi ${version.name}] /pct config: the Host tools preset replaces the switches it overlaps, warns before, saves one family`, async () => {
 		const box = sandbox();
 		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true }, webSearch: { enabled: true } });
 		const seen = [];
-		const plan = [/^Warning: Apply Patch \(legacy flag\) and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
+		const plan = [/^Warning: Apply Patch and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
 		const ui = (req) => {
 			seen.push(req.options);
 			const want = plan.shift();
