@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 import { PROBE, featureOf, probe, probeFile, status } from "../helpers/rules.mjs";
+import { ROWS, TARGETS, bytes, measure } from "../../bench/schema-size.mjs";
 
 const SQUATTER = join(ROOT, "__test__/fixtures/name-squatter.ts");
 /** Every tool name the toolkit can register (src/rules/names.rs). */
@@ -233,6 +234,33 @@ for (const version of PI_VERSIONS) {
 			assert.match(await status(pi), /note: Tool Discovery is off, so Glob, Grep and the Task tools are sent from the first request; turn it on to load them on demand/);
 		} finally {
 			await pi.close();
+		}
+	});
+}
+
+// The byte targets of docs/rules.md "What the tool list costs", read from that table, against the tools real Pi
+// sends on the first request (bench/schema-size.mjs measures the same way). A size check, not a timing.
+const TARGET_ROWS = { "host tools' first request": "host", "Codex route (patch + shell + code + find_tools)": "route", "every feature on": "all" };
+function documentedTargets() {
+	const doc = readFileSync(join(ROOT, "docs/rules.md"), "utf8");
+	const out = {};
+	for (const [label, key] of Object.entries(TARGET_ROWS)) {
+		const m = doc.match(new RegExp(`^\\| ${label.replace(/[()+]/g, "\\$&")} \\| ≤ ([\\d,]+) B \\|`, "m"));
+		assert.ok(m, `docs/rules.md states the target for ${label}`);
+		out[key] = Number(m[1].replace(/,/g, ""));
+	}
+	return out;
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] the first request's tools stay within the documented byte targets`, async () => {
+		const targets = documentedTargets();
+		assert.deepEqual(targets, TARGETS, "bench/schema-size.mjs and docs/rules.md name the same targets");
+		for (const [key, label, config, target] of ROWS.filter((r) => r[3])) {
+			const { tools } = await measure(version, config);
+			const total = bytes(tools);
+			assert.ok(total <= targets[target], `${label}: ${total} B > ${targets[target]} B (${tools.map((t) => `${t.name} ${bytes(t)}`).join(", ")})`);
+			if (key === "host") assert.deepEqual(tools.map((t) => t.name).sort(), ["Bash", "Edit", "Read", "Write", "find_tools"]);
 		}
 	});
 }
