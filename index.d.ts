@@ -508,6 +508,12 @@ export interface DiagnosticsRecord {
 }
 
 /**
+ * The on-demand names the session's evidence proves loaded (only names on demand under this snapshot's config):
+ * what a new prompt, a resume or a compaction starts with.
+ */
+export declare function discoveryEvidence(inputJson: string & { readonly __json: RulesInput }, evidenceJson: string & { readonly __json: ToolResultEvidence[] }): Array<string>
+
+/**
  * One `find_tools` call (snapshot JSON, request JSON) -> JSON `{error?, text, matches, loaded, alreadyActive,
  * rejected, loadedDeferred}`.
  */
@@ -568,6 +574,9 @@ export interface FindToolsResult {
   alreadyActive: Array<string>
   rejected: Array<{ name: string; reason: string }>
   loadedDeferred: Array<string>
+  loadedOnDemand: Array<string>
+  /** What this call made (or found) available: the result's `details.addedToolNames` evidence. */
+  addedToolNames: Array<string>
 }
 
 /** The host's answer to a [`GateRequest`]; an invalid or rejected answer denies the nested call. */
@@ -1450,6 +1459,10 @@ export interface RulesDecision {
   deferredNames: Array<string>
   /** The loads to keep for this session. */
   loadedDeferred: Array<string>
+  /** The on-demand loads to keep for this prompt. */
+  loadedOnDemand: Array<string>
+  /** The `# On-demand tools` system prompt section (empty when nothing is held back). */
+  onDemandCatalog: string
   notes: Array<string>
   /** Feature key -> status. */
   features: Record<string, FeatureView>
@@ -1501,6 +1514,10 @@ export interface RulesInput {
   hiddenByUs?: Array<string>
   /** Managed deferred names `find_tools` loaded in this session. */
   loadedDeferred?: Array<string>
+  /** On-demand names loaded for the current prompt (find_tools loads and the evidence rebuilt at its start). */
+  loadedOnDemand?: Array<string>
+  /** Whether the session has a background task (the Task tools then stop being on demand). */
+  backgroundTasks?: boolean
   /** `process.platform`. */
   platform?: string | null
   /** Whether Pi resolves a usable shell; missing = available. */
@@ -1656,4 +1673,19 @@ export declare function testSeams(): boolean
 export interface ToolkitId {
   name: string
   version: string
+}
+
+/**
+ * One tool result of the effective session context, reduced to what proves an on-demand load
+ * (src/discovery/evidence.rs).
+ */
+export interface ToolResultEvidence {
+  toolName: string
+  isError: boolean
+  /** The result's `details.addedToolNames`. */
+  detailsAddedToolNames?: unknown
+  /** The result's `details.activated` (older records). */
+  detailsActivated?: unknown
+  /** The message's top-level `addedToolNames` (older records). */
+  addedToolNames?: unknown
 }

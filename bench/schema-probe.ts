@@ -19,7 +19,7 @@ export default function schemaProbe(pi: any) {
 				for (const t of m.toolsAdded ?? []) byName.set(t.name, t);
 			}
 			const tools = [...byName.values()].map((t: any) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-			writeFileSync(process.env.PCT_SCHEMA_OUT!, JSON.stringify(tools));
+			writeFileSync(process.env.PCT_SCHEMA_OUT!, JSON.stringify({ tools }));
 			return fauxAssistantMessage([fauxText("done")]);
 		},
 	]);

@@ -9,7 +9,7 @@ import { say } from "./pi/messages.ts";
 import { FEATURES } from "./pi/features.ts";
 import type { ToolkitOptions } from "./pi/host.ts";
 import { nativeLoad } from "./pi/native.ts";
-import { resetSessionLoads } from "./pi/rules.ts";
+import { afterToolCall, onDemandCatalog, rebuildOnDemand, resetSessionLoads } from "./pi/rules.ts";
 import { Toolkit } from "./pi/toolkit.ts";
 import { registerUnavailable } from "./pi/unavailable.ts";
 
@@ -32,13 +32,23 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		tk.reload();
 		pi.on("session_start", async (_event, ctx) => {
 			const r = tk.reload();
-			// Every session start (new, resumed, forked, startup) hides deferred names again.
+			// Every session start (new, resumed, forked, startup) hides deferred names again; on-demand tools the
+			// session's context proves it used come back (docs/rules.md "On-demand host tools").
 			resetSessionLoads(tk);
+			rebuildOnDemand(tk, ctx);
 			tk.sync(ctx);
 			// One warning with an interactive UI (TUI or RPC); print and json modes stay quiet.
 			if (!r.ok && ctx.hasUI) say(ctx, r.message, "warning");
 		});
 		pi.on("model_select", async (event, ctx) => tk.sync(ctx, event.model));
+		// Each user prompt starts with the on-demand loads its context proves, and the catalog of the rest.
+		pi.on("before_agent_start", async (event, ctx) => {
+			rebuildOnDemand(tk, ctx);
+			tk.sync(ctx);
+			const catalog = onDemandCatalog(tk);
+			if (catalog) event.systemPromptOptions.sections = { ...event.systemPromptOptions.sections, on_demand_tools: catalog };
+		});
+		pi.on("tool_execution_end", async (event) => afterToolCall(tk, event));
 		const veto = async () => ((await tk.beforeSwitch()) ? undefined : { cancel: true });
 		pi.on("session_before_switch", veto);
 		pi.on("session_before_fork", veto);

@@ -197,7 +197,7 @@ for (const version of PI_VERSIONS) {
 			const r = await pi.prompt("/pct config");
 			assert.deepEqual(r.notifications, ["Pi Codex Toolkit configuration saved."]);
 			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")), { applyPatch: { enabled: true }, debug: true });
-			assert.ok(pi.uiRequests[2].options.includes("Apply Patch (legacy flag): on"), "legacy rows still shown");
+			assert.ok(pi.uiRequests[2].options.includes("Apply Patch: on"), "the switch rows are still shown");
 		} finally {
 			await pi.close();
 		}

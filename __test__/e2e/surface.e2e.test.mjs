@@ -3,11 +3,12 @@
 // free; a feature whose name another extension owns reports `name-taken` and the rest of the toolkit works.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
-import { PROBE, featureOf, probe, status } from "../helpers/rules.mjs";
+import { PROBE, featureOf, probe, probeFile, status } from "../helpers/rules.mjs";
+import { ROWS, TARGETS, bytes, measure } from "../../bench/schema-size.mjs";
 
 const SQUATTER = join(ROOT, "__test__/fixtures/name-squatter.ts");
 /** Every tool name the toolkit can register (src/rules/names.rs). */
@@ -63,7 +64,8 @@ for (const version of PI_VERSIONS) {
 				assert.equal(owner("Bash"), "", "Bash (the taken group's sibling) is never registered");
 				for (const n of ["apply_patch", "exec_command", "write_stdin", "find_tools", "Read", "Glob", "Grep", "Write", "Edit"]) {
 					assert.match(owner(n), /src\/index\.ts$/, `${n} is ours`);
-					assert.ok(p.active.includes(n), `${n} is active`);
+					// With find_tools on, Glob and Grep are on demand (docs/rules.md "On-demand host tools").
+					assert.equal(p.active.includes(n), n !== "Glob" && n !== "Grep", `${n} active (not on demand)`);
 				}
 				assert.ok(p.active.includes("wait") && p.active.includes("TaskStop"), "their tools stay active");
 				assert.ok(p.active.includes("bash"), "Pi's bash stays: host Bash could not register");
@@ -104,11 +106,11 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	test(`[pi ${version.name}] /pct config: the Host tools preset replaces the legacy flags it overlaps, warns before, saves one family`, async () => {
+	test(`[pi ${version.name}] /pct config: the Host tools preset replaces the switches it overlaps, warns before, saves one family`, async () => {
 		const box = sandbox();
 		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true }, webSearch: { enabled: true } });
 		const seen = [];
-		const plan = [/^Warning: Apply Patch \(legacy flag\) and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
+		const plan = [/^Warning: Apply Patch and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
 		const ui = (req) => {
 			seen.push(req.options);
 			const want = plan.shift();
@@ -130,6 +132,136 @@ for (const version of PI_VERSIONS) {
 			assert.ok(p.active.includes("Edit") && !p.active.includes("apply_patch"), JSON.stringify(p.active));
 		} finally {
 			await pi.close();
+		}
+	});
+}
+
+// On-demand host tools (seed 000 §2.1, docs/rules.md "On-demand host tools"): Host tools with Tool Discovery.
+const ON_DEMAND = { hostTools: { enabled: true }, toolDiscovery: { enabled: true } };
+const HOST_WATCH = ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop", "find_tools", "read", "bash", "edit", "write"];
+const hostWatched = (active) => HOST_WATCH.filter((n) => active.includes(n));
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] on-demand host tools: the first request has Read, Write, Edit, Bash; find_tools loads Grep for the next turn; the catalog lists the rest`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON_DEMAND);
+		writeFileSync(join(box.cwd, "notes.txt"), "alpha\nneedle here\n");
+		const seen = join(box.base, "system.jsonl");
+		// The first step records whether the system prompt carries the catalog (the faux model sees the context).
+		const script = writeScript(box, `import { appendFileSync } from "node:fs";
+		const note = (ctx) => appendFileSync(${JSON.stringify(seen)}, JSON.stringify(ctx.system ?? "") + "\\n");
+		export default [
+			(ctx) => (note(ctx), { tools: [{ name: "Grep", args: { pattern: "needle" } }] }),
+			{ tools: [{ name: "find_tools", args: { load: ["Grep"] } }] },
+			{ tools: [{ name: "Grep", args: { pattern: "needle" } }] },
+			{ text: "done" },
+		];`);
+		const probeFilePath = join(box.base, "probe.jsonl");
+		const r = await runJson({ version, box, script, extensions: [ROOT, PROBE], env: { PCT_PROBE_FILE: probeFilePath } });
+		assert.equal(r.code, 0, r.stderr.slice(-2000));
+		const ends = r.toolEnds.map((e) => [e.toolName, e.isError, toolText(e)]);
+		assert.deepEqual(ends[0], ["Grep", true, "Tool Grep not found"], "held back: not callable before a load");
+		assert.deepEqual(ends[1], ["find_tools", false, "Already loaded: Grep"], "the call by name already loaded it for the next turn");
+		assert.equal(ends[2][0], "Grep");
+		assert.equal(ends[2][1], false, ends[2][2]);
+		assert.match(ends[2][2], /needle here/);
+		assert.deepEqual(r.toolEnds[1].result.details.addedToolNames, ["Grep"]);
+		const turns = probeFile(probeFilePath).filter((x) => x.kind === "turn").map((x) => hostWatched(x.active));
+		assert.deepEqual(turns[0], ["Read", "Write", "Edit", "Bash", "find_tools"]);
+		assert.deepEqual(turns.at(-1), ["Read", "Grep", "Write", "Edit", "Bash", "find_tools"]);
+		const system = JSON.parse(readFileSync(seen, "utf8").split("\n")[0]);
+		assert.match(system, /# On-demand tools\nNot loaded yet\. To use one, call find_tools \{"load": \["<name>"\]\}; it is callable from the next turn on\.\n- Glob: List files matching a glob/);
+		for (const n of ["Grep", "TaskList", "TaskWait", "TaskStop"]) assert.match(system, new RegExp(`\\n- ${n}: `), n);
+	});
+
+	test(`[pi ${version.name}] on-demand host tools: a new prompt and a resumed session keep what the context proves, nothing else`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON_DEMAND);
+		writeFileSync(join(box.cwd, "notes.txt"), "needle\n");
+		const sessions = join(box.base, "sessions");
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "find_tools", args: { load: ["Grep", "Glob"] } }] },
+			{ tools: [{ name: "Grep", args: { pattern: "needle" } }] },
+			{ text: "first done" },
+			{ text: "second done" },
+		];`);
+		const pi = new RpcPi({ version, box, script, persist: true, extensions: [ROOT, PROBE], args: ["--session-dir", sessions] });
+		let file;
+		try {
+			assert.deepEqual(hostWatched((await probe(pi)).active), ["Read", "Write", "Edit", "Bash", "find_tools"]);
+			await pi.prompt("first");
+			assert.deepEqual(hostWatched((await probe(pi)).active), ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "find_tools"]);
+			await pi.prompt("second");
+			assert.deepEqual(hostWatched((await probe(pi)).active), ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "find_tools"], "the find_tools result is still in context");
+			assert.match(await status(pi), /loaded this prompt: 2\n/);
+			file = (await pi.command("get_state")).data.sessionFile;
+			assert.ok(file);
+			await pi.command("new_session");
+			assert.deepEqual(hostWatched((await probe(pi)).active), ["Read", "Write", "Edit", "Bash", "find_tools"], "a new session has no evidence");
+		} finally {
+			await pi.close();
+		}
+		const again = new RpcPi({ version, box, persist: true, extensions: [ROOT, PROBE], args: ["--session", file] });
+		try {
+			assert.deepEqual(hostWatched((await probe(again)).active), ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "find_tools"], "resumed: rebuilt from the session file");
+		} finally {
+			await again.close();
+		}
+	});
+
+	test(`[pi ${version.name}] on-demand host tools: a background Bash task brings the Task tools for the next turn; without find_tools nothing is held back`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON_DEMAND);
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "Bash", args: { command: "echo bg-ok", runInBackground: true } }] },
+			// A changed tool list puts a system message after the tool result, so look the result up by role.
+			(ctx) => ({ tools: [{ name: "TaskWait", args: { backgroundTaskId: ctx.messages.findLast((m) => m.role === "toolResult").details.backgroundTaskId } }] }),
+			{ text: "done" },
+		];`);
+		const probeFilePath = join(box.base, "probe.jsonl");
+		const r = await runJson({ version, box, script, extensions: [ROOT, PROBE], env: { PCT_PROBE_FILE: probeFilePath } });
+		assert.equal(r.code, 0, r.stderr.slice(-2000));
+		assert.equal(r.toolEnds[1].toolName, "TaskWait");
+		assert.equal(r.toolEnds[1].isError, false, toolText(r.toolEnds[1]));
+		const turns = probeFile(probeFilePath).filter((x) => x.kind === "turn").map((x) => hostWatched(x.active));
+		assert.deepEqual(turns[0], ["Read", "Write", "Edit", "Bash", "find_tools"]);
+		assert.deepEqual(turns[1], ["Read", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop", "find_tools"]);
+
+		const plain = sandbox();
+		writeConfig(plain, { hostTools: { enabled: true } });
+		const pi = new RpcPi({ version, box: plain, extensions: [ROOT, PROBE] });
+		try {
+			assert.deepEqual(hostWatched((await probe(pi)).active), ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop"]);
+			assert.match(await status(pi), /note: Tool Discovery is off, so Glob, Grep and the Task tools are sent from the first request; turn it on to load them on demand/);
+		} finally {
+			await pi.close();
+		}
+	});
+}
+
+// The byte targets of docs/rules.md "What the tool list costs", read from that table, against the tools real Pi
+// sends on the first request (bench/schema-size.mjs measures the same way). A size check, not a timing.
+const TARGET_ROWS = { "host tools' first request": "host", "Codex route (patch + shell + code + find_tools)": "route", "every feature on": "all" };
+function documentedTargets() {
+	const doc = readFileSync(join(ROOT, "docs/rules.md"), "utf8");
+	const out = {};
+	for (const [label, key] of Object.entries(TARGET_ROWS)) {
+		const m = doc.match(new RegExp(`^\\| ${label.replace(/[()+]/g, "\\$&")} \\| ≤ ([\\d,]+) B \\|`, "m"));
+		assert.ok(m, `docs/rules.md states the target for ${label}`);
+		out[key] = Number(m[1].replace(/,/g, ""));
+	}
+	return out;
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] the first request's tools stay within the documented byte targets`, async () => {
+		const targets = documentedTargets();
+		assert.deepEqual(targets, TARGETS, "bench/schema-size.mjs and docs/rules.md name the same targets");
+		for (const [key, label, config, target] of ROWS.filter((r) => r[3])) {
+			const { tools } = await measure(version, config);
+			const total = bytes(tools);
+			assert.ok(total <= targets[target], `${label}: ${total} B > ${targets[target]} B (${tools.map((t) => `${t.name} ${bytes(t)}`).join(", ")})`);
+			if (key === "host") assert.deepEqual(tools.map((t) => t.name).sort(), ["Bash", "Edit", "Read", "Write", "find_tools"]);
 		}
 	});
 }

@@ -31,6 +31,10 @@ pub struct RulesInput {
     pub hidden_by_us: Option<Vec<String>>,
     /// Managed deferred names `find_tools` loaded in this session.
     pub loaded_deferred: Option<Vec<String>>,
+    /// On-demand names loaded for the current prompt (find_tools loads and the evidence rebuilt at its start).
+    pub loaded_on_demand: Option<Vec<String>>,
+    /// Whether the session has a background task (the Task tools then stop being on demand).
+    pub background_tasks: Option<bool>,
     /// `process.platform`.
     #[napi(ts_type = "string | null")]
     pub platform: Option<String>,
@@ -129,6 +133,10 @@ pub struct RulesDecision {
     pub deferred_names: Vec<String>,
     /// The loads to keep for this session.
     pub loaded_deferred: Vec<String>,
+    /// The on-demand loads to keep for this prompt.
+    pub loaded_on_demand: Vec<String>,
+    /// The `# On-demand tools` system prompt section (empty when nothing is held back).
+    pub on_demand_catalog: String,
     pub notes: Vec<String>,
     /// Feature key -> status.
     #[napi(ts_type = "Record<string, FeatureView>")]
@@ -197,6 +205,9 @@ pub struct FindToolsResult {
     #[napi(ts_type = "Array<{ name: string; reason: string }>")]
     pub rejected: Value,
     pub loaded_deferred: Vec<String>,
+    pub loaded_on_demand: Vec<String>,
+    /// What this call made (or found) available: the result's `details.addedToolNames` evidence.
+    pub added_tool_names: Vec<String>,
 }
 
 /// A refused `find_tools` call.
@@ -344,6 +355,40 @@ pub fn discovery_find_tools(env: &Env, input_json: String, request_json: String)
         let input = rules_input(env, &input_json)?;
         let req: discovery::FindRequest = serde_json::from_str(&request_json).unwrap_or_default();
         to_json(env, &discovery::find_tools(&input, &req))
+    })
+}
+
+/// One tool result of the effective session context, reduced to what proves an on-demand load
+/// (src/discovery/evidence.rs).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct ToolResultEvidence {
+    pub tool_name: String,
+    pub is_error: bool,
+    /// The result's `details.addedToolNames`.
+    #[napi(ts_type = "unknown")]
+    pub details_added_tool_names: Option<Value>,
+    /// The result's `details.activated` (older records).
+    #[napi(ts_type = "unknown")]
+    pub details_activated: Option<Value>,
+    /// The message's top-level `addedToolNames` (older records).
+    #[napi(ts_type = "unknown")]
+    pub added_tool_names: Option<Value>,
+}
+
+/// The on-demand names the session's evidence proves loaded (only names on demand under this snapshot's config):
+/// what a new prompt, a resume or a compaction starts with.
+#[napi(
+    catch_unwind,
+    ts_args_type = "inputJson: string & { readonly __json: RulesInput }, evidenceJson: string & { readonly __json: ToolResultEvidence[] }"
+)]
+pub fn discovery_evidence(env: &Env, input_json: String, evidence_json: String) -> napi::Result<Vec<String>> {
+    guard::sync(env, "discovery.evidence", || {
+        let input = rules_input(env, &input_json)?;
+        let records: Vec<discovery::evidence::ToolResultEvidence> =
+            serde_json::from_str(&evidence_json).map_err(|e| invalid(env, &format!("invalid-input: {e}")))?;
+        let d = rules::decide::decide(&input);
+        Ok(discovery::evidence::rebuild(&records, &d.on_demand))
     })
 }
 

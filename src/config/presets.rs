@@ -27,7 +27,7 @@ pub const PRESETS: [Preset; 3] = [
     Preset {
         key: "host",
         label: "Host tools",
-        summary: "Read, Glob, Grep, Write, Edit, Bash and the Task tools, with permissions, replace Pi's tools; Codex route off",
+        summary: "Read, Write, Edit and Bash with permissions replace Pi's tools; Glob, Grep and the Task tools load on demand (find_tools); Codex route off",
     },
     Preset {
         key: "pi",
@@ -71,6 +71,11 @@ pub fn apply(raw: &Value, key: &str) -> Result<Value, String> {
                 set(&mut root, s, "enabled", json!(false));
             }
             set(&mut root, "hostTools", "enabled", json!(key == "host"));
+            if key == "host" {
+                // The first request carries Read, Write, Edit and Bash; the rest load through find_tools
+                // (docs/rules.md "On-demand host tools").
+                set(&mut root, "toolDiscovery", "enabled", json!(true));
+            }
         }
         other => return Err(format!("unknown preset {other:?}: use codex, host or pi")),
     }
@@ -103,13 +108,13 @@ pub fn overlaps(eff: &Value) -> Vec<String> {
     if patch {
         let editors = if host { "Edit/Write" } else { "Pi's edit/write" };
         out.push(format!(
-            "Apply Patch (legacy flag) and {editors} are both on: the model gets two ways to edit files. Pick a preset (Codex tools or Host tools)."
+            "Apply Patch and {editors} are both on: the model gets two ways to edit files. Pick a preset (Codex tools or Host tools)."
         ));
     }
     if shell {
         let runner = if host { "Bash" } else { "Pi's bash" };
         out.push(format!(
-            "Shell Sessions (legacy flag) and {runner} are both on: the model gets two ways to run commands. Pick a preset (Codex tools or Host tools)."
+            "Shell Sessions and {runner} are both on: the model gets two ways to run commands. Pick a preset (Codex tools or Host tools)."
         ));
     }
     out
@@ -148,6 +153,10 @@ mod tests {
         assert!(host.get("execution").is_none());
         assert_eq!(host["hostTools"]["enabled"], true);
         assert_eq!(host["applyPatch"]["enabled"], false);
+        assert_eq!(
+            host["toolDiscovery"]["enabled"], true,
+            "Glob, Grep and the Task tools load on demand"
+        );
         let pi = effective(&apply(&host, "pi").unwrap());
         assert_eq!(pi["hostTools"]["enabled"], false);
         assert!(pi.get("execution").is_none());
@@ -174,16 +183,8 @@ mod tests {
             "hostTools": {"enabled": true}}),
         ));
         assert_eq!(w.len(), 2);
-        assert!(
-            w[0].starts_with("Apply Patch (legacy flag) and Edit/Write are both on"),
-            "{}",
-            w[0]
-        );
-        assert!(
-            w[1].starts_with("Shell Sessions (legacy flag) and Bash are both on"),
-            "{}",
-            w[1]
-        );
+        assert!(w[0].starts_with("Apply Patch and Edit/Write are both on"), "{}", w[0]);
+        assert!(w[1].starts_with("Shell Sessions and Bash are both on"), "{}", w[1]);
         let w = overlaps(&effective(&json!({"applyPatch": {"enabled": true}})));
         assert!(w[0].contains("Pi's edit/write"), "{w:?}");
         assert!(overlaps(&effective(&json!({"hostTools": {"enabled": true}}))).is_empty());

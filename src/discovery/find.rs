@@ -57,6 +57,11 @@ pub struct FindResult {
     pub rejected: Vec<Rejected>,
     /// The session's loaded set after this call (store it; the next sync makes the names visible).
     pub loaded_deferred: Vec<String>,
+    /// The prompt's on-demand loads after this call (store it; the next sync makes the names visible).
+    pub loaded_on_demand: Vec<String>,
+    /// Every name this call made (or found) available: the evidence a later prompt, a resume or a compaction
+    /// rebuilds the on-demand loads from (src/discovery/evidence.rs). Goes into the result's `details`.
+    pub added_tool_names: Vec<String>,
 }
 
 /// A refused call.
@@ -75,6 +80,7 @@ fn fail(code: &'static str, message: impl Into<String>, input: &ResolveInput) ->
         }),
         text: message,
         loaded_deferred: input.loaded_deferred.clone(),
+        loaded_on_demand: input.loaded_on_demand.clone(),
         ..Default::default()
     }
 }
@@ -103,8 +109,8 @@ fn description_of<'a>(name: &str, reg: &'a Registry) -> &'a str {
 /// in the managed set's order; at most [`MAX_RESULTS`].
 fn query(q: &str, input: &ResolveInput, reg: &Registry, d: &Decision) -> Vec<Match> {
     let needle = q.trim().to_lowercase();
-    let mut tiers: [Vec<&String>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for name in &d.deferred_set {
+    let mut tiers: [Vec<&str>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for name in managed_names(d) {
         let lname = name.to_lowercase();
         if lname == needle {
             tiers[0].push(name);
@@ -124,6 +130,14 @@ fn query(q: &str, input: &ResolveInput, reg: &Registry, d: &Decision) -> Vec<Mat
             state: state_of(name, input, reg, d).label(),
         })
         .collect()
+}
+
+/// The names find_tools manages: the configured deferred set, then the on-demand host tools.
+fn managed_names(d: &Decision) -> impl Iterator<Item = &str> {
+    d.deferred_set
+        .iter()
+        .map(String::as_str)
+        .chain(d.on_demand.iter().copied())
 }
 
 /// Runs one find_tools call against the snapshot (whose `loadedDeferred` is the session's loads so far).
@@ -174,10 +188,11 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
     let reg = Registry::new(&input.tools, &input.identity);
     let mut out = FindResult {
         loaded_deferred: d.loaded.clone(),
+        loaded_on_demand: d.loaded_on_demand.clone(),
         ..Default::default()
     };
 
-    let managed = |n: &str| d.deferred_set.iter().any(|x| x == n);
+    let managed = |n: &str| managed_names(&d).any(|x| x == n);
     let mut seen: Vec<&str> = Vec::new();
     for name in &load {
         if seen.contains(&name.as_str()) {
@@ -246,13 +261,19 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
         }
         for m in to_load {
             let st = state_of(m, input, &reg, &d);
-            if st == State::Active || out.loaded_deferred.iter().any(|l| l == m) {
+            let on_demand = d.on_demand.contains(&m);
+            let kept = if on_demand {
+                &mut out.loaded_on_demand
+            } else {
+                &mut out.loaded_deferred
+            };
+            if st == State::Active || kept.iter().any(|l| l == m) {
                 if !out.already_active.iter().any(|x| x == m) && !out.loaded.iter().any(|x| x == m) {
                     out.already_active.push(m.to_string());
                 }
             } else {
+                kept.push(m.to_string());
                 out.loaded.push(m.to_string());
-                out.loaded_deferred.push(m.to_string());
             }
         }
     }
@@ -262,6 +283,7 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
     if let Some(q) = &q {
         let mut after = input.clone();
         after.loaded_deferred = out.loaded_deferred.clone();
+        after.loaded_on_demand = out.loaded_on_demand.clone();
         let d_after = decide(&after);
         out.matches = query(q, &after, &reg, &d_after);
         if out.matches.is_empty() {
@@ -285,6 +307,7 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
         }
     }
     out.text = text.join("\n");
+    out.added_tool_names = out.loaded.iter().chain(&out.already_active).cloned().collect();
     out
 }
 

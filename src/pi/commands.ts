@@ -118,13 +118,13 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 		];
 		if (!draft.execution) {
 			rows.push(
-				[`Apply Patch (legacy flag): ${onOff(e.applyPatch.enabled)}`, () => set("applyPatch.enabled", !e.applyPatch.enabled)],
-				[`Shell Sessions (legacy flag): ${onOff(e.shellSessions.enabled)}`, () => set("shellSessions.enabled", !e.shellSessions.enabled)],
-				[`Code Mode (legacy flag): ${onOff(e.codeMode.enabled)}`, () => set("codeMode.enabled", !e.codeMode.enabled)],
+				[`Apply Patch: ${onOff(e.applyPatch.enabled)}`, () => set("applyPatch.enabled", !e.applyPatch.enabled)],
+				[`Shell Sessions: ${onOff(e.shellSessions.enabled)}`, () => set("shellSessions.enabled", !e.shellSessions.enabled)],
+				[`Code Mode: ${onOff(e.codeMode.enabled)}`, () => set("codeMode.enabled", !e.codeMode.enabled)],
 			);
 		}
 		rows.push(
-			[`Execution rules: ${draft.execution ? `${(draft.execution as { rules: unknown[] }).rules.length} rule(s)` : "not set (legacy flags)"}`, async () => {
+			[`Execution rules: ${draft.execution ? `${(draft.execution as { rules: unknown[] }).rules.length} rule(s)` : "none (the Apply Patch, Shell Sessions and Code Mode switches decide)"}`, async () => {
 				draft = await rulesEditor(tk, ctx, draft);
 			}],
 			[`Code Mode nested apply_patch approval: ${cap(e.codeMode.approvalMode)}`, () => set("codeMode.approvalMode", e.codeMode.approvalMode === "confirm" ? "always" : "confirm")],

@@ -4,7 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
-import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesDecision, RulesInput, RulesTool } from "../../index.js";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 import { netInput, REGISTRY_KEY } from "./net/facts.ts";
@@ -26,6 +26,7 @@ const call = {
 	plan: (input: RulesInput, offered: string[]): RegistrationPlan => fromJson(native.rulesRegistrationPlan(toJson(input), offered)),
 	find: (input: RulesInput, params: Record<string, unknown>): FindToolsResult =>
 		fromJson(native.discoveryFindTools(toJson(input), toJson(params ?? {}))),
+	evidence: (input: RulesInput, records: ToolResultEvidence[]): string[] => native.discoveryEvidence(toJson(input), toJson(records)),
 };
 
 /** The current model as Pi reports it (`ctx.model`, or the model_select event's model). */
@@ -47,6 +48,10 @@ export interface RulesState {
 	planHiddenByUs: Set<string>;
 	/** Managed deferred names find_tools loaded in this session. */
 	loadedDeferred: string[];
+	/** On-demand names loaded for the current prompt (reset and rebuilt from evidence when a prompt starts). */
+	loadedOnDemand: string[];
+	/** Whether a background Bash task was started in this session (the Task tools then stop being on demand). */
+	backgroundSeen: boolean;
 	/** Toolkit names the last committed sync admitted. */
 	admitted: Set<string>;
 	/** Adapters code cells may call under the last committed sync. */
@@ -58,7 +63,7 @@ export interface RulesState {
 }
 
 export function newRulesState(): RulesState {
-	return { model: undefined, hasUI: false, hiddenByUs: new Set(), planHiddenByUs: new Set(), loadedDeferred: [], admitted: new Set(), nested: new Set(), lastRecord: null, last: null };
+	return { model: undefined, hasUI: false, hiddenByUs: new Set(), planHiddenByUs: new Set(), loadedDeferred: [], loadedOnDemand: [], backgroundSeen: false, admitted: new Set(), nested: new Set(), lastRecord: null, last: null };
 }
 
 /** The parts of the Toolkit the snapshot reads. */
@@ -145,6 +150,8 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		activeNow: host.pi.getActiveTools(),
 		hiddenByUs: [...host.rules.hiddenByUs],
 		loadedDeferred: host.rules.loadedDeferred,
+		loadedOnDemand: host.rules.loadedOnDemand,
+		backgroundTasks: backgroundTasks(host),
 		platform: native.computerUsePlatform(), // process.platform, or the Computer Use test seam's (docs/computer.md)
 		shellAvailable: resolveShell() !== null,
 		hasUi: host.rules.hasUI,
@@ -159,6 +166,24 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		planHiddenByUs: [...host.rules.planHiddenByUs],
 		...overrides,
 	};
+}
+
+/**
+ * Whether the session has a background task: a background Bash call succeeded in it, or a feature reports one
+ * through a `background.<feature>` function in `shared` (e.g. background Task delegations). The Task tools stop
+ * being on demand then (docs/rules.md "On-demand host tools").
+ */
+function backgroundTasks(host: RulesHost): boolean {
+	if (host.rules.backgroundSeen) return true;
+	for (const [key, value] of host.shared ?? []) {
+		if (!key.startsWith("background.") || typeof value !== "function") continue;
+		try {
+			if ((value as () => unknown)() === true) return true;
+		} catch {
+			// A failing provider reports nothing.
+		}
+	}
+	return false;
 }
 
 function emit(host: RulesHost, record: DiagnosticsRecord): void {
@@ -187,6 +212,7 @@ export function syncRules(host: RulesHost): void {
 	host.rules.hiddenByUs = new Set(out.hiddenNatives);
 	host.rules.planHiddenByUs = new Set(out.planHidden);
 	host.rules.loadedDeferred = out.loadedDeferred;
+	host.rules.loadedOnDemand = out.loadedOnDemand;
 	host.rules.admitted = new Set(out.admittedNames);
 	host.rules.nested = new Set(out.nestedNames);
 	host.rules.lastRecord = out.diagnostics;
@@ -205,6 +231,76 @@ export function registrationPlan(host: RulesHost, offered: string[]): Registrati
 /** A new, resumed or forked session: deferred names hide again (loads are never persisted or replayed). */
 export function resetSessionLoads(host: RulesHost): void {
 	host.rules.loadedDeferred = [];
+	host.rules.loadedOnDemand = [];
+	host.rules.backgroundSeen = false;
+}
+
+/** The tool results of the session's effective (compaction-aware) context, reduced to what can prove a load. */
+function contextEvidence(ctx: ExtensionContext): ToolResultEvidence[] {
+	const out: ToolResultEvidence[] = [];
+	let entries: unknown[];
+	try {
+		entries = ctx.sessionManager.buildContextEntries();
+	} catch {
+		return out;
+	}
+	for (const e of entries) {
+		const m = (e as { type?: string; message?: { role?: string; toolName?: unknown; isError?: unknown; details?: unknown; addedToolNames?: unknown } }).message;
+		if ((e as { type?: string }).type !== "message" || m?.role !== "toolResult" || typeof m.toolName !== "string") continue;
+		const details = (m.details ?? {}) as { addedToolNames?: unknown; activated?: unknown };
+		out.push({ toolName: m.toolName, isError: m.isError === true, detailsAddedToolNames: details.addedToolNames, detailsActivated: details.activated, addedToolNames: m.addedToolNames });
+	}
+	return out;
+}
+
+/**
+ * A user prompt starts (or a session is resumed): the on-demand loads are reset and rebuilt from the successful
+ * evidence in the session's effective context (src/discovery/evidence.rs), so tools the session already used stay
+ * loaded after a resume or a compaction, and nothing else does.
+ */
+export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): void {
+	host.rules.loadedOnDemand = [];
+	try {
+		host.rules.loadedOnDemand = call.evidence(snapshot(host), contextEvidence(ctx));
+	} catch {
+		// No readable context: nothing is proven, the tools stay on demand.
+	}
+}
+
+/** The `# On-demand tools` system prompt section of the last committed sync (empty when nothing is held back). */
+export function onDemandCatalog(host: RulesHost): string {
+	return host.rules.last?.onDemandCatalog ?? "";
+}
+
+/** What Pi reports when a tool call ends (`tool_execution_end`), reduced to what the rules glue reads. */
+export interface ToolEnd {
+	toolName: string;
+	isError: boolean;
+	result?: { details?: unknown };
+}
+
+/**
+ * After a tool call: a successful background Bash call makes the Task tools active for the next turn; a call of a
+ * held-back tool by its name (Pi answers `Tool <name> not found`: it resolves a call against the turn's tool list
+ * before any extension sees it) loads that tool for the next turn, as `find_tools {load: [name]}` would.
+ */
+export function afterToolCall(host: RulesHost, end: ToolEnd): void {
+	const details = end.result?.details as { backgroundTaskId?: unknown } | undefined;
+	if (end.toolName === "Bash" && !end.isError && typeof details?.backgroundTaskId === "string" && !host.rules.backgroundSeen) {
+		host.rules.backgroundSeen = true;
+		syncRules(host);
+		return;
+	}
+	if (!end.isError || !host.rules.last?.deferredNames.includes(end.toolName)) return;
+	try {
+		const out = call.find(snapshot(host), { load: [end.toolName] });
+		if (out.error || out.loaded.length === 0) return;
+		host.rules.loadedDeferred = out.loadedDeferred;
+		host.rules.loadedOnDemand = out.loadedOnDemand;
+		syncRules(host);
+	} catch {
+		// Best effort: the model can still load it with find_tools.
+	}
 }
 
 /** `/pct status` text (with the features' own status lines). */
@@ -221,13 +317,17 @@ export function rulesPreview(host: RulesHost, draftRules: ExecutionRule[]): stri
 }
 
 /** `details` of a find_tools result. */
-export type FindToolsDetails = Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected">;
+export type FindToolsDetails = Pick<FindToolsResult, "matches" | "loaded" | "alreadyActive" | "rejected" | "addedToolNames">;
 
 /** One find_tools call; on success the loads are kept for this session and a sync makes them visible. */
 export function findTools(host: RulesHost, params: Record<string, unknown>): { text: string; details: FindToolsDetails } {
 	const out = call.find(snapshot(host, {}, true), params);
 	if (out.error) throw new Error(out.error.message);
 	host.rules.loadedDeferred = out.loadedDeferred;
+	host.rules.loadedOnDemand = out.loadedOnDemand;
 	if (out.loaded.length > 0) syncRules(host);
-	return { text: out.text, details: { matches: out.matches, loaded: out.loaded, alreadyActive: out.alreadyActive, rejected: out.rejected } };
+	return {
+		text: out.text,
+		details: { matches: out.matches, loaded: out.loaded, alreadyActive: out.alreadyActive, rejected: out.rejected, addedToolNames: out.addedToolNames },
+	};
 }

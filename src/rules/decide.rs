@@ -109,6 +109,10 @@ pub struct Decision {
     pub deferred_set: Vec<String>,
     /// The loads that stay in force (intersected with the managed set; empty when discovery is off).
     pub loaded: Vec<String>,
+    /// The on-demand names `find_tools` manages now (host tools on: the `ON_DEMAND` table's host names).
+    pub on_demand: Vec<&'static str>,
+    /// The on-demand loads of this prompt that stay in force (on-demand names only; empty without the loader).
+    pub loaded_on_demand: Vec<String>,
     /// Whether the route wants Pi's `bash` hidden, and `edit`/`write`.
     pub hide_bash: bool,
     pub hide_edit_write: bool,
@@ -336,21 +340,57 @@ pub fn decide(input: &ResolveInput) -> Decision {
 
     // Host tools (docs/spec/host-tools.md, top): not an execution route, the same under rules and legacy flags.
     // Read/Glob/Grep go together and replace Pi's read, grep, find and ls; Write/Edit are the edit/write family,
-    // so a patch route that hides Pi's edit/write hides them too. Never deferred, so admitted = visible.
+    // so a patch route that hides Pi's edit/write hides them too. Never in the `deferred` list.
+    //
+    // On demand (seed 000 §2.1, docs/rules.md "On-demand host tools"): with the find_tools loader available, the
+    // names of the ON_DEMAND table are admitted but held back (listed in the on-demand catalog) until find_tools
+    // loads them for the next turn, the Task tools only until a background task exists. Without the loader nothing
+    // could load them, so they are simply active.
     let mut visible = visible;
     let mut host_hidden: Vec<&'static str> = Vec::new();
+    let on_demand_names: Vec<&'static str> = if cfg.host_tools.enabled {
+        ON_DEMAND.iter().map(|(n, _, _)| *n).collect()
+    } else {
+        Vec::new()
+    };
+    let loaded_on_demand: Vec<String> = if loader_available {
+        let mut l: Vec<String> = Vec::new();
+        for n in &input.loaded_on_demand {
+            if on_demand_names.contains(&n.as_str()) && !l.contains(n) {
+                l.push(n.clone());
+            }
+        }
+        l
+    } else {
+        Vec::new()
+    };
+    let holds = |n: &str| {
+        let pending = match on_demand(n) {
+            Some(OnDemand::Always) => true,
+            Some(OnDemand::UntilBackgroundTask) => !input.background_tasks,
+            None => false,
+        };
+        loader_available && pending && !loaded_on_demand.iter().any(|l| l == n)
+    };
+    let mut show = |set: &[&'static str], visible: &mut Vec<&'static str>, held: &mut Vec<&'static str>| {
+        push_unique(&mut admitted, set);
+        for n in set {
+            if holds(n) {
+                push_unique(held, &[n]);
+            } else {
+                push_unique(visible, &[n]);
+            }
+        }
+    };
     if cfg.host_tools.enabled && reg.all_ours(&HOST_READ_SET) {
-        push_unique(&mut admitted, &HOST_READ_SET);
-        push_unique(&mut visible, &HOST_READ_SET);
+        show(&HOST_READ_SET, &mut visible, &mut held);
         host_hidden.extend([READ, GREP, FIND, LS]);
         if reg.all_ours(&HOST_EDIT_SET) && !hide_edit_write_now {
-            push_unique(&mut admitted, &HOST_EDIT_SET);
-            push_unique(&mut visible, &HOST_EDIT_SET);
+            show(&HOST_EDIT_SET, &mut visible, &mut held);
             host_hidden.extend([EDIT, WRITE]);
         }
         if reg.all_ours(&HOST_BASH_SET) && !hide_bash_now {
-            push_unique(&mut admitted, &HOST_BASH_SET);
-            push_unique(&mut visible, &HOST_BASH_SET);
+            show(&HOST_BASH_SET, &mut visible, &mut held);
             host_hidden.push(BASH);
         }
     }
@@ -372,6 +412,8 @@ pub fn decide(input: &ResolveInput) -> Decision {
         loader_available,
         deferred_set,
         loaded,
+        on_demand: on_demand_names,
+        loaded_on_demand,
         hide_bash: hide_bash_now,
         hide_edit_write: hide_edit_write_now,
         host_hidden,
@@ -703,6 +745,21 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.extra.push(("permission mode".into(), mode));
             st.extra
                 .push(("tools".into(), if on.is_empty() { "—".into() } else { on.join(", ") }));
+            let waiting: Vec<&str> = HOST_NAMES.iter().copied().filter(|n| d.held.contains(n)).collect();
+            if !waiting.is_empty() {
+                st.extra.push((
+                    "on demand".into(),
+                    format!(
+                        "{} (in the on-demand catalog; find_tools loads them for the next turn)",
+                        waiting.join(", ")
+                    ),
+                ));
+            } else if ht.enabled && !on.is_empty() && !d.loader_available {
+                st.extra.push((
+                    "note".into(),
+                    "Tool Discovery is off, so Glob, Grep and the Task tools are sent from the first request; turn it on to load them on demand".into(),
+                ));
+            }
             let hidden: Vec<&str> = d
                 .host_hidden
                 .iter()
@@ -791,6 +848,11 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             };
             st.extra.push(("managed deferred".into(), managed.to_string()));
             st.extra.push(("loaded this session".into(), loaded.to_string()));
+            if d.loader_available && !d.on_demand.is_empty() {
+                st.extra.push(("on-demand tools".into(), d.on_demand.len().to_string()));
+                st.extra
+                    .push(("loaded this prompt".into(), d.loaded_on_demand.len().to_string()));
+            }
             st.extra.push((
                 "note".into(),
                 "only explicitly managed toolkit-owned tools can be loaded".into(),

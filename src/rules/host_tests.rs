@@ -157,7 +157,7 @@ fn status_block() {
         Some(("faux", "faux-1")),
         ours(registry(&[], &[]), &HOST_NAMES),
     ));
-    let block = "\nHost Tools\n  configured: on\n  effective: active\n  reason: \n  permission mode: accept-edits (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: Read, Glob, Grep, Write, Edit, Bash, TaskList, TaskWait, TaskStop\n  builtins replaced: read, grep, find, ls, edit, write, bash\n";
+    let block = "\nHost Tools\n  configured: on\n  effective: active\n  reason: \n  permission mode: accept-edits (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: Read, Glob, Grep, Write, Edit, Bash, TaskList, TaskWait, TaskStop\n  note: Tool Discovery is off, so Glob, Grep and the Task tools are sent from the first request; turn it on to load them on demand\n  builtins replaced: read, grep, find, ls, edit, write, bash\n";
     assert!(text.contains(block), "{text}");
     let off = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
     let block = "\nHost Tools\n  configured: off\n  effective: off\n  reason: not turned on: set hostTools.enabled to true in the config, or use /pct config\n  permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: —\n  builtins replaced: none\n";
@@ -246,4 +246,124 @@ fn a_foreign_task_name_keeps_the_bash_family_off_with_a_note() {
         "{text}"
     );
     assert!(text.contains("); Pi's bash stays"), "{text}");
+}
+
+/// Host tools with Tool Discovery on: the seed's first request (seed 000 §2.1).
+fn on_demand_input() -> super::input::ResolveInput {
+    let mut cfg = host(true);
+    cfg["toolDiscovery"] = json!({"enabled": true});
+    snapshot(
+        cfg,
+        Some(("faux", "faux-1")),
+        ours(registry(&[], &[]), &[&HOST_NAMES[..], &[FIND_TOOLS]].concat()),
+    )
+}
+
+#[test]
+fn with_find_tools_the_first_request_has_only_read_bash_edit_write() {
+    let input = on_demand_input();
+    let out = resolve(&input);
+    let host_active: Vec<&str> = HOST_NAMES
+        .iter()
+        .copied()
+        .filter(|n| out.active.contains(&n.to_string()))
+        .collect();
+    assert_eq!(host_active, ["Read", "Write", "Edit", "Bash"]);
+    assert!(out.active.contains(&"find_tools".to_string()));
+    // Held back, not refused: still admitted (a loaded call runs), listed in the catalog.
+    for n in ["Glob", "Grep", "TaskList", "TaskWait", "TaskStop"] {
+        assert!(out.admitted_names.contains(&n.to_string()), "{n} admitted");
+        assert!(out.deferred_names.contains(&n.to_string()), "{n} held");
+        assert!(
+            out.on_demand_catalog.contains(&format!("\n- {n}: ")),
+            "{n} in the catalog"
+        );
+    }
+    assert!(out.on_demand_catalog.starts_with("# On-demand tools\n"));
+    // Pi's four are replaced (Glob and Grep are one find_tools call away, so Pi's grep/find/ls stay out too).
+    assert_eq!(sorted(&out.hidden_natives), strs(&["bash", "edit", "read", "write"]));
+    for b in ["grep", "find", "ls"] {
+        assert!(!out.active.contains(&b.to_string()), "{b}");
+    }
+    assert_eq!(out.features["hostTools"]["effective"], "active");
+    let text = status_text(&input);
+    assert!(
+        text.contains("  tools: Read, Write, Edit, Bash\n  on demand: Glob, Grep, TaskList, TaskWait, TaskStop (in the on-demand catalog; find_tools loads them for the next turn)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  on-demand tools: 5\n  loaded this prompt: 0\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_load_or_a_background_task_makes_them_active() {
+    let mut input = on_demand_input();
+    input.loaded_on_demand = vec!["Grep".into(), "Bash".into(), "apply_patch".into()];
+    let out = resolve(&input);
+    assert!(out.active.contains(&"Grep".to_string()));
+    assert!(!out.active.contains(&"Glob".to_string()));
+    assert_eq!(out.loaded_on_demand, ["Grep"], "only on-demand names are kept");
+    assert!(!out.on_demand_catalog.contains("- Grep:"));
+
+    input.loaded_on_demand.clear();
+    input.background_tasks = true;
+    let out = resolve(&input);
+    for n in ["TaskList", "TaskWait", "TaskStop"] {
+        assert!(
+            out.active.contains(&n.to_string()),
+            "{n} active once a background task exists"
+        );
+    }
+    assert!(!out.active.contains(&"Glob".to_string()) && !out.active.contains(&"Grep".to_string()));
+}
+
+#[test]
+fn without_the_loader_nothing_is_held_back() {
+    let mut input = on_demand_input();
+    input.config = Config::from_value(host(true)).unwrap();
+    input.loaded_on_demand = vec!["Grep".into()];
+    let out = resolve(&input);
+    for n in HOST_NAMES {
+        assert!(out.active.contains(&n.to_string()), "{n} active");
+    }
+    assert!(out.on_demand_catalog.is_empty());
+    assert!(
+        out.loaded_on_demand.is_empty(),
+        "turning discovery off forgets the loads"
+    );
+    // find_tools owned by another extension: no loader either.
+    let mut input = on_demand_input();
+    for t in input.tools.iter_mut().filter(|t| t.name == FIND_TOOLS) {
+        t.source = OTHER.into();
+    }
+    let out = resolve(&input);
+    assert!(out.active.contains(&"Glob".to_string()) && out.on_demand_catalog.is_empty());
+}
+
+#[test]
+fn find_tools_finds_and_loads_on_demand_host_tools() {
+    use crate::discovery::{find_tools, FindRequest};
+    let input = on_demand_input();
+    let req = |v: Value| -> FindRequest { serde_json::from_value(v).unwrap() };
+    let out = find_tools(&input, &req(json!({"query": "grep"})));
+    assert_eq!(out.matches[0].name, "Grep");
+    assert_eq!(out.matches[0].state, "eligible");
+    let out = find_tools(&input, &req(json!({"load": ["Grep", "Read"]})));
+    assert_eq!(out.loaded, ["Grep"]);
+    assert_eq!(out.loaded_on_demand, ["Grep"]);
+    assert!(
+        out.loaded_deferred.is_empty(),
+        "on-demand loads are kept apart from the session's deferred loads"
+    );
+    assert_eq!(out.rejected[0].name, "Read");
+    assert_eq!(out.rejected[0].reason, "not-managed");
+    assert_eq!(out.added_tool_names, ["Grep"]);
+    assert_eq!(out.text, "Loaded for the next turn: Grep\nRejected Read: not-managed");
+    let mut after = input.clone();
+    after.loaded_on_demand = out.loaded_on_demand.clone();
+    let again = find_tools(&after, &req(json!({"load": ["Grep"]})));
+    assert_eq!(again.already_active, ["Grep"]);
+    assert_eq!(again.added_tool_names, ["Grep"], "an idempotent load is evidence too");
 }

@@ -188,6 +188,14 @@ pub struct ResolveInput {
     /// Managed deferred names `find_tools` loaded in this session.
     #[serde(default)]
     pub loaded_deferred: Vec<String>,
+    /// On-demand names (src/rules/names.rs `ON_DEMAND`) loaded for the current prompt: `find_tools` loads, plus the
+    /// names rebuilt from the session's evidence when the prompt started (src/discovery/evidence.rs).
+    #[serde(default)]
+    pub loaded_on_demand: Vec<String>,
+    /// Whether the session has a background task (a background Bash call succeeded, or another feature reports
+    /// one): the Task tools then stop being on demand.
+    #[serde(default)]
+    pub background_tasks: bool,
     /// `process.platform` (Computer Use needs `darwin`).
     #[serde(default)]
     pub platform: Option<String>,

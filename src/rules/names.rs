@@ -105,6 +105,51 @@ pub const DEFERRABLE: [&str; 13] = [
     COMPUTER_USE[5],
 ];
 
+/// When an on-demand tool stops needing `find_tools` (seed 000 §2.1; docs/rules.md "On-demand host tools").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnDemand {
+    /// Always listed in the on-demand catalog and loaded through `find_tools` (Glob, Grep).
+    Always,
+    /// On demand until the session has a background task; then active like the core tools (the Task tools).
+    UntilBackgroundTask,
+}
+
+/// The on-demand table: the tools the first request leaves out, each with its catalog line (a compact summary
+/// with the parameters, what the model needs to decide to load it). A tool joins the table to become on-demand;
+/// nothing else changes for it (permissions, containment, timeouts and audit are the same once loaded).
+pub const ON_DEMAND: [(&str, OnDemand, &str); 5] = [
+    (
+        HOST_GLOB,
+        OnDemand::Always,
+        "List files matching a glob (pattern, path?, limit?); .gitignore honoured.",
+    ),
+    (
+        HOST_GREP,
+        OnDemand::Always,
+        "Search file contents by regex (pattern, path?, glob?, ignoreCase?, literal?, context?, limit?, outputMode?).",
+    ),
+    (
+        HOST_TASK_LIST,
+        OnDemand::UntilBackgroundTask,
+        "List this session's background tasks.",
+    ),
+    (
+        HOST_TASK_WAIT,
+        OnDemand::UntilBackgroundTask,
+        "Wait up to 1 s for a background task (backgroundTaskId) and show its output.",
+    ),
+    (
+        HOST_TASK_STOP,
+        OnDemand::UntilBackgroundTask,
+        "Stop a background task (backgroundTaskId) and its process tree.",
+    ),
+];
+
+/// The on-demand rule of a name (None = sent with the first request).
+pub fn on_demand(name: &str) -> Option<OnDemand> {
+    ON_DEMAND.iter().find(|(n, _, _)| *n == name).map(|(_, o, _)| *o)
+}
+
 /// The shell pair (atomic).
 pub const SHELL_PAIR: [&str; 2] = [EXEC_COMMAND, WRITE_STDIN];
 /// The code-cell pair (atomic).
@@ -243,7 +288,11 @@ pub fn fallback_description(name: &str) -> &'static str {
         "computer_use_type_text" => "Computer Use: type text into the focused application.",
         "computer_use_press_key" => "Computer Use: press a key or key combination.",
         "computer_use_scroll" => "Computer Use: scroll inside an application.",
-        _ => "",
+        _ => ON_DEMAND
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, line)| *line)
+            .unwrap_or(""),
     }
 }
 

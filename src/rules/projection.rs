@@ -43,6 +43,10 @@ pub struct Projection {
     pub deferred_names: Vec<String>,
     /// The loads to keep for this session (empty when discovery is off: disabling forgets loads).
     pub loaded_deferred: Vec<String>,
+    /// The on-demand loads to keep for this prompt (src/discovery/evidence.rs rebuilds them at the next one).
+    pub loaded_on_demand: Vec<String>,
+    /// The `# On-demand tools` catalog for the system prompt (src/discovery/catalog.rs); empty = none.
+    pub on_demand_catalog: String,
     pub notes: Vec<String>,
     /// Feature key → status.
     pub features: serde_json::Map<String, serde_json::Value>,
@@ -147,6 +151,8 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         nested_names: d.nested.iter().map(|s| s.to_string()).collect(),
         deferred_names: d.held.iter().map(|s| s.to_string()).collect(),
         loaded_deferred: d.loaded.clone(),
+        loaded_on_demand: d.loaded_on_demand.clone(),
+        on_demand_catalog: crate::discovery::catalog::catalog(d),
         notes: d.notes.iter().map(|s| s.to_string()).collect(),
         features: feature_map(&d.features),
         diagnostics,

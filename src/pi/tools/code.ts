@@ -35,56 +35,35 @@ SOURCE: /[\s\S]+/
 `;
 
 const NESTED = ["exec_command", "write_stdin", "apply_patch"] as const;
-const sameAs = (name: string) => `Same field as ${name} (either spelling; not both with different values).`;
-const budgetFields = {
-	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget of this read in tokens (256..65536, 4 bytes each)." })),
-	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget of this read in bytes (1024..262144, default 51200)." })),
-};
+// The model-facing texts are budgeted (docs/rules.md "What the tool list costs"): the schema shows one spelling
+// of each field; yieldTimeMs, cellId, max_output_tokens (wait) and maxOutputBytes are still accepted, because Pi
+// passes fields the schema does not list through to execute and Rust folds them.
+const yieldField = Type.Optional(Type.Number({ description: "ms to wait, 0..60000 (default 10000); not a timeout." }));
 
 /** exec parameters. `code` is the only required field, so grammar-capable providers send the raw program. */
 export const execSchema = Type.Object({
-	code: Type.String({
-		description:
-			"Raw JavaScript, run once as the body of an async function (top-level await and return work). May start with " +
-			'`// @exec: {"yield_time_ms": N, "max_output_tokens": M}`.',
-	}),
-	uses: Type.Optional(
-		Type.Array(Type.String(), {
-			description: "Nested tools this cell may call (exec_command, write_stdin, apply_patch). Omitted = every admitted one; [] = none.",
-		}),
-	),
-	yield_time_ms: Type.Optional(Type.Number({ description: "Milliseconds (0..60000, default 10000) to wait for the cell before returning; not a timeout: the cell keeps running." })),
-	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
-	...budgetFields,
+	code: Type.String({ description: 'Raw JavaScript. May start with `// @exec: {"yield_time_ms": N, "max_output_tokens": M}`.' }),
+	uses: Type.Optional(Type.Array(Type.String(), { description: "Tools the cell may call; omitted = all, [] = none." })),
+	yield_time_ms: yieldField,
+	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens, 256..65536 (default 12800)." })),
 });
 
 /** wait parameters. The handle is typed loosely on purpose: a numeric handle must reach Rust and be refused. */
 export const waitSchema = Type.Object({
-	cell_id: Type.Optional(Type.Unknown({ description: "The cell ID string exec returned (e.g. \"cell-…\")." })),
-	cellId: Type.Optional(Type.Unknown({ description: sameAs("cell_id") })),
-	terminate: Type.Optional(Type.Boolean({ description: "Stop the cell now (also a CPU-bound loop); nested shells keep running in Shell." })),
-	yield_time_ms: Type.Optional(Type.Number({ description: "Milliseconds (0..60000, default 10000) to wait for the cell to finish." })),
-	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
-	max_tokens: Type.Optional(Type.Number({ description: "Output budget of this read in tokens (256..65536, 4 bytes each)." })),
-	max_output_tokens: Type.Optional(Type.Number({ description: sameAs("max_tokens") })),
-	maxOutputBytes: budgetFields.maxOutputBytes,
+	cell_id: Type.Optional(Type.Unknown({ description: "The cell ID string exec returned." })),
+	terminate: Type.Optional(Type.Boolean({ description: "Stop the cell; its shells keep running." })),
+	yield_time_ms: yieldField,
+	max_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens, 256..65536 (default 12800)." })),
 });
 
 const EXEC_DESCRIPTION =
-	"Run a JavaScript program (a code cell) once, on its own thread with a fresh QuickJS engine. Top-level await and " +
-	"return work. Globals: tools.exec_command(args), tools.write_stdin(args), tools.apply_patch(patch or {patch}) " +
-	"(only those declared in `uses` and enabled; each returns a promise of the tool's structured result), print(...), " +
-	"console.log/warn/error(...), text(value) (no newline). Not available: timers, import, require, process, fetch, " +
-	"state across cells. Returns when the cell finishes or after yield_time_ms (default 10000) with `Script running " +
-	"with cell ID <id>.`: continue with wait. Output per read: maxOutputBytes 1024..262144 (default 51200) or " +
-	"max_output_tokens; the result block is cut at 32 KiB and the error at 4 KiB, with a private recovery file " +
-	"holding the full text. Nested calls ask the user for permission exactly like their direct twins. Cells are for " +
-	"orchestration, not number crunching.";
+	"Run a JavaScript code cell once, as the body of an async function (top-level await and return work). " +
+	"Globals: tools.exec_command(args), tools.write_stdin(args), tools.apply_patch(patch) (those in `uses`; each " +
+	"returns a promise of the tool's result), print, console.log, text(value) (no newline). No timers, import, require, " +
+	"process, fetch or state across cells. After yield_time_ms it answers `Script running with cell ID <id>.`: continue " +
+	"with wait.";
 
-const WAIT_DESCRIPTION =
-	"Continue a code cell started by exec: wait up to yield_time_ms (default 10000) for it to finish and read its new " +
-	"output, or stop it with terminate: true (stops CPU-bound loops too; nested shells keep running and stay " +
-	"reachable with write_stdin).";
+const WAIT_DESCRIPTION = "Wait for a code cell started by exec and read its new output, or stop it with terminate.";
 
 /** Pi's shell for nested exec_command, or undefined (the nested call then fails shell-unavailable). */
 function resolveShell(): ShellConfig | undefined {

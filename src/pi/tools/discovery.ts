@@ -12,11 +12,12 @@ export function register(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: "find_tools",
 		label: "Find tools",
+		// The model-facing texts are budgeted (docs/rules.md "What the tool list costs").
 		description:
-			"Find and load deferred toolkit tools. `query` searches the names and descriptions of the managed deferred tools (at most 8 results, each with its state: active, eligible or unavailable: <reason>). `load` takes exact names and makes the eligible ones available from the next turn on; it never runs a tool. Give a query, a non-empty load list, or both.",
+			"Load the tools held back from this request (see # On-demand tools): `query` searches names and descriptions (at most 8 results); `load` takes exact names, callable from the next turn. Never runs a tool.",
 		parameters: Type.Object({
-			query: Type.Optional(Type.String({ description: "Words to search for in tool names and descriptions (case-insensitive)." })),
-			load: Type.Optional(Type.Array(Type.String(), { description: "Exact managed tool names to load for the next turn." })),
+			query: Type.Optional(Type.String({ description: "Words to search for." })),
+			load: Type.Optional(Type.Array(Type.String(), { description: "Exact names to load." })),
 		}),
 		async execute(_id, params) {
 			if (!host.isAdmitted("find_tools")) throw new Error(NOT_ENABLED);

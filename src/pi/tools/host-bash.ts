@@ -38,28 +38,16 @@ export interface HostBashToolSpec {
 }
 
 export const bashSchema = Type.Object({
-	command: Type.String({ description: "The command line, run by Pi's shell (bash -c) in the workspace root. No TTY: stdin is empty." }),
-	timeout: Type.Optional(
-		Type.Number({
-			description:
-				"Seconds, 1 to 21600 (default 60). Values above 21600 (up to 100000000) are read as milliseconds and clamped to 21600 s. Ignored with runInBackground.",
-			minimum: 1,
-			maximum: 100_000_000,
-		}),
-	),
-	runInBackground: Type.Optional(
-		Type.Boolean({
-			description:
-				"Start the command as a background task and return its backgroundTaskId at once (no timeout; not stopped by an abort). Follow it with TaskWait, TaskList, TaskStop.",
-		}),
-	),
-	description: Type.Optional(Type.String({ description: "A few words on what the command does (shown in TaskList)." })),
+	command: Type.String({ description: "The command line." }),
+	timeout: Type.Optional(Type.Number({ description: "Seconds, 1..21600 (default 60); larger values are milliseconds.", minimum: 1, maximum: 100_000_000 })),
+	runInBackground: Type.Optional(Type.Boolean({ description: "A background task (no timeout); TaskWait, TaskList, TaskStop follow it." })),
+	description: Type.Optional(Type.String({ description: "Shown in TaskList." })),
 });
 
 export const taskListSchema = Type.Object({});
 
 export const taskIdSchema = Type.Object({
-	backgroundTaskId: Type.String({ description: "The id a background Bash call returned (TaskList shows them)." }),
+	backgroundTaskId: Type.String({ description: "The id a background Bash call returned." }),
 });
 
 /** The shell Pi resolves now, in the shape the engine takes; undefined leaves the engine's /bin/bash -c. */
@@ -143,8 +131,8 @@ export async function runBash(
 	}
 }
 
-const TIMEOUT_TEXT =
-	"timeout: seconds 1..21600, default 60; values above 21600 are milliseconds (clamped to 21600 s). On timeout the command's whole process tree is killed (TOOL_TIMEOUT).";
+// The model-facing texts are budgeted (docs/rules.md "What the tool list costs").
+const TIMEOUT_TEXT = "On timeout the whole process tree is killed (TOOL_TIMEOUT).";
 
 /** The four tool definitions, in registration order. */
 export const hostBashTools: HostBashToolSpec[] = [
@@ -152,13 +140,11 @@ export const hostBashTools: HostBashToolSpec[] = [
 		name: "Bash",
 		label: "Bash",
 		description:
-			"Run a shell command in the workspace root with Pi's shell (bash -c) and the login shell's PATH; no TTY (stdin is empty). " +
-			"stdout and stderr come back separately, each cut to its last 50 KiB on its own; a cut stream's full text is in a recovery file named in the result. " +
-			"A non-zero exit is an error result (TOOL_FAILED) that still carries exitCode, stdout and stderr. " +
+			"Run a shell command in the workspace root (login PATH; no TTY, empty stdin). stdout and stderr come back " +
+			"separately, each cut to its last 50 KiB (full text in the file named). A non-zero exit is an error " +
+			"(TOOL_FAILED) that still has exitCode, stdout and stderr. " +
 			TIMEOUT_TEXT +
-			" runInBackground: true starts a background task and returns its backgroundTaskId at once (at most 10 running per session); " +
-			"use it for servers and watchers instead of `&` (a process left behind with `&` is not followed). " +
-			"$PI_SCRATCH_DIR is a private scratch directory for this session.",
+			" For servers and watchers use runInBackground, not `&`. $PI_SCRATCH_DIR is a private scratch directory.",
 		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
 		parameters: bashSchema,
 		risk: "bash",
@@ -177,8 +163,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		name: "TaskWait",
 		label: "TaskWait",
 		description:
-			"Wait up to 1 second for a background task to finish and show its state with the end of its stdout and of its stderr (the last 50 KiB of each; the task keeps 256 KiB, the full text is in the recovery file named). " +
-			"Never stops the task; call again to keep waiting.",
+			"Wait up to 1 s for a background task and show its state and the last 50 KiB of its stdout and stderr (the full text is in the file named). Never stops it; call again to keep waiting.",
 		promptSnippet: "TaskWait: wait (at most 1 s) for a background task and show its output",
 		parameters: taskIdSchema,
 		risk: "read",
@@ -188,7 +173,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		name: "TaskStop",
 		label: "TaskStop",
 		description:
-			"Stop a background task: SIGTERM to its whole process tree, SIGKILL after 2 s. Returns its final state, or a running snapshot with stopRequested when it has not ended within 1 s.",
+			"Stop a background task and its process tree (SIGTERM, SIGKILL after 2 s). Returns its final state, or a running snapshot with stopRequested.",
 		promptSnippet: "TaskStop: stop a background task and its process tree",
 		parameters: taskIdSchema,
 		risk: "read",

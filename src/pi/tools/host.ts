@@ -267,75 +267,63 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 	});
 }
 
+// The model-facing texts are budgeted (docs/rules.md "What the tool list costs"): the schemas show one spelling of
+// each field; the aliases `file_path` (Read/Write/Edit) and `query` (Glob/Grep) are still accepted, because Pi
+// passes fields the schema does not list through to execute and Rust folds them (docs/spec/host-tools.md).
 const pathField = (what: string) => Type.Optional(Type.String({ description: what }));
-const sameAs = (name: string) => `Same as ${name} (either spelling; ${name} wins when both are given).`;
 
 /** Read `{path | file_path, offset?, limit?}` (Pi's read names). */
 export const readSchema = Type.Object({
-	path: pathField("The file to read, relative to the workspace (or an absolute path)."),
-	file_path: pathField(sameAs("path")),
-	offset: Type.Optional(Type.Number({ description: "First line to show, 1-based (default 1)." })),
-	limit: Type.Optional(Type.Number({ description: "How many lines to show (default 2000)." })),
+	path: pathField("Workspace-relative or absolute."),
+	offset: Type.Optional(Type.Number({ description: "First line, 1-based." })),
+	limit: Type.Optional(Type.Number({ description: "Lines to show (default 2000)." })),
 });
 
 /** Glob `{pattern | query, path?, limit?}`. */
 export const globSchema = Type.Object({
-	pattern: Type.Optional(Type.String({ description: "Glob of the files to list, e.g. `*.rs` (any depth) or `src/**/*.ts` (from path)." })),
-	query: Type.Optional(Type.String({ description: sameAs("pattern") })),
-	path: pathField("Directory to search (default: the workspace root)."),
-	limit: Type.Optional(Type.Number({ description: "Most files to list (default 1000)." })),
+	pattern: Type.Optional(Type.String({ description: "Glob, e.g. `*.rs` (any depth) or `src/**/*.ts`." })),
+	path: pathField("Directory to search (default: the workspace)."),
+	limit: Type.Optional(Type.Number({ description: "Most files (default 1000)." })),
 });
 
 /** Grep: Pi's grep parameters plus `outputMode`. */
 export const grepSchema = Type.Object({
-	pattern: Type.Optional(Type.String({ description: "Regular expression (Rust syntax) to search for; literal=true for plain text." })),
-	query: Type.Optional(Type.String({ description: sameAs("pattern") })),
-	path: pathField("File or directory to search (default: the workspace root)."),
-	glob: Type.Optional(Type.String({ description: "Only files whose name (or path, with a /) matches this glob." })),
-	ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search." })),
-	literal: Type.Optional(Type.Boolean({ description: "Treat the pattern as plain text." })),
-	context: Type.Optional(Type.Number({ description: "Lines of context around each match (0..100)." })),
-	limit: Type.Optional(Type.Number({ description: "Most matches (content) or files (other modes) to show." })),
-	outputMode: Type.Optional(
-		Type.Union([Type.Literal("content"), Type.Literal("filesWithMatches"), Type.Literal("count")], {
-			description: "content (default): matched lines; filesWithMatches: file names; count: matches per file.",
-		}),
-	),
+	pattern: Type.Optional(Type.String({ description: "Regex (Rust syntax)." })),
+	path: pathField("File or directory (default: the workspace)."),
+	glob: Type.Optional(Type.String({ description: "Only files matching this glob." })),
+	ignoreCase: Type.Optional(Type.Boolean()),
+	literal: Type.Optional(Type.Boolean({ description: "Pattern is plain text." })),
+	context: Type.Optional(Type.Number({ description: "Context lines, 0..100." })),
+	limit: Type.Optional(Type.Number({ description: "Most matches (or files)." })),
+	outputMode: Type.Optional(Type.String({ description: "content (default), filesWithMatches or count." })),
 });
 
 /** Write `{path | file_path, content}`. */
 export const writeSchema = Type.Object({
-	path: pathField("The file to create or overwrite, relative to the workspace (or an absolute path)."),
-	file_path: pathField(sameAs("path")),
-	content: Type.String({ description: "The whole new content of the file." }),
+	path: pathField("Workspace-relative or absolute."),
+	content: Type.String({ description: "The whole new content." }),
 });
 
 /** Edit `{path | file_path, tag, ops}`. */
 export const editSchema = Type.Object({
-	path: pathField("The file to change (it must exist: use Write to create one)."),
-	file_path: pathField(sameAs("path")),
-	tag: Type.Optional(Type.String({ description: "The TAG from the `[path#TAG]` header of the Read/Grep/Write result whose line numbers the ops use." })),
-	ops: Type.String({ description: "Operations, one header per line, each followed by its `+` rows (see the tool description)." }),
+	path: pathField("An existing file."),
+	tag: Type.Optional(Type.String({ description: "TAG of the [path#TAG] the numbers come from." })),
+	ops: Type.String({ description: "The ops." }),
 });
 
 /** Edit's description: the operation language in brief (docs/host.md "The operation language"). */
-export const EDIT_DESCRIPTION = `Change an existing file by the line numbers you were shown under its tag (from Read, Grep or Write; never guess numbers). Arguments: path, tag, ops. Line numbers in ops always refer to the tagged version; ranges are inclusive; operations must not overlap or share an anchor line.
-Operations (each on its own line):
-  PUT N.=M:   then +rows   replace lines N..M (a single line is N.=N; no rows deletes them)
-  PUT <N:  / PUT >N:       then +rows   insert before / after line N
-  PUT >$:                  then +rows   append at the end
-  CUT N.=M [@name]         delete lines N..M, keeping them in a register
-  PUT <N @name / PUT >N @name / PUT N.=M @name   paste a register (@ alone = this call's CUT)
-  REM                      delete the file
-  MV DEST                  move the file after the other operations
-Rows: "+text" is one line (a bare "+" is an empty line; write "++x" or "+-x" for a line starting with + or -). No "-old" or context rows.
+export const EDIT_DESCRIPTION = `Change an existing file by the line numbers under its [path#TAG] (never guess); they refer to that tagged version. Ranges are inclusive; ops must not overlap or share an anchor.
+Ops, one per line:
+PUT N.=M: +rows  replace lines N..M (no rows deletes)
+PUT <N: | PUT >N: | PUT >$: +rows  insert before N | after N | at the end
+CUT N.=M [@name]  delete lines into a register
+PUT <N @name | PUT >N @name | PUT N.=M @name  paste it (@ = this call's CUT)
+REM  delete the file; MV DEST  move it after the other ops
+Rows: "+text" is one line ("+" alone is empty; "++x"/"+-x" for a leading + or -). No "-old" or context rows.
 Example:
 PUT 12.=13:
-+    let total = sum(items);
 +    return total;
-PUT >$:
-+// end
-If the file changed since you read it, Edit carries your operations over when it safely can, otherwise it answers EDIT_TAG_MISMATCH with the current lines; lines you never saw are revealed once (EDIT_LINES_UNSEEN: send the same Edit again). Three failed Edits of one file in one prompt end the turn.`;
+A changed file: ops carry over when safe, else EDIT_TAG_MISMATCH shows the current lines. Unseen lines are shown once (EDIT_LINES_UNSEEN: send the same Edit again). Three failed Edits of a file per prompt end the turn.`;
 
 /** Glob's and Grep's time budget (TOOL_TIMEOUT after it). */
 export const SEARCH_TIMEOUT_MS = 60_000;
@@ -348,9 +336,7 @@ export function register(host: ToolkitHost): void {
 	hostTool(host, {
 		name: "Read",
 		label: "Read",
-		description:
-			"Read a text file. The result starts with `[path#TAG]` (TAG names this version of the file; Edit needs it) " +
-			"then `N:text` rows with absolute 1-based line numbers. Use offset/limit for long files (default 2000 lines).",
+		description: "Read a text file: `[path#TAG]` (this version's TAG, for Edit), then `N:text` rows with 1-based line numbers.",
 		promptSnippet: "Read: read a file as [path#TAG] + N:text rows",
 		parameters: readSchema,
 		risk: "read",
@@ -361,9 +347,7 @@ export function register(host: ToolkitHost): void {
 	hostTool(host, {
 		name: "Glob",
 		label: "Glob",
-		description:
-			"List files matching a glob under a directory (default: the workspace), sorted; .gitignore is honoured and " +
-			"`.git` is skipped. `*.ts` matches at any depth, `src/**/*.ts` from the searched directory.",
+		description: "List files matching a glob under a directory, sorted; .gitignore honoured, `.git` skipped. `*.ts` matches at any depth, `src/**/*.ts` from path.",
 		promptSnippet: "Glob: list files by glob pattern",
 		parameters: globSchema,
 		risk: "read",
@@ -375,9 +359,8 @@ export function register(host: ToolkitHost): void {
 		name: "Grep",
 		label: "Grep",
 		description:
-			"Search file contents with a regular expression (in process, ripgrep's engine; .gitignore honoured, binary " +
-			"files skipped). Content mode shows `[path#TAG]` per file and matched `N:text` rows (context rows `N-text`); " +
-			"those lines count as read for Edit.",
+			"Search file contents by regex (ripgrep's engine; .gitignore honoured, binary files skipped). Content mode shows " +
+			"`[path#TAG]` per file and matched `N:text` rows (context `N-text`); those lines count as read for Edit.",
 		promptSnippet: "Grep: search file contents by regex",
 		parameters: grepSchema,
 		risk: "read",
@@ -388,10 +371,7 @@ export function register(host: ToolkitHost): void {
 	hostTool(host, {
 		name: "Write",
 		label: "Write",
-		description:
-			"Create or overwrite a file with the given content. A pasted `[path#TAG]` header and `N:` row prefixes " +
-			"(copied from a Read) are removed first. The result's `[path#TAG]` names the new version: every line counts as " +
-			"read, so Edit can follow at once.",
+		description: "Create or overwrite a file. Pasted `[path#TAG]` headers and `N:` prefixes are stripped. Returns the new `[path#TAG]`: Edit can follow at once.",
 		promptSnippet: "Write: create or overwrite a file",
 		parameters: writeSchema,
 		risk: "edit",

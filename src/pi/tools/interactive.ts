@@ -32,22 +32,22 @@ const WIDGET_KEY = "pct-todos";
 const askSchema = Type.Object({
 	questions: Type.Array(
 		Type.Object({
-			question: Type.String({ description: "The question, complete and self-contained (at most 1,000 characters)." }),
-			options: Type.Optional(Type.Array(Type.String(), { description: "Choices to pick from (at most 12, each at most 200 characters). The user can always type another answer or skip. Leave out for a free-text question." })),
-			multiSelect: Type.Optional(Type.Boolean({ description: "Let the user pick several options (needs options)." })),
+			question: Type.String({ description: "Self-contained; at most 1,000 characters." }),
+			options: Type.Optional(Type.Array(Type.String(), { description: "Choices (at most 12, 200 characters each); omit for free text." })),
+			multiSelect: Type.Optional(Type.Boolean({ description: "Allow several choices." })),
 		}),
-		{ description: "1 to 8 questions, shown together." },
+		{ description: "1 to 8 questions." },
 	),
 });
 
 const todoSchema = Type.Object({
 	todos: Type.Array(
 		Type.Object({
-			id: Type.String({ description: "A stable id, unique in the list (at most 64 characters)." }),
-			content: Type.String({ description: "What to do, imperative (at most 500 characters)." }),
-			status: Type.String({ description: "pending | in_progress | completed (at most one in_progress)." }),
+			id: Type.String({ description: "Unique; at most 64 characters." }),
+			content: Type.String({ description: "Imperative; at most 500 characters." }),
+			status: Type.String({ description: "pending, in_progress or completed." }),
 		}),
-		{ description: "The complete, ordered list (at most 50); it replaces the previous one. [] clears it." },
+		{ description: "The whole list (at most 50); [] clears it." },
 	),
 });
 
@@ -160,7 +160,7 @@ export function register(host: ToolkitHost): void {
 		name: "asktool",
 		label: "Ask the user",
 		description:
-			"Ask the user one or more questions (1 to 8) and wait for the answers: each question is free text, or choices with an optional multi-select; the user can always type another answer or skip. Answers come back as {answers: [{question, answer, skipped}]}; a skipped question has an empty answer. Use it when a decision needs the user; fails with no-user when nobody is there.",
+			"Ask the user questions and wait for the answers; the user may type another answer or skip. Use it when a decision needs the user (fails with no-user when nobody is there).",
 		promptSnippet: "Ask the user questions (free text or choices) and wait for the answers.",
 		parameters: askSchema,
 		async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
@@ -185,7 +185,7 @@ export function register(host: ToolkitHost): void {
 		name: "TodoWrite",
 		label: "Todo list",
 		description:
-			"Replace the session's todo list with the complete, ordered list: every call sends all todos {id, content, status} (pending | in_progress | completed, at most one in_progress, at most 50). The user sees it above the editor. Use it for multi-step work; keep it current as you go.",
+			"Replace the todo list the user sees with the complete, ordered list (at most one in_progress). Use it for multi-step work; keep it current.",
 		promptSnippet: "Keep a todo list for multi-step work (send the whole list each time).",
 		parameters: todoSchema,
 		async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
@@ -201,7 +201,7 @@ export function register(host: ToolkitHost): void {
 		name: "new_context",
 		label: "New context",
 		description:
-			"Ask for a fresh context: when this run ends, the conversation is compacted into a summary and the next turn starts from it. Takes no arguments and changes nothing else. Use it when the context is long and the earlier detail is no longer needed.",
+			"Ask for a fresh context: when this run ends, the conversation is compacted into a summary the next turn starts from.",
 		promptSnippet: "Ask for a fresh (compacted) context once this run ends.",
 		parameters: newContextSchema,
 		async execute(_id: string, params: unknown) {

@@ -40,7 +40,7 @@ eof_line: "*** End of File" LF
 `;
 
 /** The JSON-function description; it contains the literal minimal envelope for models without the grammar. */
-export const APPLY_PATCH_DESCRIPTION = `Add, update, delete or move files with one patch in the Codex apply_patch format. The whole patch is checked before anything is written: a patch that fails changes nothing.
+export const APPLY_PATCH_DESCRIPTION = `Add, update, delete or move files with one patch in the Codex apply_patch format. A patch that fails changes nothing.
 
 Minimal envelope:
 *** Begin Patch
@@ -48,15 +48,15 @@ Minimal envelope:
 +first line
 *** End Patch
 
-Format: the first line is exactly "*** Begin Patch" and the last exactly "*** End Patch"; use LF line endings. Each file section starts with one header:
-- "*** Add File: <path>" then every line of the new file prefixed with "+".
+First line exactly "*** Begin Patch", last exactly "*** End Patch", LF endings. Sections:
+- "*** Add File: <path>", then each line of the file prefixed "+".
 - "*** Delete File: <path>".
-- "*** Update File: <path>", optionally followed by "*** Move to: <new path>", then chunks. A chunk starts with "@@" (optionally "@@ <a line just above the change>", e.g. a function signature) and lists lines prefixed with " " (unchanged context), "-" (removed) or "+" (added). Give about 3 unchanged lines around each change, copied exactly from the file; the old lines must match exactly once. Add "*** End of File" after a chunk that ends at the end of the file.
-Paths are relative to the workspace. A file may appear in only one section per patch.`;
+- "*** Update File: <path>", optionally "*** Move to: <new path>", then chunks: "@@" (or "@@ <line above the change>") and lines prefixed " " (context: about 3 around each change, copied exactly), "-" (removed), "+" (added); the old lines must match exactly once. "*** End of File" after a chunk that ends the file.
+Paths are relative to the workspace; one section per file.`;
 
 /** TypeBox schema: exactly one required string property (what Pi's grammar transport needs). */
 const PARAMETERS = Type.Object({
-	patch: Type.String({ description: "The whole patch, from '*** Begin Patch' to '*** End Patch'." }),
+	patch: Type.String({ description: "The whole patch, '*** Begin Patch' to '*** End Patch'." }),
 });
 
 /** Runs `fn` while holding Pi's file mutation queue for every path, taken in sorted order. */

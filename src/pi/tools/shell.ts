@@ -23,43 +23,30 @@ const MANAGER_REPLACED =
 
 const ABORTED_BEFORE = "aborted: The call was cancelled before it started; nothing ran.";
 
-const LIMITS_TEXT =
-	"Output per call: maxOutputBytes 1024..262144 (default 51200) or max_output_tokens 256..65536 (4 bytes per token); " +
-	"the smaller wins; stdout first, then stderr, cut on a UTF-8 boundary. When output is cut or the command keeps " +
-	"running, the result names a private recovery file holding the full output.";
+// The model-facing texts are budgeted (docs/rules.md "What the tool list costs"): the schema shows one spelling
+// of each field; the other spellings (command, cwd, yieldTimeMs, sessionId, input) and maxOutputBytes are still
+// accepted, because Pi passes fields the schema does not list through to execute and Rust folds them.
+const LIMITS_TEXT = "Output past max_output_tokens is cut; the result then names a file with the full output.";
 
-const yieldField = () =>
-	Type.Optional(
-		Type.Number({
-			description: "Milliseconds (0..60000, default 10000) to wait for the command to finish before returning; not a timeout: the command keeps running.",
-		}),
-	);
-const sameAs = (name: string) => `Same field as ${name} (either spelling; not both with different values).`;
+const yieldField = () => Type.Optional(Type.Number({ description: "ms to wait, 0..60000 (default 10000); not a timeout." }));
+const tokensField = () => Type.Optional(Type.Number({ description: "Output budget in tokens, 256..65536 (default 12800)." }));
 
 /** exec_command parameters: both spellings accepted; unsupported Codex fields stay open so Rust refuses them by name. */
 export const execCommandSchema = Type.Object({
-	cmd: Type.Optional(Type.String({ description: "The shell command line, run once through Pi's shell (e.g. bash -c)." })),
-	command: Type.Optional(Type.String({ description: sameAs("cmd") })),
-	workdir: Type.Optional(Type.String({ description: "Working directory, relative to the current directory; must exist." })),
-	cwd: Type.Optional(Type.String({ description: sameAs("workdir") })),
+	cmd: Type.Optional(Type.String({ description: "The command line." })),
+	workdir: Type.Optional(Type.String({ description: "Working directory, relative to the current one; must exist." })),
 	yield_time_ms: yieldField(),
-	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
-	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens (256..65536, 4 bytes each)." })),
-	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget in bytes (1024..262144, default 51200)." })),
+	max_output_tokens: tokensField(),
 });
 
 /** write_stdin parameters. The handle is typed loosely on purpose: a numeric handle must reach Rust and be refused, not coerced. */
 export const writeStdinSchema = Type.Object({
-	session_id: Type.Optional(Type.Unknown({ description: "The string session_id an exec_command result returned (e.g. \"pct-shell-…\")." })),
-	sessionId: Type.Optional(Type.Unknown({ description: sameAs("session_id") })),
-	chars: Type.Optional(Type.String({ description: "Text written to stdin verbatim (no newline added; include \\n yourself). Empty or omitted = just poll." })),
-	input: Type.Optional(Type.String({ description: sameAs("chars") })),
-	closeStdin: Type.Optional(Type.Boolean({ description: "Close stdin (EOF) after writing, for programs that read until end of input." })),
-	terminate: Type.Optional(Type.Boolean({ description: "Stop the command: SIGTERM to its process group, SIGKILL after 5 s." })),
+	session_id: Type.Optional(Type.Unknown({ description: "The session_id string exec_command returned." })),
+	chars: Type.Optional(Type.String({ description: "Written to stdin verbatim (no newline added); empty = just poll." })),
+	closeStdin: Type.Optional(Type.Boolean({ description: "Close stdin (EOF) after writing." })),
+	terminate: Type.Optional(Type.Boolean({ description: "Stop the command (SIGTERM, SIGKILL after 5 s)." })),
 	yield_time_ms: yieldField(),
-	yieldTimeMs: Type.Optional(Type.Number({ description: sameAs("yield_time_ms") })),
-	max_output_tokens: Type.Optional(Type.Number({ description: "Output budget in tokens (256..65536, 4 bytes each)." })),
-	maxOutputBytes: Type.Optional(Type.Number({ description: "Output budget in bytes (1024..262144, default 51200)." })),
+	max_output_tokens: tokensField(),
 });
 
 /** The shell Pi resolves, or null when none is usable (status reason shell-unavailable). */
@@ -187,10 +174,9 @@ export function register(host: ToolkitHost): void {
 		name: "exec_command",
 		label: "exec_command",
 		description:
-			"Run a shell command once through Pi's shell, with stdin/stdout/stderr as pipes (no TTY). Returns when the " +
-			"command finishes or after yield_time_ms (default 10000); a result with status `running` carries a " +
-			"session_id: continue with write_stdin to poll, send input, close stdin or terminate (running with output " +
-			"is not completion). " +
+			"Run a shell command once; stdin, stdout and stderr are pipes (no TTY). Returns when it ends " +
+			"or after yield_time_ms; status `running` comes with a session_id: continue with write_stdin (running with " +
+			"output is not completion). " +
 			LIMITS_TEXT,
 		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
@@ -200,11 +186,7 @@ export function register(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: "write_stdin",
 		label: "write_stdin",
-		description:
-			"Continue a command started by exec_command: poll for new output (empty chars), write chars to its stdin " +
-			"verbatim, close stdin (closeStdin), or stop it (terminate). Waits up to yield_time_ms (default 10000) " +
-			"for the command to finish. " +
-			LIMITS_TEXT,
+		description: "Continue an exec_command session: poll for new output, write to its stdin, close stdin or terminate it. Output as for exec_command.",
 		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
 		execute: (id, params, signal, _onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx),
