@@ -11,7 +11,10 @@ pub const ENABLED: bool = cfg!(any(test, feature = "test-seams"));
 
 /// Every seam variable, with the module that reads it (docs/release.md lists the same set).
 pub const ALL: &[(&str, &str)] = &[
-    ("PCT_TEST_PANIC", "bind/guard.rs: the named export guards panic"),
+    (
+        "PCT_TEST_PANIC",
+        "bind/guard.rs, host/bash/tasks.rs: the named export guards (and the task waiter) panic",
+    ),
     (
         "PCT_TEST_PATCH_FAULT",
         "patch/commit.rs: a staging, commit or cleanup step fails, or the process aborts",
@@ -41,6 +44,17 @@ pub const ALL: &[(&str, &str)] = &[
         "shell/watchdog.rs: the program that runs the watchdog script",
     ),
 ];
+
+/// Panics when `PCT_TEST_PANIC` lists `site` (comma-separated): the export guards (src/bind/guard.rs) and a few
+/// engine sites outside them (the background-task waiter of src/host/bash/tasks.rs) call it, so a suite can show a
+/// panic there is contained.
+pub fn panic_at(site: &str) {
+    if let Some(v) = var("PCT_TEST_PANIC") {
+        if v.split(',').any(|s| s.trim() == site) {
+            panic!("PCT_TEST_PANIC trigger at {site}");
+        }
+    }
+}
 
 /// The value of the seam variable `name`, when this build has seams and the variable is set to valid UTF-8;
 /// `None` in a release build whatever the environment says.

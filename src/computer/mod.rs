@@ -276,7 +276,13 @@ impl Approvals {
     /// Decides a call's gate under `mode` (`confirm` or `always`). Headless confirm → `approval-unavailable`.
     pub fn gate(&self, mode: &str, app: Option<&str>, has_ui: bool) -> Result<Gate, CuError> {
         let Some(app) = app else { return Ok(Gate::Go) };
-        if mode == "always" || self.apps.lock().unwrap().contains(app) {
+        if mode == "always"
+            || self
+                .apps
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(app)
+        {
             return Ok(Gate::Go);
         }
         if !has_ui {
@@ -289,11 +295,17 @@ impl Approvals {
     }
 
     pub fn approve(&self, app: &str) {
-        self.apps.lock().unwrap().insert(app.to_string());
+        self.apps
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(app.to_string());
     }
 
     pub fn reset(&self) {
-        self.apps.lock().unwrap().clear();
+        self.apps
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 }
 

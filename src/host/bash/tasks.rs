@@ -195,6 +195,12 @@ struct Publish {
 impl Drop for Publish {
     fn drop(&mut self) {
         let t = &self.task;
+        if self.exit.is_none() {
+            // the waiter ended before the leader's exit was known (a panic, a dropped runtime): the tree is killed so
+            // nothing the task started outlives a task that already reads as `failed`
+            let (pgid, marker) = (t.pgid, t.marker.clone());
+            std::thread::spawn(move || kill_tree(pgid, &marker, Duration::ZERO));
+        }
         if !group_exists(t.pgid) {
             watchdog::remove_group(t.pgid);
         }
@@ -338,6 +344,7 @@ impl TaskTable {
                 task: t,
                 exit: None,
             };
+            crate::seams::panic_at("host.taskWaiter");
             let exit = Exit::from_status(child.wait().await);
             // the final state is published only after both pipes are drained (a drain that panicked counts as
             // drained: its join error is ignored)
