@@ -627,6 +627,11 @@ export interface HostEditOk {
   /** The old path when MV moved the file. */
   movedFrom?: string
   warnings: Array<string>
+  /**
+   * The review changes recorded for this edit (REM: a delete; MV: the source's delete and the destination's
+   * entry; empty when none was).
+   */
+  review: Array<HostReviewEvidence>
 }
 
 /**
@@ -777,6 +782,28 @@ export interface HostRecovery {
 }
 
 /**
+ * The review evidence of a landed Write or Edit (docs/review.md "In the tool result"): the spec's ReviewChange
+ * fields of each change recorded for it — one per path, two for an Edit with MV — and never content, so its size
+ * is bounded by the path. Empty when nothing was recorded (scratch and external paths, a call without a Pi session).
+ */
+export interface HostReviewEvidence {
+  version: number
+  snapshotId: string
+  messageId?: string
+  path: string
+  operation: 'write' | 'edit' | 'delete'
+  status: 'added' | 'modified' | 'deleted'
+  state: 'active' | 'rolledBack'
+  additions: number
+  deletions: number
+  /** Hunks of the diff (3 context lines), counted. */
+  hunks: number
+  binary?: boolean
+  truncated?: boolean
+  reversible: boolean
+}
+
+/**
  * Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
  * `args` defaults to `["-c"]`.
  */
@@ -869,6 +896,8 @@ export interface HostWriteOk {
   lines: number
   /** What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes. */
   stripped: Array<string>
+  /** The review change recorded for this write (empty when none was). */
+  review: Array<HostReviewEvidence>
 }
 
 /** The bounds and the labels the dialogs add (so the glue never spells them itself). */

@@ -27,6 +27,53 @@ pub struct HostWriteOk {
     pub lines: i64,
     /// What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes.
     pub stripped: Vec<String>,
+    /// The review change recorded for this write (empty when none was).
+    pub review: Vec<HostReviewEvidence>,
+}
+
+/// The review evidence of a landed Write or Edit (docs/review.md "In the tool result"): the spec's ReviewChange
+/// fields of each change recorded for it — one per path, two for an Edit with MV — and never content, so its size
+/// is bounded by the path. Empty when nothing was recorded (scratch and external paths, a call without a Pi session).
+#[napi(object)]
+pub struct HostReviewEvidence {
+    pub version: u32,
+    pub snapshot_id: String,
+    pub message_id: Option<String>,
+    pub path: String,
+    #[napi(ts_type = "'write' | 'edit' | 'delete'")]
+    pub operation: String,
+    #[napi(ts_type = "'added' | 'modified' | 'deleted'")]
+    pub status: String,
+    #[napi(ts_type = "'active' | 'rolledBack'")]
+    pub state: String,
+    pub additions: i64,
+    pub deletions: i64,
+    /// Hunks of the diff (3 context lines), counted.
+    pub hunks: i64,
+    pub binary: Option<bool>,
+    pub truncated: Option<bool>,
+    pub reversible: bool,
+}
+
+fn evidence(hook: &crate::review::hook::Hook) -> Vec<HostReviewEvidence> {
+    hook.landed()
+        .iter()
+        .map(|c| HostReviewEvidence {
+            version: c.version,
+            snapshot_id: c.snapshot_id.clone(),
+            message_id: c.message_id.clone(),
+            path: c.path.clone(),
+            operation: c.operation.as_str().to_string(),
+            status: c.status.as_str().to_string(),
+            state: c.state.as_str().to_string(),
+            additions: c.additions as i64,
+            deletions: c.deletions as i64,
+            hunks: c.hunks as i64,
+            binary: c.binary,
+            truncated: c.truncated,
+            reversible: c.reversible,
+        })
+        .collect()
 }
 
 /// Options of an Edit: `approvedPath` as for Read; `turn` identifies the current prompt for the retry budget (a new
@@ -59,6 +106,9 @@ pub struct HostEditOk {
     /// The old path when MV moved the file.
     pub moved_from: Option<String>,
     pub warnings: Vec<String>,
+    /// The review changes recorded for this edit (REM: a delete; MV: the source's delete and the destination's
+    /// entry; empty when none was).
+    pub review: Vec<HostReviewEvidence>,
 }
 
 /// A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
@@ -75,7 +125,7 @@ pub struct HostEditFailure {
     pub failures: i64,
 }
 
-fn write_ok(r: WriteResult) -> HostWriteOk {
+fn write_ok(r: WriteResult, review: Vec<HostReviewEvidence>) -> HostWriteOk {
     HostWriteOk {
         ok: true,
         text: r.text,
@@ -86,10 +136,11 @@ fn write_ok(r: WriteResult) -> HostWriteOk {
         bytes: r.bytes as i64,
         lines: r.lines as i64,
         stripped: r.stripped,
+        review,
     }
 }
 
-fn edit_ok(r: EditResult) -> HostEditOk {
+fn edit_ok(r: EditResult, review: Vec<HostReviewEvidence>) -> HostEditOk {
     HostEditOk {
         ok: true,
         text: r.text,
@@ -101,6 +152,7 @@ fn edit_ok(r: EditResult) -> HostEditOk {
         deleted: r.deleted,
         moved_from: r.moved_from,
         warnings: r.warnings,
+        review,
     }
 }
 
@@ -147,7 +199,7 @@ impl JsHostSession {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clear(&t.canonical);
-            Ok(write_ok(r))
+            Ok(write_ok(r, evidence(&hook)))
         })
         .await
     }
@@ -177,7 +229,7 @@ impl JsHostSession {
                     let turn = options.as_ref().and_then(|o| o.turn.as_deref());
                     let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
                     match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
-                        Ok(r) => Either::A(edit_ok(r)),
+                        Ok(r) => Either::A(edit_ok(r, evidence(&hook))),
                         Err(f) => Either::B(edit_failure(f)),
                     }
                 },
