@@ -513,6 +513,8 @@ export interface HostAuditEntry {
   sessionId: string
   turn?: string
   toolCallId: string
+  /** The call's trace id (also in the tool result's details; docs/host.md "Trace ids"). */
+  traceId?: string
   tool: string
   args: Record<string, unknown>
   external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
@@ -581,8 +583,8 @@ export interface HostBashResult {
 
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
- * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep and
- * Read stop with TOOL_TIMEOUT after this long (no bound when omitted).
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep,
+ * Read and Write stop with TOOL_TIMEOUT after this long (no bound when omitted; docs/host.md "Timeouts").
  */
 export interface HostCallOptions {
   approvedPath?: string
@@ -643,6 +645,11 @@ export interface HostEditOptions {
   turn?: string
   /** The Pi session that records the review change and whose mutation permit the call takes (docs/review.md). */
   review?: ReviewTarget
+  /**
+   * The call answers TOOL_TIMEOUT after this long, its outcome unknown (docs/host.md "Timeouts"; no bound when
+   * omitted).
+   */
+  timeoutMs?: number
 }
 
 /**

@@ -40,6 +40,10 @@ pub const ALL: &[(&str, &str)] = &[
         "config/store.rs: the config lock is held that long inside a save",
     ),
     (
+        "PCT_TEST_HOST_STALL",
+        "host/write.rs, bind/host_edit.rs, host/bash/stream.rs: a named site sleeps, as on a stalled disk",
+    ),
+    (
         "PCT_TEST_WATCHDOG_SH",
         "shell/watchdog.rs: the program that runs the watchdog script",
     ),
@@ -52,6 +56,23 @@ pub fn panic_at(site: &str) {
     if let Some(v) = var("PCT_TEST_PANIC") {
         if v.split(',').any(|s| s.trim() == site) {
             panic!("PCT_TEST_PANIC trigger at {site}");
+        }
+    }
+}
+
+/// Sleeps when `PCT_TEST_HOST_STALL` (`site:ms`, comma-separated) names `site`: a write or read stuck on a stalled
+/// disk or mount, for the tool timeouts' tests (docs/host.md "Timeouts").
+pub fn stall(site: &str) {
+    let Some(v) = var("PCT_TEST_HOST_STALL") else {
+        return;
+    };
+    for item in v.split(',') {
+        if let Some((name, ms)) = item.trim().split_once(':') {
+            if name == site {
+                if let Ok(ms) = ms.parse::<u64>() {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! tokio's blocking pool inside the panic guard and resolve, never reject.
 
 use super::guard;
-use super::host::{blocking, panicked, HostCallOptions, HostFailure, JsHostSession};
+use super::host::{blocking, bounded, failure, outcome_unknown, panicked, HostCallOptions, HostFailure, JsHostSession};
 use crate::host::edit::{self as hedit, EditFailure, EditResult};
 use crate::host::write::{self as hwrite, WriteArgs, WriteResult};
 use napi::bindgen_prelude::Either;
@@ -84,6 +84,9 @@ pub struct HostEditOptions {
     pub turn: Option<String>,
     /// The Pi session that records the review change and whose mutation permit the call takes (docs/review.md).
     pub review: Option<super::review::ReviewTarget>,
+    /// The call answers TOOL_TIMEOUT after this long, its outcome unknown (docs/host.md "Timeouts"; no bound when
+    /// omitted).
+    pub timeout_ms: Option<u32>,
 }
 
 /// A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
@@ -181,27 +184,32 @@ impl JsHostSession {
             .as_ref()
             .and_then(|o| o.review.as_ref())
             .map(|r| r.to_target("Write"));
-        // The session's mutation permit first (one in-flight Write/Edit/apply_patch per session, docs/review.md).
-        let permit = match &target {
-            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
-            None => None,
+        let budget = options.as_ref().and_then(|o| o.timeout_ms);
+        let deadline = super::host::deadline(&options);
+        let body = async move {
+            // The session's mutation permit first (one in-flight Write/Edit/apply_patch per session, docs/review.md).
+            let permit = match &target {
+                Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+                None => None,
+            };
+            blocking("host.write", move || {
+                let _permit = permit;
+                let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
+                let a = WriteArgs::from_json(&args)?;
+                let t = s.target(&a.path, &options)?;
+                let mut rec = &s.store;
+                let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+                let r = hwrite::write_reviewed(&s.roots, &t, &a, deadline, &mut rec, &mut hook)?;
+                s.edit
+                    .budget
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clear(&t.canonical);
+                Ok(write_ok(r, evidence(&hook)))
+            })
+            .await
         };
-        blocking("host.write", move || {
-            let _permit = permit;
-            let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
-            let a = WriteArgs::from_json(&args)?;
-            let t = s.target(&a.path, &options)?;
-            let mut rec = &s.store;
-            let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
-            let r = hwrite::write_reviewed(&s.roots, &t, &a, &mut rec, &mut hook)?;
-            s.edit
-                .budget
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clear(&t.canonical);
-            Ok(write_ok(r, evidence(&hook)))
-        })
-        .await
+        bounded(budget, body, |ms| Either::B(failure(outcome_unknown("Write", ms)))).await
     }
 
     /// Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit").
@@ -216,28 +224,44 @@ impl JsHostSession {
             .as_ref()
             .and_then(|o| o.review.as_ref())
             .map(|r| r.to_target("Edit"));
-        let permit = match &target {
-            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
-            None => None,
+        let budget = options.as_ref().and_then(|o| o.timeout_ms);
+        let body = async move {
+            let permit = match &target {
+                Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+                None => None,
+            };
+            let joined = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                guard::sync_or(
+                    "host.edit",
+                    || {
+                        crate::seams::stall("host.edit");
+                        let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
+                        let turn = options.as_ref().and_then(|o| o.turn.as_deref());
+                        let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+                        match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
+                            Ok(r) => Either::A(edit_ok(r, evidence(&hook))),
+                            Err(f) => Either::B(edit_failure(f)),
+                        }
+                    },
+                    |m| Either::B(panic_failure(m)),
+                )
+            })
+            .await;
+            joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
         };
-        let joined = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            guard::sync_or(
-                "host.edit",
-                || {
-                    let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
-                    let turn = options.as_ref().and_then(|o| o.turn.as_deref());
-                    let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
-                    match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
-                        Ok(r) => Either::A(edit_ok(r, evidence(&hook))),
-                        Err(f) => Either::B(edit_failure(f)),
-                    }
-                },
-                |m| Either::B(panic_failure(m)),
-            )
+        bounded(budget, body, |ms| {
+            let f = failure(outcome_unknown("Edit", ms));
+            Either::B(HostEditFailure {
+                ok: false,
+                code: f.code,
+                message: f.message,
+                live_tag: None,
+                budget_exhausted: false,
+                failures: 0,
+            })
         })
-        .await;
-        joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
+        .await
     }
 
     /// An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt

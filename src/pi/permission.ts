@@ -14,6 +14,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
+import { currentTraceId } from "./trace.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
 export const ALLOW_ONCE = "Allow once";
@@ -223,6 +224,7 @@ export function auditCall(
 			sessionId: state.sessionId,
 			turn: line.turn ?? state.turn,
 			toolCallId: line.toolCallId,
+			traceId: currentTraceId(),
 			tool: line.tool,
 			args: line.args,
 			external: line.gate.external,

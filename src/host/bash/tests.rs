@@ -468,7 +468,7 @@ async fn background_tasks_are_listed_waited_and_stopped() {
     assert_eq!(w.status, TaskStatus::Running);
     assert!(crate::shell::process::group_alive(table_pgid(&table, &slow.id)));
 
-    let list = table.list(a.owner());
+    let list = table.list(a.owner()).unwrap();
     assert_eq!(
         list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
         [quick.id.as_str(), slow.id.as_str()]
@@ -488,7 +488,7 @@ async fn background_tasks_are_listed_waited_and_stopped() {
         table.wait(a.owner(), "bg-nope", Duration::ZERO).await.unwrap_err().code,
         NOT_FOUND
     );
-    assert!(table.list(b.owner()).is_empty());
+    assert!(table.list(b.owner()).unwrap().is_empty());
 
     let pgid = table_pgid(&table, &slow.id);
     let mut s = table.stop(a.owner(), &slow.id, MAX_OBSERVATION).await.unwrap();
