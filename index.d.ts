@@ -64,7 +64,7 @@ export declare class ComputerUse {
   /** `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`. */
   constructor(options?: { startTimeoutMs?: number; callTimeoutMs?: number } | null)
   /** The prerequisite probe (spawns nothing): `{available, platform, reason}`. */
-  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }
+  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
   /**
    * Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
    * where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
@@ -318,6 +318,12 @@ export declare function compactionResult(uuid: string, checkpoint: Record<string
 
 /** The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it). */
 export declare function computerUsePlatform(): string
+
+/**
+ * The prerequisite probe (docs/computer.md "Prerequisites"; spawns nothing, a few `stat`s on macOS): what every
+ * rules sync passes on, so status and activation agree with what a call would find.
+ */
+export declare function computerUseProbe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
 
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
@@ -1415,6 +1421,8 @@ export interface RulesInput {
   loadedDeferred?: Array<string>
   /** `process.platform`. */
   platform?: string | null
+  /** The Computer Use probe's reason (`computerUseProbe().reason`); missing = every prerequisite there. */
+  computerUseProbe?: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null
   /** Whether Pi resolves a usable shell; missing = available. */
   shellAvailable?: boolean | null
   /** Whether a dialog-capable UI exists (the nested apply_patch approval transport). */
@@ -1437,6 +1445,8 @@ export interface RulesModel {
   provider?: string
   id?: string
   api?: string
+  /** The model's input kinds (Pi's `model.input`, e.g. `["text", "image"]`). */
+  input?: Array<string>
 }
 
 /** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */
