@@ -810,6 +810,7 @@ async fn a_background_descendant_holding_the_pipes_does_not_hold_the_result() {
     assert!(poll(|| pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty()).await);
     let pid = read_pid(&pidfile);
     assert!(!dead(pid), "the background descendant keeps running, as with Pi's bash");
+    // SAFETY: kill(2) takes plain integers; test cleanup of the process this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     assert!(poll(|| dead(pid)).await);
 
