@@ -96,7 +96,7 @@ export declare class ComputerUse {
   /** `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`. */
   constructor(options?: { startTimeoutMs?: number; callTimeoutMs?: number } | null)
   /** The prerequisite probe (spawns nothing): `{available, platform, reason}`. */
-  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }
+  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
   /**
    * Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
    * where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
@@ -413,6 +413,12 @@ export declare function compactionResult(uuid: string, checkpoint: Record<string
 /** The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it). */
 export declare function computerUsePlatform(): string
 
+/**
+ * The prerequisite probe (docs/computer.md "Prerequisites"; spawns nothing, a few `stat`s on macOS): what every
+ * rules sync passes on, so status and activation agree with what a call would find.
+ */
+export declare function computerUseProbe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
+
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
 
@@ -618,6 +624,8 @@ export interface HostAuditEntry {
   sessionId: string
   turn?: string
   toolCallId: string
+  /** The call's trace id (also in the tool result's details; docs/host.md "Trace ids"). */
+  traceId?: string
   tool: string
   args: Record<string, unknown>
   external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
@@ -688,8 +696,8 @@ export interface HostBashResult {
 
 /**
  * Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
- * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep and
- * Read stop with TOOL_TIMEOUT after this long (no bound when omitted).
+ * request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep,
+ * Read and Write stop with TOOL_TIMEOUT after this long (no bound when omitted; docs/host.md "Timeouts").
  */
 export interface HostCallOptions {
   approvedPath?: string
@@ -734,6 +742,11 @@ export interface HostEditOk {
   /** The old path when MV moved the file. */
   movedFrom?: string
   warnings: Array<string>
+  /**
+   * The review changes recorded for this edit (REM: a delete; MV: the source's delete and the destination's
+   * entry; empty when none was).
+   */
+  review: Array<HostReviewEvidence>
 }
 
 /**
@@ -745,6 +758,11 @@ export interface HostEditOptions {
   turn?: string
   /** The Pi session that records the review change and whose mutation permit the call takes (docs/review.md). */
   review?: ReviewTarget
+  /**
+   * The call answers TOOL_TIMEOUT after this long, its outcome unknown (docs/host.md "Timeouts"; no bound when
+   * omitted).
+   */
+  timeoutMs?: number
 }
 
 /**
@@ -884,6 +902,28 @@ export interface HostRecovery {
 }
 
 /**
+ * The review evidence of a landed Write or Edit (docs/review.md "In the tool result"): the spec's ReviewChange
+ * fields of each change recorded for it — one per path, two for an Edit with MV — and never content, so its size
+ * is bounded by the path. Empty when nothing was recorded (scratch and external paths, a call without a Pi session).
+ */
+export interface HostReviewEvidence {
+  version: number
+  snapshotId: string
+  messageId?: string
+  path: string
+  operation: 'write' | 'edit' | 'delete'
+  status: 'added' | 'modified' | 'deleted'
+  state: 'active' | 'rolledBack'
+  additions: number
+  deletions: number
+  /** Hunks of the diff (3 context lines), counted. */
+  hunks: number
+  binary?: boolean
+  truncated?: boolean
+  reversible: boolean
+}
+
+/**
  * Pi's `getShellConfig()` result (`commandTransport` is not used by Bash: the command is always an argument);
  * `args` defaults to `["-c"]`.
  */
@@ -976,6 +1016,8 @@ export interface HostWriteOk {
   lines: number
   /** What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes. */
   stripped: Array<string>
+  /** The review change recorded for this write (empty when none was). */
+  review: Array<HostReviewEvidence>
 }
 
 /** The bounds and the labels the dialogs add (so the glue never spells them itself). */
@@ -1520,6 +1562,8 @@ export interface RulesInput {
   backgroundTasks?: boolean
   /** `process.platform`. */
   platform?: string | null
+  /** The Computer Use probe's reason (`computerUseProbe().reason`); missing = every prerequisite there. */
+  computerUseProbe?: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null
   /** Whether Pi resolves a usable shell; missing = available. */
   shellAvailable?: boolean | null
   /** Whether a dialog-capable UI exists (the nested apply_patch approval transport). */
@@ -1546,6 +1590,8 @@ export interface RulesModel {
   provider?: string
   id?: string
   api?: string
+  /** The model's input kinds (Pi's `model.input`, e.g. `["text", "image"]`). */
+  input?: Array<string>
 }
 
 /** The rules editor's "Preview current model" text (the draft config goes in the snapshot's `config`). */

@@ -3,7 +3,7 @@
 // story without it (nothing spawned, `unsupported-platform`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,8 +62,8 @@ test("seam with another platform or a missing component: unavailable, nothing sp
 	const cu = make();
 	assert.equal(cu.probe().reason, "unsupported-platform");
 	process.env.PCT_TEST_COMPUTER_USE = JSON.stringify({ platform: "darwin", program: "/nonexistent/codex" });
-	assert.deepEqual(cu.probe(), { available: false, platform: "darwin", reason: "components-missing" });
-	assert.equal((await cu.call("computer_use_list_apps", {})).code, "components-missing");
+	assert.deepEqual(cu.probe(), { available: false, platform: "darwin", reason: "missing-chatgpt-desktop-component" });
+	assert.equal((await cu.call("computer_use_list_apps", {})).code, "missing-chatgpt-desktop-component");
 	assert.equal(cu.spawned(), 0);
 });
 
@@ -225,4 +225,77 @@ test("linux: /pct status says unsupported-platform and find_tools refuses the wh
 	for (const r of found.rejected) assert.match(r.reason, /unsupported-platform/);
 	const resolved = JSON.parse(native.rulesResolve(JSON.stringify(input)));
 	assert.ok(!resolved.active.some((n) => n.startsWith("computer_use_")), "the tools are never active");
+});
+
+/** A ChatGPT.app resources folder and a CODEX_HOME with everything the probe checks (docs/computer.md "Prerequisites"). */
+function appLayout(t) {
+	const dir = mkdtempSync(join(tmpdir(), "pct-cu-app-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	const resources = join(dir, "Resources");
+	for (const f of ["codex", "cua_node/bin/node_repl", "cua_node/bin/node"]) {
+		mkdirSync(dirname(join(resources, f)), { recursive: true });
+		writeFileSync(join(resources, f), "#!/bin/sh\n");
+	}
+	mkdirSync(join(resources, "cua_node/lib/node_modules"), { recursive: true });
+	const codexHome = join(dir, "codex-home");
+	mkdirSync(join(codexHome, "computer-use", "Codex Computer Use.app"), { recursive: true });
+	return { resources, codexHome };
+}
+
+test("the probe names each missing prerequisite (seam over temp folders); status, authorize and call agree", async (t) => {
+	const { resources, codexHome } = appLayout(t);
+	const set = (extra) => (process.env.PCT_TEST_COMPUTER_USE = JSON.stringify({ platform: "darwin", resources, codexHome, ...extra }));
+	t.after(() => delete process.env.PCT_TEST_COMPUTER_USE);
+	const cu = new native.ComputerUse(null);
+	t.after(() => cu.shutdown());
+	set({});
+	assert.deepEqual(cu.probe(), { available: true, platform: "darwin", reason: null });
+	assert.deepEqual(native.computerUseProbe(), { available: true, platform: "darwin", reason: null });
+	rmSync(join(resources, "cua_node/bin/node_repl"));
+	assert.deepEqual(native.computerUseProbe(), { available: false, platform: "darwin", reason: "missing-chatgpt-desktop-component" });
+	const a = cu.authorize("computer_use_click", { app: "Safari", x: 1, y: 1 }, "always", true);
+	assert.equal(a.code, "missing-chatgpt-desktop-component");
+	assert.match(a.message, /ChatGPT app/);
+	writeFileSync(join(resources, "cua_node/bin/node_repl"), "");
+	rmSync(join(codexHome, "computer-use"), { recursive: true });
+	assert.equal(native.computerUseProbe().reason, "missing-computer-use-helper");
+	const c = await cu.call("computer_use_list_apps", {});
+	assert.equal(c.code, "missing-computer-use-helper");
+	assert.match(c.message, /helper/);
+	assert.equal(cu.spawned(), 0, "nothing is spawned while a prerequisite is missing");
+	// The rules see the probe: status and activation say the same reason.
+	const ME = "/pkg/src/index.ts";
+	const names = ["computer_use_list_apps", "computer_use_get_app_state", "computer_use_click", "computer_use_type_text", "computer_use_press_key", "computer_use_scroll"];
+	const input = (over) => ({
+		config: { computerUse: { enabled: true, approvalMode: "confirm" }, toolDiscovery: { enabled: false } },
+		model: { provider: "faux", id: "faux-1", api: "faux-api", input: ["text", "image"] },
+		tools: names.map((name) => ({ name, source: ME })),
+		identity: ME,
+		activeNow: [],
+		platform: "darwin",
+		hasUi: true,
+		computerUseProbe: native.computerUseProbe().reason,
+		...over,
+	});
+	const reason = (over) => JSON.parse(native.rulesResolve(JSON.stringify(input(over)))).features.computerUse.reason;
+	assert.equal(reason({}), "missing-computer-use-helper");
+	assert.equal(reason({ computerUseProbe: null }), "");
+	assert.equal(reason({ computerUseProbe: null, hasUi: false }), "no-interactive-ui");
+	assert.equal(reason({ computerUseProbe: null, model: { provider: "faux", id: "faux-1", api: "faux-api", input: ["text"] } }), "model-has-no-image-input");
+	assert.match(native.rulesStatusText(JSON.stringify(input({}))), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: missing-computer-use-helper$/m);
+});
+
+test("approvals are keyed by the canonical app once list_apps named it, and reset when the approval mode changes", async (t) => {
+	const { make } = withFake(t);
+	const cu = make();
+	const click = (app) => ({ app, x: 1, y: 1 });
+	assert.deepEqual(cu.authorize("computer_use_click", click("Safari"), "confirm", true), { ok: true, ask: "Safari" });
+	cu.approve("Safari");
+	// Not yet known to be the same app: asked (never fewer asks than apps).
+	assert.equal(cu.authorize("computer_use_click", click("com.apple.Safari"), "confirm", true).ask, "com.apple.Safari");
+	assert.equal((await cu.call("computer_use_list_apps", {})).ok, true); // "Safari (com.apple.Safari)"
+	assert.deepEqual(cu.authorize("computer_use_click", click("com.apple.Safari"), "confirm", true), { ok: true, ask: null });
+	// Switching the approval mode forgets every approval: always → confirm asks again.
+	assert.deepEqual(cu.authorize("computer_use_click", click("Safari"), "always", true), { ok: true, ask: null });
+	assert.equal(cu.authorize("computer_use_click", click("Safari"), "confirm", true).ask, "Safari");
 });

@@ -255,3 +255,30 @@ test("a panic in bash, taskWait or taskList resolves internal-panic and Node kee
 		assert.ok(message.includes(`PCT_TEST_PANIC trigger at ${site}`), message);
 	}
 });
+
+test("a background task whose waiter panics ends as failed (never running forever); its tree is killed and the table keeps working", async () => {
+	const { dir, s } = session("sess-panic");
+	const pidfile = join(dir, "pid");
+	// The test seam PCT_TEST_PANIC=host.taskWaiter panics inside the task's waiter (docs/release.md "Test seams").
+	process.env.PCT_TEST_PANIC = "host.taskWaiter";
+	let t;
+	try {
+		t = await s.bash({ command: `echo $$ > ${pidfile}; exec sleep 1000`, runInBackground: true });
+	} finally {
+		delete process.env.PCT_TEST_PANIC;
+	}
+	assert.equal(t.ok, true, t.message);
+	const done = await waitDone(s, t.backgroundTaskId);
+	assert.equal(done.task.status, "failed");
+	assert.equal(done.task.exitCode, undefined, "no exit code: the leader's exit was never seen");
+	assert.ok(await poll(() => existsSync(pidfile) && readFileSync(pidfile, "utf8").trim() !== ""), "the shell started");
+	const pid = Number(readFileSync(pidfile, "utf8"));
+	assert.ok(await poll(() => dead(pid)), "the task's process was killed");
+	const list = s.taskList();
+	assert.equal(list.ok, true);
+	assert.deepEqual(list.tasks.map((x) => x.status), ["failed"]);
+	assert.equal(s.taskCounts().sessionRunning, 0);
+	// A later task of the same table runs normally.
+	const ok = await s.bash({ command: "echo fine", runInBackground: true });
+	assert.equal((await waitDone(s, ok.backgroundTaskId)).task.status, "completed");
+});

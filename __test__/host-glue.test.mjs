@@ -156,9 +156,10 @@ test("the audit file: one line per call, the spec's fields, secrets redacted, 06
 	const h = fakeHost({ mode: "auto" });
 	await h.call("Write", { path: "b.txt", content: "key sk-live-ABCDEFGHIJKLMNOP", token: "hunter2" }, { id: "tc-9" });
 	const [l] = h.auditLines();
-	assert.deepEqual(Object.keys(l), ["ts", "sessionId", "turn", "toolCallId", "tool", "argsHash", "argsPreview", "external", "decision", "prompted", "permissionWaitMs", "durationMs", "overheadMs", "totalMs", "ok", "errorCode"]);
+	assert.deepEqual(Object.keys(l), ["ts", "sessionId", "turn", "toolCallId", "traceId", "tool", "argsHash", "argsPreview", "external", "decision", "prompted", "permissionWaitMs", "durationMs", "overheadMs", "totalMs", "ok", "errorCode"]);
 	assert.equal(l.sessionId, `sess-${n}`);
 	assert.equal(l.toolCallId, "tc-9");
+	assert.equal(l.traceId, null, "this fake registers the tool directly, not through src/pi/trace.ts");
 	assert.equal(l.tool, "Write");
 	assert.equal(l.decision, "allow");
 	const file = readFileSync(join(h.agentDir, "pi-codex-toolkit/audit", `sess-${n}.jsonl`), "utf8");

@@ -135,3 +135,30 @@ test("postJson: redirects are not followed, abort and timeout have their codes, 
 	const ok = await postJson(`${srv.url}/ok`, {}, "{}", "sidecar", undefined, dbg);
 	assert.deepEqual(JSON.parse(ok.text), { ok: 1 });
 });
+
+test("prepareRequest checks the route again with what Pi resolved for this very request (base URL, credential kind)", async () => {
+	const { prepareRequest } = await import("../src/pi/net/route.ts");
+	const model = { provider: "openai", id: "gpt-5", api: "openai-responses", baseUrl: "https://api.openai.com/v1" };
+	const registry = (auth, oauth = false) => ({
+		hasConfiguredAuth: () => true,
+		isUsingOAuth: () => oauth,
+		getApiKeyAndHeaders: async () => auth,
+	});
+	// The model's static route is official, so the sync-time check passed; Pi's answer for the request decides.
+	const ok = await prepareRequest(registry({ ok: true, apiKey: "sk-test", headers: { "x-extra": "1" } }), model);
+	assert.equal(ok.route?.kind, "openai", JSON.stringify(ok));
+	assert.equal(ok.route.responsesUrl, "https://api.openai.com/v1/responses");
+	assert.deepEqual(ok.headers, { "x-extra": "1" });
+	// A base URL Pi resolves at request time (a provider override, a proxy) is refused before anything is sent.
+	for (const baseUrl of ["https://proxy.example/v1", "http://api.openai.com/v1", "https://api.openai.com.evil.example/v1"]) {
+		const r = await prepareRequest(registry({ ok: true, apiKey: "sk-test", baseUrl }), model);
+		assert.equal(r.code, "unofficial-endpoint", `${baseUrl}: ${JSON.stringify(r)}`);
+		assert.equal(r.route, undefined);
+		assert.equal(r.apiKey, undefined, "no credential leaves a refused preparation");
+	}
+	// The credential kind is read again: an OAuth credential on the API-key route is a mismatch.
+	const mism = await prepareRequest(registry({ ok: true, apiKey: "tok" }, true), model);
+	assert.equal(mism.code, "credential-mismatch", JSON.stringify(mism));
+	// No credential at all.
+	assert.equal((await prepareRequest(registry({ ok: true }), model)).code, "missing-openai-auth");
+});

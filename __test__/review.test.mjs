@@ -180,3 +180,47 @@ test("HostSession.write and .edit with a review target record their changes; rol
 	assert.deepEqual(after, before);
 	assert.equal(existsSync(join(b.cwd, "new")), false);
 });
+
+test("Write and Edit results carry their review evidence (the spec's ReviewChange fields, bounded); scratch and untracked calls carry none", async (t) => {
+	const b = box(t, { "e.txt": "one\ntwo\n" });
+	const host = new native.HostSession(b.cwd, b.agentDir, "sess-ev");
+	const review = { agentDir: b.agentDir, sessionId: "sess-ev", messageId: "m-1" };
+	const w = await host.write({ path: "w.txt", content: "a\nb\n" }, { review });
+	assert.equal(w.ok, true, w.message);
+	assert.equal(w.review.length, 1);
+	const [ev] = w.review;
+	assert.deepEqual(Object.keys(ev).sort(), ["additions", "deletions", "hunks", "messageId", "operation", "path", "reversible", "snapshotId", "state", "status", "version"].sort());
+	assert.deepEqual({ ...ev, snapshotId: undefined }, { version: 1, snapshotId: undefined, messageId: "m-1", path: "w.txt", operation: "write", status: "added", state: "active", additions: 2, deletions: 0, hunks: 1, reversible: true });
+	// The evidence names the change the store holds.
+	assert.equal(native.reviewList(b.agentDir, "sess-ev").changes[0].snapshotId, ev.snapshotId);
+	const r = await host.read({ path: "e.txt" });
+	const e = await host.edit({ path: "e.txt", tag: r.tag, ops: "PUT 2.=2:\n+TWO\nMV moved.txt" }, { review });
+	assert.equal(e.ok, true, e.message);
+	assert.deepEqual(e.review.map((c) => [c.path, c.operation, c.status, c.additions, c.deletions]), [
+		["e.txt", "delete", "deleted", 0, 0],
+		["moved.txt", "edit", "added", 1, 1],
+	]);
+	// Without a review target (outside a Pi session) and in scratch: nothing recorded, no evidence.
+	const plain = await host.write({ path: "untracked.txt", content: "u\n" });
+	assert.deepEqual(plain.review, []);
+	const scratch = await host.write({ path: join(host.scratch, "s.txt"), content: "s\n" }, { review });
+	assert.equal(scratch.ok, true, scratch.message);
+	assert.deepEqual(scratch.review, []);
+});
+
+test("Edit's REM is recorded as a delete: the result's evidence, the store's listing and a rollback that brings the bytes back", async (t) => {
+	const b = box(t, { "gone.txt": "keep me\nplease\n" });
+	const host = new native.HostSession(b.cwd, b.agentDir, "sess-rem");
+	const review = { agentDir: b.agentDir, sessionId: "sess-rem", messageId: "m-2" };
+	const r = await host.read({ path: "gone.txt" });
+	const e = await host.edit({ path: "gone.txt", tag: r.tag, ops: "REM" }, { review });
+	assert.equal(e.ok, true, e.message);
+	assert.equal(e.deleted, true);
+	assert.equal(existsSync(join(b.cwd, "gone.txt")), false);
+	assert.deepEqual(e.review.map((c) => [c.path, c.operation, c.status, c.reversible]), [["gone.txt", "delete", "deleted", true]]);
+	const listed = native.reviewList(b.agentDir, "sess-rem");
+	assert.deepEqual(listed.changes.map((c) => [c.path, c.operation, c.tool, c.messageId, c.snapshotId]), [["gone.txt", "delete", "Edit", "m-2", e.review[0].snapshotId]]);
+	const rb = await native.reviewRollback(b.agentDir, "sess-rem");
+	assert.equal(rb.ok, true, rb.message);
+	assert.equal(readFileSync(join(b.cwd, "gone.txt"), "utf8"), "keep me\nplease\n");
+});

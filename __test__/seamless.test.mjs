@@ -26,6 +26,7 @@ const SEAM_ENV = {
 	PCT_TEST_COMPUTER_USE: JSON.stringify({ platform: "darwin", program: process.execPath, args: [FAKE] }),
 	PCT_TEST_LOCK_HOLD_MS: "1500",
 	PCT_TEST_WATCHDOG_SH: "/nonexistent/pct-test-sh",
+	PCT_TEST_HOST_STALL: "host.write:1500",
 };
 
 // One observation per line (written synchronously: the patch fault aborts the process in a seamed build).
@@ -47,6 +48,11 @@ const say = (k, v) => fs.writeSync(1, JSON.stringify([k, v]) + "\\n");
 	const r = await m.exec({ cmd: "echo ran" }, { cwd: dir, shell: { shell: "/bin/bash", args: ["-c"] } });
 	say("watchdog", { status: r.details.status, failure: "watchdogFailure" in m.status() });
 	await m.close();
+	fs.mkdirSync(dir + "/ws");
+	const hs = new native.HostSession(dir + "/ws", dir, "seamless");
+	t = Date.now();
+	const w = await hs.write({ path: "w.txt", content: "w\\n" });
+	say("hostWrite", { ok: w.ok, slow: Date.now() - t >= 1400 });
 	t = Date.now();
 	const p = await native.applyPatch(dir, "*** Begin Patch\\n*** Update File: a.txt\\n@@\\n-old\\n+new\\n*** End Patch\\n");
 	say("applyPatch", { ok: p.ok, slow: Date.now() - t >= 1400 });
@@ -72,6 +78,7 @@ test("the seam-less release binary ignores every test seam variable", { timeout:
 		computerUse: process.platform,
 		configSave: { ok: true, slow: false },
 		watchdog: { status: "completed", failure: false },
+		hostWrite: { ok: true, slow: false },
 		applyPatch: { ok: true, slow: false },
 	});
 });
@@ -87,5 +94,6 @@ test("the test build at the root honours the same variables (the check above can
 		computerUse: "darwin",
 		configSave: { ok: true, slow: true },
 		watchdog: { status: "completed", failure: true },
+		hostWrite: { ok: true, slow: true },
 	});
 });

@@ -11,7 +11,10 @@ pub const ENABLED: bool = cfg!(any(test, feature = "test-seams"));
 
 /// Every seam variable, with the module that reads it (docs/release.md lists the same set).
 pub const ALL: &[(&str, &str)] = &[
-    ("PCT_TEST_PANIC", "bind/guard.rs: the named export guards panic"),
+    (
+        "PCT_TEST_PANIC",
+        "bind/guard.rs, host/bash/tasks.rs: the named export guards (and the task waiter) panic",
+    ),
     (
         "PCT_TEST_PATCH_FAULT",
         "patch/commit.rs: a staging, commit or cleanup step fails, or the process aborts",
@@ -37,10 +40,42 @@ pub const ALL: &[(&str, &str)] = &[
         "config/store.rs: the config lock is held that long inside a save",
     ),
     (
+        "PCT_TEST_HOST_STALL",
+        "host/write.rs, bind/host_edit.rs, host/bash/stream.rs: a named site sleeps, as on a stalled disk",
+    ),
+    (
         "PCT_TEST_WATCHDOG_SH",
         "shell/watchdog.rs: the program that runs the watchdog script",
     ),
 ];
+
+/// Panics when `PCT_TEST_PANIC` lists `site` (comma-separated): the export guards (src/bind/guard.rs) and a few
+/// engine sites outside them (the background-task waiter of src/host/bash/tasks.rs) call it, so a suite can show a
+/// panic there is contained.
+pub fn panic_at(site: &str) {
+    if let Some(v) = var("PCT_TEST_PANIC") {
+        if v.split(',').any(|s| s.trim() == site) {
+            panic!("PCT_TEST_PANIC trigger at {site}");
+        }
+    }
+}
+
+/// Sleeps when `PCT_TEST_HOST_STALL` (`site:ms`, comma-separated) names `site`: a write or read stuck on a stalled
+/// disk or mount, for the tool timeouts' tests (docs/host.md "Timeouts").
+pub fn stall(site: &str) {
+    let Some(v) = var("PCT_TEST_HOST_STALL") else {
+        return;
+    };
+    for item in v.split(',') {
+        if let Some((name, ms)) = item.trim().split_once(':') {
+            if name == site {
+                if let Ok(ms) = ms.parse::<u64>() {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+            }
+        }
+    }
+}
 
 /// The value of the seam variable `name`, when this build has seams and the variable is set to valid UTF-8;
 /// `None` in a release build whatever the environment says.

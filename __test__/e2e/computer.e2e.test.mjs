@@ -1,11 +1,11 @@
 // Computer Use in the real Pi (both versions; docs/computer.md): on Linux without the seam nothing is registered and
 // /pct status says unsupported-platform; with the test seam (PCT_TEST_COMPUTER_USE: platform darwin, program = the
 // scripted __test__/fixtures/fake-app-server.mjs) the six tools run through Pi, confirm mode asks once per app, a
-// denial refuses, and headless (json mode) confirm answers approval-unavailable.
+// denial refuses, and headless (json mode) has no-interactive-ui: the tools are not active.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { procState, until } from "../helpers/shell.mjs";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
 
@@ -75,14 +75,17 @@ for (const version of PI_VERSIONS) {
 		assert.ok(await until(() => !alive(started) && !alive(grandchild)), "no app-server process left behind");
 	});
 
-	test(`[pi ${version.name}] seam, headless: confirm mode refuses with approval-unavailable; list_apps still runs`, async () => {
+	test(`[pi ${version.name}] seam, headless (json mode): no-interactive-ui — the tools are not active and no app-server starts`, async () => {
 		const box = sandbox();
-		writeConfig(box, CONFIG);
-		const r = await runJson({ version, box, env: SEAM, script: script(box, [["computer_use_list_apps", {}], ["computer_use_click", { app: "Safari", x: 1, y: 1 }]]) });
+		writeConfig(box, { ...CONFIG, computerUse: { enabled: true, approvalMode: "always" } });
+		const log = join(box.cwd, "fake.log");
+		const r = await runJson({ version, box, env: { ...SEAM, FAKE_APP_SERVER_LOG: log }, script: script(box, [["computer_use_list_apps", {}], ["computer_use_click", { app: "Safari", x: 1, y: 1 }]]) });
 		assert.equal(r.code, 0, r.stderr);
 		assert.equal(r.toolEnds.length, 2);
-		assert.match(toolText(r.toolEnds[0]), /Safari/);
-		assert.equal(r.toolEnds[1].isError, true);
-		assert.match(toolText(r.toolEnds[1]), /^approval-unavailable: /);
+		for (const end of r.toolEnds) {
+			assert.equal(end.isError, true);
+			assert.match(toolText(end), /not found|not enabled/i);
+		}
+		assert.equal(existsSync(log), false, "the app-server was never started");
 	});
 }

@@ -139,6 +139,14 @@ for (const version of PI_VERSIONS) {
 		}
 		assert.equal(new Set(lines.map((l) => l.sessionId)).size, 1);
 		assert.equal(new Set(lines.map((l) => l.turn)).size, 1, "one prompt, one turn id");
+		// Every call has its own trace id: on its audit line, and in the details of each result Pi recorded with
+		// details (a thrown failure has only its text; its trace id is on its audit line, docs/host.md "Trace ids").
+		for (const l of lines) assert.match(l.traceId, /^pct-[0-9a-f]{16}$/);
+		assert.equal(new Set(lines.map((l) => l.traceId)).size, lines.length);
+		for (const end of [read, glob, grep]) {
+			const line = lines.find((l) => l.toolCallId === end.toolCallId);
+			assert.equal(end.result.details.traceId, line.traceId, end.toolName);
+		}
 		assert.equal(readFileSync(path, "utf8").includes("sk-live-ABCDEFGH1234"), false, "the key in Grep's pattern is redacted");
 		assert.match(lines[2].argsPreview, /\[REDACTED\]/);
 	});

@@ -196,6 +196,10 @@ for (const version of PI_VERSIONS) {
 			const out = await pi.prompt("go", 120000);
 			const ends = out.events.filter((e) => e.type === "tool_execution_end");
 			assert.deepEqual(ends.map((e) => [e.toolName, e.isError]), [["Write", false], ["Read", false], ["Edit", false], ["apply_patch", false]], ends.map(toolText).join("\n---\n"));
+			// Write's and Edit's results carry their review evidence (docs/review.md "In the tool result").
+			assert.deepEqual(ends[0].result.details.review.map((c) => [c.path, c.operation, c.status, c.additions, c.state]), [["made/w.txt", "write", "added", 1, "active"]]);
+			assert.deepEqual(ends[2].result.details.review.map((c) => [c.path, c.operation, c.status, c.additions, c.deletions]), [["e.txt", "edit", "modified", 1, 1]]);
+			assert.match(ends[2].result.details.review[0].snapshotId, /^[0-9a-f]{32}$/);
 			let r = await pi.prompt("/pct review");
 			// RPC has a UI: the list comes as a select (cancelled by the default answer).
 			const list = pi.uiRequests.filter((q) => q.method === "select").at(-1);

@@ -16,11 +16,27 @@ pub fn computer_use_platform(env: &napi::Env) -> napi::Result<String> {
     guard::sync(env, "computerUsePlatform", || Ok(computer::platform()))
 }
 
+/// The probe's answer `{available, platform, reason}` (reason null when available).
+fn probe_obj() -> Value {
+    let p = computer::probe();
+    json!({"available": p.reason.is_none(), "platform": p.platform, "reason": p.reason})
+}
+
+/// The prerequisite probe (docs/computer.md "Prerequisites"; spawns nothing, a few `stat`s on macOS): what every
+/// rules sync passes on, so status and activation agree with what a call would find.
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }"
+)]
+pub fn computer_use_probe(env: &napi::Env) -> napi::Result<Value> {
+    guard::sync(env, "computerUseProbe", || Ok(probe_obj()))
+}
+
 /// One Pi session's Computer Use state: approvals and at most one app-server child.
 #[napi]
 pub struct ComputerUse {
     session: std::sync::Arc<client::Session>,
-    approvals: computer::Approvals,
+    approvals: std::sync::Arc<computer::Approvals>,
 }
 
 #[napi]
@@ -50,17 +66,10 @@ impl ComputerUse {
     /// The prerequisite probe (spawns nothing): `{available, platform, reason}`.
     #[napi(
         catch_unwind,
-        ts_return_type = "{ available: boolean; platform: string; reason: 'unsupported-platform' | 'components-missing' | null }"
+        ts_return_type = "{ available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }"
     )]
     pub fn probe(&self) -> Value {
-        guard::sync_or(
-            "computer.probe",
-            || {
-                let p = computer::probe();
-                json!({"available": p.reason.is_none(), "platform": p.platform, "reason": p.reason})
-            },
-            panicked,
-        )
+        guard::sync_or("computer.probe", probe_obj, panicked)
     }
 
     /// Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
@@ -128,6 +137,7 @@ impl ComputerUse {
     )]
     pub async fn call(&self, tool: String, #[napi(ts_arg_type = "Record<string, unknown>")] args: Value) -> Value {
         let session = self.session.clone();
+        let approvals = self.approvals.clone();
         guard::future_or(
             "computer.call",
             async move {
@@ -140,12 +150,20 @@ impl ComputerUse {
                     Err(e) => return e.to_json(),
                 };
                 match session.call(&p, &short, fwd).await {
-                    Ok(r) => json!({
-                        "ok": true,
-                        "text": client::text_of(&r),
-                        "content": r.get("content").cloned().unwrap_or(json!([])),
-                        "structuredContent": r.get("structuredContent").cloned().unwrap_or(Value::Null),
-                    }),
+                    Ok(r) => {
+                        let text = client::text_of(&r);
+                        let structured = r.get("structuredContent").cloned().unwrap_or(Value::Null);
+                        if short == "list_apps" {
+                            // The name/bundle-id pairs make approvals canonical (docs/computer.md "Approvals").
+                            approvals.learn(&text, &structured);
+                        }
+                        json!({
+                            "ok": true,
+                            "text": text,
+                            "content": r.get("content").cloned().unwrap_or(json!([])),
+                            "structuredContent": structured,
+                        })
+                    }
                     Err(e) => e.to_json(),
                 }
             },

@@ -40,11 +40,7 @@ pub fn panic_message(site: &str, payload: &(dyn Any + Send)) -> String {
 
 /// Panics when `PCT_TEST_PANIC` names `site` (see the module docs). Called inside every guard.
 pub fn test_trigger(site: &str) {
-    if let Some(v) = crate::seams::var("PCT_TEST_PANIC") {
-        if v.split(',').any(|s| s.trim() == site) {
-            panic!("PCT_TEST_PANIC trigger at {site}");
-        }
-    }
+    crate::seams::panic_at(site);
 }
 
 /// Throws `Error { code, message }` into JS and returns the napi error that tells the caller it is pending.

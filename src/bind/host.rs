@@ -38,8 +38,8 @@ pub struct HostFailure {
 }
 
 /// Options of one call. `approvedPath`: the canonical path (from `resolvePath`) the user approved for an external
-/// request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep and
-/// Read stop with TOOL_TIMEOUT after this long (no bound when omitted).
+/// request; the call resolves the path again and runs only if it still resolves there. `timeoutMs`: Glob, Grep,
+/// Read and Write stop with TOOL_TIMEOUT after this long (no bound when omitted; docs/host.md "Timeouts").
 #[napi(object)]
 pub struct HostCallOptions {
     pub approved_path: Option<String>,
@@ -49,7 +49,7 @@ pub struct HostCallOptions {
     pub review: Option<super::review::ReviewTarget>,
 }
 
-fn deadline(options: &Option<HostCallOptions>) -> Deadline {
+pub(super) fn deadline(options: &Option<HostCallOptions>) -> Deadline {
     match options.as_ref().and_then(|o| o.timeout_ms) {
         Some(ms) => Deadline::after_ms(u64::from(ms)),
         None => Deadline::none(),
@@ -254,6 +254,39 @@ pub(super) async fn blocking<T: Send + 'static>(
     })
     .await;
     joined.unwrap_or_else(|e| Either::B(panicked(format!("the {site} task did not finish ({e})"))))
+}
+
+/// How long past its budget a bounded call may run before [`bounded`] answers for it: room for the body's own
+/// deadline check (which can say "nothing was changed") to answer first.
+pub(super) const HARD_GRACE: std::time::Duration = std::time::Duration::from_millis(1_000);
+
+/// Bounds a tool call by `budget_ms` (plus [`HARD_GRACE`]): past it the call resolves `timed_out()` — a body blocked
+/// in a system call on a stalled disk or mount cannot be interrupted, so it may still finish on its own thread,
+/// holding the session's write lock until it does (docs/host.md "Timeouts"). No bound when `budget_ms` is None.
+pub(super) async fn bounded<T>(
+    budget_ms: Option<u32>,
+    fut: impl std::future::Future<Output = T>,
+    timed_out: impl FnOnce(u32) -> T,
+) -> T {
+    let Some(ms) = budget_ms else {
+        return fut.await;
+    };
+    let limit = std::time::Duration::from_millis(u64::from(ms)) + HARD_GRACE;
+    match tokio::time::timeout(limit, fut).await {
+        Ok(v) => v,
+        Err(_) => timed_out(ms),
+    }
+}
+
+/// The TOOL_TIMEOUT of a Write or Edit that [`bounded`] gave up on: its outcome is unknown.
+pub(super) fn outcome_unknown(tool: &str, ms: u32) -> HostError {
+    HostError::new(
+        crate::host::error::TOOL_TIMEOUT,
+        format!(
+            "{tool} did not finish within its {ms} ms budget (a stalled disk or mount) and may still complete. Read \
+             the file before retrying: do not assume it changed or not."
+        ),
+    )
 }
 
 /// One Pi session's host tools: roots bound at construction, the snapshot store in memory.

@@ -314,7 +314,10 @@ impl JsHostSession {
                 if let Err(e) = b.check_open() {
                     return Either::B(failure(e));
                 }
-                let tasks = b.table().list(b.owner());
+                let tasks = match b.table().list(b.owner()) {
+                    Ok(t) => t,
+                    Err(e) => return Either::B(failure(e)),
+                };
                 Either::A(HostTaskListOk {
                     ok: true,
                     text: render::list(&tasks),

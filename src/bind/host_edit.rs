@@ -3,7 +3,7 @@
 //! tokio's blocking pool inside the panic guard and resolve, never reject.
 
 use super::guard;
-use super::host::{blocking, panicked, HostCallOptions, HostFailure, JsHostSession};
+use super::host::{blocking, bounded, failure, outcome_unknown, panicked, HostCallOptions, HostFailure, JsHostSession};
 use crate::host::edit::{self as hedit, EditFailure, EditResult};
 use crate::host::write::{self as hwrite, WriteArgs, WriteResult};
 use napi::bindgen_prelude::Either;
@@ -27,6 +27,53 @@ pub struct HostWriteOk {
     pub lines: i64,
     /// What was stripped from the content: a pasted `[path#TAG]` header, `N:` prefixes.
     pub stripped: Vec<String>,
+    /// The review change recorded for this write (empty when none was).
+    pub review: Vec<HostReviewEvidence>,
+}
+
+/// The review evidence of a landed Write or Edit (docs/review.md "In the tool result"): the spec's ReviewChange
+/// fields of each change recorded for it — one per path, two for an Edit with MV — and never content, so its size
+/// is bounded by the path. Empty when nothing was recorded (scratch and external paths, a call without a Pi session).
+#[napi(object)]
+pub struct HostReviewEvidence {
+    pub version: u32,
+    pub snapshot_id: String,
+    pub message_id: Option<String>,
+    pub path: String,
+    #[napi(ts_type = "'write' | 'edit' | 'delete'")]
+    pub operation: String,
+    #[napi(ts_type = "'added' | 'modified' | 'deleted'")]
+    pub status: String,
+    #[napi(ts_type = "'active' | 'rolledBack'")]
+    pub state: String,
+    pub additions: i64,
+    pub deletions: i64,
+    /// Hunks of the diff (3 context lines), counted.
+    pub hunks: i64,
+    pub binary: Option<bool>,
+    pub truncated: Option<bool>,
+    pub reversible: bool,
+}
+
+fn evidence(hook: &crate::review::hook::Hook) -> Vec<HostReviewEvidence> {
+    hook.landed()
+        .iter()
+        .map(|c| HostReviewEvidence {
+            version: c.version,
+            snapshot_id: c.snapshot_id.clone(),
+            message_id: c.message_id.clone(),
+            path: c.path.clone(),
+            operation: c.operation.as_str().to_string(),
+            status: c.status.as_str().to_string(),
+            state: c.state.as_str().to_string(),
+            additions: c.additions as i64,
+            deletions: c.deletions as i64,
+            hunks: c.hunks as i64,
+            binary: c.binary,
+            truncated: c.truncated,
+            reversible: c.reversible,
+        })
+        .collect()
 }
 
 /// Options of an Edit: `approvedPath` as for Read; `turn` identifies the current prompt for the retry budget (a new
@@ -37,6 +84,9 @@ pub struct HostEditOptions {
     pub turn: Option<String>,
     /// The Pi session that records the review change and whose mutation permit the call takes (docs/review.md).
     pub review: Option<super::review::ReviewTarget>,
+    /// The call answers TOOL_TIMEOUT after this long, its outcome unknown (docs/host.md "Timeouts"; no bound when
+    /// omitted).
+    pub timeout_ms: Option<u32>,
 }
 
 /// A landed Edit: the new tag, the changed region with numbered context in `text`, and warnings (stale tag carried
@@ -59,6 +109,9 @@ pub struct HostEditOk {
     /// The old path when MV moved the file.
     pub moved_from: Option<String>,
     pub warnings: Vec<String>,
+    /// The review changes recorded for this edit (REM: a delete; MV: the source's delete and the destination's
+    /// entry; empty when none was).
+    pub review: Vec<HostReviewEvidence>,
 }
 
 /// A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
@@ -75,7 +128,7 @@ pub struct HostEditFailure {
     pub failures: i64,
 }
 
-fn write_ok(r: WriteResult) -> HostWriteOk {
+fn write_ok(r: WriteResult, review: Vec<HostReviewEvidence>) -> HostWriteOk {
     HostWriteOk {
         ok: true,
         text: r.text,
@@ -86,10 +139,11 @@ fn write_ok(r: WriteResult) -> HostWriteOk {
         bytes: r.bytes as i64,
         lines: r.lines as i64,
         stripped: r.stripped,
+        review,
     }
 }
 
-fn edit_ok(r: EditResult) -> HostEditOk {
+fn edit_ok(r: EditResult, review: Vec<HostReviewEvidence>) -> HostEditOk {
     HostEditOk {
         ok: true,
         text: r.text,
@@ -101,6 +155,7 @@ fn edit_ok(r: EditResult) -> HostEditOk {
         deleted: r.deleted,
         moved_from: r.moved_from,
         warnings: r.warnings,
+        review,
     }
 }
 
@@ -129,27 +184,32 @@ impl JsHostSession {
             .as_ref()
             .and_then(|o| o.review.as_ref())
             .map(|r| r.to_target("Write"));
-        // The session's mutation permit first (one in-flight Write/Edit/apply_patch per session, docs/review.md).
-        let permit = match &target {
-            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
-            None => None,
+        let budget = options.as_ref().and_then(|o| o.timeout_ms);
+        let deadline = super::host::deadline(&options);
+        let body = async move {
+            // The session's mutation permit first (one in-flight Write/Edit/apply_patch per session, docs/review.md).
+            let permit = match &target {
+                Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+                None => None,
+            };
+            blocking("host.write", move || {
+                let _permit = permit;
+                let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
+                let a = WriteArgs::from_json(&args)?;
+                let t = s.target(&a.path, &options)?;
+                let mut rec = &s.store;
+                let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+                let r = hwrite::write_reviewed(&s.roots, &t, &a, deadline, &mut rec, &mut hook)?;
+                s.edit
+                    .budget
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clear(&t.canonical);
+                Ok(write_ok(r, evidence(&hook)))
+            })
+            .await
         };
-        blocking("host.write", move || {
-            let _permit = permit;
-            let _m = s.edit.mutation.lock().unwrap_or_else(|p| p.into_inner());
-            let a = WriteArgs::from_json(&args)?;
-            let t = s.target(&a.path, &options)?;
-            let mut rec = &s.store;
-            let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
-            let r = hwrite::write_reviewed(&s.roots, &t, &a, &mut rec, &mut hook)?;
-            s.edit
-                .budget
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clear(&t.canonical);
-            Ok(write_ok(r))
-        })
-        .await
+        bounded(budget, body, |ms| Either::B(failure(outcome_unknown("Write", ms)))).await
     }
 
     /// Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit").
@@ -164,28 +224,44 @@ impl JsHostSession {
             .as_ref()
             .and_then(|o| o.review.as_ref())
             .map(|r| r.to_target("Edit"));
-        let permit = match &target {
-            Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
-            None => None,
+        let budget = options.as_ref().and_then(|o| o.timeout_ms);
+        let body = async move {
+            let permit = match &target {
+                Some(t) => Some(crate::review::lock::acquire(&t.session_id).await),
+                None => None,
+            };
+            let joined = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                guard::sync_or(
+                    "host.edit",
+                    || {
+                        crate::seams::stall("host.edit");
+                        let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
+                        let turn = options.as_ref().and_then(|o| o.turn.as_deref());
+                        let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
+                        match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
+                            Ok(r) => Either::A(edit_ok(r, evidence(&hook))),
+                            Err(f) => Either::B(edit_failure(f)),
+                        }
+                    },
+                    |m| Either::B(panic_failure(m)),
+                )
+            })
+            .await;
+            joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
         };
-        let joined = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            guard::sync_or(
-                "host.edit",
-                || {
-                    let approved = options.as_ref().and_then(|o| o.approved_path.as_deref()).map(Path::new);
-                    let turn = options.as_ref().and_then(|o| o.turn.as_deref());
-                    let mut hook = crate::review::hook::Hook::new(target, s.roots.workspace());
-                    match hedit::run_reviewed(&s.roots, &s.store, &s.edit, &args, approved, turn, &mut hook) {
-                        Ok(r) => Either::A(edit_ok(r)),
-                        Err(f) => Either::B(edit_failure(f)),
-                    }
-                },
-                |m| Either::B(panic_failure(m)),
-            )
+        bounded(budget, body, |ms| {
+            let f = failure(outcome_unknown("Edit", ms));
+            Either::B(HostEditFailure {
+                ok: false,
+                code: f.code,
+                message: f.message,
+                live_tag: None,
+                budget_exhausted: false,
+                failures: 0,
+            })
         })
-        .await;
-        joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
+        .await
     }
 
     /// An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt

@@ -204,6 +204,8 @@ pub struct HostAuditEntry {
     pub session_id: String,
     pub turn: Option<String>,
     pub tool_call_id: String,
+    /// The call's trace id (also in the tool result's details; docs/host.md "Trace ids").
+    pub trace_id: Option<String>,
     pub tool: String,
     #[napi(ts_type = "Record<string, unknown>")]
     pub args: Value,
@@ -256,6 +258,7 @@ pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<Hos
                 session_id: entry.session_id,
                 turn: entry.turn,
                 tool_call_id: entry.tool_call_id,
+                trace_id: entry.trace_id,
                 tool: entry.tool,
                 args: entry.args,
                 external: entry.external,

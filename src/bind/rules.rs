@@ -38,6 +38,11 @@ pub struct RulesInput {
     /// `process.platform`.
     #[napi(ts_type = "string | null")]
     pub platform: Option<String>,
+    /// The Computer Use probe's reason (`computerUseProbe().reason`); missing = every prerequisite there.
+    #[napi(
+        ts_type = "'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null"
+    )]
+    pub computer_use_probe: Option<String>,
     /// Whether Pi resolves a usable shell; missing = available.
     #[napi(ts_type = "boolean | null")]
     pub shell_available: Option<bool>,
@@ -74,6 +79,8 @@ pub struct RulesModel {
     pub provider: Option<String>,
     pub id: Option<String>,
     pub api: Option<String>,
+    /// The model's input kinds (Pi's `model.input`, e.g. `["text", "image"]`).
+    pub input: Option<Vec<String>>,
 }
 
 /// One `pi.getAllTools()` entry: `source` is `"builtin"` or the registering extension's path.

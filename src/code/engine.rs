@@ -142,6 +142,7 @@ unsafe impl Allocator for HeapLimit {
         }
         let p = RustAllocator.alloc(size);
         if !p.is_null() {
+            // SAFETY: `p` is a live, non-null allocation RustAllocator just returned.
             self.used += unsafe { RustAllocator::usable_size(p) };
         }
         p
@@ -156,6 +157,7 @@ unsafe impl Allocator for HeapLimit {
         }
         let p = RustAllocator.calloc(count, size);
         if !p.is_null() {
+            // SAFETY: `p` is a live, non-null allocation RustAllocator just returned.
             self.used += unsafe { RustAllocator::usable_size(p) };
         }
         p

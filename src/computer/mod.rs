@@ -7,7 +7,8 @@ pub mod client;
 mod tests;
 
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The six tools, in the order the docs list them; the app-server tool name is the part after `computer_use_`.
@@ -20,14 +21,30 @@ pub const TOOLS: [&str; 6] = [
     "computer_use_scroll",
 ];
 
-/// Where the ChatGPT app keeps its bundled `codex` on macOS (docs/computer.md "Prerequisites").
-const MAC_CODEX: &str = "/Applications/ChatGPT.app/Contents/Resources/codex";
+/// Where the ChatGPT app keeps its bundled components on macOS (docs/computer.md "Prerequisites").
+const MAC_RESOURCES: &str = "/Applications/ChatGPT.app/Contents/Resources";
+/// The bundled components the probe requires under the resources folder: `(relative path, is a folder)`.
+pub const COMPONENTS: [(&str, bool); 4] = [
+    ("codex", false),
+    ("cua_node/bin/node_repl", false),
+    ("cua_node/bin/node", false),
+    ("cua_node/lib/node_modules", true),
+];
+/// The installed Computer Use helper, relative to the real (canonical) `CODEX_HOME`.
+pub const HELPER: &str = "computer-use/Codex Computer Use.app";
 /// The MCP server name of the computer-use component inside the app-server.
 const DEFAULT_SERVER: &str = "computer-use";
 /// Longest app name or bundle id accepted.
 pub const MAX_APP_TARGET: usize = 256;
 /// Longest `type_text` text accepted (characters).
 pub const MAX_TEXT: usize = 10_000;
+
+/// The probe's reasons, in the order it checks them (docs/computer.md "Prerequisites").
+pub const UNSUPPORTED_PLATFORM: &str = "unsupported-platform";
+/// The ChatGPT app's bundled components are not all there.
+pub const MISSING_DESKTOP_COMPONENT: &str = "missing-chatgpt-desktop-component";
+/// The Computer Use helper app is not installed under `CODEX_HOME`.
+pub const MISSING_HELPER: &str = "missing-computer-use-helper";
 
 /// A failure with a stable code and a message telling the model what to do next.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +70,8 @@ impl CuError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {
     pub platform: String,
-    /// `None` when available; otherwise `unsupported-platform` or `components-missing`.
+    /// `None` when available; otherwise one of [`UNSUPPORTED_PLATFORM`], [`MISSING_DESKTOP_COMPONENT`],
+    /// [`MISSING_HELPER`].
     pub reason: Option<&'static str>,
     /// The program and its arguments before `app-server --stdio` (the seam may add a script path).
     pub program: Option<String>,
@@ -61,17 +79,67 @@ pub struct Probe {
     pub server: String,
 }
 
-/// The test-only seam: `PCT_TEST_COMPUTER_USE` holds JSON `{platform, program, args?, server?}` so the client runs
-/// against `__test__/fixtures/fake-app-server.mjs`. Read from the environment only, never from config, and only in
-/// builds with test seams (src/seams.rs).
+/// Where the probe looks: the injectable seam of the prerequisite check. [`Prereqs::real`] is this machine; the test
+/// seam builds one from its JSON, so a Linux suite reaches each reason with temp folders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prereqs {
+    /// The platform as Node names it (`darwin`, `linux`, `win32`).
+    pub platform: String,
+    /// The ChatGPT app's resources folder; `None` = not checked (the seam's program stands in for the app).
+    pub resources: Option<PathBuf>,
+    /// The real `CODEX_HOME`; `None` = not checked.
+    pub codex_home: Option<PathBuf>,
+    /// The app-server program; `None` = `<resources>/codex`.
+    pub program: Option<String>,
+    pub args: Vec<String>,
+    pub server: String,
+}
+
+impl Prereqs {
+    /// This machine: the fixed ChatGPT.app resources and `$CODEX_HOME` (else `~/.codex`), resolved to its real path.
+    pub fn real() -> Prereqs {
+        let home = std::env::var_os("CODEX_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+        Prereqs {
+            platform: node_platform(),
+            resources: Some(PathBuf::from(MAC_RESOURCES)),
+            codex_home: Some(home.map(|h| std::fs::canonicalize(&h).unwrap_or(h)).unwrap_or_default()),
+            program: None,
+            args: vec![],
+            server: DEFAULT_SERVER.into(),
+        }
+    }
+
+    /// The seam's JSON `{platform, program?, args?, server?, resources?, codexHome?}`.
+    pub fn from_seam(seam: &str) -> Prereqs {
+        let v: Value = serde_json::from_str(seam).unwrap_or(Value::Null);
+        let path = |k: &str| v[k].as_str().map(PathBuf::from);
+        Prereqs {
+            platform: v["platform"].as_str().unwrap_or("unknown").to_string(),
+            resources: path("resources"),
+            codex_home: path("codexHome"),
+            program: v["program"].as_str().map(String::from),
+            args: v["args"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
+            server: v["server"].as_str().unwrap_or(DEFAULT_SERVER).to_string(),
+        }
+    }
+}
+
+/// The test-only seam: `PCT_TEST_COMPUTER_USE` holds JSON `{platform, program, args?, server?, resources?,
+/// codexHome?}` so the client runs against `__test__/fixtures/fake-app-server.mjs` and the probe looks at temp
+/// folders. Read from the environment only, never from config, and only in builds with test seams (src/seams.rs).
 pub const SEAM_VAR: &str = "PCT_TEST_COMPUTER_USE";
 
 /// The platform the rules see for Computer Use: the seam's `platform` when set, else Node's name for this OS
 /// (`darwin`, `linux`, `win32`). Cheap (no file access): called on every rules sync.
 pub fn platform() -> String {
     if let Some(seam) = crate::seams::var(SEAM_VAR).filter(|s| !s.is_empty()) {
-        let v: Value = serde_json::from_str(&seam).unwrap_or(Value::Null);
-        return v["platform"].as_str().unwrap_or("unknown").to_string();
+        return Prereqs::from_seam(&seam).platform;
     }
     node_platform()
 }
@@ -84,68 +152,71 @@ fn node_platform() -> String {
     }
 }
 
-/// Runs the prerequisite probe (only `/pct status` and the first tool call run it; it spawns nothing).
+/// Runs the prerequisite probe on this machine (or the seam's): a few `stat`s on macOS, none elsewhere, nothing
+/// spawned. Rules syncs, `/pct status` and every call run it.
 pub fn probe() -> Probe {
-    if let Some(seam) = crate::seams::var(SEAM_VAR).filter(|s| !s.is_empty()) {
-        return probe_seam(&seam);
-    }
-    let platform = node_platform();
-    if platform != "darwin" {
-        return unavailable(platform, "unsupported-platform");
-    }
-    if !std::path::Path::new(MAC_CODEX).is_file() {
-        return unavailable(platform, "components-missing");
-    }
-    Probe {
-        platform,
-        reason: None,
-        program: Some(MAC_CODEX.into()),
-        args: vec![],
-        server: DEFAULT_SERVER.into(),
+    match crate::seams::var(SEAM_VAR).filter(|s| !s.is_empty()) {
+        Some(seam) => probe_with(&Prereqs::from_seam(&seam)),
+        None => probe_with(&Prereqs::real()),
     }
 }
 
-fn unavailable(platform: String, reason: &'static str) -> Probe {
-    Probe {
-        platform,
+/// The probe over `p`: the platform, then every bundled component, then the helper.
+pub fn probe_with(p: &Prereqs) -> Probe {
+    let unavailable = |reason| Probe {
+        platform: p.platform.clone(),
         reason: Some(reason),
         program: None,
         args: vec![],
-        server: DEFAULT_SERVER.into(),
-    }
-}
-
-fn probe_seam(seam: &str) -> Probe {
-    let v: Value = serde_json::from_str(seam).unwrap_or(Value::Null);
-    let platform = v["platform"].as_str().unwrap_or("unknown").to_string();
-    if platform != "darwin" {
-        return unavailable(platform, "unsupported-platform");
-    }
-    let Some(program) = v["program"].as_str().filter(|p| std::path::Path::new(p).is_file()) else {
-        return unavailable(platform, "components-missing");
+        server: p.server.clone(),
     };
+    if p.platform != "darwin" {
+        return unavailable(UNSUPPORTED_PLATFORM);
+    }
+    if let Some(res) = &p.resources {
+        let present = |(rel, dir): &(&str, bool)| {
+            std::fs::metadata(res.join(rel)).is_ok_and(|m| if *dir { m.is_dir() } else { m.is_file() })
+        };
+        if !COMPONENTS.iter().all(present) {
+            return unavailable(MISSING_DESKTOP_COMPONENT);
+        }
+    }
+    let program = match (&p.program, &p.resources) {
+        (Some(prog), _) => prog.clone(),
+        (None, Some(res)) => res.join("codex").display().to_string(),
+        (None, None) => return unavailable(MISSING_DESKTOP_COMPONENT),
+    };
+    if !Path::new(&program).is_file() {
+        return unavailable(MISSING_DESKTOP_COMPONENT);
+    }
+    if let Some(home) = &p.codex_home {
+        if !std::fs::metadata(home.join(HELPER)).is_ok_and(|m| m.is_dir()) {
+            return unavailable(MISSING_HELPER);
+        }
+    }
     Probe {
-        platform,
+        platform: p.platform.clone(),
         reason: None,
-        program: Some(program.into()),
-        args: v["args"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
-            .unwrap_or_default(),
-        server: v["server"].as_str().unwrap_or(DEFAULT_SERVER).to_string(),
+        program: Some(program),
+        args: p.args.clone(),
+        server: p.server.clone(),
     }
 }
 
-/// The error a tool answers when the probe says Computer Use is unavailable.
+/// The error a tool answers when the probe (or the rules' check) says Computer Use is unavailable.
 pub fn unavailable_error(reason: &str) -> CuError {
     match reason {
-        "unsupported-platform" => CuError::new(
-            "unsupported-platform",
+        UNSUPPORTED_PLATFORM => CuError::new(
+            UNSUPPORTED_PLATFORM,
             "Computer Use needs macOS with the ChatGPT app; it is not available on this platform. Do not retry; use other tools.",
         ),
+        MISSING_HELPER => CuError::new(
+            MISSING_HELPER,
+            format!("Computer Use needs its helper app ({HELPER} under CODEX_HOME), which is not installed. Ask the user to install Computer Use in the ChatGPT app; do not retry until then."),
+        ),
         _ => CuError::new(
-            "components-missing",
-            "Computer Use needs the ChatGPT app's bundled codex and computer-use components, which were not found. Ask the user to install or update the ChatGPT app.",
+            MISSING_DESKTOP_COMPONENT,
+            "Computer Use needs the ChatGPT app's bundled components (codex and cua_node in /Applications/ChatGPT.app), which were not all found. Ask the user to install or update the ChatGPT app; do not retry until then.",
         ),
     }
 }
@@ -257,10 +328,31 @@ fn invalid(tool: &str, why: &str) -> CuError {
 }
 
 /// Per-session approvals (docs/computer.md "Approvals"): `confirm` asks once per app per session; the set lives in
-/// memory only and is cleared on session switch and reload.
+/// memory only, is cleared on session switch and reload, and when the approval mode changes (a switch from `always`
+/// back to `confirm` asks again). Approvals are keyed by the canonical app: its bundle id once `list_apps` named
+/// the pair (`Safari` and `com.apple.Safari` are then one app), else the name, case folded.
 #[derive(Default)]
 pub struct Approvals {
-    apps: Mutex<HashSet<String>>,
+    state: Mutex<ApprovalState>,
+}
+
+#[derive(Default)]
+struct ApprovalState {
+    /// The mode the set was granted under.
+    mode: Option<String>,
+    apps: HashSet<String>,
+    /// Case-folded app name → bundle id, as `list_apps` answered.
+    bundle_ids: HashMap<String, String>,
+}
+
+/// Most name/bundle-id pairs remembered (a `list_apps` answer longer than this keeps its first ones).
+pub const MAX_KNOWN_APPS: usize = 1_000;
+
+impl ApprovalState {
+    fn canonical(&self, app: &str) -> String {
+        let folded = app.to_lowercase();
+        self.bundle_ids.get(&folded).cloned().unwrap_or(folded)
+    }
 }
 
 /// What the caller must do before running a call.
@@ -273,10 +365,20 @@ pub enum Gate {
 }
 
 impl Approvals {
-    /// Decides a call's gate under `mode` (`confirm` or `always`). Headless confirm → `approval-unavailable`.
+    fn state(&self) -> std::sync::MutexGuard<'_, ApprovalState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Decides a call's gate under `mode` (`confirm` or `always`). Headless confirm → `approval-unavailable`. A mode
+    /// other than the one the set was granted under clears it first.
     pub fn gate(&self, mode: &str, app: Option<&str>, has_ui: bool) -> Result<Gate, CuError> {
+        let mut st = self.state();
+        if st.mode.as_deref() != Some(mode) {
+            st.apps.clear();
+            st.mode = Some(mode.to_string());
+        }
         let Some(app) = app else { return Ok(Gate::Go) };
-        if mode == "always" || self.apps.lock().unwrap().contains(app) {
+        if mode == "always" || st.apps.contains(&st.canonical(app)) {
             return Ok(Gate::Go);
         }
         if !has_ui {
@@ -288,13 +390,65 @@ impl Approvals {
         Ok(Gate::Ask(app.to_string()))
     }
 
+    /// Records the user's approval of `app` (by its canonical key) for this session.
     pub fn approve(&self, app: &str) {
-        self.apps.lock().unwrap().insert(app.to_string());
+        let mut st = self.state();
+        let key = st.canonical(app);
+        st.apps.insert(key);
     }
 
     pub fn reset(&self) {
-        self.apps.lock().unwrap().clear();
+        let mut st = self.state();
+        st.apps.clear();
+        st.mode = None;
     }
+
+    /// Learns name/bundle-id pairs from a `list_apps` answer: text lines `Name (bundle.id)` and structured
+    /// `{apps: [{name, bundleId}]}` entries. An approval already given under the name now also covers the id.
+    pub fn learn(&self, text: &str, structured: &Value) {
+        let mut pairs: Vec<(String, String)> = text.lines().filter_map(name_and_id).collect();
+        if let Some(apps) = structured.get("apps").and_then(Value::as_array) {
+            for a in apps {
+                if let (Some(n), Some(id)) = (
+                    a.get("name").and_then(Value::as_str),
+                    a.get("bundleId").and_then(Value::as_str),
+                ) {
+                    if check_app_target(n).is_ok() && is_bundle_id(id) {
+                        pairs.push((n.to_string(), id.to_string()));
+                    }
+                }
+            }
+        }
+        let mut st = self.state();
+        for (name, id) in pairs {
+            if st.bundle_ids.len() >= MAX_KNOWN_APPS {
+                break;
+            }
+            let (name, id) = (name.to_lowercase(), id.to_lowercase());
+            if st.apps.remove(&name) {
+                st.apps.insert(id.clone());
+            }
+            st.bundle_ids.insert(name, id.clone());
+            // The id itself is its own canonical key.
+            st.bundle_ids.insert(id.clone(), id);
+        }
+    }
+}
+
+/// A reverse-DNS bundle id: at least two dot-separated parts of letters, digits and `-`.
+fn is_bundle_id(s: &str) -> bool {
+    s.len() <= MAX_APP_TARGET
+        && s.split('.').count() >= 2
+        && s.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+}
+
+/// `Name (bundle.id)` (a line of `list_apps` text, optionally bulleted) as its pair.
+fn name_and_id(line: &str) -> Option<(String, String)> {
+    let l = line.trim().trim_start_matches(['-', '*', '•']).trim();
+    let (name, rest) = l.rsplit_once(" (")?;
+    let id = rest.strip_suffix(')')?;
+    (check_app_target(name).is_ok() && is_bundle_id(id)).then(|| (name.to_string(), id.to_string()))
 }
 
 /// The refusal when the user declines.

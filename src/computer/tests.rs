@@ -61,18 +61,135 @@ fn approvals_ask_once_per_app_and_reset() {
 }
 
 #[test]
+fn approvals_reset_when_the_mode_changes() {
+    let a = Approvals::default();
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Ask("Notes".into())));
+    a.approve("Notes");
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Go));
+    // always → confirm: asked again (the set was cleared when the mode changed).
+    assert_eq!(a.gate("always", Some("Notes"), true), Ok(Gate::Go));
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Ask("Notes".into())));
+    // A call with no app still notices the change.
+    a.approve("Notes");
+    assert_eq!(a.gate("always", None, true), Ok(Gate::Go));
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Ask("Notes".into())));
+}
+
+#[test]
+fn approvals_are_keyed_by_the_canonical_app() {
+    let a = Approvals::default();
+    // Before list_apps named the pair, a name and a bundle id are two apps (asked twice, never fewer); names fold case.
+    a.gate("confirm", None, true).unwrap();
+    a.approve("Safari");
+    assert_eq!(a.gate("confirm", Some("safari"), true), Ok(Gate::Go));
+    assert_eq!(
+        a.gate("confirm", Some("com.apple.Safari"), true),
+        Ok(Gate::Ask("com.apple.Safari".into()))
+    );
+    // list_apps names the pairs (text lines and structured entries): the earlier approval now covers the id.
+    a.learn(
+        "Safari (com.apple.Safari)\n- Notes (com.apple.Notes)\nnot a pair\nEvil (../x)",
+        &json!({"apps": [{"name": "Visual Studio Code", "bundleId": "com.microsoft.VSCode"}, {"name": "Bad", "bundleId": "no dots"}]}),
+    );
+    assert_eq!(a.gate("confirm", Some("com.apple.Safari"), true), Ok(Gate::Go));
+    assert_eq!(a.gate("confirm", Some("COM.APPLE.SAFARI"), true), Ok(Gate::Go));
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Ask("Notes".into())));
+    a.approve("com.apple.Notes");
+    assert_eq!(a.gate("confirm", Some("Notes"), true), Ok(Gate::Go));
+    a.approve("Visual Studio Code");
+    assert_eq!(a.gate("confirm", Some("com.microsoft.VSCode"), true), Ok(Gate::Go));
+    assert_eq!(a.gate("confirm", Some("Bad"), true), Ok(Gate::Ask("Bad".into())));
+}
+
+/// A ChatGPT.app resources folder and a CODEX_HOME with everything the probe checks, in a temp folder.
+fn layout() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let res = t.path().join("Resources");
+    for (rel, dir) in COMPONENTS {
+        let p = res.join(rel);
+        if dir {
+            std::fs::create_dir_all(&p).unwrap();
+        } else {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, b"#!/bin/sh\n").unwrap();
+        }
+    }
+    let home = t.path().join("codex-home");
+    std::fs::create_dir_all(home.join(HELPER)).unwrap();
+    (t, res, home)
+}
+
+#[test]
+fn the_probe_names_each_missing_prerequisite() {
+    let (_t, res, home) = layout();
+    let p = |platform: &str, res: &std::path::Path, home: &std::path::Path| Prereqs {
+        platform: platform.into(),
+        resources: Some(res.to_path_buf()),
+        codex_home: Some(home.to_path_buf()),
+        program: None,
+        args: vec![],
+        server: "computer-use".into(),
+    };
+    let ok = probe_with(&p("darwin", &res, &home));
+    assert_eq!(ok.reason, None);
+    assert_eq!(ok.program, Some(res.join("codex").display().to_string()));
+    assert_eq!(probe_with(&p("linux", &res, &home)).reason, Some(UNSUPPORTED_PLATFORM));
+    assert_eq!(probe_with(&p("win32", &res, &home)).program, None);
+    // Each bundled component in turn: missing, or of the wrong kind.
+    for (rel, dir) in COMPONENTS {
+        let path = res.join(rel);
+        let moved = path.with_extension("away");
+        std::fs::rename(&path, &moved).unwrap();
+        assert_eq!(
+            probe_with(&p("darwin", &res, &home)).reason,
+            Some(MISSING_DESKTOP_COMPONENT),
+            "{rel}"
+        );
+        if dir {
+            std::fs::write(&path, b"").unwrap();
+        } else {
+            std::fs::create_dir(&path).unwrap();
+        }
+        assert_eq!(
+            probe_with(&p("darwin", &res, &home)).reason,
+            Some(MISSING_DESKTOP_COMPONENT),
+            "{rel} kind"
+        );
+        if dir {
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            std::fs::remove_dir(&path).unwrap();
+        }
+        std::fs::rename(&moved, &path).unwrap();
+    }
+    assert_eq!(probe_with(&p("darwin", &res, &home)).reason, None);
+    // The helper app under CODEX_HOME.
+    std::fs::remove_dir(home.join(HELPER)).unwrap();
+    assert_eq!(probe_with(&p("darwin", &res, &home)).reason, Some(MISSING_HELPER));
+    assert_eq!(unavailable_error(MISSING_HELPER).code, MISSING_HELPER);
+    assert_eq!(
+        unavailable_error(MISSING_DESKTOP_COMPONENT).code,
+        MISSING_DESKTOP_COMPONENT
+    );
+}
+
+#[test]
 fn off_macos_the_probe_is_unsupported_without_spawning() {
     if std::env::var_os(SEAM_VAR).is_none() && !cfg!(target_os = "macos") {
         let p = probe();
-        assert_eq!(p.reason, Some("unsupported-platform"));
+        assert_eq!(p.reason, Some(UNSUPPORTED_PLATFORM));
         assert_eq!(p.program, None);
     }
+    let seam = |s: &str| probe_with(&Prereqs::from_seam(s)).reason;
+    assert_eq!(seam(r#"{"platform":"linux"}"#), Some(UNSUPPORTED_PLATFORM));
     assert_eq!(
-        probe_seam(r#"{"platform":"linux"}"#).reason,
-        Some("unsupported-platform")
+        seam(r#"{"platform":"darwin","program":"/nonexistent"}"#),
+        Some(MISSING_DESKTOP_COMPONENT)
     );
+    assert_eq!(seam(r#"{"platform":"darwin"}"#), Some(MISSING_DESKTOP_COMPONENT));
     assert_eq!(
-        probe_seam(r#"{"platform":"darwin","program":"/nonexistent"}"#).reason,
-        Some("components-missing")
+        seam(r#"{"platform":"darwin","program":"/bin/sh","codexHome":"/nonexistent"}"#),
+        Some(MISSING_HELPER)
     );
+    assert_eq!(seam(r#"{"platform":"darwin","program":"/bin/sh"}"#), None);
 }

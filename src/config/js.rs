@@ -56,6 +56,10 @@ fn take_node(nodes: &mut usize) -> Result<()> {
     Ok(())
 }
 
+/// `v` as a JS value, within the depth and node budgets.
+///
+/// # Safety
+/// `env` must be the live environment of the current napi call, used on the JS thread that owns it.
 unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) -> Result<sys::napi_value> {
     take_node(nodes)?;
     match v {
@@ -108,6 +112,10 @@ unsafe fn to_js(env: sys::napi_env, v: &Value, depth: u32, nodes: &mut usize) ->
     }
 }
 
+/// The JS value `v` as JSON data, within the depth and node budgets.
+///
+/// # Safety
+/// `env` must be the live environment of the current napi call, used on its JS thread, and `v` a value of it.
 unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: u32, nodes: &mut usize) -> Result<Value> {
     take_node(nodes)?;
     let mut ty = 0;

@@ -53,9 +53,12 @@ pub fn state_of(name: &str, input: &ResolveInput, reg: &Registry, d: &Decision) 
     if !configured(feature, input, d) {
         return State::Unavailable("disabled".into());
     }
-    // Off macOS Computer Use is never registered (docs/computer.md): say why, not "not-registered".
-    if feature == Feature::ComputerUse && input.platform.as_deref() != Some("darwin") {
-        return State::Unavailable("unsupported-platform".into());
+    // Computer Use's prerequisites (off macOS it is never registered, docs/computer.md): say which is missing, not
+    // "not-registered" — the same check as status and activation.
+    if feature == Feature::ComputerUse {
+        if let Some(why) = crate::rules::decide::computer_use_blocker(input) {
+            return State::Unavailable(why.into());
+        }
     }
     if !feature.is_built() {
         return State::Unavailable("not-registered".into());

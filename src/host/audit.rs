@@ -19,6 +19,9 @@ pub struct Call {
     pub session_id: String,
     pub turn: Option<String>,
     pub tool_call_id: String,
+    /// The call's trace id (the glue makes one per tool call, src/pi/trace.ts; docs/host.md "Trace ids"): also in
+    /// the tool result's details. Checked by [`check_trace_id`].
+    pub trace_id: Option<String>,
     pub tool: String,
     pub args: Value,
     /// `dotdot-escape`, `symlink-escape`, `absolute-outside`, or none for a path inside the roots.
@@ -45,6 +48,7 @@ struct Line<'a> {
     session_id: &'a str,
     turn: Option<&'a str>,
     tool_call_id: &'a str,
+    trace_id: Option<&'a str>,
     tool: &'a str,
     args_hash: String,
     args_preview: String,
@@ -108,6 +112,28 @@ pub fn audit_path(agent_dir: &Path, session_id: &str) -> Result<PathBuf, HostErr
         .join(format!("{session_id}.jsonl")))
 }
 
+/// Longest trace id accepted.
+pub const MAX_TRACE_ID: usize = 64;
+
+/// A trace id is 1 to [`MAX_TRACE_ID`] ASCII letters, digits, `-` or `_` (the glue's are `pct-` + 16 hex digits); anything
+/// else is refused with INVALID_ARGUMENT and nothing is written.
+pub fn check_trace_id(t: &str) -> Result<(), HostError> {
+    let ok = !t.is_empty()
+        && t.len() <= MAX_TRACE_ID
+        && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(HostError::new(
+            INVALID_ARGUMENT,
+            format!(
+                "the trace id must be 1 to {MAX_TRACE_ID} letters, digits, '-' or '_'; nothing was written. Pass the id \
+                 the glue made for this call."
+            ),
+        ))
+    }
+}
+
 /// The JSON line for `call` at `ts` (ms since the Unix epoch), without the newline.
 pub fn line(call: &Call, ts: u64) -> String {
     let redacted = redact(&call.args);
@@ -121,6 +147,7 @@ pub fn line(call: &Call, ts: u64) -> String {
         session_id: &call.session_id,
         turn: call.turn.as_deref(),
         tool_call_id: &call.tool_call_id,
+        trace_id: call.trace_id.as_deref(),
         tool: &call.tool,
         // Hash of the redacted arguments: a hash of a short secret could be brute-forced.
         args_hash: format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes())),
@@ -144,6 +171,9 @@ pub fn line(call: &Call, ts: u64) -> String {
 /// hard-linked, symlinked or non-regular log file is refused and left as it is.
 pub fn append(agent_dir: &Path, call: &Call, ts: u64) -> Result<PathBuf, HostError> {
     let path = audit_path(agent_dir, &call.session_id)?;
+    if let Some(t) = &call.trace_id {
+        check_trace_id(t)?;
+    }
     let fail = |what: &str, e: std::io::Error| {
         HostError::new(
             super::error::TOOL_FAILED,
@@ -206,6 +236,7 @@ mod tests {
             session_id: session.into(),
             turn: Some("t1".into()),
             tool_call_id: "c1".into(),
+            trace_id: Some("pct-0123456789abcdef".into()),
             tool: "Write".into(),
             args: json!({"path": "a", "content": "x".repeat(300), "token": "sk-abcdefghijkl"}),
             external: None,
@@ -242,6 +273,7 @@ mod tests {
                 "sessionId",
                 "turn",
                 "toolCallId",
+                "traceId",
                 "tool",
                 "argsHash",
                 "argsPreview",
@@ -261,6 +293,28 @@ mod tests {
         assert!(preview.ends_with('…'));
         assert!(!line(&call("s1"), 0).contains("sk-abcdefghijkl"));
         assert!(l["argsHash"].as_str().unwrap().starts_with("sha256:"));
+        assert_eq!(l["traceId"], "pct-0123456789abcdef");
+    }
+
+    #[test]
+    fn trace_ids_are_checked_at_their_bounds() {
+        let tmp = std::env::temp_dir().join(format!("pct-audit-trace-{}", uuid::Uuid::new_v4()));
+        for ok in ["a", "pct-0123456789abcdef", &"x".repeat(MAX_TRACE_ID)] {
+            assert_eq!(check_trace_id(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", &"x".repeat(MAX_TRACE_ID + 1), "a b", "a\nb", "é", "a/b"] {
+            let mut c = call("s-t");
+            c.trace_id = Some(bad.to_string());
+            assert_eq!(append(&tmp, &c, 1).unwrap_err().code, INVALID_ARGUMENT, "{bad:?}");
+        }
+        // nothing was written for the refused ones
+        assert!(!tmp.join("pi-codex-toolkit/audit/s-t.jsonl").exists());
+        let mut c = call("s-t");
+        c.trace_id = None;
+        let p = append(&tmp, &c, 1).unwrap();
+        let l: Value = serde_json::from_str(std::fs::read_to_string(&p).unwrap().trim()).unwrap();
+        assert_eq!(l["traceId"], Value::Null);
+        std::fs::remove_dir_all(&tmp).unwrap();
     }
 
     #[test]

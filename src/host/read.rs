@@ -474,6 +474,7 @@ mod tests {
         let t = TempDir::new().unwrap();
         let fifo = t.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let roots = Roots::new(t.path(), &t.path().join("agent"), "s").unwrap();
         let e = read(

@@ -5,7 +5,7 @@
 //! An overwrite keeps the file's mode (and hard links, docs/host.md "Writing a file").
 
 use super::args;
-use super::error::HostError;
+use super::error::{Deadline, HostError};
 use super::fileio::{rel_of, Fs};
 use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{Recorder, Seen};
@@ -120,7 +120,26 @@ pub fn write(
     a: &WriteArgs,
     store: &mut impl Recorder,
 ) -> Result<WriteResult, HostError> {
-    write_reviewed(roots, target, a, store, &mut crate::review::hook::Hook::none())
+    write_reviewed(
+        roots,
+        target,
+        a,
+        Deadline::none(),
+        store,
+        &mut crate::review::hook::Hook::none(),
+    )
+}
+
+/// TOOL_TIMEOUT of a Write whose budget ran out before its bytes were committed: nothing was changed.
+fn timed_out(deadline: &Deadline, shown: &str) -> HostError {
+    HostError::new(
+        super::error::TOOL_TIMEOUT,
+        format!(
+            "Write stopped after its {} ms budget before writing {shown} (a slow disk or mount); nothing was changed. \
+             Retry once; if it times out again, check the disk with Bash (e.g. df, ls -l).",
+            deadline.budget_ms
+        ),
+    )
 }
 
 /// The review change could not be recorded: nothing was written (docs/review.md "Recording").
@@ -134,11 +153,13 @@ pub fn review_failed(e: crate::review::ReviewError) -> HostError {
     )
 }
 
-/// [`write`] that records a review change right before the bytes land (`hook`, docs/review.md).
+/// [`write`] that records a review change right before the bytes land (`hook`, docs/review.md). `deadline` is
+/// checked once everything is read and decided, right before anything changes (docs/host.md "Timeouts").
 pub fn write_reviewed(
     roots: &Roots,
     target: &Resolved,
     a: &WriteArgs,
+    deadline: Deadline,
     store: &mut impl Recorder,
     hook: &mut crate::review::hook::Hook,
 ) -> Result<WriteResult, HostError> {
@@ -149,7 +170,12 @@ pub fn write_reviewed(
     let rel = rel_of(&target.canonical)?;
     let mut fs = Fs::open()?;
     let bytes = content.into_bytes();
-    let created = match fs.read_existing(&rel, &target.shown)? {
+    let existing = fs.read_existing(&rel, &target.shown)?;
+    crate::seams::stall("host.write");
+    if deadline.passed() {
+        return Err(timed_out(&deadline, &target.shown));
+    }
+    let created = match existing {
         Some(old) => {
             hook.before_write(
                 &target.canonical,

@@ -57,6 +57,7 @@ impl Utf8Decoder {
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
+                    // SAFETY: `from_utf8` just checked that `bytes[..valid]` is valid UTF-8.
                     out.push_str(unsafe { std::str::from_utf8_unchecked(&bytes[..valid]) });
                     match e.error_len() {
                         Some(bad) => {

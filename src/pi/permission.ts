@@ -15,6 +15,7 @@ import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../.
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { DELEGATE, delegateCardHead } from "./delegate.ts";
+import { currentTraceId } from "./trace.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
 export const ALLOW_ONCE = "Allow once";
@@ -226,6 +227,7 @@ export function auditCall(
 			sessionId: state.sessionId,
 			turn: line.turn ?? state.turn,
 			toolCallId: line.toolCallId,
+			traceId: currentTraceId(),
 			tool: line.tool,
 			args: line.args,
 			external: line.gate.external,

@@ -144,7 +144,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 	const m = host.rules.model;
 	return {
 		config: host.config(),
-		model: m ? { provider: m.provider, id: m.id, api: m.api } : null,
+		model: m ? { provider: m.provider, id: m.id, api: m.api, input: Array.isArray(m.input) ? [...m.input] : undefined } : null,
 		tools: toolList(host, ids, identity, withDescriptions),
 		identity,
 		activeNow: host.pi.getActiveTools(),
@@ -153,6 +153,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		loadedOnDemand: host.rules.loadedOnDemand,
 		backgroundTasks: backgroundTasks(host),
 		platform: native.computerUsePlatform(), // process.platform, or the Computer Use test seam's (docs/computer.md)
+		computerUseProbe: computerUseProbeReason(host),
 		shellAvailable: resolveShell() !== null,
 		hasUi: host.rules.hasUI,
 		cleanupPending: cleanupPending(host),
@@ -184,6 +185,16 @@ function backgroundTasks(host: RulesHost): boolean {
 		}
 	}
 	return false;
+}
+
+/** The Computer Use prerequisite probe's reason when the feature is on (a few `stat`s on macOS, none elsewhere). */
+function computerUseProbeReason(host: RulesHost): RulesInput["computerUseProbe"] {
+	if (!host.config().computerUse.enabled) return null;
+	try {
+		return native.computerUseProbe().reason;
+	} catch {
+		return "missing-chatgpt-desktop-component";
+	}
 }
 
 function emit(host: RulesHost, record: DiagnosticsRecord): void {

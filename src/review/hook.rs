@@ -5,7 +5,7 @@
 
 use super::error::ReviewError;
 use super::record::{self, Before, Capture, Recording};
-use super::store::Operation;
+use super::store::{Change, Operation};
 use super::Target;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +15,9 @@ pub struct Hook {
     target: Option<Target>,
     workspace: PathBuf,
     pending: Option<Recording>,
+    /// The changes of the calls that landed, for the tool result's review evidence (docs/review.md "In the tool
+    /// result").
+    landed: Vec<Change>,
 }
 
 impl Hook {
@@ -24,6 +27,7 @@ impl Hook {
             target,
             workspace: workspace.to_path_buf(),
             pending: None,
+            landed: Vec::new(),
         }
     }
 
@@ -146,8 +150,17 @@ impl Hook {
     /// After the write: keeps the recorded changes when it landed, drops them otherwise.
     pub fn settle(&mut self, landed: bool) {
         if let Some(rec) = self.pending.take() {
+            if landed {
+                self.landed.extend(rec.changes().cloned());
+            }
             let _ = rec.finish(|_| landed);
         }
+    }
+
+    /// The recorded changes that landed so far (one per path; a Move's two entries), oldest first: the review
+    /// evidence Write and Edit return. Empty without a target and for scratch and external paths.
+    pub fn landed(&self) -> &[Change] {
+        &self.landed
     }
 }
 
@@ -192,8 +205,18 @@ mod tests {
         fs::rename(ws.join("a.txt"), ws.join("sub/b.txt")).unwrap();
         fs::write(ws.join("sub/b.txt"), b"2\n").unwrap();
         h.settle(true);
-        // A REM that failed: dropped.
+        // The landed changes are the evidence: the pair of the Move, nothing of the scratch/external write.
+        assert_eq!(
+            h.landed()
+                .iter()
+                .map(|c| (c.path.as_str(), c.operation))
+                .collect::<Vec<_>>(),
+            [("a.txt", Operation::Delete), ("sub/b.txt", Operation::Edit)]
+        );
+        // A REM that failed: dropped, and not evidence.
         h.before_remove(&ws.join("sub/b.txt"), b"2\n", 0o644).unwrap();
+        h.settle(false);
+        assert_eq!(h.landed().len(), 2);
         drop(h);
         let cs = Store::of(&agent, "hook-1").unwrap().load().unwrap();
         assert_eq!(

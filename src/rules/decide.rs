@@ -285,8 +285,11 @@ pub fn decide(input: &ResolveInput) -> Decision {
         push_unique(&mut admitted, &[GENERATE_IMAGE]);
     }
 
-    // Computer Use (docs/computer.md): macOS only, all six names ours or none.
-    if cfg.computer_use.enabled && is_darwin(input) && COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours) {
+    // Computer Use (docs/computer.md): every prerequisite (computer_use_blocker), all six names ours or none.
+    if cfg.computer_use.enabled
+        && computer_use_blocker(input).is_none()
+        && COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours)
+    {
         push_unique(&mut direct, &COMPUTER_USE);
         push_unique(&mut admitted, &COMPUTER_USE);
     }
@@ -487,6 +490,32 @@ fn is_darwin(input: &ResolveInput) -> bool {
     input.platform.as_deref() == Some("darwin")
 }
 
+/// Why Computer Use cannot run in this session, in the seed's order (docs/computer.md "Prerequisites"): macOS, an
+/// interactive UI (the approval dialog and the app's screen are the user's), a current model that takes images
+/// (`get_app_state` answers screenshots), then the probe's bundled components and helper. None = every
+/// prerequisite is there.
+pub fn computer_use_blocker(input: &ResolveInput) -> Option<&'static str> {
+    if !is_darwin(input) {
+        return Some("unsupported-platform");
+    }
+    if !input.has_ui {
+        return Some("no-interactive-ui");
+    }
+    match &input.model {
+        None => return Some("current-model-missing"),
+        Some(m) if m.input.as_ref().is_some_and(|i| !i.iter().any(|k| k == "image")) => {
+            return Some("model-has-no-image-input")
+        }
+        Some(_) => {}
+    }
+    match input.computer_use_probe.as_deref() {
+        None => None,
+        Some("missing-computer-use-helper") => Some("missing-computer-use-helper"),
+        Some("unsupported-platform") => Some("unsupported-platform"),
+        Some(_) => Some("missing-chatgpt-desktop-component"),
+    }
+}
+
 /// The status reason of a feature whose tool name another extension registered (docs/spec/toolkit.md §3).
 pub const NAME_TAKEN: &str = "name-taken";
 
@@ -629,15 +658,15 @@ fn feature_status(f: Feature, input: &ResolveInput, reg: &Registry, d: &Decision
             st.extra.push(("backend".into(), backend.into()));
         }
         Feature::ComputerUse => {
-            let (live, reason) = if !is_darwin(input) {
-                (false, Some("unsupported-platform"))
+            let (live, reason) = if let Some(blocked) = computer_use_blocker(input) {
+                (false, Some(blocked))
             } else if COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours) {
                 (true, None)
             } else {
                 (false, Some("not-registered"))
             };
             net_status(&mut st, cfg.computer_use.enabled, live, &COMPUTER_USE, reason);
-            if cfg.computer_use.enabled && is_darwin(input) && !live {
+            if cfg.computer_use.enabled && computer_use_blocker(input).is_none() && !live {
                 name_taken(&mut st, input, reg, &COMPUTER_USE);
             }
             let transport = if live { "codex app-server --stdio" } else { "—" };

@@ -16,6 +16,9 @@ pub struct ModelRef {
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,
+    /// The model's input kinds (`["text", "image"]`); missing = not known (Computer Use needs `image`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Vec<String>>,
 }
 
 /// One entry of `pi.getAllTools()` (the winning registration of a name), reduced to what decisions need.
@@ -199,6 +202,10 @@ pub struct ResolveInput {
     /// `process.platform` (Computer Use needs `darwin`).
     #[serde(default)]
     pub platform: Option<String>,
+    /// The Computer Use prerequisite probe's reason (`computerUseProbe().reason`, src/computer/mod.rs): a missing
+    /// bundled component or helper; missing = every prerequisite there.
+    #[serde(default)]
+    pub computer_use_probe: Option<String>,
     /// Whether Pi resolves a usable shell (`getShellConfig()`); `false` takes the shell pair down with
     /// `shell-unavailable`. Missing = available.
     #[serde(default)]

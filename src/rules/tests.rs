@@ -57,6 +57,7 @@ pub fn snapshot(config: Value, model: Option<(&str, &str)>, tools: Vec<ToolEntry
             provider: Some(p.into()),
             id: Some(id.into()),
             api: Some("faux-api".into()),
+            input: None,
         }),
         tools,
         identity: ME.into(),
@@ -497,6 +498,7 @@ fn network_features_status_and_off_reason() {
     );
     assert_eq!(out.features["remoteCompaction"]["reason"], "off in config");
     input.platform = Some("darwin".into());
+    input.has_ui = true;
     assert_eq!(resolve(&input).features["computerUse"]["reason"], "not-registered");
 }
 
@@ -1068,6 +1070,7 @@ fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
     let cfg = json!({ "computerUse": { "enabled": true }, "toolDiscovery": { "enabled": false } });
     let mut input = snapshot(cfg.clone(), Some(("faux", "faux-1")), reg.clone());
     input.platform = Some("darwin".into());
+    input.has_ui = true;
     let out = resolve(&input);
     assert_eq!(
         out.features["computerUse"],
@@ -1081,6 +1084,7 @@ fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
     dcfg["toolDiscovery"] = json!({ "enabled": true });
     let mut deferred = snapshot(dcfg, Some(("faux", "faux-1")), reg.clone());
     deferred.platform = Some("darwin".into());
+    deferred.has_ui = true;
     let out = resolve(&deferred);
     assert_eq!(out.features["computerUse"]["effective"], "deferred");
     assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")));
@@ -1089,4 +1093,61 @@ fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
     let out = resolve(&input);
     assert_eq!(out.features["computerUse"]["reason"], "unsupported-platform");
     assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")));
+}
+
+#[test]
+fn computer_use_status_activation_and_find_tools_name_each_missing_prerequisite() {
+    let mut reg = registry(&[], &[]);
+    for n in COMPUTER_USE {
+        reg.push(ToolEntry {
+            name: n.into(),
+            description: None,
+            source: ME.into(),
+        });
+    }
+    let cfg = json!({ "computerUse": { "enabled": true }, "toolDiscovery": { "enabled": false } });
+    let live = || {
+        let mut i = snapshot(cfg.clone(), Some(("faux", "faux-1")), reg.clone());
+        i.platform = Some("darwin".into());
+        i.has_ui = true;
+        if let Some(m) = i.model.as_mut() {
+            m.input = Some(vec!["text".into(), "image".into()]);
+        }
+        i
+    };
+    assert_eq!(resolve(&live()).features["computerUse"]["effective"], "active");
+    type Change = Box<dyn Fn(&mut ResolveInput)>;
+    let cases: Vec<(&str, Change)> = vec![
+        ("unsupported-platform", Box::new(|i| i.platform = Some("linux".into()))),
+        ("no-interactive-ui", Box::new(|i| i.has_ui = false)),
+        ("current-model-missing", Box::new(|i| i.model = None)),
+        (
+            "model-has-no-image-input",
+            Box::new(|i| i.model.as_mut().unwrap().input = Some(vec!["text".into()])),
+        ),
+        (
+            "missing-chatgpt-desktop-component",
+            Box::new(|i| i.computer_use_probe = Some("missing-chatgpt-desktop-component".into())),
+        ),
+        (
+            "missing-computer-use-helper",
+            Box::new(|i| i.computer_use_probe = Some("missing-computer-use-helper".into())),
+        ),
+    ];
+    for (reason, change) in cases {
+        let mut i = live();
+        change(&mut i);
+        let out = resolve(&i);
+        assert_eq!(
+            out.features["computerUse"],
+            json!({ "configured": true, "effective": "unavailable", "reason": reason }),
+            "{reason}"
+        );
+        assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")), "{reason}");
+        assert!(
+            super::status::status_text(&i).contains(&format!("  reason: {reason}")),
+            "{reason}"
+        );
+        assert_eq!(super::decide::computer_use_blocker(&i), Some(reason));
+    }
 }

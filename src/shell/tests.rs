@@ -443,6 +443,7 @@ async fn unconfirmed_stop_reports_unknown_outcome_and_cleanup_incomplete() {
     assert_eq!(e.code, "cleanup-incomplete");
     assert_eq!(m.status_json()["cleanupPending"], json!(true));
     // handle kept for retry; once the escaped process is gone the retry confirms
+    // SAFETY: kill(2) takes plain integers; a stale pid only makes it fail.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let r = write(&m, json!({"session_id": id, "terminate": true})).await.unwrap();
     assert_eq!(r.status, Status::Terminated);

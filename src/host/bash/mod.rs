@@ -70,6 +70,24 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Locks `m` by `deadline` (poisoning recovered as in [`lock`]); None when another holder keeps it past the
+/// deadline. A background task's output is appended under its lock — including the recovery-file write, which a
+/// stalled disk can hold for as long as it likes — so TaskList, TaskWait and TaskStop read it through this and
+/// answer TOOL_TIMEOUT instead of hanging the turn (docs/host.md "Timeouts").
+pub(crate) fn lock_within<T>(
+    m: &std::sync::Mutex<T>,
+    deadline: std::time::Instant,
+) -> Option<std::sync::MutexGuard<'_, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() >= deadline => return None,
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+}
+
 /// A fresh command id with its `PCT_JOB` marker (`<instance>:bash:<id>`, found by the watchdog and the tree kill).
 pub fn new_marker(prefix: &str) -> (String, String) {
     let id = format!("{prefix}-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);

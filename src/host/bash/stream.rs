@@ -169,6 +169,7 @@ impl StreamOut {
 
     /// Decodes a chunk as read from the pipe (a character split across reads waits for its other bytes).
     pub fn push_bytes(&mut self, bytes: &[u8]) {
+        crate::seams::stall("bash.stream");
         let mut text = std::mem::take(&mut self.scratch);
         text.clear();
         self.decoder.push(bytes, &mut text);

@@ -15,8 +15,8 @@
 use super::login::LoginPath;
 use super::run::{drain, kill_tree, spawn, Exit, Launch, RunLimits};
 use super::stream::{RecoveryBudget, StreamOut, StreamSnapshot, BACKGROUND_TAIL};
-use super::{lock, HOST_OVERLOADED};
-use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED};
+use super::{lock, lock_within, HOST_OVERLOADED};
+use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED, TOOL_TIMEOUT};
 use crate::output::RecoveryStore;
 use crate::shell::cancel::Cancel;
 use crate::shell::js::CallRegistry;
@@ -62,6 +62,9 @@ impl Default for Caps {
 
 /// The longest a single TaskWait or TaskStop observation waits.
 pub const MAX_OBSERVATION: Duration = Duration::from_secs(1);
+/// How long TaskList, TaskWait and TaskStop wait for a task's output lock (held while an append writes the recovery
+/// file): past it they answer TOOL_TIMEOUT instead of hanging on a stalled disk (docs/host.md "Timeouts").
+pub const LOOK_BUDGET: Duration = Duration::from_secs(2);
 
 /// A task's lifecycle as the model sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +147,14 @@ impl Task {
     }
 
     fn view(&self) -> TaskView {
+        let far = Instant::now() + Duration::from_secs(86_400 * 365);
+        self.view_within(far).expect("a year-long deadline")
+    }
+
+    /// The task's view, its output read by `deadline` (None when an append holds the output past it).
+    fn view_within(&self, deadline: Instant) -> Option<TaskView> {
+        let stdout = lock_within(&self.stdout, deadline)?.snapshot();
+        let stderr = lock_within(&self.stderr, deadline)?.snapshot();
         let st = lock(&self.state);
         let status = match (st.exit, st.stop_requested) {
             (None, _) => TaskStatus::Running,
@@ -151,7 +162,7 @@ impl Task {
             (Some(Exit::Code(0)), false) => TaskStatus::Completed,
             (Some(_), false) => TaskStatus::Failed,
         };
-        TaskView {
+        Some(TaskView {
             id: self.id.clone(),
             command: self.command.clone(),
             description: self.description.clone(),
@@ -159,10 +170,25 @@ impl Task {
             exit: st.exit,
             stop_requested: st.stop_requested,
             duration: st.finished_after.unwrap_or_else(|| self.started.elapsed()),
-            stdout: lock(&self.stdout).snapshot(),
-            stderr: lock(&self.stderr).snapshot(),
+            stdout,
+            stderr,
             unknown_outcome: None,
-        }
+        })
+    }
+
+    /// [`Task::view_within`] [`LOOK_BUDGET`] from now, or TOOL_TIMEOUT for `tool` naming the budget.
+    fn view_for(&self, tool: &str) -> Result<TaskView, HostError> {
+        self.view_within(Instant::now() + LOOK_BUDGET).ok_or_else(|| {
+            HostError::new(
+                TOOL_TIMEOUT,
+                format!(
+                    "{tool} stopped after its {} ms budget: the output of background task {} is still being written \
+                     (a slow disk or mount). Retry in a moment, or stop the task with TaskStop.",
+                    LOOK_BUDGET.as_millis(),
+                    self.id
+                ),
+            )
+        })
     }
 
     /// Marks the stop and kills the tree on a thread of its own (SIGTERM, SIGKILL after the grace).
@@ -195,6 +221,12 @@ struct Publish {
 impl Drop for Publish {
     fn drop(&mut self) {
         let t = &self.task;
+        if self.exit.is_none() {
+            // the waiter ended before the leader's exit was known (a panic, a dropped runtime): the tree is killed so
+            // nothing the task started outlives a task that already reads as `failed`
+            let (pgid, marker) = (t.pgid, t.marker.clone());
+            std::thread::spawn(move || kill_tree(pgid, &marker, Duration::ZERO));
+        }
         if !group_exists(t.pgid) {
             watchdog::remove_group(t.pgid);
         }
@@ -367,6 +399,7 @@ impl TaskTable {
                 task: t,
                 exit: None,
             };
+            crate::seams::panic_at("host.taskWaiter");
             let exit = Exit::from_status(child.wait().await);
             // the final state is published only after both pipes are drained (a drain that panicked counts as
             // drained: its join error is ignored)
@@ -501,23 +534,26 @@ impl TaskTable {
             .count()
     }
 
-    /// `owner`'s tasks, oldest first.
-    pub fn list(&self, owner: u64) -> Vec<TaskView> {
+    /// `owner`'s tasks, oldest first; TOOL_TIMEOUT when a task's output stays locked past [`LOOK_BUDGET`].
+    pub fn list(&self, owner: u64) -> Result<Vec<TaskView>, HostError> {
         let mine: Vec<Arc<Task>> = {
             let mut tasks = lock(&self.tasks);
             self.prune(&mut tasks, owner);
             tasks.values().filter(|t| t.owner == owner).cloned().collect()
         };
-        let mut v: Vec<(Instant, TaskView)> = mine.iter().map(|t| (t.started, t.view())).collect();
+        let mut v = Vec::with_capacity(mine.len());
+        for t in &mine {
+            v.push((t.started, t.view_for("TaskList")?));
+        }
         v.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
-        v.into_iter().map(|(_, t)| t).collect()
+        Ok(v.into_iter().map(|(_, t)| t).collect())
     }
 
     /// One observation: waits up to `max` (at most [`MAX_OBSERVATION`]) for the task to finish; never kills.
     pub async fn wait(&self, owner: u64, id: &str, max: Duration) -> Result<TaskView, HostError> {
         let task = self.lookup(owner, id)?;
         task.wait_done(max.min(MAX_OBSERVATION)).await;
-        Ok(task.view())
+        task.view_for("TaskWait")
     }
 
     /// Stops a task's tree and waits up to `max` (at most [`MAX_OBSERVATION`]) for its final state; a task still
@@ -526,7 +562,7 @@ impl TaskTable {
         let task = self.lookup(owner, id)?;
         task.request_stop(self.limits.stop_grace);
         task.wait_done(max.min(MAX_OBSERVATION)).await;
-        let mut view = task.view();
+        let mut view = task.view_for("TaskStop")?;
         if view.status == TaskStatus::Running && !group_exists(task.pgid) {
             // the shell's group is gone, yet the output is still open: say who holds it instead of "stopped"
             let pipes = task.pipes;

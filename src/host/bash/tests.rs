@@ -468,7 +468,7 @@ async fn background_tasks_are_listed_waited_and_stopped() {
     assert_eq!(w.status, TaskStatus::Running);
     assert!(crate::shell::process::group_alive(table_pgid(&table, &slow.id)));
 
-    let list = table.list(a.owner());
+    let list = table.list(a.owner()).unwrap();
     assert_eq!(
         list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
         [quick.id.as_str(), slow.id.as_str()]
@@ -488,7 +488,7 @@ async fn background_tasks_are_listed_waited_and_stopped() {
         table.wait(a.owner(), "bg-nope", Duration::ZERO).await.unwrap_err().code,
         NOT_FOUND
     );
-    assert!(table.list(b.owner()).is_empty());
+    assert!(table.list(b.owner()).unwrap().is_empty());
 
     let pgid = table_pgid(&table, &slow.id);
     let mut s = table.stop(a.owner(), &slow.id, MAX_OBSERVATION).await.unwrap();
@@ -810,6 +810,7 @@ async fn a_background_descendant_holding_the_pipes_does_not_hold_the_result() {
     assert!(poll(|| pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty()).await);
     let pid = read_pid(&pidfile);
     assert!(!dead(pid), "the background descendant keeps running, as with Pi's bash");
+    // SAFETY: kill(2) takes plain integers; test cleanup of the process this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     assert!(poll(|| dead(pid)).await);
 

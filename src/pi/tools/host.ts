@@ -329,6 +329,8 @@ A changed file: ops carry over when safe, else EDIT_TAG_MISMATCH shows the curre
 export const SEARCH_TIMEOUT_MS = 60_000;
 /** Read's time budget: a streamed large file stops with TOOL_TIMEOUT after it (docs/host.md "Large files"). */
 export const READ_TIMEOUT_MS = 60_000;
+/** Write's and Edit's time budget: TOOL_TIMEOUT after it, never a hung turn on a stalled disk (docs/host.md "Timeouts"). */
+export const WRITE_TIMEOUT_MS = 60_000;
 
 export function register(host: ToolkitHost): void {
 	const rt = hostRuntime(host);
@@ -376,7 +378,7 @@ export function register(host: ToolkitHost): void {
 		parameters: writeSchema,
 		risk: "edit",
 		target: pathArg,
-		run: ({ session, params, approvedPath, ctx }) => session.write(params, { approvedPath, review: reviewTarget(host.agentDir, ctx) }),
+		run: ({ session, params, approvedPath, ctx }) => session.write(params, { approvedPath, review: reviewTarget(host.agentDir, ctx), timeoutMs: WRITE_TIMEOUT_MS }),
 	});
 
 	hostTool(host, {
@@ -392,7 +394,7 @@ export function register(host: ToolkitHost): void {
 			const path = pathArg(p);
 			return t.length ? t : path !== undefined ? [path] : [];
 		},
-		run: ({ session, params, approvedPath, turn, ctx }) => session.edit(params, { approvedPath, turn, review: reviewTarget(host.agentDir, ctx) }),
+		run: ({ session, params, approvedPath, turn, ctx }) => session.edit(params, { approvedPath, turn, review: reviewTarget(host.agentDir, ctx), timeoutMs: WRITE_TIMEOUT_MS }),
 	});
 
 	host.pi.on("session_start", async (_event, ctx) => {
