@@ -218,7 +218,7 @@ test("linux: /pct status says unsupported-platform and find_tools refuses the wh
 		configPath: "/agent/extensions/pi-codex-toolkit.json",
 	};
 	const status = native.rulesStatusText(JSON.stringify(input));
-	assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: \w+\n {2}reason: unsupported-platform$/m);
+	assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: \w+\n {2}reason: Computer Use needs macOS; on this machine turn it off with \/pct config\. \[unsupported-platform\]$/m);
 	const found = JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify({ load: ["computer_use_scroll"] })));
 	assert.deepEqual(found.loaded, []);
 	assert.equal(found.rejected.length, 6);
