@@ -1,4 +1,4 @@
-// Computer Use client (issue 12 item 2, docs/computer.md): the addon's app-server client against the scripted
+// Computer Use client (docs/computer.md): the addon's app-server client against the scripted
 // `__test__/fixtures/fake-app-server.mjs` through the test-only seam PCT_TEST_COMPUTER_USE, and the honest Linux
 // story without it (nothing spawned, `unsupported-platform`).
 import { test } from "node:test";
