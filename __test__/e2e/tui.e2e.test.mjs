@@ -18,6 +18,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** One tmux server (its own socket) running one interactive Pi. */
 class TmuxPi {
 	constructor(version, box, script) {
+		// Pi's start-up check for fd and rg (see submitWhenReady) finds them in the agent dir's bin/ by existence
+		// alone: with these stand-ins it spawns nothing from PATH and downloads nothing, on any machine. The test
+		// never runs them (the host tools replace Pi's grep and find; nothing types an @ path).
+		mkdirSync(join(box.agentDir, "bin"), { recursive: true });
+		for (const tool of ["fd", "rg"]) writeFileSync(join(box.agentDir, "bin", tool), `#!/bin/sh\necho "${tool}: stand-in of the TUI test" >&2\nexit 2\n`, { mode: 0o755 });
 		this.socket = `pct-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 		const env = {
 			PI_CODING_AGENT_DIR: box.agentDir,
@@ -73,6 +78,30 @@ class TmuxPi {
 	}
 }
 
+/**
+ * Types `text` and submits it once Pi accepts a submit. Both versions draw the editor and footer before their
+ * start-up has finished; until then a submit only says "Startup is still in progress" and keeps the text in the
+ * editor. What Pi awaits between the two is its fd/rg check (`ensureTool`: the agent dir's bin/, then `fd
+ * --version` / `rg --version` from PATH without a timeout, then a download from GitHub unless PI_OFFLINE is set),
+ * so the wait depends on the machine: what PATH holds and how its network answers. The test takes the machine out
+ * (stand-ins in bin/, PI_OFFLINE=1) and still submits again, as long as the refusal is the last thing on the
+ * screen, until `done` shows.
+ */
+async function submitWhenReady(pi, text, done, timeoutMs = 180_000) {
+	pi.keys(text, "Enter");
+	const end = Date.now() + timeoutMs;
+	while (Date.now() < end) {
+		const screen = plain(pi.screen());
+		if (done.test(screen)) return;
+		const refused = screen.lastIndexOf("Startup is still in progress");
+		// Refused and not submitted since: the chat below the refusal (above the editor's border) has no user message.
+		const chat = refused >= 0 ? screen.slice(refused).split(/\n─{10,}/)[0] : "";
+		if (refused >= 0 && !new RegExp(`\\n\\s*${text}\\n`).test(`${chat}\n`)) pi.keys("Enter");
+		await sleep(1000);
+	}
+	throw new Error(`"${text}" was never accepted; the screen:\n${plain(pi.screen())}`);
+}
+
 /** Keeps a screen for the report when PCT_TUI_CAPTURE_DIR is set. */
 function keep(name, raw) {
 	const dir = process.env.PCT_TUI_CAPTURE_DIR;
@@ -113,14 +142,11 @@ for (const version of PI_VERSIONS) {
 		const pi = new TmuxPi(version, box, writeScript(box, SCRIPT));
 		const tag = version.name.replace(/\./g, "");
 		try {
-			await pi.waitFor(/faux-1\s*$/m, "Pi's footer", 240_000); // a cold start on a loaded machine is slow
-			pi.keys("go", "Enter");
-			// Pi 0.87 draws its footer before its start-up has finished and then refuses a submit ("Startup is still
-			// in progress"), keeping the text in the editor: submit again once it is done.
-			for (let i = 0; i < 60 && /Startup is still in progress/.test(plain(pi.screen())) && !/Allow Bash/.test(plain(pi.screen())); i++) {
-				await sleep(1000);
-				pi.keys("Enter");
-			}
+			// The footer is drawn first, the loaded extensions later. A cold start on a loaded machine is slow.
+			const start = await pi.waitFor(/\[Extensions\][\s\S]*faux-1\s*$/m, "Pi's extension list", 240_000);
+			// Pi lists the toolkit under its package name (the manifest's entry folder), not `src`.
+			assert.match(plain(start), /\[Extensions\]\n\s*faux-model\.ts, pi-codex-toolkit\n/);
+			await submitWhenReady(pi, "go", /Allow Bash/);
 
 			// 1. The card names the command before anything runs.
 			const card = await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ for i in \$\(seq 1 40\)/, "the Bash card with its command");
