@@ -238,6 +238,11 @@ export declare class ShellManager {
   writeStdin(args: Record<string, unknown>, context: ShellContext, callId?: string | undefined | null): Promise<ShellCallOk | ShellFailure>
   /** Cancels a running call (wire it to the tool's AbortSignal). A direct call's job is stopped. */
   cancel(callId: string): void
+  /**
+   * The end of a running call's output so far, without consuming it (docs/shell.md "Live output"): at most
+   * `maxBytes` (default 4096, at most 16 KiB) of each stream; null when no such call runs or it has no job yet.
+   */
+  peek(callId: string, maxBytes?: number | undefined | null): ShellPeek | null
   /** Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
   cleanup(): Promise<ShellOk | ShellFailure>
   /** Closes the manager for good (session_shutdown): stops every job; new calls get manager-closed. */
@@ -1684,6 +1689,24 @@ export interface ShellManagerOptions {
 /** `{ok: true}` of setShell / cleanup / close. */
 export interface ShellOk {
   ok: true
+}
+
+/** What `peek` sees of a running exec_command or write_stdin call: the end of the unread output it will return. */
+export interface ShellPeek {
+  /** The session id of the job the call waits on. */
+  sessionId: string
+  /** The end of the unread stdout. */
+  stdout: string
+  /** The end of the unread stderr. */
+  stderr: string
+  /** Unread stdout bytes so far (the change detector: it only grows during one call). */
+  stdoutBytes: number
+  /** Unread stderr bytes so far. */
+  stderrBytes: number
+  /** Milliseconds since the call started waiting on the job. */
+  elapsedMs: number
+  /** The job settled: the call is about to return. */
+  settled: boolean
 }
 
 /** Facts for /pct status. */

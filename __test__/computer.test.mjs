@@ -1,4 +1,4 @@
-// Computer Use client (issue 12 item 2, docs/computer.md): the addon's app-server client against the scripted
+// Computer Use client (docs/computer.md): the addon's app-server client against the scripted
 // `__test__/fixtures/fake-app-server.mjs` through the test-only seam PCT_TEST_COMPUTER_USE, and the honest Linux
 // story without it (nothing spawned, `unsupported-platform`).
 import { test } from "node:test";
@@ -218,7 +218,7 @@ test("linux: /pct status says unsupported-platform and find_tools refuses the wh
 		configPath: "/agent/extensions/pi-codex-toolkit.json",
 	};
 	const status = native.rulesStatusText(JSON.stringify(input));
-	assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: \w+\n {2}reason: unsupported-platform$/m);
+	assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: \w+\n {2}reason: Computer Use needs macOS; on this machine turn it off with \/pct config\. \[unsupported-platform\]$/m);
 	const found = JSON.parse(native.discoveryFindTools(JSON.stringify(input), JSON.stringify({ load: ["computer_use_scroll"] })));
 	assert.deepEqual(found.loaded, []);
 	assert.equal(found.rejected.length, 6);

@@ -118,3 +118,24 @@ test("npm run build without Rust: a clear message pointing at the registry insta
 		rmSync(nodeOnly, { recursive: true, force: true });
 	}
 });
+
+test("Pi names the extension pi-codex-toolkit: the manifest's entry, through Pi's own label code on both versions", async () => {
+	const entry = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).pi.extensions;
+	assert.deepEqual(entry, ["./src/pi-codex-toolkit/index.ts"]);
+	// The entry is the extension itself: it re-exports the default export embedders get from src/index.ts.
+	const [viaEntry, viaIndex] = await Promise.all([import(join(ROOT, entry[0])), import(join(ROOT, "src/index.ts"))]);
+	assert.equal(typeof viaEntry.default, "function");
+	assert.equal(viaEntry.default, viaIndex.default);
+	for (const dir of ["pi-087", "pi-1x"]) {
+		const { InteractiveMode } = await import(join(ROOT, "node_modules", dir, "dist/modes/interactive/interactive-mode.js"));
+		const mode = Object.create(InteractiveMode.prototype);
+		const label = (path, sourceInfo) => mode.getCompactExtensionLabels([{ path, sourceInfo }])[0];
+		// `pi -e <clone>`: Pi resolves the manifest's entry against the folder (whatever the clone is called).
+		const local = join("/home/u/work/some-clone", entry[0]);
+		assert.equal(label(local, { source: "local", scope: "temporary" }), "pi-codex-toolkit", dir);
+		assert.equal(label("/home/u/work/some-clone/src/index.ts", { source: "local", scope: "temporary" }), "src", `${dir}: what the old entry showed`);
+		// An npm install: the package name first.
+		const base = "/home/u/.pi/agent/npm/node_modules/pi-codex-toolkit";
+		assert.equal(label(join(base, entry[0]), { source: "npm:pi-codex-toolkit", scope: "user", baseDir: base }), "pi-codex-toolkit:src/pi-codex-toolkit", dir);
+	}
+});

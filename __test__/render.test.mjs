@@ -71,6 +71,32 @@ test("Bash: live output while running, with Elapsed, then Took; the call line's 
 	assert.equal(c.state.interval, undefined, "the redraw timer stops with the final result");
 });
 
+test("exec_command and write_stdin: live output (tail) with Elapsed while the call waits, then the result", () => {
+	const c = ctx({ args: { cmd: "npm run build" }, executionStarted: true });
+	assert.match(call("exec_command", c), /<muted>Elapsed 0\.\ds<\/muted>/, "the timer before any output");
+	const out = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+	const peek = { live: true, sessionId: "pct-shell-1", stdout: out, stderr: "warn: slow\n", stdoutBytes: out.length, stderrBytes: 11, elapsedMs: 1500, settled: false };
+	const live = result("exec_command", c, textResult(out, peek), { isPartial: true });
+	// collapsed: the end of the output, stderr last, never the first lines
+	assert.match(live, /<toolOutput>line 30<\/toolOutput>/);
+	assert.match(live, /<toolOutput>warn: slow<\/toolOutput>/);
+	assert.ok(!live.includes("<toolOutput>line 1</toolOutput>"), live);
+	assert.match(live, /\.\.\. \(26 earlier lines/);
+	assert.match(live, /<muted>Elapsed \d+\.\ds<\/muted>/);
+	assert.ok(!call("exec_command", c).includes("Elapsed"), "once live rows show, the timer is below them only");
+	const expanded = result("exec_command", { ...c, expanded: true }, textResult(out, peek), { isPartial: true, expanded: true });
+	assert.ok(expanded.includes("<toolOutput>line 1</toolOutput>"));
+	const empty = result("exec_command", ctx({ args: { cmd: "sleep 5" }, executionStarted: true }), textResult("", { live: true, stdout: "", stderr: "" }), { isPartial: true });
+	assert.match(empty, /<muted>\(no output yet\)<\/muted>/);
+	const final = result("exec_command", { ...c, isPartial: false, durationMs: 2100 }, textResult("", { status: "completed", exit_code: 0, stdout: "done\n", stderr: "" }), { isPartial: false });
+	assert.match(final, /<toolOutput>done<\/toolOutput>/);
+	assert.match(final, /<muted>Took 2\.1s<\/muted>/);
+	const w = ctx({ args: { session_id: "pct-shell-1", chars: "" }, executionStarted: true });
+	assert.match(call("write_stdin", w), /poll<\/muted>\n<muted>Elapsed/);
+	const wl = result("write_stdin", w, textResult("tick 3", { live: true, stdout: "tick 3\n", stderr: "" }), { isPartial: true });
+	assert.match(wl, /<toolOutput>tick 3<\/toolOutput>[\s\S]*Elapsed/);
+});
+
 test("Bash failure: the exit code as a sentence with [TOOL_FAILED] in the error colour, then the output's tail", () => {
 	const raw =
 		"TOOL_FAILED: The command exited with code 2. Its stdout and stderr are below: fix the cause they show, then run it again.\n" +

@@ -20,7 +20,7 @@ function fakeHost({ hooks = {}, admitted = true } = {}) {
 		config: () => ({ permissions: { mode: "auto", planSafeTools: [] } }),
 	};
 	register(host);
-	const call = (name, params, signal) => tools.get(name).execute("id", params, signal, undefined, { cwd: "/tmp" });
+	const call = (name, params, signal, onUpdate) => tools.get(name).execute("id", params, signal, onUpdate, { cwd: "/tmp" });
 	return { host, tools, life, call };
 }
 
@@ -85,6 +85,38 @@ test("hooks: identity-only call after normalization, env overlay, policy denial,
 	// the session is replaced (shutdown) while the hook runs
 	onContext = async () => life.shellSessions.shutdown();
 	await assert.rejects(call("exec_command", { cmd: "true" }), /^Error: manager-closed: /);
+});
+
+test("live output: a running exec_command and a waiting write_stdin send the tail of their output as it grows", async () => {
+	const { call } = fakeHost();
+	const updates = [];
+	const r = await call("exec_command", { cmd: "for i in 1 2 3; do echo step $i; sleep 0.4; done", yield_time_ms: 10_000 }, undefined, (u) => updates.push(u));
+	assert.equal(r.details.stdout, "step 1\nstep 2\nstep 3\n", "the peeks consumed nothing");
+	assert.ok(updates.length >= 2, `updates: ${JSON.stringify(updates)}`);
+	for (const u of updates) assert.equal(u.details.live, true);
+	// each update carries more than the one before (sent only when the output grew), and the text is its tail
+	const sizes = updates.map((u) => u.details.stdoutBytes);
+	assert.deepEqual(sizes, [...new Set(sizes)].sort((a, b) => a - b), `sizes ${sizes}`);
+	assert.match(updates[0].content[0].text, /^step 1\n/);
+	assert.match(updates[0].details.sessionId, /^pct-shell-/);
+	assert.equal(typeof updates[0].details.elapsedMs, "number");
+	// bounded: a stream larger than LIVE_BYTES arrives as its last 4096 bytes
+	const big = [];
+	const b = await call("exec_command", { cmd: "seq 1 20000; sleep 0.6", yield_time_ms: 10_000 }, undefined, (u) => big.push(u));
+	assert.equal(b.details.status, "completed");
+	assert.ok(big.length >= 1);
+	const last = big.at(-1).details;
+	assert.ok(last.stdout.length <= 4096 && last.stdout.endsWith("19999\n20000\n"), `${last.stdout.length}`);
+	assert.ok(last.stdoutBytes > 100_000, `${last.stdoutBytes}`);
+	// write_stdin while it waits
+	const started = await call("exec_command", { cmd: "read x; echo got $x; sleep 0.6; echo bye", yield_time_ms: 0 });
+	const polls = [];
+	const w = await call("write_stdin", { session_id: started.details.session_id, chars: "hi\n", yield_time_ms: 10_000 }, undefined, (u) => polls.push(u));
+	assert.equal(w.details.stdout, "got hi\nbye\n");
+	assert.ok(polls.some((u) => u.content[0].text === "got hi\n"), JSON.stringify(polls));
+	// without onUpdate (print mode, nested) nothing polls: the call still works
+	const plain = await call("exec_command", { cmd: "echo x" });
+	assert.equal(plain.details.stdout, "x\n");
 });
 
 test("AbortSignal: an aborted call stops its job; an already aborted signal runs nothing", async () => {

@@ -1,4 +1,4 @@
-// Jobs do not outlive Node (issue 13 item 6; docs/shell.md "When Node exits"): a child Node process loads the addon,
+// Jobs do not outlive Node (docs/shell.md "When Node exits"): a child Node process loads the addon,
 // starts jobs (one with a descendant that left the process group) and a recovery file, then ends by SIGKILL, SIGTERM,
 // an uncaught throw or a normal exit. Every job process must be gone and the recovery file removed, by bounded
 // polling (the watchdog needs well under a second; the bound only absorbs a loaded machine).

@@ -1,4 +1,4 @@
-// Remote Compaction request building (issue 12 item 4, docs/compaction.md) on a 2,000-message session, as the glue
+// Remote Compaction request building (docs/compaction.md) on a 2,000-message session, as the glue
 // does it: JSON.stringify of the captured payload and the prior details, the addon's compactionBuildRequest (Rust
 // parses, builds prior retained + checkpoint + input + trigger, answers the POST body text), against a named baseline in the same run: JSON.stringify of the same captured
 // input alone (the least any sender must do). Goal: under 20 ms per build.

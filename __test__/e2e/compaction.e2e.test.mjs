@@ -1,4 +1,4 @@
-// Remote Compaction in the real Pi (both versions), offline (issue 12 item 3, docs/compaction.md): the main model is
+// Remote Compaction in the real Pi (both versions), offline (docs/compaction.md): the main model is
 // openai-codex with a ChatGPT login; the loopback OpenAI server (helpers/openai-server.mjs) answers both the model
 // requests and the compaction request, reached through the fetch-redirect test extension. RPC `compact` triggers it.
 import { test, after } from "node:test";

@@ -28,7 +28,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, script: script(box, [["computer_use_list_apps", {}]]) });
 		try {
 			const { notifications } = await pi.prompt("/pct status");
-			assert.match(notifications.join("\n"), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: unsupported-platform$/m);
+			assert.match(notifications.join("\n"), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: Computer Use needs macOS; on this machine turn it off with \/pct config\. \[unsupported-platform\]$/m);
 			// The model calls it anyway: Pi has no such tool.
 			const { events } = await pi.prompt("go", 120000);
 			const ends = events.filter((e) => e.type === "tool_execution_end");
@@ -54,7 +54,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, script: s, env: { ...SEAM, FAKE_APP_SERVER_LOG: log }, ui: (req) => (req.method === "confirm" ? (asked.push(req.message), { confirmed: /Safari/.test(req.message) }) : { cancelled: true }) });
 		try {
 			const status = (await pi.prompt("/pct status")).notifications.join("\n");
-			assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: active\n {2}reason: \n {2}transport: codex app-server --stdio$/m);
+			assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: active\n {2}transport: codex app-server --stdio$/m);
 			const { events } = await pi.prompt("go", 120000);
 			const ends = events.filter((e) => e.type === "tool_execution_end");
 			assert.equal(ends.length, 4, JSON.stringify(ends).slice(0, 2000) + pi.stderr.slice(-1500));

@@ -58,7 +58,7 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	// Issue 13 item 7: a descendant that left the process group (own session, pipes closed) does not survive Pi's
+	// A descendant that left the process group (own session, pipes closed) does not survive Pi's
 	// shutdown: it carries the job's PCT_JOB marker and close() stops it.
 	test(`[pi ${version.name}] Pi's shutdown stops a setsid descendant of a completed command`, async () => {
 		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}1`;
@@ -78,7 +78,7 @@ for (const version of PI_VERSIONS) {
 		assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "stopped when Pi shut down");
 	});
 
-	// Issue 13 item 6: SIGKILL skips every exit hook; the per-process watchdog still kills the jobs (also the one
+	// SIGKILL skips every exit hook; the per-process watchdog still kills the jobs (also the one
 	// that left its group) and removes the recovery file.
 	test(`[pi ${version.name}] SIGKILL of Pi: running jobs are killed and recovery files removed`, async () => {
 		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}2`;

@@ -26,7 +26,7 @@ for (const version of PI_VERSIONS) {
 			assert.match(text, /^model: faux-1  provider: faux  api: /m);
 			assert.match(text, new RegExp(`^config: ${pi.box.configPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
 			for (const title of ["Web Search", "Remote Compaction", "Image Generation", "Computer Use", "Apply Patch", "Shell Sessions", "Code Mode", "Tool Discovery"]) {
-				assert.match(text, new RegExp(`^${title}\\n  configured: off\\n  effective: (off|unavailable)\\n  reason: `, "m"), title);
+				assert.match(text, new RegExp(`^${title}\\n  configured: off\\n  effective: (off|unavailable)\\n  reason: [A-Z].*\\. \\[[a-z-]+\\]$`, "m"), title);
 			}
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
@@ -73,7 +73,7 @@ for (const version of PI_VERSIONS) {
 		try {
 			const text = (await pi.prompt("/pct status")).notifications.join("\n");
 			assert.match(text, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m);
-			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: not turned on: set shellSessions\.enabled to true in the config, or use \/pct config$/m);
+			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: Turned off in the config: turn it on with \/pct config \(or set shellSessions\.enabled to true\)\. \[off-in-config\]$/m);
 		} finally {
 			await pi.close();
 		}

@@ -18,6 +18,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** One tmux server (its own socket) running one interactive Pi. */
 class TmuxPi {
 	constructor(version, box, script) {
+		// Pi's start-up check for fd and rg (see submitWhenReady) finds them in the agent dir's bin/ by existence
+		// alone: with these stand-ins it spawns nothing from PATH and downloads nothing, on any machine. The test
+		// never runs them (the host tools replace Pi's grep and find; nothing types an @ path).
+		mkdirSync(join(box.agentDir, "bin"), { recursive: true });
+		for (const tool of ["fd", "rg"]) writeFileSync(join(box.agentDir, "bin", tool), `#!/bin/sh\necho "${tool}: stand-in of the TUI test" >&2\nexit 2\n`, { mode: 0o755 });
 		this.socket = `pct-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 		const env = {
 			PI_CODING_AGENT_DIR: box.agentDir,
@@ -73,6 +78,30 @@ class TmuxPi {
 	}
 }
 
+/**
+ * Types `text` and submits it once Pi accepts a submit. Both versions draw the editor and footer before their
+ * start-up has finished; until then a submit only says "Startup is still in progress" and keeps the text in the
+ * editor. What Pi awaits between the two is its fd/rg check (`ensureTool`: the agent dir's bin/, then `fd
+ * --version` / `rg --version` from PATH without a timeout, then a download from GitHub unless PI_OFFLINE is set),
+ * so the wait depends on the machine: what PATH holds and how its network answers. The test takes the machine out
+ * (stand-ins in bin/, PI_OFFLINE=1) and still submits again, as long as the refusal is the last thing on the
+ * screen, until `done` shows.
+ */
+async function submitWhenReady(pi, text, done, timeoutMs = 180_000) {
+	pi.keys(text, "Enter");
+	const end = Date.now() + timeoutMs;
+	while (Date.now() < end) {
+		const screen = plain(pi.screen());
+		if (done.test(screen)) return;
+		const refused = screen.lastIndexOf("Startup is still in progress");
+		// Refused and not submitted since: the chat below the refusal (above the editor's border) has no user message.
+		const chat = refused >= 0 ? screen.slice(refused).split(/\n─{10,}/)[0] : "";
+		if (refused >= 0 && !new RegExp(`\\n\\s*${text}\\n`).test(`${chat}\n`)) pi.keys("Enter");
+		await sleep(1000);
+	}
+	throw new Error(`"${text}" was never accepted; the screen:\n${plain(pi.screen())}`);
+}
+
 /** Keeps a screen for the report when PCT_TUI_CAPTURE_DIR is set. */
 function keep(name, raw) {
 	const dir = process.env.PCT_TUI_CAPTURE_DIR;
@@ -97,6 +126,7 @@ export default [
 	{ tools: [{ name: "Read", args: { path: "app.py" } }] },
 	(ctx) => ({ tools: [{ name: "Edit", args: { path: "app.py", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=2:\\n+line TWO" } }] }),
 	{ tools: [{ name: "Bash", args: { command: "rm -rf build-output" } }] },
+	{ tools: [{ name: "exec_command", args: { cmd: "for i in $(seq 1 16); do echo beat-$i; sleep 0.5; done", yield_time_ms: 30000 } }] },
 	{ text: "all done" },
 ];`;
 
@@ -104,22 +134,19 @@ for (const version of PI_VERSIONS) {
 	// Pi 0.87.1's interactive start-up (its fd/rg tool check, before it installs the editor's submit handler) did
 	// not finish within a minute in the clean-clone CI run on this machine kind, although the same test passes when
 	// run alone; until that is understood the TUI is proven on the 1.x line only (docs/render.md).
-	const skip = !HAS_TMUX ? "tmux is not installed" : version.name.startsWith("0.87") ? "Pi 0.87's TUI start-up does not finish reliably here" : false;
-	test(`[pi ${version.name}] in the TUI: the card shows the command, Bash streams live output, Edit shows its diff, a denial is an error; /pct status`, { skip }, async () => {
+	const skip = !HAS_TMUX ? "tmux is not installed" : false;
+	test(`[pi ${version.name}] in the TUI: the card shows the command, Bash streams live output, Edit shows its diff, a denial is an error, exec_command streams too; /pct status`, { skip }, async () => {
 		const box = sandbox("pct-tui-");
-		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" } });
+		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" }, shellSessions: { enabled: true } });
 		writeFileSync(join(box.cwd, "app.py"), "line one\nline two\nline three\n");
 		const pi = new TmuxPi(version, box, writeScript(box, SCRIPT));
 		const tag = version.name.replace(/\./g, "");
 		try {
-			await pi.waitFor(/faux-1\s*$/m, "Pi's footer", 240_000); // a cold start on a loaded machine is slow
-			pi.keys("go", "Enter");
-			// Pi 0.87 draws its footer before its start-up has finished and then refuses a submit ("Startup is still
-			// in progress"), keeping the text in the editor: submit again once it is done.
-			for (let i = 0; i < 60 && /Startup is still in progress/.test(plain(pi.screen())) && !/Allow Bash/.test(plain(pi.screen())); i++) {
-				await sleep(1000);
-				pi.keys("Enter");
-			}
+			// The footer is drawn first, the loaded extensions later. A cold start on a loaded machine is slow.
+			const start = await pi.waitFor(/\[Extensions\][\s\S]*faux-1\s*$/m, "Pi's extension list", 240_000);
+			// Pi lists the toolkit under its package name (the manifest's entry folder), not `src`.
+			assert.match(plain(start), /\[Extensions\]\n\s*faux-model\.ts, pi-codex-toolkit\n/);
+			await submitWhenReady(pi, "go", /Allow Bash/);
 
 			// 1. The card names the command before anything runs.
 			const card = await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ for i in \$\(seq 1 40\)/, "the Bash card with its command");
@@ -144,7 +171,16 @@ for (const version of PI_VERSIONS) {
 			// 4. A denied call: the sentence and the code, in the error colour.
 			await pi.waitFor(/Allow Bash to run this command\?\n\s*\$ rm -rf build-output/, "the second Bash card");
 			pi.keys("Down", "Down", "Enter"); // Deny
-			const denied = await pi.waitFor(/Not run: the call was denied\. \[TOOL_DENIED\][\s\S]*all done/, "the denied row");
+
+			// 5. exec_command streams its output while it waits, with the timer, and ends with its tail.
+			await pi.waitFor(/Allow exec_command to run a command in the workspace\?\n\s*\$ for i in \$\(seq 1 16\)/, "the exec_command card");
+			pi.keys("Enter");
+			const execLive = await pi.waitFor(/beat-3\n[\s\S]*Elapsed \d+\.\ds/, "exec_command's live output and timer");
+			keep(`${tag}-exec-live`, execLive);
+			assert.doesNotMatch(plain(execLive), /beat-16/, "still running");
+			assert.doesNotMatch(plain(execLive), /all done/);
+			const denied = await pi.waitFor(/Not run: the call was denied\. \[TOOL_DENIED\][\s\S]*beat-16\n[\s\S]*Took \d[\s\S]*all done/, "the denied row and the finished exec_command");
+			assert.match(plain(denied), /\.\.\. \(11 earlier lines/, "collapsed: the tail of exec_command's output");
 			keep(`${tag}-denied`, denied);
 			assert.match(plain(denied), /Edit app\.py \+1 -1/);
 			assert.match(plain(denied), /Read app\.py\n\s*lines 1-3 of 3/);
@@ -153,7 +189,7 @@ for (const version of PI_VERSIONS) {
 			assert.match(errorColour, /\x1b\[(38;[25];[0-9;]+|3[0-9])m/, "the error sentence is coloured");
 			assert.notEqual(errorColour, colourOf(denied, "lines 1-3 of 3"), "not in the colour of a success row");
 
-			// 5. /pct status: the summary line first.
+			// 6. /pct status: the summary line first.
 			pi.keys("/pct status");
 			await sleep(500);
 			pi.keys("Enter");

@@ -35,9 +35,12 @@ export async function status(pi) {
 	return (await pi.prompt("/pct status")).notifications.join("\n");
 }
 
-/** The block of one feature in a status text: {configured, effective, reason}. */
+/**
+ * The block of one feature in a status text: {configured, effective, reason}. `reason` is the stable code the reason
+ * line ends with (`[code]`), "" for an active feature (it has no reason line).
+ */
 export function featureOf(text, title) {
-	const m = text.match(new RegExp(`^${title}\\n  configured: (on|off)\\n  effective: (\\w+)\\n  reason: (.*)$`, "m"));
+	const m = text.match(new RegExp(`^${title}\\n  configured: (on|off)\\n  effective: (\\w+)\\n(?:  reason: .* \\[([a-z-]+)\\]$)?`, "m"));
 	if (!m) throw new Error(`no ${title} block in:\n${text}`);
-	return { configured: m[1], effective: m[2], reason: m[3] };
+	return { configured: m[1], effective: m[2], reason: m[3] ?? "" };
 }

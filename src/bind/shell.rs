@@ -281,6 +281,26 @@ impl ShellManager {
         })
     }
 
+    /// The end of a running call's output so far, without consuming it (docs/shell.md "Live output"): at most
+    /// `maxBytes` (default 4096, at most 16 KiB) of each stream; null when no such call runs or it has no job yet.
+    #[napi(catch_unwind)]
+    pub fn peek(&self, env: &napi::Env, call_id: String, max_bytes: Option<u32>) -> napi::Result<Option<ShellPeek>> {
+        guard::sync(env, "shell.peek", || {
+            Ok(self
+                .calls
+                .peek(&call_id, max_bytes.unwrap_or(4096) as usize)
+                .map(|p| ShellPeek {
+                    session_id: p.session_id,
+                    stdout: p.stdout,
+                    stderr: p.stderr,
+                    stdout_bytes: p.stdout_bytes as f64,
+                    stderr_bytes: p.stderr_bytes as f64,
+                    elapsed_ms: p.elapsed_ms as f64,
+                    settled: p.settled,
+                }))
+        })
+    }
+
     /// Stops every job (switch/fork preflight, feature disabled): `{ok}` or `{ok:false, code:"cleanup-incomplete"}`.
     #[napi(catch_unwind, ts_return_type = "Promise<ShellOk | ShellFailure>")]
     pub async fn cleanup(&self) -> Value {
@@ -330,16 +350,35 @@ impl ShellManager {
 impl ShellManager {
     /// One exec_command (`stdin == false`) or write_stdin call, registered under `call_id` for `cancel`.
     async fn call(&self, stdin: bool, args: &Value, context: &Value, call_id: Option<String>) -> Value {
-        let cancel = call_id.as_deref().map(|id| self.calls.begin(id));
+        let (cancel, live) = call_id.as_deref().map(|id| self.calls.begin_live(id)).unzip();
         // Ends the registration even when the call panics (the guard resolves `internal-panic` meanwhile).
         let _end = call_id.map(|id| EndCall(&self.calls, id));
-        let r = match shell::js::context_from_json(context, cancel) {
+        let r = match shell::js::context_from_json(context, cancel, live) {
             Ok(ctx) if stdin => self.inner.write_stdin(args, ctx).await,
             Ok(ctx) => self.inner.exec(args, ctx).await,
             Err(e) => Err(e),
         };
         shell::js::result_json(r)
     }
+}
+
+/// What `peek` sees of a running exec_command or write_stdin call: the end of the unread output it will return.
+#[napi(object)]
+pub struct ShellPeek {
+    /// The session id of the job the call waits on.
+    pub session_id: String,
+    /// The end of the unread stdout.
+    pub stdout: String,
+    /// The end of the unread stderr.
+    pub stderr: String,
+    /// Unread stdout bytes so far (the change detector: it only grows during one call).
+    pub stdout_bytes: f64,
+    /// Unread stderr bytes so far.
+    pub stderr_bytes: f64,
+    /// Milliseconds since the call started waiting on the job.
+    pub elapsed_ms: f64,
+    /// The job settled: the call is about to return.
+    pub settled: bool,
 }
 
 /// Forgets a call id when the call ends, however it ends.

@@ -124,6 +124,7 @@ impl Adapters for Arc<ToolkitAdapters> {
                         env,
                         cancel: Some(cancel.clone()),
                         stop_on_cancel: tool == "exec_command",
+                        live: None,
                     };
                     let run = async {
                         if tool == "exec_command" {
@@ -364,6 +365,7 @@ mod seal_tests {
                     env: None,
                     cancel: None,
                     stop_on_cancel: true,
+                    live: None,
                 },
             )
             .await;
@@ -431,6 +433,7 @@ mod seal_tests {
                     env: None,
                     cancel: None,
                     stop_on_cancel: true,
+                    live: None,
                 },
             )
             .await

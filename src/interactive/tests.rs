@@ -357,7 +357,7 @@ mod rules {
             (Some("unavailable"), Some("every tool switched off"))
         );
         let text = status_text(&snapshot(all_off, Some(("faux", "faux-1")), with(&INTERACTIVE, ME)));
-        assert!(text.contains("\nInteractive Tools\n  configured: on\n  effective: unavailable\n  reason: every tool switched off\n  tools: —\n  switched off: asktool, TodoWrite, new_context\n  plan mode: allowed"), "{text}");
+        assert!(text.contains("\nInteractive Tools\n  configured: on\n  effective: unavailable\n  reason: Every interactive tool is switched off: switch one on with /pct config. [every-tool-switched-off]\n  tools: —\n  switched off: asktool, TodoWrite, new_context\n  plan mode: allowed"), "{text}");
     }
 
     #[test]
@@ -367,7 +367,12 @@ mod rules {
         tools.extend(with(&["asktool"], OTHER).into_iter().filter(|t| t.name == "asktool"));
         let cfg = json!({"interactiveTools": {"enabled": true}});
         let text = status_text(&snapshot(cfg.clone(), Some(("faux", "faux-1")), tools));
-        assert!(text.contains("\nInteractive Tools\n  configured: on\n  effective: active\n  reason: \n  tools: TodoWrite, new_context\n"), "{text}");
+        assert!(
+            text.contains(
+                "\nInteractive Tools\n  configured: on\n  effective: active\n  tools: TodoWrite, new_context\n"
+            ),
+            "{text}"
+        );
         let (_, st) = active(cfg, with(&INTERACTIVE, OTHER));
         assert_eq!(st["effective"], "unavailable");
         assert_eq!(st["reason"], "conflicting-tool-name");

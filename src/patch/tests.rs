@@ -941,7 +941,7 @@ fn parser_fuzz_never_panics() {
     );
 }
 
-// ---- Issue 13: size limits, containment under a symlink swap, in-place updates, recovery, smaller fixes ----
+// ---- Size limits, containment under a symlink swap, in-place updates, recovery, smaller fixes ----
 
 /// Runs `f` with lowered size limits (per file, per patch) on this thread.
 fn with_limits<T>(source: u64, total: u64, f: impl FnOnce() -> T) -> T {

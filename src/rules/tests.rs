@@ -535,7 +535,7 @@ config: /agent/extensions/pi-codex-toolkit.json
 Web Search
   configured: off
   effective: off
-  reason: off in config
+  reason: Turned off in the config: turn it on with /pct config (or set webSearch.enabled to true). [off-in-config]
   requested backend: auto
   effective backend: off
   web search executor: —
@@ -544,43 +544,40 @@ Web Search
 Remote Compaction
   configured: off
   effective: off
-  reason: off in config
+  reason: Turned off in the config: turn it on with /pct config (or set remoteCompaction.enabled to true). [off-in-config]
 
 Image Generation
   configured: off
   effective: off
-  reason: off in config
+  reason: Turned off in the config: turn it on with /pct config (or set imageGeneration.enabled to true). [off-in-config]
   backend: —
 
 Apply Patch
   configured: on
   effective: active
-  reason: 
   route: nested (inside code cells only)
 
 Computer Use
   configured: off
   effective: off
-  reason: off in config
+  reason: Turned off in the config: turn it on with /pct config (or set computerUse.enabled to true). [off-in-config]
   transport: —
 
 Shell Sessions
   configured: off
   effective: off
-  reason: execution rule astra (match faux-*) does not ask for shell; change it with /pct config → Execution rules
+  reason: Execution rule astra (match faux-*) does not ask for shell: change the rule with /pct config → Execution rules. [rule-does-not-ask]
   note: pipes only (no TTY); a command starts exactly once and is never replayed
 
 Code Mode
   configured: on
   effective: active
-  reason: 
   nested apply_patch approval: always
   note: nested calls are dispatched by the cell: per-call tool hooks and third-party permission interceptors do not see them
 
 Tool Discovery
   configured: on
   effective: active
-  reason: 
   managed deferred: 7
   loaded this session: 0
   note: only explicitly managed toolkit-owned tools can be loaded
@@ -588,7 +585,7 @@ Tool Discovery
 Host Tools
   configured: off
   effective: off
-  reason: not turned on: set hostTools.enabled to true in the config, or use /pct config
+  reason: Turned off in the config: turn it on with /pct config (or set hostTools.enabled to true). [off-in-config]
   permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)
   tools: —
   builtins replaced: none
@@ -597,7 +594,7 @@ Host Tools
 Interactive Tools
   configured: off
   effective: off
-  reason: not turned on: set interactiveTools.enabled to true in the config, or use /pct config
+  reason: Turned off in the config: turn it on with /pct config (or set interactiveTools.enabled to true). [off-in-config]
   tools: —
   plan mode: allowed (plan-safe: they change nothing)
 
@@ -632,12 +629,12 @@ Apply error: cleanup-incomplete (Code Mode cleanup is still pending)
 ";
     assert!(text.starts_with(head), "{text}");
     assert!(
-        text.contains("\nApply Patch\n  configured: on\n  effective: active\n  reason: \n"),
+        text.contains("\nApply Patch\n  configured: on\n  effective: active\n"),
         "{text}"
     );
     assert!(
         text.contains(
-            "\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: name-taken\n  taken: exec_command is registered by "
+            "\nShell Sessions\n  configured: on\n  effective: unavailable\n  reason: exec_command is registered by "
         ),
         "{text}"
     );
@@ -670,7 +667,7 @@ Execution rules:
         ),
         "{text}"
     );
-    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: no execution rule matches the current model; add one with /pct config → Execution rules\n"));
+    assert!(text.contains("\nApply Patch\n  configured: off\n  effective: off\n  reason: No execution rule matches the current model: add one with /pct config → Execution rules. [no-matching-rule]\n"));
 }
 
 #[test]
@@ -807,10 +804,10 @@ fn glue_status_lines_replace_the_generic_note() {
     );
     let text = status_text(&input);
     assert!(
-        text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  reason: \n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
+        text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
         "{text}"
     );
-    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: not turned on: set codeMode.enabled to true in the config, or use /pct config\n  nested apply_patch approval: confirm\n  note: nested calls"));
+    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: Turned off in the config: turn it on with /pct config (or set codeMode.enabled to true). [off-in-config]\n  nested apply_patch approval: confirm\n  note: nested calls"));
 }
 
 #[test]
@@ -846,8 +843,13 @@ fn off_features_say_why_in_plain_words() {
         let start = text
             .find(&format!("\n{title}\n"))
             .unwrap_or_else(|| panic!("{title} in {text}"));
-        let line = text[start..].lines().find(|l| l.starts_with("  reason: ")).unwrap();
-        line["  reason: ".len()..].to_string()
+        // The feature's block ends at the next blank line; "-" when it has no reason line.
+        let block = text[start + 1..].split("\n\n").next().unwrap();
+        block
+            .lines()
+            .find_map(|l| l.strip_prefix("  reason: "))
+            .unwrap_or("-")
+            .to_string()
     };
     // Legacy flags: the setting to turn on.
     let legacy = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
@@ -859,12 +861,24 @@ fn off_features_say_why_in_plain_words() {
     ] {
         assert_eq!(
             reason(&legacy, title),
-            format!("not turned on: set {key}.enabled to true in the config, or use /pct config")
+            format!(
+                "Turned off in the config: turn it on with /pct config (or set {key}.enabled to true). [off-in-config]"
+            )
         );
     }
     // Network and desktop features that are off say so plainly (never "not built").
-    for title in ["Web Search", "Remote Compaction", "Image Generation", "Computer Use"] {
-        assert_eq!(reason(&legacy, title), "off in config");
+    for (title, key) in [
+        ("Web Search", "webSearch"),
+        ("Remote Compaction", "remoteCompaction"),
+        ("Image Generation", "imageGeneration"),
+        ("Computer Use", "computerUse"),
+    ] {
+        assert_eq!(
+            reason(&legacy, title),
+            format!(
+                "Turned off in the config: turn it on with /pct config (or set {key}.enabled to true). [off-in-config]"
+            )
+        );
     }
     // Rules: the matched rule that does not ask for it, no matching rule, no model.
     let matched = status_text(&snapshot(
@@ -874,21 +888,21 @@ fn off_features_say_why_in_plain_words() {
     ));
     assert_eq!(
         reason(&matched, "Code Mode"),
-        "execution rule r (match faux-*) does not ask for code; change it with /pct config → Execution rules"
+        "Execution rule r (match faux-*) does not ask for code: change the rule with /pct config → Execution rules. [rule-does-not-ask]"
     );
-    assert_eq!(reason(&matched, "Shell Sessions"), "");
+    assert_eq!(reason(&matched, "Shell Sessions"), "-");
     let no_model = status_text(&snapshot(rules_cfg(rule(true, true, true)), None, registry(&[], &[])));
     assert_eq!(
         reason(&no_model, "Apply Patch"),
-        "no current model, so no execution rule applies"
+        "No model is selected: pick one with /model. [current-model-missing]"
     );
-    // Active features keep an empty reason.
+    // Active features have no reason line.
     let on = status_text(&snapshot(
         json!({ "applyPatch": { "enabled": true } }),
         Some(("faux", "faux-1")),
         registry(&[], &[]),
     ));
-    assert_eq!(reason(&on, "Apply Patch"), "");
+    assert_eq!(reason(&on, "Apply Patch"), "-");
 }
 
 /// Route facts for the network status tests.
@@ -911,7 +925,12 @@ fn network_status_reasons_and_tools() {
             .lines()
             .find(|l| l.starts_with(&format!("  {key}: ")))
             .unwrap();
-        line[key.len() + 4..].to_string()
+        let value = &line[key.len() + 4..];
+        // A reason line ends with its stable code in brackets.
+        match (key, value.rfind(" [")) {
+            ("reason", Some(i)) => value[i + 2..value.len() - 1].to_string(),
+            _ => value.to_string(),
+        }
     };
     let cfg = json!({ "webSearch": { "enabled": true }, "imageGeneration": { "enabled": true } });
     // Our registry plus the two network tools (registered by src/pi/net).

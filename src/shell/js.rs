@@ -3,6 +3,7 @@
 
 use super::cancel::Cancel;
 use super::error::ShellError;
+use super::live::{self, LivePeek, LiveSlot};
 use super::manager::{CallContext, Limits};
 use super::process::ShellConfig;
 use super::render::ShellResult;
@@ -55,7 +56,7 @@ pub fn normalize_write_json(args: &Value) -> Value {
 }
 
 /// Builds a [`CallContext`] from `{cwd, shell?, env?, stopOnCancel?}` (stopOnCancel defaults to true: direct call).
-pub fn context_from_json(v: &Value, cancel: Option<Cancel>) -> Result<CallContext, ShellError> {
+pub fn context_from_json(v: &Value, cancel: Option<Cancel>, live: Option<LiveSlot>) -> Result<CallContext, ShellError> {
     let cwd = v
         .get("cwd")
         .and_then(Value::as_str)
@@ -76,6 +77,7 @@ pub fn context_from_json(v: &Value, cancel: Option<Cancel>) -> Result<CallContex
         env: v.get("env").cloned().filter(|e| !e.is_null()),
         cancel,
         stop_on_cancel: v.get("stopOnCancel").and_then(Value::as_bool).unwrap_or(true),
+        live,
     })
 }
 
@@ -97,22 +99,32 @@ pub fn limits_from_json(v: Option<&Value>) -> Limits {
     l
 }
 
-/// Maps JS call ids to cancellation tokens. A cancel that arrives before its call registered is remembered.
+/// Maps JS call ids to cancellation tokens and live-output slots. A cancel that arrives before its call
+/// registered is remembered.
 #[derive(Debug, Default)]
 pub struct CallRegistry {
-    live: Mutex<HashMap<String, Cancel>>,
+    live: Mutex<HashMap<String, (Cancel, LiveSlot)>>,
     early: Mutex<HashSet<String>>,
 }
 
 impl CallRegistry {
     /// Registers a call and returns its token (already tripped if the cancel came first).
     pub fn begin(&self, id: &str) -> Cancel {
+        self.begin_live(id).0
+    }
+
+    /// Registers a call and returns its token and the slot its live output is published in.
+    pub fn begin_live(&self, id: &str) -> (Cancel, LiveSlot) {
         let c = Cancel::new();
         if self.early.lock().unwrap().remove(id) {
             c.cancel();
         }
-        self.live.lock().unwrap().insert(id.to_string(), c.clone());
-        c
+        let slot = LiveSlot::default();
+        self.live
+            .lock()
+            .unwrap()
+            .insert(id.to_string(), (c.clone(), slot.clone()));
+        (c, slot)
     }
 
     /// Forgets a finished call.
@@ -120,10 +132,17 @@ impl CallRegistry {
         self.live.lock().unwrap().remove(id);
     }
 
+    /// The end of a running call's output so far (docs/shell.md "Live output"); `None` when no such call runs or
+    /// it has no job yet.
+    pub fn peek(&self, id: &str, max: usize) -> Option<LivePeek> {
+        let slot = self.live.lock().unwrap().get(id).map(|(_, s)| s.clone())?;
+        live::peek(&slot, max)
+    }
+
     /// Trips a call's token (from the JS AbortSignal listener).
     pub fn cancel(&self, id: &str) {
         match self.live.lock().unwrap().get(id) {
-            Some(c) => c.cancel(),
+            Some((c, _)) => c.cancel(),
             None => {
                 let mut early = self.early.lock().unwrap();
                 if early.len() > 1024 {

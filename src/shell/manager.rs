@@ -61,6 +61,8 @@ pub struct CallContext {
     pub cancel: Option<Cancel>,
     /// Whether cancelling this call stops its job (direct calls: yes; Code Mode nested calls: no).
     pub stop_on_cancel: bool,
+    /// Where the call publishes the job it waits on, for live output (direct calls; `None` for nested ones).
+    pub live: Option<super::live::LiveSlot>,
 }
 
 struct Registry {
@@ -513,6 +515,7 @@ impl Manager {
             g = job.observe_lock.lock() => g,
             _ = cancelled(&ctx.cancel) => return Err(on_cancel(self)),
         };
+        super::live::publish(ctx.live.as_ref(), job);
         if job.state.lock().unwrap().released {
             return Err(ShellError::new(
                 "stale-session",

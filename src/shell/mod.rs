@@ -13,6 +13,7 @@ pub mod cancel;
 pub mod error;
 pub mod job;
 pub mod js;
+pub mod live;
 pub mod manager;
 pub mod process;
 pub mod render;

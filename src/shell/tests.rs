@@ -831,3 +831,72 @@ fn unconfirmed_leftover_stop_text_keeps_the_exit_code_and_names_survivors() {
     assert_eq!(r.details()["unknownOutcome"], json!(true));
     assert_eq!(r.details()["survivorPids"], json!([4242]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_call_can_be_peeked_without_consuming_its_output() {
+    let (_d, m) = manager();
+    let calls = Arc::new(js::CallRegistry::default());
+    let (cancel, slot) = calls.begin_live("c1");
+    assert_eq!(calls.peek("c1", 4096), None, "no job yet");
+    let c = CallContext {
+        cancel: Some(cancel),
+        live: Some(slot),
+        ..ctx()
+    };
+    let m2 = m.clone();
+    // Two lines at once, the third only after the peek has seen them; the call waits up to 10 s.
+    let args = json!({"cmd": "printf 'one\\ntwo\\n'; sleep 0.6; printf 'three\\n'", "yield_time_ms": 10_000});
+    let call = tokio::spawn(async move { m2.exec(&args, c).await });
+    let mut seen = None;
+    for _ in 0..200 {
+        if let Some(p) = calls.peek("c1", 4096) {
+            if p.stdout == "one\ntwo\n" {
+                seen = Some(p);
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let p = seen.expect("the first lines while the command runs");
+    assert!(p.session_id.starts_with("pct-shell-"), "{p:?}");
+    assert_eq!((p.stdout_bytes, p.stderr_bytes, p.settled), (8, 0, false));
+    // Bounded: a small peek is the end of the stream, cut on a character boundary.
+    assert_eq!(calls.peek("c1", 4).unwrap().stdout, "two\n");
+    assert_eq!(calls.peek("c1", 0).unwrap().stdout, "\n", "at least one byte");
+    let r = call.await.unwrap().unwrap();
+    // The peeks consumed nothing: the call returns every line.
+    assert_eq!(r.stdout, "one\ntwo\nthree\n");
+    calls.end("c1");
+    assert_eq!(calls.peek("c1", 4096), None, "a finished call is gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_stdin_that_waits_publishes_its_job_too() {
+    let (_d, m) = manager();
+    let r = exec(
+        &m,
+        json!({"cmd": "read x; echo got $x; sleep 0.5; echo done", "yield_time_ms": 0}),
+    )
+    .await
+    .unwrap();
+    let calls = Arc::new(js::CallRegistry::default());
+    let (cancel, slot) = calls.begin_live("w1");
+    let c = CallContext {
+        cancel: Some(cancel),
+        live: Some(slot),
+        ..ctx()
+    };
+    let m2 = m.clone();
+    let args = json!({"session_id": r.session_id, "chars": "hi\n", "yield_time_ms": 10_000});
+    let call = tokio::spawn(async move { m2.write_stdin(&args, c).await });
+    let mut seen = false;
+    for _ in 0..200 {
+        if calls.peek("w1", 4096).is_some_and(|p| p.stdout == "got hi\n") {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(seen, "write_stdin's wait shows the new output");
+    assert_eq!(call.await.unwrap().unwrap().stdout, "got hi\ndone\n");
+}

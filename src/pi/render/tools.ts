@@ -116,7 +116,11 @@ export function bashSections(raw: string): { exit?: string; stdout: string; stde
 
 /** Output of a command: stdout then stderr, as a tail when collapsed. */
 function streams(theme: Theme, stdout: string, stderr: string, expanded: boolean): string {
-	const both = [stdout, stderr].filter(Boolean).join("\n");
+	// Each stream's own final newline is dropped, so stderr follows stdout without a blank row.
+	const both = [stdout, stderr]
+		.map((s) => s.replace(/\n$/, ""))
+		.filter(Boolean)
+		.join("\n");
 	// One tail over both streams (stdout, then stderr), so a collapsed row ends with the command's last words.
 	return both ? tail(theme, both, expanded) : "";
 }
@@ -177,6 +181,7 @@ const execCommand = make({
 	},
 	result(r, o, theme) {
 		const d = (r.details ?? {}) as Record<string, unknown>;
+		if (o.isPartial) return streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded) || theme.fg("muted", "(no output yet)");
 		const body = streams(theme, str(d.stdout) ?? (d.status ? "" : resultText(r)), str(d.stderr) ?? "", o.expanded);
 		const status = str(d.status);
 		const id = str(d.session_id) ?? str(d.sessionId);
@@ -206,6 +211,7 @@ const writeStdin = make({
 
 function shellResult(r: Result, o: Opts, theme: Theme): string {
 	const d = (r.details ?? {}) as Record<string, unknown>;
+	if (o.isPartial) return streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded) || theme.fg("muted", "(no new output yet)");
 	const body = streams(theme, str(d.stdout) ?? "", str(d.stderr) ?? "", o.expanded);
 	const status = str(d.status);
 	const code = num(d.exit_code) ?? num(d.exitCode);

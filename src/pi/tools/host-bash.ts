@@ -15,13 +15,6 @@ import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTask
 import type { ToolkitHost } from "../host.ts";
 import { hostTool, type HostOutcome } from "./host.ts";
 
-/** What a host tool's `execute` returns to Pi: the model-facing text, typed details, and the error flag. */
-export interface HostToolResult<D> {
-	content: { type: "text"; text: string }[];
-	details: D;
-	isError?: boolean;
-}
-
 /** What the engine resolves for one of these tools. */
 export type HostBashNative = HostBashResult | HostTaskOk | HostTaskListOk | HostFailure;
 
@@ -60,12 +53,6 @@ export function piShell(): { shell: string; args: string[] } | undefined {
 	}
 }
 
-const failed = (f: HostFailure): HostToolResult<HostFailure> => ({
-	content: [{ type: "text", text: `${f.code}: ${f.message}` }],
-	details: f,
-	isError: true,
-});
-
 /**
  * A native result as the host-tool wrapper takes it. A failed command (TOOL_FAILED, TOOL_TIMEOUT) keeps its whole text —
  * `CODE: message`, exit code, both streams — as the failure message, so the model still sees stdout and stderr when the
@@ -78,12 +65,6 @@ export function asOutcome(r: HostBashNative): HostOutcome {
 		return { ok: false, code: r.code, message: text.replace(/\n$/, "") };
 	}
 	return r as HostFailure;
-}
-
-/** A native result as a Pi tool result (the wrapper-free shape; failures are error results that keep their details). */
-export function toolResult(r: HostBashNative): HostToolResult<HostBashNative> {
-	if (!("text" in r)) return failed(r);
-	return { content: [{ type: "text", text: r.text }], details: r, isError: r.ok ? undefined : true };
 }
 
 let callSeq = 0;
@@ -176,17 +157,11 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"Stop a background task and its process tree (SIGTERM, SIGKILL after 2 s). Returns its final state, or a running snapshot with stopRequested.",
 		promptSnippet: "TaskStop: stop a background task and its process tree",
 		parameters: taskIdSchema,
-		risk: "read",
+		// Killing a process tree acts like a command: the bash row (docs/permissions.md, Rust `risk_of`).
+		risk: "bash",
 		call: (session, params) => session.taskStop(params),
 	},
 ];
-
-/** `/pct status` lines for Bash under the Host Tools block: running background tasks against both caps. */
-export function hostBashStatusLines(session: HostSession | undefined): string[] {
-	if (!session) return [];
-	const c = session.taskCounts();
-	return [`background tasks: ${c.sessionRunning} running in this session (cap 10), ${c.processRunning} in this process (cap 64)`];
-}
 
 /** Registers Bash, TaskList, TaskWait and TaskStop through the host-tool wrapper (admitted with the host tools). */
 export function register(host: ToolkitHost): void {

@@ -5,7 +5,7 @@
  * permission card (src/pi/permission.ts), the embedder's hooks, AbortSignal and the session lifecycle. The native manager is published as `host.shared.get("shell")` for Code Mode.
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShellContext } from "../../../index.js";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
@@ -13,6 +13,7 @@ import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
+import { LIVE_BYTES, LIVE_POLL_MS } from "./host-bash.ts";
 
 /** The gate message when the pair is not admitted. */
 export const SHELL_NOT_ENABLED =
@@ -86,6 +87,29 @@ export function shellStatusLines(host: Pick<ToolkitHost, "shared">): string[] {
 
 let callSeq = 0;
 
+/**
+ * Live output of a running call (docs/shell.md "Live output"): every LIVE_POLL_MS the end of the output the call will
+ * return (`peek`, at most LIVE_BYTES of each stream, consumes nothing) is sent as a partial result whenever it grew.
+ * The engine never waits for this reader, so a slow UI cannot back up the command's pipes.
+ */
+export function livePoll(
+	mgr: Pick<InstanceType<typeof native.ShellManager>, "peek">,
+	callId: string,
+	onUpdate: AgentToolUpdateCallback<unknown>,
+): ReturnType<typeof setInterval> {
+	let seen = -1;
+	return setInterval(() => {
+		try {
+			const p = mgr.peek(callId, LIVE_BYTES);
+			if (!p || p.stdoutBytes + p.stderrBytes === seen) return;
+			seen = p.stdoutBytes + p.stderrBytes;
+			onUpdate({ content: [{ type: "text", text: [p.stdout, p.stderr].filter(Boolean).join("\n") }], details: { live: true, ...p } });
+		} catch {
+			// A UI that cannot take an update must not fail the command.
+		}
+	}, LIVE_POLL_MS);
+}
+
 /** A fresh manager whose default shell (used by Code Mode's nested calls) is the one Pi resolves now. */
 function newManager() {
 	const m = new native.ShellManager();
@@ -103,7 +127,14 @@ export function register(host: ToolkitHost): void {
 	 * that sends input are command risk (a card per command in ask and accept-edits); a poll, closing stdin or
 	 * terminating is low risk. Nothing runs unless the gate allows it.
 	 */
-	async function gated(tool: "exec_command" | "write_stdin", toolCallId: string, params: Record<string, unknown>, signal: AbortSignal | undefined, ctx: ExtensionContext | undefined) {
+	async function gated(
+		tool: "exec_command" | "write_stdin",
+		toolCallId: string,
+		params: Record<string, unknown>,
+		signal: AbortSignal | undefined,
+		ctx: ExtensionContext | undefined,
+		onUpdate?: AgentToolUpdateCallback<unknown>,
+	) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		const t0 = performance.now();
 		const rt = hostRuntime(host);
@@ -123,7 +154,7 @@ export function register(host: ToolkitHost): void {
 			if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
 			const r0 = performance.now();
 			try {
-				return await run(tool, params, signal, ctx);
+				return await run(tool, params, signal, ctx, onUpdate);
 			} finally {
 				runMs = performance.now() - r0;
 			}
@@ -136,7 +167,13 @@ export function register(host: ToolkitHost): void {
 		}
 	}
 
-	async function run(tool: "exec_command" | "write_stdin", params: Record<string, unknown>, signal: AbortSignal | undefined, ctx: ExtensionContext | undefined) {
+	async function run(
+		tool: "exec_command" | "write_stdin",
+		params: Record<string, unknown>,
+		signal: AbortSignal | undefined,
+		ctx: ExtensionContext | undefined,
+		onUpdate?: AgentToolUpdateCallback<unknown>,
+	) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
 		const mgr = manager;
@@ -161,11 +198,13 @@ export function register(host: ToolkitHost): void {
 		const callId = `${tool}-${process.pid}-${++callSeq}`;
 		const onAbort = () => mgr.cancel(callId);
 		signal?.addEventListener("abort", onAbort, { once: true });
+		const poll = typeof onUpdate === "function" ? livePoll(mgr, callId, onUpdate) : undefined;
 		try {
 			const res = tool === "exec_command" ? await mgr.exec(params, context, callId) : await mgr.writeStdin(params, context, callId);
 			if (!res.ok) throw new Error(res.text);
 			return { content: [{ type: "text" as const, text: res.text }], details: res.details };
 		} finally {
+			if (poll) clearInterval(poll);
 			signal?.removeEventListener("abort", onAbort);
 		}
 	}
@@ -180,7 +219,7 @@ export function register(host: ToolkitHost): void {
 			LIMITS_TEXT,
 		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
-		execute: (id, params, signal, _onUpdate, ctx) => gated("exec_command", id, params, signal, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => gated("exec_command", id, params, signal, ctx, onUpdate),
 	});
 
 	host.pi.registerTool({
@@ -189,7 +228,7 @@ export function register(host: ToolkitHost): void {
 		description: "Continue an exec_command session: poll for new output, write to its stdin, close stdin or terminate it. Output as for exec_command.",
 		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
-		execute: (id, params, signal, _onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx, onUpdate),
 	});
 
 	host.lifecycle("shellSessions", {
