@@ -5,7 +5,8 @@
 //  (b) 256 MiB of output (`yes <64-byte line> | head -c 256MiB`): both keep a tail for the model and write the full
 //      output to a file (ours: the recovery file of stdout; Pi's: its full-output temp file), both deleted after.
 //  (c) the first Bash call of a process against a later one (ratio first/later, goal <= 1.2): each sample is a fresh
-//      Node process that creates its HostSession (the login-PATH probe of $SHELL starts there, in the background),
+//      Node process that creates its HostSession and calls prewarmBash (the login-PATH probe of $SHELL and the shell
+//      watchdog start there, in the background, as at a Pi session start with Bash on),
 //      waits --think ms (default 500: the model's first answer comes before the first tool call), then times
 //      five `true` calls; "later" is the median of calls 2-5. --think 0 shows the worst case (a call at once).
 // Build the release addon first (`npm run build`). Pi needs Node 22:
@@ -45,6 +46,8 @@ try {
 	mkdirSync(join(d, "ws"));
 	mkdirSync(join(d, "agent"));
 	const session = new native.HostSession(join(d, "ws"), join(d, "agent"), "first-call");
+	// What the Pi glue does once Bash is admitted at session start: the login-PATH probe and the watchdog start.
+	session.prewarmBash();
 	await new Promise((r) => setTimeout(r, Number(think)));
 	const times = [];
 	for (let i = 0; i < 5; i++) {

@@ -8,10 +8,11 @@
 // Build the release addon first (`npm run build`). Usage: node bench/patch.mjs [--quick]   (--quick = 1x only)
 // PCT_BENCH_CODEX=/path/to/codex uses that binary instead of installing the package.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, statSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "../scripts/tmp.mjs";
+import { checkTree, codexApplyPatch, manyFiles, runCodex, writeTree } from "./fixtures/patch-data.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
@@ -39,41 +40,6 @@ function bigFile(scale) {
 	}
 	ours += "*** End Patch\n";
 	return { label: "(a) one file", size: `${n} lines, ${chunks} chunks`, tree: { "big.txt": lines.join("\n") + "\n" }, ours, diff, expected: { "big.txt": after.join("\n") + "\n" } };
-}
-
-function manyFiles(scale) {
-	const count = 1_000 * scale;
-	const tree = {}, expected = {};
-	let ours = "*** Begin Patch\n";
-	let diff = "";
-	for (let f = 0; f < count; f++) {
-		const rel = `src/d${f % 64}/file${f}.txt`;
-		const lines = Array.from({ length: 20 }, (_, i) => `file ${f} line ${i}`);
-		tree[rel] = lines.join("\n") + "\n";
-		const after = [...lines];
-		after[10] = `file ${f} line 10 (changed)`;
-		expected[rel] = after.join("\n") + "\n";
-		const body = [...lines.slice(7, 10).map((l) => ` ${l}`), `-${lines[10]}`, `+${after[10]}`, ...lines.slice(11, 14).map((l) => ` ${l}`)].join("\n");
-		ours += `*** Update File: ${rel}\n@@\n${body}\n`;
-		diff += `diff --git a/${rel} b/${rel}\n--- a/${rel}\n+++ b/${rel}\n@@ -8,7 +8,7 @@\n${body}\n`;
-	}
-	ours += "*** End Patch\n";
-	return { label: "(b) many files", size: `${count} files`, tree, ours, diff, expected };
-}
-
-function writeTree(dir, tree) {
-	const made = new Set();
-	for (const [rel, text] of Object.entries(tree)) {
-		const d = dirname(join(dir, rel));
-		if (!made.has(d)) (mkdirSync(d, { recursive: true }), made.add(d));
-		writeFileSync(join(dir, rel), text);
-	}
-}
-
-function checkTree(dir, expected, who) {
-	for (const [rel, text] of Object.entries(expected)) {
-		if (readFileSync(join(dir, rel), "utf8") !== text) throw new Error(`${who}: unexpected result in ${rel}`);
-	}
 }
 
 const CHILD = `
@@ -111,42 +77,6 @@ function runGit(cwd, diffFile) {
 	if (r.status === 137 || /signal 9/.test(r.stderr)) return { ms: GIT_CAP_MS, maxRssKb, capped: true };
 	if (r.status !== 0) throw new Error(`git apply failed: ${r.stderr}`);
 	return { ms, maxRssKb };
-}
-
-/** Codex's version used as the baseline (pinned so runs compare). */
-const CODEX_VERSION = "0.171.0";
-/**
- * The Codex binary, linked as `apply_patch` (its argv0 dispatch applies the patch read from stdin). Installs
- * `@openai/codex@CODEX_VERSION` into bench/results/codex on first use (not a devDependency: CI never needs it).
- */
-function codexApplyPatch() {
-	const dir = join(ROOT, "bench/results/codex");
-	let bin = process.env.PCT_BENCH_CODEX;
-	if (!bin) {
-		const vendor = join(dir, "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-		if (!existsSync(vendor)) {
-			console.log(`installing @openai/codex@${CODEX_VERSION} into ${dir} ...`);
-			mkdirSync(dir, { recursive: true });
-			const r = spawnSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, `@openai/codex@${CODEX_VERSION}`], { stdio: "inherit" });
-			if (r.status !== 0 || !existsSync(vendor)) throw new Error("could not install @openai/codex (set PCT_BENCH_CODEX to a codex binary)");
-		}
-		bin = vendor;
-	}
-	const link = join(dir, "apply_patch");
-	mkdirSync(dir, { recursive: true });
-	rmSync(link, { force: true });
-	symlinkSync(bin, link);
-	const v = spawnSync(bin, ["--version"], { encoding: "utf8" });
-	return { link, version: v.stdout.trim() };
-}
-
-/** Codex's apply_patch: wall time of the whole process (patch on stdin) and its peak RSS. */
-function runCodex(cwd, patchFile, link) {
-	const t0 = performance.now();
-	const r = spawnSync("/usr/bin/time", ["-f", "%M", link], { cwd, input: readFileSync(patchFile), encoding: "utf8", maxBuffer: 64 << 20 });
-	const ms = performance.now() - t0;
-	if (r.status !== 0) throw new Error(`codex apply_patch failed: ${r.stderr.slice(0, 2000)}`);
-	return { ms, maxRssKb: Number(r.stderr.trim().split("\n").pop()) };
 }
 
 const codex = codexApplyPatch();

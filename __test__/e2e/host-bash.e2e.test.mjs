@@ -3,8 +3,8 @@
 // listed, waited and stopped, and a headless Bash in `ask` mode denied. Pi's own bash is hidden while Bash is active.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { PI_VERSIONS, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
 
 const AUTO = { hostTools: { enabled: true, permissionMode: "auto" } };
@@ -94,5 +94,44 @@ for (const version of PI_VERSIONS) {
 		assert.match(toolText(r.toolEnds[0]), /TOOL_DENIED/);
 		assert.match(toolText(r.toolEnds[0]), /auto/);
 		assert.throws(() => readFileSync(marker));
+	});
+}
+
+/** A fake login shell named `bash` (so it is asked with `-l -i -c`): its "profile" puts /pct-login-e2e/bin first and
+ * counts its runs in `count`; anything else runs as plain sh. */
+function fakeLoginShell(box) {
+	const shell = join(box.base, "bin", "bash");
+	const count = join(box.base, "login-runs");
+	mkdirSync(dirname(shell), { recursive: true });
+	writeFileSync(shell, `#!/bin/sh\nif [ "$1 $2 $3" = "-l -i -c" ]; then echo x >> '${count}'; PATH="/pct-login-e2e/bin:$PATH"; export PATH; exec /bin/sh -c "$4"; fi\nexec /bin/sh "$@"\n`);
+	chmodSync(shell, 0o755);
+	return { shell, count };
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] the login shell's PATH reaches Bash commands; with Bash off no profile runs`, async () => {
+		const box = sandbox();
+		writeConfig(box, AUTO);
+		const { shell, count } = fakeLoginShell(box);
+		const script = writeScript(box, `export default [
+			{ tools: [{ name: "Bash", args: { command: "printf %s \\"$PATH\\"" } }] },
+			{ tools: [{ name: "Bash", args: { command: "printf %s \\"$PATH\\"" } }] },
+			{ text: "done" },
+		];`);
+		const r = await runJson({ version, box, script, env: { SHELL: shell } });
+		assert.equal(r.toolEnds.length, 2, r.stderr);
+		for (const end of r.toolEnds) {
+			assert.equal(end.isError, false, toolText(end));
+			assert.match(toolText(end), /\[stdout\]\n\/pct-login-e2e\/bin:/, "the login PATH comes first");
+		}
+		assert.equal(readFileSync(count, "utf8"), "x\n", "the profile ran once for the process");
+
+		// The toolkit loaded with the host tools off: its session start runs no login shell.
+		const off = sandbox();
+		writeConfig(off, { applyPatch: { enabled: true }, permissions: { mode: "auto" } });
+		const idle = fakeLoginShell(off);
+		const r2 = await runJson({ version, box: off, script: writeScript(off, `export default [{ text: "done" }];`), env: { SHELL: idle.shell } });
+		assert.equal(r2.code, 0, r2.stderr);
+		assert.equal(existsSync(idle.count), false, "no profile ran with Bash off");
 	});
 }

@@ -347,6 +347,18 @@ impl JsHostSession {
         self.task_call("TaskStop", args, true).await
     }
 
+    /// Starts the login-PATH probe and the shell watchdog in the background (docs/host.md "Bash"), so the first
+    /// Bash call finds both ready. The glue calls it once Bash is admitted (never at a start with Bash off, where
+    /// the probe would run the user's whole profile for nothing). Cheap and idempotent: the probe runs once per
+    /// process.
+    #[napi(catch_unwind)]
+    pub fn prewarm_bash(&self, env: &napi::Env) -> napi::Result<()> {
+        guard::sync(env, "host.prewarmBash", || {
+            self.inner.bash.login().prewarm();
+            Ok(())
+        })
+    }
+
     /// Ends the session's Bash side (session shutdown or switch): running background tasks are stopped without
     /// waiting, the session's Bash recovery files deleted, and later Bash/Task calls refused. Returns how many
     /// tasks were stopped. Also happens when the HostSession is garbage-collected.

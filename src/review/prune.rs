@@ -123,22 +123,29 @@ fn drop_oldest_snapshots(agent_dir: &Path, session_id: &str, need: u64) -> Resul
     let store = Store::of(agent_dir, session_id)?;
     let mut changes = store.load()?;
     let (mut freed, mut dropped) = (0u64, 0usize);
-    for c in changes.iter_mut() {
+    for i in 0..changes.len() {
         if freed >= need {
             break;
         }
-        if !c.has_snapshot() {
+        if !changes[i].has_snapshot() {
             continue;
         }
+        // The file holding its bytes before goes; every change whose bytes were in it (a pack) loses them too.
+        let file = changes[i].snapshot_file().to_string();
         let len = store
-            .snapshot_path(&c.snapshot_id)
+            .snapshot_path(&file)
             .and_then(fs::symlink_metadata)
             .map_or(0, |m| m.len());
-        store.remove_snapshot(&c.snapshot_id);
-        c.truncated = Some(true);
-        c.reversible = false;
+        store.remove_before(&changes[i]);
+        for c in changes
+            .iter_mut()
+            .filter(|c| c.has_snapshot() && c.snapshot_file() == file)
+        {
+            c.truncated = Some(true);
+            c.reversible = false;
+            dropped += 1;
+        }
         freed += len;
-        dropped += 1;
     }
     if dropped > 0 {
         store.rewrite(&changes)?;

@@ -99,6 +99,8 @@ fn change_of(target: &Target, workspace: &str, c: &Capture<'_>, group: Option<St
         mode: c.mode,
         before_bytes,
         created_at: now_ms(),
+        pack: None,
+        pack_offset: None,
     }
 }
 
@@ -123,19 +125,42 @@ pub fn prepare(target: &Target, workspace: &Path, captures: &[Capture<'_>]) -> R
         store,
         changes: Vec::with_capacity(captures.len()),
     };
+    let mut kept: Vec<&[u8]> = Vec::new();
     for c in captures {
         let change = change_of(target, &ws, c, groups.get(&c.step).cloned());
         if change.has_snapshot() {
             let Before::Bytes(b) = c.before else {
                 unreachable!("a change with a snapshot has its bytes")
             };
-            if let Err(e) = rec.store.write_snapshot(&change.snapshot_id, b) {
-                rec.discard();
-                return Err(e);
-            }
+            kept.push(b);
         }
         rec.changes.push((c.step, change));
     }
+    // The bytes before go into one file: the change's own for a single snapshot, one pack for several
+    // (src/review/store.rs).
+    let written = match kept.len() {
+        0 => Ok(()),
+        1 => {
+            let id = rec
+                .changes
+                .iter()
+                .find(|(_, c)| c.has_snapshot())
+                .map(|(_, c)| c.snapshot_id.clone());
+            rec.store
+                .write_snapshot(&id.expect("one change has the snapshot"), kept[0])
+        }
+        _ => {
+            let pack = new_id();
+            rec.store.write_pack(&pack, &kept).map(|offsets| {
+                let packed = rec.changes.iter_mut().map(|(_, c)| c).filter(|c| c.has_snapshot());
+                for (c, at) in packed.zip(offsets) {
+                    c.pack = Some(pack.clone());
+                    c.pack_offset = Some(at);
+                }
+            })
+        }
+    };
+    written?;
     let all: Vec<Change> = rec.changes.iter().map(|(_, c)| c.clone()).collect();
     if let Err(e) = rec.store.append(&all) {
         rec.discard();
@@ -148,8 +173,8 @@ pub fn prepare(target: &Target, workspace: &Path, captures: &[Capture<'_>]) -> R
 
 impl Recording {
     fn discard(&self) {
-        for (_, c) in &self.changes {
-            self.store.remove_snapshot(&c.snapshot_id);
+        for (_, c) in self.changes.iter().filter(|(_, c)| c.has_snapshot()) {
+            self.store.remove_before(c);
         }
     }
 
@@ -178,8 +203,16 @@ impl Recording {
             .filter(|c| !gone.contains(c.snapshot_id.as_str()))
             .collect();
         self.store.rewrite(&kept)?;
-        for c in dropped {
-            self.store.remove_snapshot(&c.snapshot_id);
+        // A pack stays while a kept change still has its bytes in it.
+        let still: std::collections::HashSet<&str> = kept
+            .iter()
+            .filter(|c| c.has_snapshot())
+            .map(Change::snapshot_file)
+            .collect();
+        for c in dropped.into_iter().filter(|c| c.has_snapshot()) {
+            if !still.contains(c.snapshot_file()) {
+                self.store.remove_before(c);
+            }
         }
         Ok(())
     }

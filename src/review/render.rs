@@ -73,12 +73,12 @@ fn live_if(c: &Change, hash: &str) -> Option<Vec<u8>> {
 fn before_of(store: &Store, changes: &[Change], i: usize) -> Result<Option<Vec<u8>>, ReviewError> {
     let c = &changes[i];
     if c.has_snapshot() {
-        return store.read_snapshot(&c.snapshot_id).map(Some);
+        return store.read_before(c).map(Some);
     }
     if c.moved_from.is_some() {
         if let Some(src) = changes.iter().find(|o| o.group == c.group && o.moved_to.is_some()) {
             if src.has_snapshot() {
-                return store.read_snapshot(&src.snapshot_id).map(Some);
+                return store.read_before(src).map(Some);
             }
         }
     }
@@ -93,7 +93,7 @@ fn after_of(store: &Store, changes: &[Change], i: usize) -> Option<Vec<u8>> {
     for later in &changes[i + 1..] {
         if later.path == c.path && later.workspace == c.workspace && later.before_hash.as_deref() == Some(hash) {
             if later.has_snapshot() {
-                if let Ok(b) = store.read_snapshot(&later.snapshot_id) {
+                if let Ok(b) = store.read_before(later) {
                     return Some(b);
                 }
             }

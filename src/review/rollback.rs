@@ -293,7 +293,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
             .map_err(|e| step_failed(dst, &e))?;
         remove_created(root, dst);
         if src.before_hash != dst.after_hash {
-            let bytes = store.read_snapshot(&src.snapshot_id)?;
+            let bytes = store.read_before(src)?;
             let mode = root.stat(&src.path).ok().flatten().map_or(0o644, |s| s.mode);
             let put = stage(root, &src.path, &bytes, mode).and_then(|t| root.rename_replace(&t, &src.path));
             put.map_err(|e| step_failed(src, &e))?;
@@ -319,7 +319,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
                 }
             }
             Status::Modified => {
-                let bytes = store.read_snapshot(&c.snapshot_id)?;
+                let bytes = store.read_before(c)?;
                 let mode = root
                     .stat(&c.path)
                     .ok()
@@ -329,7 +329,7 @@ fn undo_unit(root: &mut Root, store: &Store, changes: &[Change], unit: &[usize])
                 put_back(root, c, &tmp)?;
             }
             Status::Deleted => {
-                let bytes = store.read_snapshot(&c.snapshot_id)?;
+                let bytes = store.read_before(c)?;
                 let mut made = Vec::new();
                 root.mkdirs(split(&c.path).0, &mut made)
                     .map_err(|e| step_failed(c, &e))?;
@@ -415,7 +415,7 @@ pub fn rollback_in(
         return Ok(Report::default());
     }
     // Not reversible: recorded so, or its snapshot file has gone from the store since.
-    let lost = |c: &Change| c.has_snapshot() && !store.snapshot_exists(&c.snapshot_id);
+    let lost = |c: &Change| c.has_snapshot() && !store.before_kept(c);
     if let Some(c) = plan
         .iter()
         .flatten()

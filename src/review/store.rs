@@ -1,7 +1,15 @@
 //! The on-disk review store of one session: `<agentDir>/pi-codex-toolkit/review/<sessionId>/` (mode 0700) holds
 //! `index.jsonl` (one [`Change`] per line, appended before each mutation commits, rewritten atomically when states
-//! change), `session.json` (which Pi session file it belongs to, for the sweep) and `snapshots/<snapshotId>` (the
-//! bytes before, mode 0600). A torn last line (a crash while appending) is skipped when loading.
+//! change), `session.json` (which Pi session file it belongs to, for the sweep) and `snapshots/` (the bytes before,
+//! mode 0600). A torn last line (a crash while appending) is skipped when loading.
+//!
+//! The bytes before of one mutation go into one file: a mutation with a single snapshot writes
+//! `snapshots/<snapshotId>`; one with several (a patch of many files) writes one pack `snapshots/<packId>`, their
+//! bytes one after another, and each change names its pack and offset ([`Change::pack`], [`Change::pack_offset`];
+//! its length is `beforeBytes`). One create and one sequential write per patch instead of one create per changed
+//! file: that was most of a large patch's time in Pi when the disk is busy (docs/review.md "Recording"). A part read
+//! back from a pack is used only when it hashes to the change's `beforeHash`, so a pack edited or cut short by
+//! someone else cannot put other bytes back.
 //!
 //! The store is untrusted input (docs/review.md "The store is untrusted input"): its folders and files are opened
 //! without following links, refused when not regular or multiply linked, and never block (src/agentfs.rs); every
@@ -117,6 +125,12 @@ pub struct Change {
     pub before_bytes: u64,
     /// Milliseconds since the Unix epoch.
     pub created_at: u64,
+    /// The pack file holding the bytes before (a mutation with several snapshots); None: `snapshots/<snapshotId>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack: Option<String>,
+    /// Where this change's bytes before start in its pack (they are `beforeBytes` long).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack_offset: Option<u64>,
 }
 
 /// Whether `id` can name a snapshot file or a Move group: 1 to 64 ASCII letters, digits, `-` or `_` (the recorder
@@ -150,6 +164,8 @@ impl Change {
     pub fn validate(&self) -> bool {
         valid_id(&self.snapshot_id)
             && self.group.as_deref().is_none_or(valid_id)
+            && self.pack.as_deref().is_none_or(valid_id)
+            && (self.pack.is_some() == self.pack_offset.is_some())
             && valid_rel(&self.path)
             && self.moved_from.as_deref().is_none_or(valid_rel)
             && self.moved_to.as_deref().is_none_or(valid_rel)
@@ -162,6 +178,11 @@ impl Change {
     /// Whether a snapshot file holds this change's bytes before.
     pub fn has_snapshot(&self) -> bool {
         self.status != Status::Added && self.truncated != Some(true)
+    }
+
+    /// The name of the file under `snapshots/` holding this change's bytes before: its pack, or its own file.
+    pub fn snapshot_file(&self) -> &str {
+        self.pack.as_deref().unwrap_or(&self.snapshot_id)
     }
 }
 
@@ -300,10 +321,70 @@ impl Store {
 
     /// Stores the bytes before of change `id` (mode 0600, never replacing a file).
     pub fn write_snapshot(&self, id: &str, bytes: &[u8]) -> Result<(), ReviewError> {
-        self.snapshot_path(id)
-            .and_then(|p| crate::agentfs::create_new(&p))
-            .and_then(|mut f| f.write_all(bytes))
-            .map_err(|e| ReviewError::store("written", &e))
+        self.write_pack(id, &[bytes]).map(|_| ())
+    }
+
+    /// Stores `parts` one after another in the new file `snapshots/<id>` (mode 0600, never replacing a file) and
+    /// returns each part's offset. A file left half-written by a failed write is removed.
+    pub fn write_pack(&self, id: &str, parts: &[&[u8]]) -> Result<Vec<u64>, ReviewError> {
+        let path = self.snapshot_path(id).map_err(|e| ReviewError::store("written", &e))?;
+        let f = crate::agentfs::create_new(&path).map_err(|e| ReviewError::store("written", &e))?;
+        let mut w = io::BufWriter::with_capacity(1 << 20, f);
+        let mut offsets = Vec::with_capacity(parts.len());
+        let mut at = 0u64;
+        let written = (|| {
+            for part in parts {
+                offsets.push(at);
+                w.write_all(part)?;
+                at += part.len() as u64;
+            }
+            w.flush()
+        })();
+        if let Err(e) = written {
+            drop(w);
+            let _ = fs::remove_file(&path);
+            return Err(ReviewError::store("written", &e));
+        }
+        Ok(offsets)
+    }
+
+    /// The bytes before of change `c`: its own snapshot file, or its part of a pack (refused with `EINVAL` unless
+    /// the part is there in full and hashes to the change's `beforeHash`).
+    pub fn read_before(&self, c: &Change) -> Result<Vec<u8>, ReviewError> {
+        let (Some(pack), Some(offset)) = (c.pack.as_deref(), c.pack_offset) else {
+            return self.read_snapshot(&c.snapshot_id);
+        };
+        let read = || -> io::Result<Vec<u8>> {
+            use std::os::unix::fs::FileExt;
+            if c.before_bytes > super::MAX_SNAPSHOT_BYTES {
+                return Err(io::Error::from_raw_os_error(libc::EFBIG));
+            }
+            let f = crate::agentfs::open_read(&self.snapshot_path(pack)?)?;
+            let mut buf = vec![0u8; c.before_bytes as usize];
+            f.read_exact_at(&mut buf, offset)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+            if c.before_hash.as_deref() != Some(crate::digest::sha256_hex(&buf).as_str()) {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            Ok(buf)
+        };
+        read().map_err(|e| ReviewError::store("read", &e))
+    }
+
+    /// Whether the bytes before of change `c` are still kept: its snapshot file, or a pack long enough for its
+    /// part (regular files, not followed).
+    pub fn before_kept(&self, c: &Change) -> bool {
+        let Ok(m) = self.snapshot_path(c.snapshot_file()).and_then(fs::symlink_metadata) else {
+            return false;
+        };
+        m.is_file()
+            && c.pack_offset
+                .is_none_or(|o| m.len() >= o.saturating_add(c.before_bytes))
+    }
+
+    /// Removes the file holding the bytes before of change `c` (for a pack: every change in it loses them).
+    pub fn remove_before(&self, c: &Change) {
+        self.remove_snapshot(c.snapshot_file());
     }
 
     /// The bytes before of change `id` (a regular, singly linked file of at most the snapshot limit).
@@ -311,13 +392,6 @@ impl Store {
         self.snapshot_path(id)
             .and_then(|p| crate::agentfs::read(&p, super::MAX_SNAPSHOT_BYTES))
             .map_err(|e| ReviewError::store("read", &e))
-    }
-
-    /// Whether the snapshot file of change `id` is there (a regular file, not followed).
-    pub fn snapshot_exists(&self, id: &str) -> bool {
-        self.snapshot_path(id)
-            .and_then(fs::symlink_metadata)
-            .is_ok_and(|m| m.is_file())
     }
 
     /// Removes the snapshot of change `id` (missing is fine; an invalid id names nothing).

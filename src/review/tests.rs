@@ -123,9 +123,25 @@ fn add_update_delete_move_are_recorded_and_all_roll_back_byte_for_byte() {
         fs::metadata(dir.join("index.jsonl")).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let snap = dir.join("snapshots").join(&cs[1].snapshot_id);
-    assert_eq!(fs::read(&snap).unwrap(), b"a\nb\nc\n");
+    // The patch's snapshots are one pack (src/review/store.rs): every change that keeps bytes names it.
+    let packed: Vec<&Change> = cs.iter().filter(|c| c.has_snapshot()).collect();
+    assert_eq!(
+        packed.len(),
+        3,
+        "the Update, the Delete and the Move's source keep their bytes before"
+    );
+    assert!(packed.iter().all(|c| c.pack.is_some() && c.pack == packed[0].pack));
+    assert_eq!(
+        fs::read_dir(dir.join("snapshots")).unwrap().count(),
+        1,
+        "one file for the whole patch"
+    );
+    let snap = dir.join("snapshots").join(packed[0].pack.as_deref().unwrap());
+    assert_eq!(fs::read(&snap).unwrap(), b"a\nb\nc\nbye\r\n# T\nbody\n");
     assert_eq!(fs::metadata(&snap).unwrap().permissions().mode() & 0o777, 0o600);
+    let store = Store::of(&e.agent, "s1").unwrap();
+    assert_eq!(store.read_before(&cs[1]).unwrap(), b"a\nb\nc\n");
+    assert_eq!(store.read_before(&cs[2]).unwrap(), b"bye\r\n");
 
     let r = rollback(&e.agent, "s1", Which::All).unwrap();
     assert_eq!(r.rolled_back.len(), 5);
@@ -599,4 +615,121 @@ fn store_files_that_are_links_or_fifos_are_refused_without_blocking() {
         "store-failed"
     );
     assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+/// Three files of one patch: their snapshots share one pack.
+fn packed_patch(e: &Env, sid: &str) -> Vec<Change> {
+    for (rel, text) in [("p/a.txt", "a1\n"), ("p/b.txt", "b1\nb2\n"), ("p/c.txt", "c1\n")] {
+        put(e, rel, text.as_bytes());
+    }
+    patch(
+        e,
+        sid,
+        "*** Update File: p/a.txt\n@@\n-a1\n+A\n*** Update File: p/b.txt\n@@\n-b2\n+B\n*** Delete File: p/c.txt",
+    )
+    .unwrap();
+    let cs = changes(e, sid);
+    assert!(cs.iter().all(|c| c.pack.is_some() && c.pack == cs[0].pack));
+    assert_eq!(
+        cs.iter().map(|c| c.pack_offset.unwrap()).collect::<Vec<_>>(),
+        [0, 3, 9],
+        "the parts follow one another"
+    );
+    cs
+}
+
+#[test]
+fn a_pack_part_is_used_only_when_it_hashes_to_the_bytes_before() {
+    let e = env();
+    let cs = packed_patch(&e, "pk-1");
+    let store = Store::of(&e.agent, "pk-1").unwrap();
+    let pack = store.dir().join("snapshots").join(cs[0].pack.as_deref().unwrap());
+    // Same length, one byte changed inside b's part: b is refused, a and c still come back.
+    let mut bytes = fs::read(&pack).unwrap();
+    bytes[4] = b'X';
+    fs::write(&pack, &bytes).unwrap();
+    let now = tree(&e.ws);
+    let err = rollback(&e.agent, "pk-1", Which::One("2")).unwrap_err();
+    assert_eq!(err.code, "store-failed");
+    assert_eq!(tree(&e.ws), now, "a refused part touches nothing");
+    rollback(&e.agent, "pk-1", Which::One("3")).unwrap();
+    rollback(&e.agent, "pk-1", Which::One("1")).unwrap();
+    assert_eq!(fs::read(e.ws.join("p/a.txt")).unwrap(), b"a1\n");
+    assert_eq!(fs::read(e.ws.join("p/c.txt")).unwrap(), b"c1\n");
+    // A pack cut short: the parts past its end are not kept any more (checked before any step).
+    fs::write(&pack, &bytes[..5]).unwrap();
+    let err = rollback(&e.agent, "pk-1", Which::One("2")).unwrap_err();
+    assert_eq!(err.code, "not-reversible");
+    assert_eq!(fs::read(e.ws.join("p/b.txt")).unwrap(), b"b1\nB\n");
+    // The pack fields are checked like any other field read back: an offset without a pack is not loaded.
+    let mut forged = cs[1].clone();
+    forged.snapshot_id = "f0".into();
+    forged.pack = None;
+    store.append(&[forged]).unwrap();
+    assert_eq!(changes(&e, "pk-1").len(), 3);
+}
+
+#[test]
+fn a_partial_patch_keeps_the_pack_for_what_took_effect_and_a_failed_one_leaves_no_pack() {
+    let e = env();
+    for (rel, text) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
+        put(&e, rel, text.as_bytes());
+    }
+    let text = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n*** Update File: c.txt\n@@\n-c\n+C\n*** End Patch";
+    let snaps = Store::of(&e.agent, "pp-1").unwrap().dir().join("snapshots");
+    // The first commit step fails: nothing took effect, the pack goes with the changes.
+    let err = crate::patch::apply_inner(
+        &e.ws,
+        text,
+        &AtomicBool::new(false),
+        crate::patch::Faults::parse("commit:1:28"),
+        Some(&target(&e, "pp-1")),
+    );
+    assert!(err.is_err());
+    assert!(changes(&e, "pp-1").is_empty());
+    assert_eq!(fs::read_dir(&snaps).unwrap().count(), 0, "no pack left behind");
+    // The second step fails: a.txt's change stays, with its part of the pack, and rolls back byte for byte.
+    let err = crate::patch::apply_inner(
+        &e.ws,
+        text,
+        &AtomicBool::new(false),
+        crate::patch::Faults::parse("commit:2:28"),
+        Some(&target(&e, "pp-1")),
+    );
+    assert!(err.is_err());
+    let cs = changes(&e, "pp-1");
+    assert_eq!(cs.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(), ["a.txt"]);
+    assert_eq!(fs::read_dir(&snaps).unwrap().count(), 1);
+    assert_eq!(fs::read(e.ws.join("a.txt")).unwrap(), b"A\n");
+    rollback(&e.agent, "pp-1", Which::All).unwrap();
+    assert_eq!(fs::read(e.ws.join("a.txt")).unwrap(), b"a\n");
+}
+
+#[test]
+fn the_cap_drops_a_pack_as_a_whole() {
+    let e = env();
+    let cs = packed_patch(&e, "pc-1");
+    put(&e, "later.txt", b"later\n");
+    patch(&e, "pc-1", "*** Delete File: later.txt").unwrap();
+    let dir = Store::of(&e.agent, "pc-1").unwrap().dir().to_path_buf();
+    let pack_len = fs::metadata(dir.join("snapshots").join(cs[0].pack.as_deref().unwrap()))
+        .unwrap()
+        .len();
+    let total: u64 = walkdir::WalkDir::new(&dir)
+        .into_iter()
+        .flatten()
+        .filter(|f| f.file_type().is_file())
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    // One byte over: the oldest file (the pack) goes, and all three of its changes lose their bytes before.
+    let swept = prune::sweep(&e.agent, Some("pc-1"), total - 1, SystemTime::now()).unwrap();
+    assert_eq!(swept.dropped_snapshots, 3);
+    assert_eq!(swept.total_bytes, total - pack_len);
+    let after = changes(&e, "pc-1");
+    assert!(after[..3].iter().all(|c| !c.reversible && c.truncated == Some(true)));
+    assert!(after[3].reversible);
+    assert_eq!(
+        rollback(&e.agent, "pc-1", Which::One("2")).unwrap_err().code,
+        "not-reversible"
+    );
 }

@@ -5,18 +5,28 @@
 //!
 //! The probe starts when a session starts ([`LoginPath::prewarm`], on a thread of its own), not on the first Bash
 //! call: a profile costs 0.3–2 s on real machines, and the model's first answer takes longer than that, so the first
-//! call finds the PATH ready. Best effort and bounded: a profile that hangs or fails costs at most [`PROBE_BOUND`]
-//! once, and commands then run with the inherited PATH. The probe runs in a session of its own (`setsid`): an
-//! interactive shell with a controlling terminal would try to take the terminal's foreground and stop on SIGTTOU.
+//! call finds the PATH ready. The same thread also starts the shell watchdog (src/shell/watchdog.rs), which the
+//! first command would otherwise spawn on its own path (docs/host.md "Bash": that spawn, not the probe, was most of
+//! a first call's extra time when the profile is quick).
+//!
+//! Best effort and bounded: a profile that hangs or fails costs the probe at most [`PROBE_BOUND`], once, and
+//! commands then run with the inherited PATH. A call waits for a prewarmed probe still running only until the probe
+//! is [`CALL_WAIT`] old (a usual profile is done by then); after that the call runs with the inherited PATH and the
+//! calls after the probe's end get its PATH. So a hanging profile (a shell start blocked on a lock, say) delays no
+//! command by seconds. The probe runs in a session of its own (`setsid`): an interactive shell with a controlling
+//! terminal would try to take the terminal's foreground and stop on SIGTTOU.
 
 use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::sync::OnceCell;
 
 /// How long the one probe may take.
 pub const PROBE_BOUND: Duration = Duration::from_secs(5);
+
+/// How old a prewarmed probe may be before a Bash call stops waiting for it (see the module docs).
+pub const CALL_WAIT: Duration = Duration::from_secs(1);
 
 /// Marks the PATH line among whatever the profile prints.
 const SENTINEL: &str = "__PCT_LOGIN_PATH__=";
@@ -62,6 +72,8 @@ pub struct LoginPath {
     shell: Option<String>,
     bound: Duration,
     cell: OnceCell<Option<String>>,
+    /// When [`LoginPath::prewarm`] started the probe.
+    prewarmed: OnceLock<Instant>,
 }
 
 impl LoginPath {
@@ -71,6 +83,7 @@ impl LoginPath {
             shell,
             bound,
             cell: OnceCell::new(),
+            prewarmed: OnceLock::new(),
         })
     }
 
@@ -89,19 +102,45 @@ impl LoginPath {
     /// Starts the probe now on a thread of its own (no async runtime needed) unless it already ran or runs; a
     /// later [`LoginPath::get`] waits only for what is left of it.
     pub fn prewarm(self: &Arc<Self>) {
-        if self.cell.initialized() {
+        if self.cell.initialized() || self.prewarmed.get().is_some() {
             return;
         }
         let me = self.clone();
         let spawned = std::thread::Builder::new()
             .name("pct-login-path".into())
             .spawn(move || {
+                // The first command needs the watchdog too; starting it here keeps its spawn off that call's path.
+                crate::shell::watchdog::ensure_started();
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     rt.block_on(me.get());
                 }
             });
+        if spawned.is_ok() {
+            let _ = self.prewarmed.set(Instant::now());
+        }
         // no thread: the first Bash call probes instead
         drop(spawned);
+    }
+
+    /// The PATH for a Bash call: the probe's when it is done; while a prewarmed probe runs, waits for it only until it
+    /// is [`CALL_WAIT`] old, then `None` (the inherited PATH) for this call; without a prewarm, probes now ([`get`]).
+    ///
+    /// [`get`]: LoginPath::get
+    pub async fn for_call(&self) -> Option<String> {
+        self.for_call_within(CALL_WAIT).await
+    }
+
+    /// [`LoginPath::for_call`] with an explicit wait (tests).
+    pub async fn for_call_within(&self, wait: Duration) -> Option<String> {
+        if let Some(done) = self.cell.get() {
+            return done.clone();
+        }
+        match self.prewarmed.get() {
+            Some(at) => tokio::time::timeout(wait.saturating_sub(at.elapsed()), self.get())
+                .await
+                .unwrap_or(None),
+            None => self.get().await,
+        }
     }
 
     /// The probed PATH (`None` when there is no shell to ask, the probe failed, or it overran its bound).

@@ -99,7 +99,7 @@ pub fn new_marker(prefix: &str) -> (String, String) {
 pub async fn bash(session: &SessionTasks, args: BashArgs, ctx: BashContext) -> Result<BashReply, HostError> {
     session.check_open()?;
     let shell = ctx.shell.unwrap_or_else(ShellSpec::default_posix);
-    let login_path = session.login().get().await;
+    let login_path = session.login().for_call().await;
     let (_, marker) = new_marker(if args.background { "bg" } else { "bash" });
     let launch = run::Launch {
         command: args.command,

@@ -632,11 +632,10 @@ impl SessionTasks {
     }
 
     /// A session on the process-wide table with its own recovery files (`pi-codex-toolkit-bash-<uuid>.log`). The
-    /// login-shell PATH probe starts now, in the background, so the first Bash call does not wait for a profile.
+    /// login-shell PATH probe is started by [`LoginPath::prewarm`] once Bash is wanted (the glue's `prewarmBash`),
+    /// so the first Bash call does not wait for a profile and a start with Bash off runs none.
     pub fn for_session() -> Self {
-        let s = Self::new(TaskTable::global(), RecoveryStore::new("bash"));
-        s.login.prewarm();
-        s
+        Self::new(TaskTable::global(), RecoveryStore::new("bash"))
     }
 
     /// The same session with its own login-PATH probe (tests: a fake shell whose profile sets a PATH).

@@ -390,6 +390,36 @@ async fn a_prewarmed_probe_is_ready_before_the_first_call() {
 }
 
 #[tokio::test]
+async fn a_call_does_not_wait_for_a_hanging_prewarmed_probe_and_later_calls_get_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("sh");
+    // a profile that takes 2 s (a shell start blocked on a lock, say), then adds its folder
+    std::fs::write(
+        &sh,
+        "#!/bin/sh
+sleep 2
+PATH=/pct-slow-profile:$PATH
+exec /bin/sh -c \"$3\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let login = login::LoginPath::new(Some(sh.display().to_string()), Duration::from_secs(5));
+    login.prewarm();
+    // The call gives up on the young probe and runs with the inherited PATH...
+    assert_eq!(login.for_call_within(Duration::from_millis(100)).await, None);
+    // ...and the probe itself goes on: once it is done, every call gets its PATH.
+    let p = login.get().await.unwrap();
+    assert!(p.starts_with("/pct-slow-profile:"), "{p}");
+    assert_eq!(login.for_call_within(Duration::ZERO).await, Some(p));
+    // Without a prewarm (an embedder's session), the first call probes and waits for it.
+    let fresh = login::LoginPath::new(Some(sh.display().to_string()), Duration::from_secs(5));
+    assert!(fresh
+        .for_call_within(Duration::ZERO)
+        .await
+        .is_some_and(|p| p.starts_with("/pct-slow-profile:")));
+}
+
+#[tokio::test]
 async fn the_scratch_directory_exists_before_the_command_runs() {
     let f = Fixture::new();
     let session = SessionTasks::new(TaskTable::new(Caps::default(), fast()), f.store.clone());

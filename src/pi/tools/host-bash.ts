@@ -13,7 +13,7 @@ import type { AgentToolUpdateCallback } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
-import { hostTool, type HostOutcome } from "./host.ts";
+import { hostRuntime, hostTool, type HostOutcome } from "./host.ts";
 
 /** What the engine resolves for one of these tools. */
 export type HostBashNative = HostBashResult | HostTaskOk | HostTaskListOk | HostFailure;
@@ -165,6 +165,15 @@ export const hostBashTools: HostBashToolSpec[] = [
 
 /** Registers Bash, TaskList, TaskWait and TaskStop through the host-tool wrapper (admitted with the host tools). */
 export function register(host: ToolkitHost): void {
+	// After every sync (session start, /pct reload, model change): once Bash is admitted, the session's login-PATH
+	// probe and the shell watchdog start in the background, so the first Bash call waits for neither; with Bash off
+	// nothing runs (docs/host.md "Bash"). Idempotent in the engine.
+	host.lifecycle("hostBash", {
+		retry: async () => {
+			if (!host.isAdmitted("Bash")) return;
+			hostRuntime(host).session?.prewarmBash();
+		},
+	});
 	for (const t of hostBashTools) {
 		hostTool(host, {
 			name: t.name,
