@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, testSeams } = nativeBinding
+const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryEvidence, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, testSeams } = nativeBinding
 export { AgentSlot }
 export { AgentTask }
 export { AskSession }
@@ -800,6 +800,7 @@ export { compactionParseStream }
 export { compactionReplay }
 export { compactionResult }
 export { computerUsePlatform }
+export { computerUseProbe }
 export { configDefaults }
 export { configDraftSet }
 export { configEffective }
@@ -812,6 +813,7 @@ export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
+export { discoveryEvidence }
 export { discoveryFindTools }
 export { engineVersion }
 export { hostAuditAppend }
@@ -835,6 +837,8 @@ export { newContextCheck }
 export { newContextResult }
 export { patchPaths }
 export { permissionRiskOf }
+export { planMaxBytes }
+export { planSave }
 export { reviewList }
 export { reviewRemoveSession }
 export { reviewRollback }
