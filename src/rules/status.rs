@@ -74,7 +74,7 @@ pub fn rules_block(d: &Decision) -> Vec<String> {
 
 /// Every reason code `/pct status` can print (docs/rules.md §`/pct status`): the spec's feature reasons and rule
 /// notes, plus the codes of a feature that is off or held back. Each has a sentence in [`reason_sentence`].
-pub const REASON_CODES: [&str; 26] = [
+pub const REASON_CODES: [&str; 30] = [
     OFF_IN_CONFIG_CODE,
     "rule-does-not-ask",
     "no-matching-rule",
@@ -91,6 +91,10 @@ pub const REASON_CODES: [&str; 26] = [
     NAME_TAKEN,
     "unsupported-platform",
     "not-registered",
+    "no-interactive-ui",
+    "model-has-no-image-input",
+    "missing-chatgpt-desktop-component",
+    "missing-computer-use-helper",
     "shell-unavailable",
     "patch-unavailable",
     "patch-unavailable-kept-native-editing",
@@ -197,6 +201,14 @@ pub fn reason_sentence(code: &str, feature: &str, label: &str, d: &Decision, tak
             ),
         },
         "unsupported-platform" => format!("{label} needs macOS; on this machine turn it off with /pct config."),
+        "no-interactive-ui" => format!("{label} needs Pi's interactive terminal UI to ask before it acts: start Pi without -p or --mode."),
+        "model-has-no-image-input" => format!("{label} needs a model that reads images: pick one with /model, {off_it}."),
+        "missing-chatgpt-desktop-component" => format!(
+            "The ChatGPT desktop app's computer-use component is not installed: install or update the ChatGPT app, then run /reload, {off_it}."
+        ),
+        "missing-computer-use-helper" => format!(
+            "The computer-use helper is missing from the ChatGPT app: update the ChatGPT app, then run /reload, {off_it}."
+        ),
         "not-registered" => format!(
             "Not all of {label}'s tools are registered by the toolkit: run /reload, and disable any extension that registers the same names."
         ),

@@ -1164,7 +1164,7 @@ fn computer_use_status_activation_and_find_tools_name_each_missing_prerequisite(
         );
         assert!(!out.active.iter().any(|a| a.starts_with("computer_use_")), "{reason}");
         assert!(
-            super::status::status_text(&i).contains(&format!("  reason: {reason}")),
+            super::status::status_text(&i).contains(&format!(" [{reason}]")),
             "{reason}"
         );
         assert_eq!(super::decide::computer_use_blocker(&i), Some(reason));

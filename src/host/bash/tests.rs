@@ -963,7 +963,7 @@ async fn adopted_tasks_share_the_id_space_caps_and_stop_of_background_bash() {
     assert_eq!(view.status, TaskStatus::Running);
     assert!(view.id.starts_with("task-"));
     assert_eq!(a.running(), 2, "one count for both kinds");
-    let ids: Vec<String> = table.list(a.owner()).into_iter().map(|t| t.id).collect();
+    let ids: Vec<String> = table.list(a.owner()).unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(ids, [bash.id.clone(), view.id.clone()]);
     // the per-session cap counts the adopted task: a third of either kind is refused
     let mut other = detached_sleep();
