@@ -245,15 +245,20 @@ function contextEvidence(ctx: ExtensionContext): ToolResultEvidence[] {
 /**
  * A user prompt starts (or a session is resumed): the on-demand loads are reset and rebuilt from the successful
  * evidence in the session's effective context (src/discovery/evidence.rs), so tools the session already used stay
- * loaded after a resume or a compaction, and nothing else does.
+ * loaded after a resume or a compaction, and nothing else does. Returns whether the loads changed (a sync is due).
  */
-export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): void {
+export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): boolean {
+	const before = host.rules.loadedOnDemand.join("\n");
+	// Nothing can be on demand without the host tools and a working find_tools: skip reading the context.
+	const f = host.rules.last?.features;
+	if (f && !(f.hostTools?.configured && f.toolDiscovery?.effective === "active") && before === "") return false;
 	host.rules.loadedOnDemand = [];
 	try {
 		host.rules.loadedOnDemand = call.evidence(snapshot(host), contextEvidence(ctx));
 	} catch {
 		// No readable context: nothing is proven, the tools stay on demand.
 	}
+	return host.rules.loadedOnDemand.join("\n") !== before;
 }
 
 /** The `# On-demand tools` system prompt section of the last committed sync (empty when nothing is held back). */
