@@ -274,8 +274,8 @@ export interface ToolEnd {
 }
 
 /**
- * After a tool call: a successful background Bash call makes the Task tools active for the next turn; a call of a
- * held-back tool by its name (Pi answers `Tool <name> not found`: it resolves a call against the turn's tool list
+ * After a tool call: a successful background Bash call makes the Task tools active for the next turn; a call of an
+ * on-demand tool by its name (Pi answers `Tool <name> not found`: it resolves a call against the turn's tool list
  * before any extension sees it) loads that tool for the next turn, as `find_tools {load: [name]}` would.
  */
 export function afterToolCall(host: RulesHost, end: ToolEnd): void {
@@ -288,8 +288,8 @@ export function afterToolCall(host: RulesHost, end: ToolEnd): void {
 	if (!end.isError || !host.rules.last?.deferredNames.includes(end.toolName)) return;
 	try {
 		const out = call.find(snapshot(host), { load: [end.toolName] });
-		if (out.error || out.loaded.length === 0) return;
-		host.rules.loadedDeferred = out.loadedDeferred;
+		// Only on-demand tools load by name; the managed deferred set waits for find_tools (docs/spec/toolkit.md §8).
+		if (out.error || !out.loaded.includes(end.toolName) || !out.loadedOnDemand.includes(end.toolName)) return;
 		host.rules.loadedOnDemand = out.loadedOnDemand;
 		syncRules(host);
 	} catch {
