@@ -3,7 +3,7 @@
 // Needs Node >= 22.6 (type stripping) — the project's test runner uses the Node 22 devDependency.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { findTools, newRulesState, resetSessionLoads, rulesPreview, rulesStatus, syncRules, DIAGNOSTICS_CHANNEL } from "../src/pi/rules.ts";
+import { afterToolCall, findTools, newRulesState, onDemandCatalog, rebuildOnDemand, resetSessionLoads, rulesPreview, rulesStatus, syncRules, DIAGNOSTICS_CHANNEL } from "../src/pi/rules.ts";
 
 const ME = "/pkg/src/index.ts";
 const PINNED = "/embedder/ext.ts";
@@ -126,4 +126,41 @@ test("preview uses the draft rules, not the saved ones", () => {
 	const h = host(fakePi(), rulesCfg(true, false, false));
 	const text = rulesPreview(h, [{ id: "draft", match: "faux-1", patch: false, shell: false, code: true }]);
 	assert.match(text, /^Preview for faux\/faux-1:\n {2}matched rule: draft \(match faux-1\)\n {2}requested: code\n/);
+});
+
+test("on-demand host tools: held back with find_tools, rebuilt from the context's evidence, loaded by a background task or a call by name", () => {
+	const pi = fakePi();
+	const all = pi.getAllTools();
+	for (const name of ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop"]) all.push({ name, description: name, sourceInfo: { source: "cli", path: ME } });
+	const h = host(pi, { hostTools: { enabled: true }, toolDiscovery: { enabled: true } });
+	const host9 = (active) => ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop"].filter((n) => active.includes(n));
+	syncRules(h);
+	assert.deepEqual(host9(pi.getActiveTools()), ["Read", "Write", "Edit", "Bash"]);
+	assert.match(onDemandCatalog(h), /^# On-demand tools\n/);
+
+	// Evidence: a successful find_tools result counts, a failed Glob call and assistant text do not.
+	const entries = [
+		{ type: "message", message: { role: "assistant", content: [{ type: "text", text: "Glob" }] } },
+		{ type: "message", message: { role: "toolResult", toolName: "find_tools", isError: false, details: { addedToolNames: ["Grep"] } } },
+		{ type: "message", message: { role: "toolResult", toolName: "Glob", isError: true, details: {} } },
+	];
+	const ctx = { sessionManager: { buildContextEntries: () => entries } };
+	assert.equal(rebuildOnDemand(h, ctx), true, "the loads changed");
+	assert.deepEqual(h.rules.loadedOnDemand, ["Grep"]);
+	assert.equal(rebuildOnDemand(h, ctx), false, "the same evidence: no sync needed");
+	syncRules(h);
+	assert.deepEqual(host9(pi.getActiveTools()), ["Read", "Grep", "Write", "Edit", "Bash"]);
+	assert.doesNotMatch(onDemandCatalog(h), /- Grep:/);
+
+	// A call by name of a held-back tool loads it for the next turn; a background Bash task brings the Task tools.
+	afterToolCall(h, { toolName: "Glob", isError: true, result: { content: [] } });
+	assert.deepEqual(host9(pi.getActiveTools()), ["Read", "Glob", "Grep", "Write", "Edit", "Bash"]);
+	afterToolCall(h, { toolName: "Bash", isError: false, result: { details: { backgroundTaskId: "bg-1" } } });
+	assert.deepEqual(host9(pi.getActiveTools()), ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "TaskList", "TaskWait", "TaskStop"]);
+
+	// A new session: no loads, no background task, an empty context proves nothing.
+	resetSessionLoads(h);
+	assert.equal(rebuildOnDemand(h, { sessionManager: { buildContextEntries: () => [] } }), false);
+	syncRules(h);
+	assert.deepEqual(host9(pi.getActiveTools()), ["Read", "Write", "Edit", "Bash"]);
 });

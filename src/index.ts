@@ -45,8 +45,7 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		pi.on("model_select", async (event, ctx) => tk.sync(ctx, event.model));
 		// Each user prompt starts with the on-demand loads its context proves, and the catalog of the rest.
 		pi.on("before_agent_start", async (event, ctx) => {
-			rebuildOnDemand(tk, ctx);
-			tk.sync(ctx);
+			if (rebuildOnDemand(tk, ctx)) tk.sync(ctx);
 			const catalog = onDemandCatalog(tk);
 			if (catalog) event.systemPromptOptions.sections = { ...event.systemPromptOptions.sections, on_demand_tools: catalog };
 		});

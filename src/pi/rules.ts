@@ -267,15 +267,20 @@ function contextEvidence(ctx: ExtensionContext): ToolResultEvidence[] {
 /**
  * A user prompt starts (or a session is resumed): the on-demand loads are reset and rebuilt from the successful
  * evidence in the session's effective context (src/discovery/evidence.rs), so tools the session already used stay
- * loaded after a resume or a compaction, and nothing else does.
+ * loaded after a resume or a compaction, and nothing else does. Returns whether the loads changed (a sync is due).
  */
-export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): void {
+export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): boolean {
+	const before = host.rules.loadedOnDemand.join("\n");
+	// Nothing can be on demand without the host tools and a working find_tools: skip reading the context.
+	const f = host.rules.last?.features;
+	if (f && !(f.hostTools?.configured && f.toolDiscovery?.effective === "active") && before === "") return false;
 	host.rules.loadedOnDemand = [];
 	try {
 		host.rules.loadedOnDemand = call.evidence(snapshot(host), contextEvidence(ctx));
 	} catch {
 		// No readable context: nothing is proven, the tools stay on demand.
 	}
+	return host.rules.loadedOnDemand.join("\n") !== before;
 }
 
 /** The `# On-demand tools` system prompt section of the last committed sync (empty when nothing is held back). */
@@ -291,8 +296,8 @@ export interface ToolEnd {
 }
 
 /**
- * After a tool call: a successful background Bash call makes the Task tools active for the next turn; a call of a
- * held-back tool by its name (Pi answers `Tool <name> not found`: it resolves a call against the turn's tool list
+ * After a tool call: a successful background Bash call makes the Task tools active for the next turn; a call of an
+ * on-demand tool by its name (Pi answers `Tool <name> not found`: it resolves a call against the turn's tool list
  * before any extension sees it) loads that tool for the next turn, as `find_tools {load: [name]}` would.
  */
 export function afterToolCall(host: RulesHost, end: ToolEnd): void {
@@ -305,8 +310,8 @@ export function afterToolCall(host: RulesHost, end: ToolEnd): void {
 	if (!end.isError || !host.rules.last?.deferredNames.includes(end.toolName)) return;
 	try {
 		const out = call.find(snapshot(host), { load: [end.toolName] });
-		if (out.error || out.loaded.length === 0) return;
-		host.rules.loadedDeferred = out.loadedDeferred;
+		// Only on-demand tools load by name; the managed deferred set waits for find_tools (docs/spec/toolkit.md §8).
+		if (out.error || !out.loaded.includes(end.toolName) || !out.loadedOnDemand.includes(end.toolName)) return;
 		host.rules.loadedOnDemand = out.loadedOnDemand;
 		syncRules(host);
 	} catch {

@@ -280,7 +280,7 @@ export function register(host: ToolkitHost): void {
 		name: "exec",
 		label: "exec",
 		description: EXEC_DESCRIPTION,
-		promptSnippet: "exec: run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
+		promptSnippet: "Run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
 		parameters: execSchema,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } },
 		execute: (_id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx),
@@ -290,7 +290,7 @@ export function register(host: ToolkitHost): void {
 		name: "wait",
 		label: "wait",
 		description: WAIT_DESCRIPTION,
-		promptSnippet: "wait: continue or terminate a running code cell",
+		promptSnippet: "Continue or terminate a running code cell",
 		parameters: waitSchema,
 		execute: (_id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx),
 	});

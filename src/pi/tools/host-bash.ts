@@ -126,7 +126,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 			"(TOOL_FAILED) that still has exitCode, stdout and stderr. " +
 			TIMEOUT_TEXT +
 			" For servers and watchers use runInBackground, not `&`. $PI_SCRATCH_DIR is a private scratch directory.",
-		promptSnippet: "Bash: run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
+		promptSnippet: "Run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",
 		parameters: bashSchema,
 		risk: "bash",
 		call: (session, params, signal, onUpdate) => runBash(session, params, signal, undefined, onUpdate),
@@ -135,7 +135,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		name: "TaskList",
 		label: "TaskList",
 		description: "List this session's background tasks (started by Bash with runInBackground): id, status, exit code, output sizes.",
-		promptSnippet: "TaskList: list this session's background tasks",
+		promptSnippet: "List this session's background tasks",
 		parameters: taskListSchema,
 		risk: "read",
 		call: async (session) => session.taskList(),
@@ -145,7 +145,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		label: "TaskWait",
 		description:
 			"Wait up to 1 s for a background task and show its state and the last 50 KiB of its stdout and stderr (the full text is in the file named). Never stops it; call again to keep waiting.",
-		promptSnippet: "TaskWait: wait (at most 1 s) for a background task and show its output",
+		promptSnippet: "Wait (at most 1 s) for a background task and show its output",
 		parameters: taskIdSchema,
 		risk: "read",
 		call: (session, params) => session.taskWait(params),
@@ -155,7 +155,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		label: "TaskStop",
 		description:
 			"Stop a background task and its process tree (SIGTERM, SIGKILL after 2 s). Returns its final state, or a running snapshot with stopRequested.",
-		promptSnippet: "TaskStop: stop a background task and its process tree",
+		promptSnippet: "Stop a background task and its process tree",
 		parameters: taskIdSchema,
 		// Killing a process tree acts like a command: the bash row (docs/permissions.md, Rust `risk_of`).
 		risk: "bash",

@@ -217,7 +217,7 @@ export function register(host: ToolkitHost): void {
 			"or after yield_time_ms; status `running` comes with a session_id: continue with write_stdin (running with " +
 			"output is not completion). " +
 			LIMITS_TEXT,
-		promptSnippet: "exec_command: run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
+		promptSnippet: "Run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
 		execute: (id, params, signal, onUpdate, ctx) => gated("exec_command", id, params, signal, ctx, onUpdate),
 	});
@@ -226,7 +226,7 @@ export function register(host: ToolkitHost): void {
 		name: "write_stdin",
 		label: "write_stdin",
 		description: "Continue an exec_command session: poll for new output, write to its stdin, close stdin or terminate it. Output as for exec_command.",
-		promptSnippet: "write_stdin: poll, feed stdin, close stdin or terminate an exec_command session",
+		promptSnippet: "Poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
 		execute: (id, params, signal, onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx, onUpdate),
 	});
