@@ -63,7 +63,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, ui });
 		try {
 			const off = await pi.prompt("/pct status", T);
-			assert.match(off.notifications.join("\n"), /Interactive Tools\n  configured: off\n  effective: off\n  reason: Turned off in the config: turn it on with \/pct config \(or set interactiveTools\.enabled to true\)\. \[off-in-config\]/);
+			assert.match(off.notifications.join("\n"), /Interactive Tools\n  configured: off\n  effective: off\n  reason: Turned off: turn it on with \/pct config \(interactiveTools\.enabled\)\. \[off-in-config\]/);
 			await pi.prompt("/pct config", T);
 			assert.deepEqual(picks, [], JSON.stringify(pi.uiRequests.map((r) => r.options)).slice(0, 1500));
 			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).interactiveTools, { enabled: true, newContext: false });

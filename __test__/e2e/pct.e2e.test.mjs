@@ -73,7 +73,7 @@ for (const version of PI_VERSIONS) {
 		try {
 			const text = (await pi.prompt("/pct status")).notifications.join("\n");
 			assert.match(text, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m);
-			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: Turned off in the config: turn it on with \/pct config \(or set shellSessions\.enabled to true\)\. \[off-in-config\]$/m);
+			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: Turned off: turn it on with \/pct config \(shellSessions\.enabled\)\. \[off-in-config\]$/m);
 		} finally {
 			await pi.close();
 		}

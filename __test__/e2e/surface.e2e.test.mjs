@@ -63,7 +63,7 @@ for (const version of PI_VERSIONS) {
 				assert.equal(owner("exec"), "", "exec (the taken pair's sibling) is never registered");
 				assert.equal(owner("Bash"), "", "Bash (the taken group's sibling) is never registered");
 				for (const n of ["apply_patch", "exec_command", "write_stdin", "find_tools", "Read", "Glob", "Grep", "Write", "Edit"]) {
-					assert.match(owner(n), /src\/index\.ts$/, `${n} is ours`);
+					assert.match(owner(n), /src\/pi-codex-toolkit\/index\.ts$/, `${n} is ours`);
 					// With find_tools on, Glob and Grep are on demand (docs/rules.md "On-demand host tools").
 					assert.equal(p.active.includes(n), n !== "Glob" && n !== "Grep", `${n} active (not on demand)`);
 				}
@@ -71,7 +71,7 @@ for (const version of PI_VERSIONS) {
 				assert.ok(p.active.includes("bash"), "Pi's bash stays: host Bash could not register");
 				const text = await status(pi);
 				assert.deepEqual(featureOf(text, "Code Mode"), { configured: "on", effective: "unavailable", reason: "name-taken" });
-				assert.match(text, /taken: wait is registered by \S*name-squatter\.ts; the toolkit leaves it alone\. To use Code Mode, remove or disable that extension \(or its wait tool\) and run \/reload; otherwise turn Code Mode off with \/pct config/);
+				assert.match(text, /reason: wait is registered by \S*name-squatter\.ts; the toolkit leaves it alone\. To use Code Mode, remove or disable that extension \(or its wait tool\) and run \/reload; otherwise turn Code Mode off with \/pct config\. \[name-taken\]$/m);
 				assert.deepEqual(featureOf(text, "Shell Sessions"), { configured: "on", effective: "active", reason: "" });
 				assert.deepEqual(featureOf(text, "Host Tools"), { configured: "on", effective: "active", reason: "" });
 				assert.match(text, /note: Bash and the Task tools are off \(name-taken: TaskStop is registered by \S*name-squatter\.ts\); Pi's bash stays/);

@@ -1,7 +1,8 @@
 // The toolkit in Pi's interactive terminal UI, driven through tmux with the scripted faux model, on both Pi versions
-// (docs/render.md): the permission card shows the command before approval, a running Bash streams its output with an
-// elapsed timer, the Edit card and row show the diff and its counts, a denied call is drawn in the error colour with a
-// sentence and its code, and /pct status starts with its summary line. The screens are read with
+// (docs/render.md): Pi lists the extension as pi-codex-toolkit, the permission card shows the command before approval,
+// a running Bash and a waiting exec_command stream their output with an elapsed timer, the Edit card and row show the
+// diff and its counts, a denied call is drawn in the error colour with a sentence and its code, and /pct status
+// starts with its summary line. The screens are read with
 // `tmux capture-pane -p -e` (text with its colours). PCT_TUI_CAPTURE_DIR=<dir> keeps the captured screens there.
 import { test } from "node:test";
 import assert from "node:assert/strict";

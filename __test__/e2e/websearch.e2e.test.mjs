@@ -253,7 +253,7 @@ for (const version of PI_VERSIONS) {
 			const ws = block(text, "Web Search");
 			assert.match(ws, /^  configured: on\n  effective: active\n  requested backend: auto\n  effective backend: native\n  web search executor: openai\/gpt-4\.1\n  web search executor effort: auto\n/m);
 			assert.match(block(text, "Image Generation"), /\n  backend: api-key$/);
-			assert.match(block(text, "Remote Compaction"), /\n  reason: Turned off in the config: turn it on with \/pct config \(or set remoteCompaction\.enabled to true\)\. \[off-in-config\]$/m);
+			assert.match(block(text, "Remote Compaction"), /\n  reason: Turned off: turn it on with \/pct config \(remoteCompaction\.enabled\)\. \[off-in-config\]$/m);
 			assert.doesNotMatch(text, /not built/);
 		} finally {
 			await pi.close();

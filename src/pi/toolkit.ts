@@ -51,7 +51,8 @@ export class Toolkit implements ToolkitHost {
 		this.hooks = options.invocationHooks ?? {};
 		this.agentDir = getAgentDir();
 		this.configPath = native.configPath(this.agentDir);
-		this.entryPath = fileURLToPath(new URL("../index.ts", import.meta.url));
+		// The file Pi loads through the manifest (docs/release.md "How Pi names the extension").
+		this.entryPath = fileURLToPath(new URL("../pi-codex-toolkit/index.ts", import.meta.url));
 		this.pinnedSource = options.sourcePath;
 		this.effectiveConfig = native.configDefaults();
 		this.shared.set("rules.findTools", (params: Record<string, unknown>) => findTools(this, params));

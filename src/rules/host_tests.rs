@@ -160,7 +160,7 @@ fn status_block() {
     let block = "\nHost Tools\n  configured: on\n  effective: active\n  permission mode: accept-edits (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: Read, Glob, Grep, Write, Edit, Bash, TaskList, TaskWait, TaskStop\n  note: Tool Discovery is off, so Glob, Grep and the Task tools are sent from the first request; turn it on to load them on demand\n  builtins replaced: read, grep, find, ls, edit, write, bash\n";
     assert!(text.contains(block), "{text}");
     let off = status_text(&snapshot(json!({}), Some(("faux", "faux-1")), registry(&[], &[])));
-    let block = "\nHost Tools\n  configured: off\n  effective: off\n  reason: Turned off in the config: turn it on with /pct config (or set hostTools.enabled to true). [off-in-config]\n  permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: —\n  builtins replaced: none\n";
+    let block = "\nHost Tools\n  configured: off\n  effective: off\n  reason: Turned off: turn it on with /pct config (hostTools.enabled). [off-in-config]\n  permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)\n  tools: —\n  builtins replaced: none\n";
     assert!(off.contains(block), "{off}");
 }
 

@@ -164,7 +164,7 @@ pub fn reason_sentence(code: &str, feature: &str, label: &str, d: &Decision, tak
     };
     let off_it = format!("or turn {label} off with /pct config");
     match code {
-        OFF_IN_CONFIG_CODE => format!("Turned off in the config: turn it on with /pct config (or set {feature}.enabled to true)."),
+        OFF_IN_CONFIG_CODE => format!("Turned off: turn it on with /pct config ({feature}.enabled)."),
         "rule-does-not-ask" => {
             format!("{rule_words} does not ask for {word}: change the rule with /pct config → Execution rules.")
         }

@@ -535,7 +535,7 @@ config: /agent/extensions/pi-codex-toolkit.json
 Web Search
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set webSearch.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (webSearch.enabled). [off-in-config]
   requested backend: auto
   effective backend: off
   web search executor: —
@@ -544,12 +544,12 @@ Web Search
 Remote Compaction
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set remoteCompaction.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (remoteCompaction.enabled). [off-in-config]
 
 Image Generation
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set imageGeneration.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (imageGeneration.enabled). [off-in-config]
   backend: —
 
 Apply Patch
@@ -560,7 +560,7 @@ Apply Patch
 Computer Use
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set computerUse.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (computerUse.enabled). [off-in-config]
   transport: —
 
 Shell Sessions
@@ -585,7 +585,7 @@ Tool Discovery
 Host Tools
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set hostTools.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (hostTools.enabled). [off-in-config]
   permission mode: ask (hostTools.permissionMode: the older key, still read; permissions.mode wins when set)
   tools: —
   builtins replaced: none
@@ -594,7 +594,7 @@ Host Tools
 Interactive Tools
   configured: off
   effective: off
-  reason: Turned off in the config: turn it on with /pct config (or set interactiveTools.enabled to true). [off-in-config]
+  reason: Turned off: turn it on with /pct config (interactiveTools.enabled). [off-in-config]
   tools: —
   plan mode: allowed (plan-safe: they change nothing)
 
@@ -807,7 +807,7 @@ fn glue_status_lines_replace_the_generic_note() {
         text.contains("\nShell Sessions\n  configured: on\n  effective: active\n  jobs: 1 running, 0 finished and unread\n  cleanup pending: no\n"),
         "{text}"
     );
-    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: Turned off in the config: turn it on with /pct config (or set codeMode.enabled to true). [off-in-config]\n  nested apply_patch approval: confirm\n  note: nested calls"));
+    assert!(text.contains("\nCode Mode\n  configured: off\n  effective: off\n  reason: Turned off: turn it on with /pct config (codeMode.enabled). [off-in-config]\n  nested apply_patch approval: confirm\n  note: nested calls"));
 }
 
 #[test]
@@ -861,9 +861,7 @@ fn off_features_say_why_in_plain_words() {
     ] {
         assert_eq!(
             reason(&legacy, title),
-            format!(
-                "Turned off in the config: turn it on with /pct config (or set {key}.enabled to true). [off-in-config]"
-            )
+            format!("Turned off: turn it on with /pct config ({key}.enabled). [off-in-config]")
         );
     }
     // Network and desktop features that are off say so plainly (never "not built").
@@ -875,9 +873,7 @@ fn off_features_say_why_in_plain_words() {
     ] {
         assert_eq!(
             reason(&legacy, title),
-            format!(
-                "Turned off in the config: turn it on with /pct config (or set {key}.enabled to true). [off-in-config]"
-            )
+            format!("Turned off: turn it on with /pct config ({key}.enabled). [off-in-config]")
         );
     }
     // Rules: the matched rule that does not ask for it, no matching rule, no model.
