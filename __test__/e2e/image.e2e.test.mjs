@@ -43,7 +43,9 @@ for (const version of PI_VERSIONS) {
 		const ok = r.toolEnds.find((e) => e.toolCallId === "img-0");
 		assert.equal(ok?.isError, false, ok && r.text(ok));
 		const path = ok.result.details.path;
-		assert.deepEqual(ok.result.details, { path, mimeType: "image/png" });
+		const { traceId, ...details } = ok.result.details;
+		assert.match(traceId, /^pct-[0-9a-f]{16}$/, "the call's trace id (docs/host.md \"Trace ids\")");
+		assert.deepEqual(details, { path, mimeType: "image/png" });
 		assert.ok(path.startsWith(join(box.agentDir, "artifacts", "pi-codex-toolkit") + "/") && path.endsWith(".png"), path);
 		assert.equal(r.text(ok), `Image saved to ${path}`);
 		assert.deepEqual(readFileSync(path), Buffer.from(PNG_1X1_B64, "base64"));

@@ -69,7 +69,10 @@ for (const version of PI_VERSIONS) {
 		const end = r.toolEnds[0];
 		assert.equal(end.isError, false, toolText(end));
 		assert.equal(toolText(end), "Applied patch:\n- add notes/todo.md\n- update src/app.js\n- delete obsolete.txt\n- move old/name.md -> new/deeper/name.md");
-		assert.deepEqual(end.result.details, {
+		// Every toolkit result carries its call's trace id (docs/host.md "Trace ids"); the rest is the patch's.
+		const { traceId, ...details } = end.result.details;
+		assert.match(traceId, /^pct-[0-9a-f]{16}$/);
+		assert.deepEqual(details, {
 			operations: [
 				{ operation: "add", path: "notes/todo.md" },
 				{ operation: "update", path: "src/app.js" },

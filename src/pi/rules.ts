@@ -189,7 +189,7 @@ function backgroundTasks(host: RulesHost): boolean {
 
 /** The Computer Use prerequisite probe's reason when the feature is on (a few `stat`s on macOS, none elsewhere). */
 function computerUseProbeReason(host: RulesHost): RulesInput["computerUseProbe"] {
-	if (!host.config().computerUse.enabled) return null;
+	if (!host.config().computerUse?.enabled) return null;
 	try {
 		return native.computerUseProbe().reason;
 	} catch {

@@ -16,8 +16,9 @@ pub struct ModelRef {
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,
-    /// The model's input kinds (`["text", "image"]`); missing = not known (Computer Use needs `image`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model's input kinds (`["text", "image"]`); missing = not known (Computer Use needs `image`). Read, never
+    /// written back: the diagnostics record's `model` keeps its three fields (docs/rules.md).
+    #[serde(default, skip_serializing)]
     pub input: Option<Vec<String>>,
 }
 
