@@ -20,7 +20,7 @@ import { Type } from "typebox";
 import type { AgentDefinition, AgentsLoaded } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { ALLOW_SESSION, configuredMode } from "./permission.ts";
+import { ALLOW_SESSION, configuredMode, inCardQueue } from "./permission.ts";
 import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
@@ -202,9 +202,15 @@ function killGroup(child: ChildProcess): void {
 	t.unref();
 }
 
-/** Relays one of the delegate's dialogs to the parent's UI; resolves the RPC response fields. */
-async function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
-	if (!ctx.hasUI) return { cancelled: true };
+/** Relays one of the delegate's dialogs to the parent's UI, one card at a time with the parent's own cards (the
+ * same queue: on Pi 0.87 a second dialog over an open one can leave the first unanswered); resolves the RPC
+ * response fields. */
+function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+	if (!ctx.hasUI) return Promise.resolve({ cancelled: true });
+	return inCardQueue(host, () => (signal.aborted ? Promise.resolve({ cancelled: true }) : showDialog(host, def, ctx, rec, signal)));
+}
+
+async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
 	// The delegate's permission cards already name it (src/pi/delegate.ts); any other dialog gets its name here.
 	const named = (t: string | undefined) => (parseCardHead(t ?? "") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
 	try {
