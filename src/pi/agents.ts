@@ -284,6 +284,8 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	} catch (e) {
 		return { ok: false, code: AGENT_FAILED, message: `The delegate could not be started (${e instanceof Error ? e.message : String(e)}); nothing ran.` };
 	}
+	// A write to a delegate that already died is an 'error' event on its stdin, not a throw: never let it reach Node.
+	child.stdin?.on("error", () => undefined);
 	const pid = child.pid;
 	if (pid) native.agentsGuardProcess(pid);
 	const t0 = performance.now();
