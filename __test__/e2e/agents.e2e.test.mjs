@@ -252,4 +252,49 @@ export default [
 		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
 		await pi.close();
 	});
+
+	test(`[pi ${version.name}] the turn's abort stops a foreground delegate and its command`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, ON);
+		define(box, "slow", "description: Sleeps\ntools: Bash");
+		const child = writeScript(box, `export default { slow: [{ tools: [{ name: "Bash", args: { command: "sleep 120" } }] }, { text: "never" }] };`);
+		const script = parentScript(box, { agent: "slow", prompt: "sleep" });
+		const pi = new RpcPi({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		const ended = pi.waitFor((r) => r.type === "tool_execution_end" && r.toolName === "Task", 60000);
+		await pi.command("prompt", { message: "go" });
+		const sleeping = () => processesOf(box).some((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "latin1").startsWith("sleep\x00120"); } catch { return false; } });
+		assert.ok(await until(sleeping, 30000), "the delegate's command runs");
+		await pi.command("abort");
+		const end = await ended;
+		assert.equal(end.isError, true);
+		assert.match(toolText(end), /AGENT_ABORTED: Delegate "slow" was stopped: the turn was aborted/);
+		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
+		await pi.close();
+	});
+
+	test(`[pi ${version.name}] an unknown agent and a prompt over the cap are refused; a prompt at the cap runs`, async () => {
+		const box = sandbox();
+		writeToolConfig(box, ON);
+		define(box, "quick", "description: Answers at once");
+		const child = writeScript(box, `export default { quick: [(ctx) => ({ text: "LEN " + ctx.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text ?? "").join(""))).join("").length })] };`);
+		const script = writeScript(box, `export default [
+	{ tools: [{ name: "Task", args: { agent: "nope", prompt: "hi" } }] },
+	{ tools: [{ name: "Task", args: { agent: "quick", prompt: "x".repeat(32001) } }] },
+	{ tools: [{ name: "Task", args: { agent: "quick", prompt: "x".repeat(32000) } }] },
+	{ text: "over" },
+];`);
+		const r = await runJson({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		const ends = r.toolEnds.filter((e) => e.toolName === "Task");
+		assert.equal(ends.length, 3, r.stderr);
+		assert.equal(ends[0].isError, true);
+		assert.match(toolText(ends[0]), /AGENT_NOT_FOUND: No agent named "nope"\. Available: quick/);
+		assert.equal(ends[1].isError, true);
+		assert.match(toolText(ends[1]), /INVALID_ARGUMENT: The prompt has 32001 characters, more than 32000/);
+		assert.equal(ends[2].isError, false, toolText(ends[2]));
+		assert.match(toolText(ends[2]), /LEN 32000/);
+		// every Task call is audited in the parent's file, with its outcome
+		const auditDir = join(box.agentDir, "pi-codex-toolkit", "audit");
+		const tasks = readdirSync(auditDir).flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l))).filter((l) => l.tool === "Task");
+		assert.deepEqual(tasks.map((l) => [l.ok, l.errorCode ?? null]), [[false, "AGENT_NOT_FOUND"], [false, "INVALID_ARGUMENT"], [true, null]]);
+	});
 }

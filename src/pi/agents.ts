@@ -20,7 +20,7 @@ import { Type } from "typebox";
 import type { AgentDefinition, AgentsLoaded } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { ALLOW_SESSION, configuredMode } from "./permission.ts";
+import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
 import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
@@ -50,6 +50,9 @@ const taskSchema = Type.Object({
 		Type.Boolean({ description: "Start the delegate and return its backgroundTaskId at once; follow it with TaskWait, TaskList, TaskStop." }),
 	),
 });
+
+/** Task's parameters (taskSchema). */
+type TaskParams = { agent: string; prompt: string; runInBackground?: boolean };
 
 /** Token and cost totals over a delegate's assistant messages. */
 export interface DelegateUsage {
@@ -202,9 +205,15 @@ function killGroup(child: ChildProcess): void {
 	t.unref();
 }
 
-/** Relays one of the delegate's dialogs to the parent's UI; resolves the RPC response fields. */
-async function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
-	if (!ctx.hasUI) return { cancelled: true };
+/** Relays one of the delegate's dialogs to the parent's UI, one card at a time with the parent's own cards (the
+ * same queue: on Pi 0.87 a second dialog over an open one can leave the first unanswered); resolves the RPC
+ * response fields. */
+function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
+	if (!ctx.hasUI) return Promise.resolve({ cancelled: true });
+	return inCardQueue(host, () => (signal.aborted ? Promise.resolve({ cancelled: true }) : showDialog(host, def, ctx, rec, signal)));
+}
+
+async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
 	// The delegate's permission cards already name it (src/pi/delegate.ts); any other dialog gets its name here.
 	const named = (t: string | undefined) => (parseCardHead(t ?? "") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
 	try {
@@ -275,6 +284,8 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	} catch (e) {
 		return { ok: false, code: AGENT_FAILED, message: `The delegate could not be started (${e instanceof Error ? e.message : String(e)}); nothing ran.` };
 	}
+	// A write to a delegate that already died is an 'error' event on its stdin, not a throw: never let it reach Node.
+	child.stdin?.on("error", () => undefined);
 	const pid = child.pid;
 	if (pid) native.agentsGuardProcess(pid);
 	const t0 = performance.now();
@@ -417,81 +428,105 @@ export function register(host: ToolkitHost): void {
 			"Delegate a self-contained task to a named agent (a separate Pi process with only the tools its definition declares, under this session's permissions, audit and review). Foreground: returns the agent's final answer. runInBackground: returns a backgroundTaskId at once for TaskWait/TaskStop. The available agents are listed in the system prompt.",
 		promptSnippet: "Task: delegate a self-contained task to a named agent",
 		parameters: taskSchema,
-		async execute(_toolCallId: string, params: { agent: string; prompt: string; runInBackground?: boolean }, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
-			if (DELEGATE) fail(AGENT_UNAVAILABLE, "A delegate cannot delegate; do the work with your own tools.");
-			if (host.config().subagents?.enabled !== true) fail(AGENT_UNAVAILABLE, "Task subagents are off: set subagents.enabled to true with /pct config, then retry.");
-			const rt = hostRuntime(host);
-			rt.for(ctx);
-			if (rt.permissions.operationMode !== "agent") {
-				fail(TASK_DISABLED_IN_PLAN, "Task is disabled in Plan mode: Plan reads and plans; delegate after the plan is approved and the session is back in Agent mode.");
-			}
-			if (typeof params.prompt !== "string" || params.prompt.trim() === "") fail(INVALID_ARGUMENT, "Task needs a non-empty `prompt`: the complete task for the delegate.");
-			if (params.prompt.length > MAX_PROMPT_CHARS) fail(INVALID_ARGUMENT, `The prompt has ${params.prompt.length} characters, more than ${MAX_PROMPT_CHARS}; shorten it (the delegate can read files itself) and retry.`);
-			const loaded = loadAgents(host, ctx.cwd);
-			const def = loaded.definitions.find((d) => d.name === params.agent);
-			if (!def) {
-				fail(AGENT_NOT_FOUND, `No agent named "${params.agent}". Available: ${loaded.definitions.map((d) => d.name).join(", ") || "none"}. Call Task with one of them.`);
-			}
-			const agent = def as AgentDefinition;
-			if (agent.tools.length === 0) fail(AGENT_UNAVAILABLE, `Agent "${agent.name}" has no tool available in this session (${agent.warnings.join("; ")}); pick another agent.`);
-			const slot = new native.AgentSlot(rt.sessionId);
-			const refused = slot.failure();
-			if (refused) fail(refused.code, refused.message);
-			sessionSlots.add(slot);
-			const release = () => {
-				slot.release();
-				sessionSlots.delete(slot);
-			};
-			const background = params.runInBackground === true;
-			if (background && !host.pi.getActiveTools().includes("TaskWait")) {
-				release();
-				fail(AGENT_UNAVAILABLE, "A background Task needs TaskWait/TaskStop (the Host Tools' Bash family, hostTools.enabled); run it in the foreground instead.");
-			}
-			const update = (line: string) => onUpdate?.({ content: text(line), details: { agent: agent.name, tools: agent.tools } });
-			const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update);
-			if (!("child" in run)) {
-				release();
-				return fail(run.code, run.message);
-			}
-			const timeoutS = host.config().subagents?.timeoutSeconds ?? native.agentsLimits().defaultTimeoutSeconds;
-			const timer = setTimeout(
-				() => run.stop(AGENT_TIMEOUT, `Delegate "${agent.name}" did not finish within ${timeoutS} s (subagents.timeoutSeconds) and was stopped; give it a smaller task or raise the timeout.`),
-				timeoutS * 1000,
-			);
-			timer.unref();
-			void run.done.finally(() => {
-				clearTimeout(timer);
-				release();
-			});
-			if (background) {
-				const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}`, `${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`);
-				const tf = task.failure();
-				if (tf) {
-					run.stop(tf.code, tf.message);
-					await run.done;
-					return fail(tf.code, tf.message);
-				}
-				void run.done.then((o) => {
-					const code = o.ok ? 0 : 1;
-					task.finish(code, o.ok ? `${o.text}\n${summary(agent, o)}` : "", o.ok ? "" : `${o.code}: ${o.text}\n${summary(agent, o)}`);
+		async execute(toolCallId: string, params: TaskParams, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
+			// The Task call itself is audited too (its delegate's calls are, each with the delegate's name).
+			const t0 = performance.now();
+			let errorCode: string | undefined;
+			try {
+				return await runTask(params, signal, onUpdate, ctx);
+			} catch (e) {
+				errorCode = /^([A-Z_]+):/.exec(e instanceof Error ? e.message : "")?.[1] ?? AGENT_FAILED;
+				throw e;
+			} finally {
+				const ms = performance.now() - t0;
+				auditCall(host, hostRuntime(host), {
+					toolCallId,
+					tool: TASK,
+					args: { agent: params.agent, prompt: params.prompt, runInBackground: params.runInBackground === true },
+					gate: { decision: "allow", prompted: false, waitMs: 0 },
+					runMs: ms,
+					totalMs: ms,
+					ok: errorCode === undefined,
+					errorCode,
 				});
-				return {
-					content: text(`Started delegate "${agent.name}" in the background: backgroundTaskId ${task.id}. Follow it with TaskWait (its answer arrives as the task's output), TaskList or TaskStop.`),
-					details: { agent: agent.name, tools: agent.tools, backgroundTaskId: task.id } satisfies TaskDetails,
-				};
 			}
-			const onAbort = () => run.stop(AGENT_ABORTED, `Delegate "${agent.name}" was stopped: the turn was aborted.`);
-			if (signal?.aborted) onAbort();
-			signal?.addEventListener("abort", onAbort, { once: true });
-			const o = await run.done;
-			signal?.removeEventListener("abort", onAbort);
-			if (!o.ok) fail(o.code ?? AGENT_FAILED, `${o.text} ${summary(agent, o)}`);
-			return {
-				content: text(`${o.text}\n\n${summary(agent, o)}`),
-				details: { agent: agent.name, tools: agent.tools, usage: o.usage, toolCalls: o.toolCalls, durationMs: o.durationMs, cut: o.cut } satisfies TaskDetails,
-			};
 		},
 	});
+
+	async function runTask(params: TaskParams, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
+		if (DELEGATE) fail(AGENT_UNAVAILABLE, "A delegate cannot delegate; do the work with your own tools.");
+		if (host.config().subagents?.enabled !== true) fail(AGENT_UNAVAILABLE, "Task subagents are off: set subagents.enabled to true with /pct config, then retry.");
+		const rt = hostRuntime(host);
+		rt.for(ctx);
+		if (rt.permissions.operationMode !== "agent") {
+			fail(TASK_DISABLED_IN_PLAN, "Task is disabled in Plan mode: Plan reads and plans; delegate after the plan is approved and the session is back in Agent mode.");
+		}
+		if (typeof params.prompt !== "string" || params.prompt.trim() === "") fail(INVALID_ARGUMENT, "Task needs a non-empty `prompt`: the complete task for the delegate.");
+		if (params.prompt.length > MAX_PROMPT_CHARS) fail(INVALID_ARGUMENT, `The prompt has ${params.prompt.length} characters, more than ${MAX_PROMPT_CHARS}; shorten it (the delegate can read files itself) and retry.`);
+		const loaded = loadAgents(host, ctx.cwd);
+		const def = loaded.definitions.find((d) => d.name === params.agent);
+		if (!def) {
+			fail(AGENT_NOT_FOUND, `No agent named "${params.agent}". Available: ${loaded.definitions.map((d) => d.name).join(", ") || "none"}. Call Task with one of them.`);
+		}
+		const agent = def as AgentDefinition;
+		if (agent.tools.length === 0) fail(AGENT_UNAVAILABLE, `Agent "${agent.name}" has no tool available in this session (${agent.warnings.join("; ")}); pick another agent.`);
+		const slot = new native.AgentSlot(rt.sessionId);
+		const refused = slot.failure();
+		if (refused) fail(refused.code, refused.message);
+		sessionSlots.add(slot);
+		const release = () => {
+			slot.release();
+			sessionSlots.delete(slot);
+		};
+		const background = params.runInBackground === true;
+		if (background && !host.pi.getActiveTools().includes("TaskWait")) {
+			release();
+			fail(AGENT_UNAVAILABLE, "A background Task needs TaskWait/TaskStop (the Host Tools' Bash family, hostTools.enabled); run it in the foreground instead.");
+		}
+		const update = (line: string) => onUpdate?.({ content: text(line), details: { agent: agent.name, tools: agent.tools } });
+		const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update);
+		if (!("child" in run)) {
+			release();
+			return fail(run.code, run.message);
+		}
+		const timeoutS = host.config().subagents?.timeoutSeconds ?? native.agentsLimits().defaultTimeoutSeconds;
+		const timer = setTimeout(
+			() => run.stop(AGENT_TIMEOUT, `Delegate "${agent.name}" did not finish within ${timeoutS} s (subagents.timeoutSeconds) and was stopped; give it a smaller task or raise the timeout.`),
+			timeoutS * 1000,
+		);
+		timer.unref();
+		void run.done.finally(() => {
+			clearTimeout(timer);
+			release();
+		});
+		if (background) {
+			const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}`, `${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`);
+			const tf = task.failure();
+			if (tf) {
+				run.stop(tf.code, tf.message);
+				await run.done;
+				return fail(tf.code, tf.message);
+			}
+			void run.done.then((o) => {
+				const code = o.ok ? 0 : 1;
+				task.finish(code, o.ok ? `${o.text}\n${summary(agent, o)}` : "", o.ok ? "" : `${o.code}: ${o.text}\n${summary(agent, o)}`);
+			});
+			return {
+				content: text(`Started delegate "${agent.name}" in the background: backgroundTaskId ${task.id}. Follow it with TaskWait (its answer arrives as the task's output), TaskList or TaskStop.`),
+				details: { agent: agent.name, tools: agent.tools, backgroundTaskId: task.id } satisfies TaskDetails,
+			};
+		}
+		const onAbort = () => run.stop(AGENT_ABORTED, `Delegate "${agent.name}" was stopped: the turn was aborted.`);
+		if (signal?.aborted) onAbort();
+		signal?.addEventListener("abort", onAbort, { once: true });
+		const o = await run.done;
+		signal?.removeEventListener("abort", onAbort);
+		if (!o.ok) fail(o.code ?? AGENT_FAILED, `${o.text} ${summary(agent, o)}`);
+		return {
+			content: text(`${o.text}\n\n${summary(agent, o)}`),
+			details: { agent: agent.name, tools: agent.tools, usage: o.usage, toolCalls: o.toolCalls, durationMs: o.durationMs, cut: o.cut } satisfies TaskDetails,
+		};
+	}
 
 	// The model learns the agents it may name from the system prompt of each run (Task's description is fixed).
 	host.pi.on("before_agent_start", async (event, ctx) => {

@@ -87,8 +87,9 @@ export function planSafe(config: EffectiveConfig | undefined, tool: string): boo
 /** One queue of cards per toolkit instance: the tail of the chain of open and waiting cards. */
 const queues = new WeakMap<object, Promise<void>>();
 
-/** Runs `show` when every earlier card of this instance is closed; the next waits for this one. */
-async function inCardQueue<T>(key: object, show: () => Promise<T>): Promise<T> {
+/** Runs `show` when every earlier card of this instance is closed; the next waits for this one. Task relays its
+ * delegates' dialogs through the same queue (src/pi/agents.ts). */
+export async function inCardQueue<T>(key: object, show: () => Promise<T>): Promise<T> {
 	const before = queues.get(key) ?? Promise.resolve();
 	let done!: () => void;
 	const mine = new Promise<void>((r) => (done = r));
