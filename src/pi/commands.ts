@@ -62,7 +62,7 @@ export function pctCompletions(prefix: string): { value: string; label: string }
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 	registerFooter(tk.pi, tk);
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|agents]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|mode|agents]",
 		getArgumentCompletions: pctCompletions,
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();

@@ -369,7 +369,8 @@ pub fn decide(input: &ResolveInput) -> Decision {
     };
     let holds = |n: &str| {
         let pending = match on_demand(n) {
-            Some(OnDemand::Always) => true,
+            // Plan keeps its read/inspection core in the first request (docs/rules.md "On-demand host tools").
+            Some(OnDemand::Always) => !input.in_plan(),
             Some(OnDemand::UntilBackgroundTask) => !input.background_tasks,
             None => false,
         };

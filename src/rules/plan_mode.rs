@@ -1,6 +1,7 @@
 //! What Plan mode changes in the active tool list (docs/permissions.md "Plan mode"): the plan tools' visibility,
-//! and the tools Plan hides — the edit family (Write, Edit, apply_patch, Pi's `edit`/`write`) and other extensions'
-//! tools not declared in `permissions.planSafeTools`.
+//! and the tools Plan hides — the edit family (Write, Edit, apply_patch, Pi's `edit`/`write`), the Computer Use
+//! tools (Plan refuses desktop control outright) and other extensions' tools not declared in
+//! `permissions.planSafeTools`.
 //!
 //! Why hide what is refused anyway: the model should not be offered a tool that can only fail. The list is guidance,
 //! not the boundary — every hidden tool is still hard-denied before any card if called (src/host/permission.rs,
@@ -8,7 +9,7 @@
 //! this is the one place that knows what Plan takes away and gives back.
 
 use super::input::ResolveInput;
-use super::names::{APPLY_PATCH, EDIT, ENTER_PLAN_MODE, HOST_EDIT, HOST_WRITE, SUBMIT_PLAN, WRITE};
+use super::names::{APPLY_PATCH, COMPUTER_USE, EDIT, ENTER_PLAN_MODE, HOST_EDIT, HOST_WRITE, SUBMIT_PLAN, WRITE};
 use super::ownership::{Owner, Registry};
 
 /// The plan tools admitted (both, when the host tools are on and each name is ours: each checks the mode itself and
@@ -30,11 +31,11 @@ pub fn plan_tools(input: &ResolveInput, reg: &Registry) -> (Vec<&'static str>, V
     (admitted, visible)
 }
 
-/// Whether Plan hides `name`: the toolkit's edit family, Pi's edit and write, and every other extension's tool that
+/// Whether Plan hides `name`: the toolkit's edit family and Computer Use tools, Pi's edit and write, and every other extension's tool that
 /// `permissions.planSafeTools` does not list. Pi's other builtins and the toolkit's other tools stay.
 fn hidden_in_plan(name: &str, input: &ResolveInput, reg: &Registry) -> bool {
     match reg.owner(name) {
-        Owner::Ours => [HOST_WRITE, HOST_EDIT, APPLY_PATCH].contains(&name),
+        Owner::Ours => [HOST_WRITE, HOST_EDIT, APPLY_PATCH].contains(&name) || COMPUTER_USE.contains(&name),
         Owner::Builtin => name == EDIT || name == WRITE,
         Owner::Foreign => !input
             .config
@@ -270,5 +271,26 @@ mod tests {
         // A name owed back that is no longer registered is forgotten, not re-added.
         let gone = resolve(&input(json!({}), Some("agent"), &["read"], &["mcp__gone__x"]));
         assert_eq!(gone.active, vec!["read"]);
+    }
+
+    #[test]
+    fn plan_hides_the_computer_use_tools_and_agent_keeps_them() {
+        let cfg = json!({"hostTools": {"enabled": true}});
+        let mut i = input(cfg, Some("plan"), &PI_DEFAULT, &[]);
+        for n in COMPUTER_USE {
+            i.tools.push(ToolEntry {
+                name: n.into(),
+                description: None,
+                source: ME.into(),
+            });
+        }
+        let reg = crate::rules::ownership::Registry::new(&i.tools, &i.identity);
+        let mut active: Vec<String> = COMPUTER_USE.iter().map(|s| s.to_string()).collect();
+        super::apply(&i, &reg, &mut active, &[]);
+        assert!(active.is_empty(), "{active:?}");
+        i.operation_mode = Some("agent".into());
+        let mut active: Vec<String> = COMPUTER_USE.iter().map(|s| s.to_string()).collect();
+        super::apply(&i, &reg, &mut active, &[]);
+        assert_eq!(active.len(), COMPUTER_USE.len());
     }
 }

@@ -9,6 +9,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
+import { operationMode } from "../plan.ts";
 
 const APP = Type.String({ description: 'The target app: its name (e.g. "Safari") or bundle id (e.g. "com.apple.Safari") as computer_use_list_apps shows it. Never a path.' });
 
@@ -38,6 +39,8 @@ export function register(host: ToolkitHost): void {
 			parameters: tool.parameters,
 			async execute(_id: string, params: Record<string, unknown>, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
 				if (!host.isAdmitted(tool.name)) throw new Error("Computer Use is not enabled: turn it on with /pct config; /pct status shows why it is unavailable.");
+				// Plan refuses desktop control before any card (docs/permissions.md "What Plan hides").
+				if (operationMode(host) === "plan") throw new Error("COMPUTER_DISABLED_IN_PLAN: Computer Use is disabled in Plan mode: Plan reads and plans. Submit the plan with SubmitPlan; once it is approved, the session is back in Agent mode.");
 				const mode = host.config().computerUse.approvalMode;
 				const gate = cu.authorize(tool.name, params ?? {}, mode, !!ctx?.hasUI);
 				if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
