@@ -401,7 +401,15 @@ pub fn decide(input: &ResolveInput) -> Decision {
     // The plan tools: each admitted on its own, visible in its operation mode only (src/rules/plan_mode.rs).
     let (plan_admitted, plan_visible) = super::plan_mode::plan_tools(input, &reg);
     push_unique(&mut admitted, &plan_admitted);
-    push_unique(&mut visible, &plan_visible);
+    // EnterPlanMode is on demand like Glob and Grep (the `ON_DEMAND` table): the seed's first Agent request
+    // carries only the four work tools.
+    for n in plan_visible {
+        if holds(n) {
+            push_unique(&mut held, &[n]);
+        } else {
+            push_unique(&mut visible, &[n]);
+        }
+    }
 
     let mut d = Decision {
         source,

@@ -292,7 +292,7 @@ fn with_find_tools_the_first_request_has_only_read_bash_edit_write() {
         "{text}"
     );
     assert!(
-        text.contains("  on-demand tools: 5\n  loaded this prompt: 0\n"),
+        text.contains("  on-demand tools: 6\n  loaded this prompt: 0\n"),
         "{text}"
     );
 }
