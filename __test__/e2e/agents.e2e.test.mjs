@@ -54,15 +54,28 @@ async function until(pred, ms = 20000) {
 }
 
 for (const version of PI_VERSIONS) {
-	test(`[pi ${version.name}] no definitions: no Task tool`, async () => {
+	test(`[pi ${version.name}] no definitions: no Task tool; a definition added mid-session brings it at the next prompt`, async () => {
 		const box = sandbox();
 		writeToolConfig(box, ON);
-		const script = parentScript(box, { agent: "reader", prompt: "hi" });
-		const r = await runJson({ version, box, script });
-		const end = r.toolEnds.find((e) => e.toolName === "Task");
-		assert.ok(end, r.stderr);
-		assert.equal(end.isError, true);
-		assert.match(toolText(end), /not found|not available|unknown tool/i);
+		const child = writeScript(box, `export default { quick: [{ text: "QUICK" }] };`);
+		const script = writeScript(box, `export default [
+	{ tools: [{ name: "Task", args: { agent: "quick", prompt: "hi" } }] },
+	{ text: "first over" },
+	{ tools: [{ name: "Task", args: { agent: "quick", prompt: "hi" } }] },
+	{ text: "second over" },
+];`);
+		const pi = new RpcPi({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		const first = await pi.prompt("no agents yet", 60000);
+		const none = first.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+		assert.ok(none, pi.stderr);
+		assert.equal(none.isError, true);
+		assert.match(toolText(none), /not found/i);
+		define(box, "quick", "description: Answers at once");
+		const second = await pi.prompt("now there is one", 60000);
+		const some = second.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+		assert.equal(some.isError, false, toolText(some));
+		assert.match(toolText(some), /^QUICK/);
+		await pi.close();
 	});
 
 	test(`[pi ${version.name}] a read-only delegate reads a file and answers`, async () => {
