@@ -328,6 +328,36 @@ impl TaskTable {
         self.running.load(Ordering::SeqCst)
     }
 
+    /// HOST_OVERLOADED when `owner` already runs the per-session cap of tasks or the process runs the process-wide
+    /// cap; `what` names the thing to start again in the message (`command` for Bash, `Task` for a delegate). Called
+    /// under the table lock, so concurrent starts cannot overshoot either cap.
+    fn check_caps(&self, tasks: &HashMap<String, Arc<Task>>, owner: u64, what: &str) -> Result<(), HostError> {
+        let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
+        if mine >= self.caps.per_session {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "This session already runs {mine} background tasks, the per-session cap of {}. Wait for one with \
+                     TaskWait or stop one with TaskStop, then start this {what} again.",
+                    self.caps.per_session
+                ),
+            ));
+        }
+        let running = self.running();
+        if running >= self.caps.process {
+            return Err(HostError::new(
+                HOST_OVERLOADED,
+                format!(
+                    "The process-wide cap of {} background tasks across all Pi sessions in this process is reached \
+                     ({running} running, {mine} of them this session's). Run the {what} in the foreground (without \
+                     runInBackground) or retry after other tasks finish.",
+                    self.caps.process
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Starts a task for `owner`, or refuses with HOST_OVERLOADED naming which cap was reached. The caps are
     /// checked and the task spawned under the table lock, so concurrent starts cannot overshoot either cap.
     pub fn start(
@@ -339,29 +369,7 @@ impl TaskTable {
         session_recovery: &Arc<AtomicU64>,
     ) -> Result<TaskView, HostError> {
         let mut tasks = lock(&self.tasks);
-        let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
-        if mine >= self.caps.per_session {
-            return Err(HostError::new(
-                HOST_OVERLOADED,
-                format!(
-                    "This session already runs {mine} background tasks, the per-session cap of {}. Wait for one with \
-                     TaskWait or stop one with TaskStop, then start this command again.",
-                    self.caps.per_session
-                ),
-            ));
-        }
-        let running = self.running();
-        if running >= self.caps.process {
-            return Err(HostError::new(
-                HOST_OVERLOADED,
-                format!(
-                    "The process-wide cap of {} background tasks across all Pi sessions in this process is reached \
-                     ({running} running, {mine} of them this session's). Run the command in the foreground (without \
-                     runInBackground) or retry after other tasks finish.",
-                    self.caps.process
-                ),
-            ));
-        }
+        self.check_caps(&tasks, owner, "command")?;
         let id = launch.marker.rsplit(':').next().unwrap_or_default().to_string();
         let sp = spawn(&launch)?;
         self.running.fetch_add(1, Ordering::SeqCst);
@@ -433,28 +441,7 @@ impl TaskTable {
             ));
         }
         let mut tasks = lock(&self.tasks);
-        let mine = tasks.values().filter(|t| t.owner == owner && !t.finished()).count();
-        if mine >= self.caps.per_session {
-            return Err(HostError::new(
-                HOST_OVERLOADED,
-                format!(
-                    "This session already runs {mine} background tasks, the per-session cap of {}. Wait for one with \
-                     TaskWait or stop one with TaskStop, then start this Task again.",
-                    self.caps.per_session
-                ),
-            ));
-        }
-        let running = self.running();
-        if running >= self.caps.process {
-            return Err(HostError::new(
-                HOST_OVERLOADED,
-                format!(
-                    "The process-wide cap of {} background tasks is reached ({running} running). Run the Task in the \
-                     foreground (without runInBackground) or retry after other tasks finish.",
-                    self.caps.process
-                ),
-            ));
-        }
+        self.check_caps(&tasks, owner, "Task")?;
         let (id, marker) = super::new_marker("task");
         self.running.fetch_add(1, Ordering::SeqCst);
         let budget = RecoveryBudget::new(vec![
