@@ -15,12 +15,13 @@
 // it shows and the tag it names) and its outcome counted too.
 // Usage: npm run bench -- edit-drift [--quick] [--json FILE]   (--quick: the first 15 cases of each source)
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { tempDir } from "../../scripts/tmp.mjs";
+import { codexApplyPatch } from "../fixtures/patch-data.mjs";
 import { applyHunks, joinLines, mergeHunks, splitLines } from "./lines.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -42,7 +43,6 @@ if (quick) {
 // ---------------------------------------------------------------------------------------------------------------
 // Scenarios: {kind, live, truth (null = the only right answer is a refusal)}.
 
-const CODEX_VERSION = "0.171.0";
 const commentOf = (path) => (/\.(py|rb|sh)$/.test(path) ? "#" : "//");
 const block = (path, tag) => Array.from({ length: 5 }, (_, k) => `${commentOf(path)} ${tag} line ${k + 1} added meanwhile`);
 const crlf = (t) => t.replace(/\n/g, "\r\n");
@@ -223,24 +223,13 @@ function retryFrom(message, Ls, edit) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Codex's apply_patch from bench/fixtures/patch-data.mjs; without it (no install possible) its column is left out. */
 function codexBinary() {
-	const dir = join(ROOT, "bench/results/codex");
-	let bin = process.env.PCT_BENCH_CODEX;
-	if (!bin) {
-		const vendor = join(dir, "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-		if (!existsSync(vendor)) {
-			console.log(`installing @openai/codex@${CODEX_VERSION} into ${dir} ...`);
-			mkdirSync(dir, { recursive: true });
-			spawnSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, `@openai/codex@${CODEX_VERSION}`], { stdio: "inherit" });
-			if (!existsSync(vendor)) return { note: "Codex's apply_patch could not be installed (set PCT_BENCH_CODEX to a codex binary); its column is left out" };
-		}
-		bin = vendor;
+	try {
+		return codexApplyPatch();
+	} catch (e) {
+		return { note: `Codex's apply_patch could not be installed (${e.message}); its column is left out` };
 	}
-	const link = join(dir, "apply_patch");
-	mkdirSync(dir, { recursive: true });
-	rmSync(link, { force: true });
-	symlinkSync(bin, link);
-	return { link, version: spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim() };
 }
 
 const codex = codexBinary();
