@@ -7,20 +7,11 @@ import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NODE22, PI_VERSIONS, ROOT, FAUX, sandbox, writeConfig } from "../__test__/helpers/pi.mjs";
+import { ALL_ON } from "./helpers/configs.mjs";
 
 const quick = process.argv.includes("--quick");
 const runsArg = process.argv.indexOf("--runs");
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : quick ? 3 : 10;
-const ALL_ON = {
-	applyPatch: { enabled: true },
-	shellSessions: { enabled: true },
-	codeMode: { enabled: true },
-	toolDiscovery: { enabled: true },
-	hostTools: { enabled: true },
-	webSearch: { enabled: true },
-	imageGeneration: { enabled: true },
-	remoteCompaction: { enabled: true },
-};
 const CONFIGS = [
 	["Pi alone", null],
 	["toolkit, every feature off", {}],

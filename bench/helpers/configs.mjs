@@ -1,5 +1,4 @@
-// The toolkit configs the benchmarks compare, built in one place (bench/schema-size.mjs; bench/startup.mjs may
-// import them too): the presets exactly as `/pct config` writes them (configPresetApply, src/config/presets.rs)
+// The toolkit configs the benchmarks compare, built in one place (bench/schema-size.mjs, bench/startup.mjs): the presets exactly as `/pct config` writes them (configPresetApply, src/config/presets.rs)
 // and "every feature on".
 import { createRequire } from "node:module";
 
@@ -13,7 +12,8 @@ export function presetConfig(key, base = {}) {
 /**
  * Every config section switched on: the legacy-free switches of the Codex route, Tool Discovery, the host tools,
  * the network features (Web Search on its sidecar backend, so its tool can be registered), Remote Compaction,
- * Computer Use (macOS only; elsewhere it registers nothing) and the interactive tools.
+ * Computer Use (macOS only; elsewhere it registers nothing), the interactive tools and Task subagents (no
+ * definitions here, so no Task tool: it needs one).
  */
 export const ALL_ON = Object.freeze({
 	applyPatch: { enabled: true },
@@ -26,6 +26,7 @@ export const ALL_ON = Object.freeze({
 	remoteCompaction: { enabled: true },
 	computerUse: { enabled: true },
 	interactiveTools: { enabled: true },
+	subagents: { enabled: true },
 });
 
 /** The Codex route of the issue's target: the Codex preset (patch + shell + code) with find_tools. */
