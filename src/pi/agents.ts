@@ -215,13 +215,19 @@ function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionCont
 
 async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
 	// The delegate's permission cards already name it (src/pi/delegate.ts); any other dialog gets its name here.
-	const named = (t: string | undefined) => (parseCardHead(t ?? "") ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
+	// A card head counts only when it names this delegate and a tool of its allowlist: any other title (another
+	// extension's dialog inside the delegate included) is prefixed and never grants anything.
+	const ownHead = (t: string | undefined) => {
+		const head = parseCardHead(t ?? "");
+		return head && head.name === def.name && def.allowlist.includes(head.tool) ? head : null;
+	};
+	const named = (t: string | undefined) => (ownHead(t) ? (t ?? "") : `Delegate "${def.name}": ${t ?? ""}`);
 	try {
 		if (rec.method === "select") {
 			const options = Array.isArray(rec.options) ? rec.options.filter((o): o is string => typeof o === "string") : [];
 			const value = await ctx.ui.select(named(rec.title), options, { signal });
 			if (value === undefined) return { cancelled: true };
-			const head = parseCardHead(rec.title ?? "");
+			const head = ownHead(rec.title);
 			// "Allow for this session" on a delegate's card is the parent session's grant too (per tool name).
 			if (head && value === ALLOW_SESSION) hostRuntime(host).permissions.allowSession(head.tool);
 			return { value };
