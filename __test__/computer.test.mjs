@@ -282,7 +282,7 @@ test("the probe names each missing prerequisite (seam over temp folders); status
 	assert.equal(reason({ computerUseProbe: null }), "");
 	assert.equal(reason({ computerUseProbe: null, hasUi: false }), "no-interactive-ui");
 	assert.equal(reason({ computerUseProbe: null, model: { provider: "faux", id: "faux-1", api: "faux-api", input: ["text"] } }), "model-has-no-image-input");
-	assert.match(native.rulesStatusText(JSON.stringify(input({}))), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: missing-computer-use-helper$/m);
+	assert.match(native.rulesStatusText(JSON.stringify(input({}))), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: .+ \[missing-computer-use-helper\]$/m);
 });
 
 test("approvals are keyed by the canonical app once list_apps named it, and reset when the approval mode changes", async (t) => {

@@ -40,8 +40,8 @@ export const SUBCOMMANDS: Record<string, string[]> = {
 	jobs: ["stop all"],
 	review: ["show", "rollback", "rollback all"],
 	permission: [...PERMISSION_MODES, "default"],
-	agents: [],
 	mode: ["plan", "agent"],
+	agents: [],
 };
 
 /** Completions for what follows `/pct `: sub-commands, then their arguments. */

@@ -223,6 +223,8 @@ export function auditCall(
 		turn?: string;
 	},
 ): void {
+	// No agent dir (a unit test's stand-in host): there is no audit folder to write to.
+	if (!host.agentDir) return;
 	try {
 		const r = native.hostAuditAppend(host.agentDir, {
 			sessionId: state.sessionId,
