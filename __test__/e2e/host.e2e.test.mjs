@@ -68,7 +68,7 @@ for (const version of PI_VERSIONS) {
 			} else assert.ok(before.active.includes("bash"), "bash stays (host Bash is not built here)");
 			const st = await status(pi);
 			assert.deepEqual(featureOf(st, "Host Tools"), { configured: "on", effective: "active", reason: "" });
-			assert.match(st, /\n  permission mode: accept-edits \(hostTools\.permissionMode: the older key, still read; permissions\.mode wins when set\)\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
+			assert.match(st, /\n  permission mode: accept-edits \(hostTools\.permissionMode: the older key, still read; permissions\.mode wins when set\)\n  tools: Read, Glob, Grep(, Write, Edit)?(, Bash, TaskList, TaskWait, TaskStop)?\n(  note: [^\n]*\n)?  builtins replaced: read, grep, find, ls(, edit, write)?(, bash)?\n/);
 
 			// Off through the menu: Pi's builtins come back (those Pi had active), ours leave.
 			plan.push({ title: "Pi Codex Toolkit settings", option: "Host Tools: on" }, { title: "Pi Codex Toolkit settings", option: "Save" });
