@@ -301,7 +301,9 @@ for (const version of PI_VERSIONS) {
 			assert.match(files[0].name, /^\d+-[0-9a-f]{8}\.md$/);
 			assert.ok(files[0].bytes.equals(Buffer.from(md, "utf8")), "the plan is stored byte for byte");
 			assert.equal(toolText(submitted), `The user approved the plan (saved as .pi/plan/${files[0].name}). Agent mode is on: carry out this plan now.\n\n${md}`);
-			assert.deepEqual(submitted.result.details, { path: `.pi/plan/${files[0].name}`, bytes: Buffer.byteLength(md), approved: true });
+			const { traceId, ...details } = submitted.result.details;
+			assert.match(traceId, /^pct-[0-9a-f]{16}$/);
+			assert.deepEqual(details, { path: `.pi/plan/${files[0].name}`, bytes: Buffer.byteLength(md), approved: true });
 			assert.equal(after.isError, false, toolText(after));
 			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "after approval\n");
 			const titles = selects(pi).map((q) => q.title);
