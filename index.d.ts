@@ -1632,6 +1632,12 @@ export interface RulesTool {
   source: string
 }
 
+/**
+ * Whether `id` passes the one session-id rule (src/session_id.rs) every engine capability applies: the glue asks
+ * before using Pi's session id for the scratch directory, the audit file and the review store.
+ */
+export declare function sessionIdValid(id: string): boolean
+
 /** A finished exec_command / write_stdin read: the model text and the structured details. */
 export interface ShellCallOk {
   ok: true

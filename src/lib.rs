@@ -24,4 +24,5 @@ mod plan;
 pub mod review;
 mod rules;
 mod seams;
+mod session_id;
 pub mod shell;

@@ -33,3 +33,10 @@ pub fn engine_version(env: &napi::Env) -> napi::Result<String> {
 pub fn test_seams(env: &napi::Env) -> napi::Result<bool> {
     guard::sync(env, "testSeams", || Ok(crate::seams::ENABLED))
 }
+
+/// Whether `id` passes the one session-id rule (src/session_id.rs) every engine capability applies: the glue asks
+/// before using Pi's session id for the scratch directory, the audit file and the review store.
+#[napi(catch_unwind)]
+pub fn session_id_valid(env: &napi::Env, id: String) -> napi::Result<bool> {
+    guard::sync(env, "sessionIdValid", || Ok(crate::session_id::is_valid(&id)))
+}

@@ -93,19 +93,9 @@ pub fn redact(v: &Value) -> Value {
     }
 }
 
-/// The audit file of a session. The id must be one plain path segment (Pi's ids are UUIDs).
+/// The audit file of a session. The id must pass the one session-id rule (src/session_id.rs).
 pub fn audit_path(agent_dir: &Path, session_id: &str) -> Result<PathBuf, HostError> {
-    let plain = !session_id.is_empty()
-        && !session_id.starts_with('.')
-        && session_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if !plain {
-        return Err(HostError::new(
-            INVALID_ARGUMENT,
-            "the audit session id must be one plain path segment (letters, digits, '-', '_', '.'); pass Pi's session id",
-        ));
-    }
+    crate::session_id::SessionId::parse(session_id).map_err(|e| HostError::new(INVALID_ARGUMENT, e.to_string()))?;
     Ok(agent_dir
         .join("pi-codex-toolkit")
         .join("audit")

@@ -138,11 +138,6 @@ fn walk(path: &Path, depth: usize) -> io::Result<PathBuf> {
     Ok(cur)
 }
 
-/// A session id must be one plain path segment, since it names the scratch directory.
-fn valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
-}
-
 /// Shows `rel` (relative to a root) with `/` separators; the root itself is `.`.
 fn slash_rel(rel: &Path) -> String {
     let parts: Vec<String> = rel
@@ -165,11 +160,8 @@ impl Roots {
                 "the workspace root and the agent dir must be absolute paths; pass ctx.cwd and the agent dir as given.",
             ));
         }
-        if !valid_session_id(session_id) {
-            return Err(HostError::invalid(format!(
-                "session id '{session_id}' cannot name a scratch directory: it must be one non-empty path segment."
-            )));
-        }
+        // The one session-id rule (src/session_id.rs): the id names the scratch directory.
+        crate::session_id::SessionId::parse(session_id).map_err(|e| HostError::invalid(e.to_string()))?;
         let workspace = lexical_normalize(workspace);
         let workspace_canonical =
             fs::canonicalize(&workspace).map_err(|e| HostError::io(&workspace.display().to_string(), &e))?;

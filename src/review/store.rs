@@ -204,17 +204,12 @@ fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// A session id names a folder: one plain path segment.
-pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 255 && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
-}
-
 /// One session's store.
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
     agent_dir: PathBuf,
-    session_id: String,
+    session_id: crate::session_id::SessionId,
 }
 
 pub const INDEX: &str = "index.jsonl";
@@ -226,16 +221,13 @@ const MAX_META_BYTES: u64 = 64 << 10;
 impl Store {
     /// The store of `session_id` (nothing is created until something is recorded).
     pub fn of(agent_dir: &Path, session_id: &str) -> Result<Store, ReviewError> {
-        if !valid_session_id(session_id) {
-            return Err(ReviewError::new(
-                "invalid-session",
-                format!("session id '{session_id}' cannot name a review folder: it must be one path segment."),
-            ));
-        }
+        // The one session-id rule (src/session_id.rs): the id names the review folder.
+        let session_id = crate::session_id::SessionId::parse(session_id)
+            .map_err(|e| ReviewError::new("invalid-session", e.to_string()))?;
         Ok(Store {
-            dir: review_parent(agent_dir).join(session_id),
+            dir: review_parent(agent_dir).join(session_id.as_str()),
             agent_dir: agent_dir.to_path_buf(),
-            session_id: session_id.to_string(),
+            session_id,
         })
     }
 

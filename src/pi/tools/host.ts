@@ -144,7 +144,8 @@ function sessionIdOf(ctx: ExtensionContext): string {
 	if (DELEGATE) return DELEGATE.sessionId;
 	try {
 		const id = ctx.sessionManager?.getSessionId?.();
-		if (typeof id === "string" && /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id)) return id;
+		// The engine's one session-id rule (src/session_id.rs), so the glue never keeps an id Rust would refuse.
+		if (typeof id === "string" && native.sessionIdValid(id)) return id;
 	} catch {
 		// fall through: an in-memory session without an id
 	}
