@@ -966,8 +966,9 @@ export interface HostSweepOk {
 /**
  * Start-up sweep of `<agentDir>/pi-codex-toolkit/scratch/`: removes the directories of sessions not in
  * `liveSessionIds` and those untouched for 7 days (docs/host.md "Paths").
+ * Async: the walk and the deletes run on tokio's blocking pool, never on Node's main thread.
  */
-export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): HostSweepOk | HostFailure
+export declare function hostSweepScratch(agentDir: string, liveSessionIds: Array<string>): Promise<HostSweepOk | HostFailure>
 
 /** One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList. */
 export interface HostTask {
@@ -1416,7 +1417,7 @@ export interface ReviewFailure {
 }
 
 /** `/pct review`: the session's changes (path, operation, +/- lines, state), oldest first. */
-export declare function reviewList(agentDir: string, sessionId: string): ReviewListOk | ReviewFailure
+export declare function reviewList(agentDir: string, sessionId: string): Promise<ReviewListOk | ReviewFailure>
 
 /** The session's changes, oldest first, and the listing text. */
 export interface ReviewListOk {
@@ -1426,7 +1427,7 @@ export interface ReviewListOk {
 }
 
 /** Removes one session's review store (an in-memory session at shutdown); resolves whether it existed. */
-export declare function reviewRemoveSession(agentDir: string, sessionId: string): boolean | ReviewFailure
+export declare function reviewRemoveSession(agentDir: string, sessionId: string): Promise<boolean | ReviewFailure>
 
 /**
  * `/pct review rollback <n|snapshotId>` (`key` given: that change and its Move partner) or all active changes,
@@ -1447,7 +1448,7 @@ export interface ReviewRollbackOk {
 }
 
 /** `/pct review show <n|snapshotId>`: the change's unified diff. */
-export declare function reviewShow(agentDir: string, sessionId: string, key: string): ReviewShowOk | ReviewFailure
+export declare function reviewShow(agentDir: string, sessionId: string, key: string): Promise<ReviewShowOk | ReviewFailure>
 
 /** One change and its text: a header row and the unified diff. */
 export interface ReviewShowOk {
@@ -1466,7 +1467,7 @@ export interface ReviewStopped {
  * Start-up sweep of `<agentDir>/pi-codex-toolkit/review/`: removes the stores of sessions whose Pi session file
  * is gone (and idle in-memory ones), then prunes the oldest sessions over the 256 MiB total (docs/review.md).
  */
-export declare function reviewSweep(agentDir: string, currentSessionId?: string | undefined | null): ReviewSweepOk | ReviewFailure
+export declare function reviewSweep(agentDir: string, currentSessionId?: string | undefined | null): Promise<ReviewSweepOk | ReviewFailure>
 
 /** The start-up sweep's result. */
 export interface ReviewSweepOk {

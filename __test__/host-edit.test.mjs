@@ -262,7 +262,7 @@ test("Edit REM with a review target records the deletion before it lands; rollba
 	assert.equal(rem.deleted, true);
 	assert.throws(() => statSync(ws("gone.sh")), /ENOENT/);
 	// The change is recorded (a no-op recorder leaves the list empty and the rollback with nothing to restore).
-	const listed = native.reviewList(join(dir, "agent"), "sess-1");
+	const listed = await native.reviewList(join(dir, "agent"), "sess-1");
 	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId, c.operation, c.status]), [
 		["#1 D gone.sh  delete  +0 -2  active", "Edit", "m-rem", "delete", "deleted"],
 	]);

@@ -183,16 +183,16 @@ test("glob and grep stop with TOOL_TIMEOUT once their budget is spent", async ()
 	assert.equal((await s.grep({ pattern: "needle" }, { timeoutMs: 60_000 })).ok, true);
 });
 
-test("hostSweepScratch removes dead sessions' scratch directories and keeps live ones", () => {
+test("hostSweepScratch removes dead sessions' scratch directories and keeps live ones", async () => {
 	const { dir } = session();
 	const scratch = join(dir, "agent/pi-codex-toolkit/scratch");
 	for (const id of ["live", "dead"]) {
 		mkdirSync(join(scratch, id), { recursive: true });
 		writeFileSync(join(scratch, id, "n.md"), "x");
 	}
-	assert.deepEqual(native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: ["dead"] });
-	assert.deepEqual(native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: [] });
-	assert.deepEqual(native.hostSweepScratch(join(dir, "nothing-here"), []), { ok: true, removed: [] });
+	assert.deepEqual(await native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: ["dead"] });
+	assert.deepEqual(await native.hostSweepScratch(join(dir, "agent"), ["live"]), { ok: true, removed: [] });
+	assert.deepEqual(await native.hostSweepScratch(join(dir, "nothing-here"), []), { ok: true, removed: [] });
 });
 
 test("the snapshot store stays within 64 paths after many reads", async () => {

@@ -52,7 +52,7 @@ test("applyPatch with a review target records one change per path; the list, a d
 	const target = { agentDir: b.agentDir, sessionId: "sess-1", messageId: "entry-7" };
 	const r = await native.applyPatch(b.cwd, PATCH, undefined, target);
 	assert.equal(r.ok, true, r.text);
-	const listed = native.reviewList(b.agentDir, "sess-1");
+	const listed = await native.reviewList(b.agentDir, "sess-1");
 	assert.equal(listed.ok, true);
 	assert.deepEqual(
 		listed.changes.map((c) => c.row),
@@ -77,10 +77,10 @@ test("applyPatch with a review target records one change per path; the list, a d
 	assert.equal(statSync(store).mode & 0o777, 0o700);
 	assert.equal(statSync(join(store, "index.jsonl")).mode & 0o777, 0o600);
 
-	const shown = native.reviewShow(b.agentDir, "sess-1", "2");
+	const shown = await native.reviewShow(b.agentDir, "sess-1", "2");
 	assert.equal(shown.ok, true);
 	assert.equal(shown.text, "#2 M src/app.js  edit  +1 -1  active by apply_patch (modified, message entry-7)\n--- a/src/app.js\n+++ b/src/app.js\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
-	assert.equal(native.reviewShow(b.agentDir, "sess-1", "99").code, "not-found");
+	assert.equal((await native.reviewShow(b.agentDir, "sess-1", "99")).code, "not-found");
 
 	const rb = await native.reviewRollback(b.agentDir, "sess-1");
 	assert.equal(rb.ok, true, rb.message);
@@ -88,7 +88,7 @@ test("applyPatch with a review target records one change per path; the list, a d
 	assert.equal(rb.text.split("\n")[0], "Rolled back 5 changes:");
 	assert.ok(rb.paths.includes(join(b.cwd, "src/app.js")) || rb.paths.some((p) => p.endsWith("/src/app.js")));
 	assert.deepEqual(tree(b.cwd), before);
-	assert.ok(native.reviewList(b.agentDir, "sess-1").changes.every((x) => x.state === "rolledBack"));
+	assert.ok((await native.reviewList(b.agentDir, "sess-1")).changes.every((x) => x.state === "rolledBack"));
 });
 
 test("a rollback after an external edit is refused with conflict and touches nothing", async (t) => {
@@ -116,9 +116,9 @@ test("without a review target nothing is recorded; a failed patch records nothin
 	const target = { agentDir: b.agentDir, sessionId: "sess-3" };
 	const bad = await native.applyPatch(b.cwd, "*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+y\n*** End Patch", undefined, target);
 	assert.equal(bad.ok, false);
-	assert.deepEqual(native.reviewList(b.agentDir, "sess-3").changes, []);
-	assert.equal(native.reviewList(b.agentDir, "sess-3").text, "No file changes recorded in this session.");
-	const r = native.reviewList(b.agentDir, "../escape");
+	assert.deepEqual((await native.reviewList(b.agentDir, "sess-3")).changes, []);
+	assert.equal((await native.reviewList(b.agentDir, "sess-3")).text, "No file changes recorded in this session.");
+	const r = await native.reviewList(b.agentDir, "../escape");
 	assert.equal(r.ok, false);
 	assert.equal(r.code, "invalid-session");
 	const p = await native.applyPatch(b.cwd, "*** Begin Patch\n*** Add File: m.txt\n+m\n*** End Patch", undefined, { agentDir: b.agentDir, sessionId: "a/b" });
@@ -135,12 +135,12 @@ test("reviewSweep removes the stores of deleted sessions and keeps the current o
 		native.applyPatch(b.cwd, `*** Begin Patch\n*** Delete File: ${rel}\n*** End Patch`, undefined, { agentDir: b.agentDir, sessionId, sessionFile });
 	assert.equal((await add("kept", file, "a.txt")).ok, true);
 	assert.equal((await add("gone", join(b.base, "deleted.jsonl"), "b.txt")).ok, true);
-	const s = native.reviewSweep(b.agentDir, "current");
+	const s = await native.reviewSweep(b.agentDir, "current");
 	assert.equal(s.ok, true);
 	assert.deepEqual(s.removed, ["gone"]);
 	assert.ok(s.totalBytes > 0);
-	assert.equal(native.reviewRemoveSession(b.agentDir, "kept"), true);
-	assert.equal(native.reviewRemoveSession(b.agentDir, "kept"), false);
+	assert.equal(await native.reviewRemoveSession(b.agentDir, "kept"), true);
+	assert.equal(await native.reviewRemoveSession(b.agentDir, "kept"), false);
 });
 
 test("a rollback invalidates the host session's snapshot entries of the paths it restored", async (t) => {
@@ -168,7 +168,7 @@ test("HostSession.write and .edit with a review target record their changes; rol
 	assert.equal(e.ok, true, e.message);
 	// Without a target (e.g. outside a Pi session) nothing is recorded.
 	assert.equal((await host.write({ path: "untracked.txt", content: "u\n" })).ok, true);
-	const listed = native.reviewList(b.agentDir, "sess-we");
+	const listed = await native.reviewList(b.agentDir, "sess-we");
 	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId]), [
 		["#1 A new/w.txt  write  +1 -0  active", "Write", "m-9"],
 		["#2 M e.txt  edit  +1 -1  active", "Edit", "m-9"],
@@ -192,7 +192,7 @@ test("Write and Edit results carry their review evidence (the spec's ReviewChang
 	assert.deepEqual(Object.keys(ev).sort(), ["additions", "deletions", "hunks", "messageId", "operation", "path", "reversible", "snapshotId", "state", "status", "version"].sort());
 	assert.deepEqual({ ...ev, snapshotId: undefined }, { version: 1, snapshotId: undefined, messageId: "m-1", path: "w.txt", operation: "write", status: "added", state: "active", additions: 2, deletions: 0, hunks: 1, reversible: true });
 	// The evidence names the change the store holds.
-	assert.equal(native.reviewList(b.agentDir, "sess-ev").changes[0].snapshotId, ev.snapshotId);
+	assert.equal((await native.reviewList(b.agentDir, "sess-ev")).changes[0].snapshotId, ev.snapshotId);
 	const r = await host.read({ path: "e.txt" });
 	const e = await host.edit({ path: "e.txt", tag: r.tag, ops: "PUT 2.=2:\n+TWO\nMV moved.txt" }, { review });
 	assert.equal(e.ok, true, e.message);
@@ -218,9 +218,57 @@ test("Edit's REM is recorded as a delete: the result's evidence, the store's lis
 	assert.equal(e.deleted, true);
 	assert.equal(existsSync(join(b.cwd, "gone.txt")), false);
 	assert.deepEqual(e.review.map((c) => [c.path, c.operation, c.status, c.reversible]), [["gone.txt", "delete", "deleted", true]]);
-	const listed = native.reviewList(b.agentDir, "sess-rem");
+	const listed = await native.reviewList(b.agentDir, "sess-rem");
 	assert.deepEqual(listed.changes.map((c) => [c.path, c.operation, c.tool, c.messageId, c.snapshotId]), [["gone.txt", "delete", "Edit", "m-2", e.review[0].snapshotId]]);
 	const rb = await native.reviewRollback(b.agentDir, "sess-rem");
 	assert.equal(rb.ok, true, rb.message);
 	assert.equal(readFileSync(join(b.cwd, "gone.txt"), "utf8"), "keep me\nplease\n");
+});
+
+/** Runs `call` while a 2 ms interval ticks; resolves its result, how long it took, the ticks seen while it ran and
+ * the longest gap between them (the event loop's stall). A synchronous call would show no ticks and one gap as long
+ * as the call. */
+async function underTimer(call) {
+	let last = performance.now();
+	let maxGap = 0;
+	let ticks = 0;
+	const timer = setInterval(() => {
+		const now = performance.now();
+		maxGap = Math.max(maxGap, now - last);
+		last = now;
+		ticks++;
+	}, 2);
+	const start = performance.now();
+	last = start;
+	try {
+		const result = await call();
+		const ms = performance.now() - start;
+		maxGap = Math.max(maxGap, performance.now() - last);
+		return { result, ms, ticks, maxGap };
+	} finally {
+		clearInterval(timer);
+	}
+}
+
+test("reviewList and reviewShow of a 16 MiB change run off Node's main thread: a 2 ms timer keeps ticking", async (t) => {
+	// 16 MiB exactly (the largest snapshot the store keeps), 64-byte lines; one line changed.
+	const lines = [];
+	for (let i = 0; i < (16 << 20) / 64; i++) lines.push(`${i}`.padEnd(63, i % 2 ? "x" : "y") + "\n");
+	const b = box(t, { "big.txt": lines.join("") });
+	const patch = ["*** Begin Patch", "*** Update File: big.txt", "@@", ` ${lines[0].slice(0, -1)}`, `-${lines[1].slice(0, -1)}`, "+changed", "*** End Patch"].join("\n");
+	const r = await native.applyPatch(b.cwd, patch, undefined, { agentDir: b.agentDir, sessionId: "sess-big" });
+	assert.equal(r.ok, true, r.text);
+	// A stall bound that a loaded CI machine meets, far below what the diff of two 16 MiB blobs takes on the thread.
+	const BOUND_MS = 250;
+	const listed = await underTimer(() => native.reviewList(b.agentDir, "sess-big"));
+	assert.equal(listed.result.ok, true);
+	assert.deepEqual(listed.result.changes.map((c) => [c.row, c.truncated]), [["#1 M big.txt  edit  +1 -1  active", undefined]]);
+	assert.ok(listed.maxGap < BOUND_MS, `reviewList stalled the event loop for ${listed.maxGap.toFixed(1)} ms`);
+	const shown = await underTimer(() => native.reviewShow(b.agentDir, "sess-big", "1"));
+	assert.equal(shown.result.ok, true, shown.result.message);
+	assert.match(shown.result.text, /\n-1x+\n\+changed\n/);
+	assert.ok(shown.maxGap < BOUND_MS, `reviewShow stalled the event loop for ${shown.maxGap.toFixed(1)} ms (call took ${shown.ms.toFixed(1)} ms)`);
+	// The timer ran while the diff was computed (a synchronous export would let it tick at most once, after).
+	assert.ok(shown.ticks >= Math.floor(shown.ms / 8), `${shown.ticks} ticks in ${shown.ms.toFixed(1)} ms`);
+	t.diagnostic(`reviewList: ${listed.ms.toFixed(1)} ms, max timer gap ${listed.maxGap.toFixed(1)} ms; reviewShow: ${shown.ms.toFixed(1)} ms, max timer gap ${shown.maxGap.toFixed(1)} ms, ${shown.ticks} ticks`);
 });

@@ -50,9 +50,9 @@ for (let p = 0; p < 10; p++) {
 }
 const index = join(agentDir, "pi-codex-toolkit", "review", target.sessionId, "index.jsonl");
 
-const ours = () => {
+const ours = async () => {
 	const t = performance.now();
-	const r = native.reviewList(agentDir, target.sessionId);
+	const r = await native.reviewList(agentDir, target.sessionId);
 	const ms = performance.now() - t;
 	if (!r.ok || r.changes.length !== N || !r.changes[N - 1].row.startsWith(`#${N} M `)) throw new Error(JSON.stringify(r).slice(0, 300));
 	return ms;
@@ -71,12 +71,12 @@ const plainJson = () => {
 	if (records.length !== N) throw new Error(`${records.length} records`);
 	return ms;
 };
-ours();
+await ours();
 gitStat();
 plainJson();
 const a = [], g = [], j = [], rg = [], rj = [];
 for (let k = 0; k < runs; k++) {
-	const x = ours();
+	const x = await ours();
 	const y = gitStat();
 	const z = plainJson();
 	a.push(x);

@@ -1,5 +1,6 @@
-//! Review bindings (docs/review.md): the listing, one change's diff, rollback (on tokio's blocking pool, after the
-//! session's mutation permit) and the start-up sweep. Logic lives in src/review (no napi types there). Results
+//! Review bindings (docs/review.md): the listing, one change's diff, rollback (after the session's mutation
+//! permit) and the start-up sweep. Every export is async and does its file work on tokio's blocking pool, so a
+//! 16 MiB change's diff never stalls Node's event loop. Logic lives in src/review (no napi types there). Results
 //! resolve, never reject: typed objects or `{ok: false, code, message}`.
 
 use super::guard;
@@ -166,45 +167,51 @@ fn list_of(agent_dir: &str, session_id: &str) -> Result<(Store, Vec<Change>), Re
     Ok((store, changes))
 }
 
+/// Runs `f` on tokio's blocking pool under the panic guard: the store reads, diffs and deletes here touch up to
+/// the 16 MiB per-change cap (docs/review.md), so none of them runs on Node's main thread.
+async fn blocking<T: Send + 'static>(
+    site: &'static str,
+    f: impl FnOnce() -> Either<T, ReviewFailure> + Send + 'static,
+) -> Either<T, ReviewFailure> {
+    let joined = tokio::task::spawn_blocking(move || guard::sync_or(site, f, |m| Either::B(panicked(m)))).await;
+    joined.unwrap_or_else(|e| Either::B(panicked(format!("the {site} task did not finish ({e})"))))
+}
+
 /// `/pct review`: the session's changes (path, operation, +/- lines, state), oldest first.
-#[napi(catch_unwind, ts_return_type = "ReviewListOk | ReviewFailure")]
-pub fn review_list(agent_dir: String, session_id: String) -> Either<ReviewListOk, ReviewFailure> {
-    guard::sync_or(
-        "review.list",
-        || match list_of(&agent_dir, &session_id) {
-            Ok((_, changes)) => Either::A(ReviewListOk {
-                ok: true,
-                text: render::list(&changes),
-                changes: changes.iter().enumerate().map(|(i, c)| js_change(i + 1, c)).collect(),
-            }),
-            Err(e) => Either::B(failure(e)),
-        },
-        |m| Either::B(panicked(m)),
-    )
+#[napi(catch_unwind, ts_return_type = "Promise<ReviewListOk | ReviewFailure>")]
+pub async fn review_list(agent_dir: String, session_id: String) -> Either<ReviewListOk, ReviewFailure> {
+    blocking("review.list", move || match list_of(&agent_dir, &session_id) {
+        Ok((_, changes)) => Either::A(ReviewListOk {
+            ok: true,
+            text: render::list(&changes),
+            changes: changes.iter().enumerate().map(|(i, c)| js_change(i + 1, c)).collect(),
+        }),
+        Err(e) => Either::B(failure(e)),
+    })
+    .await
 }
 
 /// `/pct review show <n|snapshotId>`: the change's unified diff.
-#[napi(catch_unwind, ts_return_type = "ReviewShowOk | ReviewFailure")]
-pub fn review_show(agent_dir: String, session_id: String, key: String) -> Either<ReviewShowOk, ReviewFailure> {
-    let run = || -> Result<ReviewShowOk, ReviewError> {
-        let (store, changes) = list_of(&agent_dir, &session_id)?;
-        let i = rollback::find(&changes, &key).ok_or_else(|| {
-            ReviewError::new(
-                "not-found",
-                format!("no change '{key}' in this session's review. Run /pct review to list the changes and their numbers."),
-            )
-        })?;
-        Ok(ReviewShowOk {
-            ok: true,
-            text: render::show(&store, &changes, i)?,
-            change: js_change(i + 1, &changes[i]),
-        })
-    };
-    guard::sync_or(
-        "review.show",
-        || run().map(Either::A).unwrap_or_else(|e| Either::B(failure(e))),
-        |m| Either::B(panicked(m)),
-    )
+#[napi(catch_unwind, ts_return_type = "Promise<ReviewShowOk | ReviewFailure>")]
+pub async fn review_show(agent_dir: String, session_id: String, key: String) -> Either<ReviewShowOk, ReviewFailure> {
+    blocking("review.show", move || {
+        let run = || -> Result<ReviewShowOk, ReviewError> {
+            let (store, changes) = list_of(&agent_dir, &session_id)?;
+            let i = rollback::find(&changes, &key).ok_or_else(|| {
+                ReviewError::new(
+                    "not-found",
+                    format!("no change '{key}' in this session's review. Run /pct review to list the changes and their numbers."),
+                )
+            })?;
+            Ok(ReviewShowOk {
+                ok: true,
+                text: render::show(&store, &changes, i)?,
+                change: js_change(i + 1, &changes[i]),
+            })
+        };
+        run().map(Either::A).unwrap_or_else(|e| Either::B(failure(e)))
+    })
+    .await
 }
 
 fn rollback_text(r: &rollback::Report) -> String {
@@ -286,11 +293,13 @@ pub async fn review_rollback(
 
 /// Start-up sweep of `<agentDir>/pi-codex-toolkit/review/`: removes the stores of sessions whose Pi session file
 /// is gone (and idle in-memory ones), then prunes the oldest sessions over the 256 MiB total (docs/review.md).
-#[napi(catch_unwind, ts_return_type = "ReviewSweepOk | ReviewFailure")]
-pub fn review_sweep(agent_dir: String, current_session_id: Option<String>) -> Either<ReviewSweepOk, ReviewFailure> {
-    guard::sync_or(
-        "review.sweep",
-        || match prune::sweep(
+#[napi(catch_unwind, ts_return_type = "Promise<ReviewSweepOk | ReviewFailure>")]
+pub async fn review_sweep(
+    agent_dir: String,
+    current_session_id: Option<String>,
+) -> Either<ReviewSweepOk, ReviewFailure> {
+    blocking("review.sweep", move || {
+        match prune::sweep(
             Path::new(&agent_dir),
             current_session_id.as_deref(),
             MAX_TOTAL_BYTES,
@@ -303,20 +312,19 @@ pub fn review_sweep(agent_dir: String, current_session_id: Option<String>) -> Ei
                 total_bytes: s.total_bytes as i64,
             }),
             Err(e) => Either::B(failure(e)),
-        },
-        |m| Either::B(panicked(m)),
-    )
+        }
+    })
+    .await
 }
 
 /// Removes one session's review store (an in-memory session at shutdown); resolves whether it existed.
-#[napi(catch_unwind, ts_return_type = "boolean | ReviewFailure")]
-pub fn review_remove_session(agent_dir: String, session_id: String) -> Either<bool, ReviewFailure> {
-    guard::sync_or(
-        "review.removeSession",
-        || match prune::remove_session(Path::new(&agent_dir), &session_id) {
+#[napi(catch_unwind, ts_return_type = "Promise<boolean | ReviewFailure>")]
+pub async fn review_remove_session(agent_dir: String, session_id: String) -> Either<bool, ReviewFailure> {
+    blocking("review.removeSession", move || {
+        match prune::remove_session(Path::new(&agent_dir), &session_id) {
             Ok(b) => Either::A(b),
             Err(e) => Either::B(failure(e)),
-        },
-        |m| Either::B(panicked(m)),
-    )
+        }
+    })
+    .await
 }

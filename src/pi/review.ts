@@ -59,7 +59,7 @@ async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: stri
 	const r = await native.reviewRollback(agentDir, sessionId, key, ctx.cwd);
 	if (r.ok) return say(ctx, r.text, r.stopped ? "warning" : "info");
 	if (r.code === "conflict" && key !== undefined) {
-		const listed = native.reviewList(agentDir, sessionId);
+		const listed = await native.reviewList(agentDir, sessionId);
 		const target = listed.ok ? listed.changes.find((c) => c.snapshotId === key || /^#(\d+)/.exec(c.row)?.[1] === key.replace(/^#/, "")) : undefined;
 		const later = listed.ok && target ? laterChanges(listed.changes, target) : [];
 		if (target && later.length > 0) {
@@ -100,8 +100,8 @@ export function colourDiff(ctx: ExtensionContext, text: string): string {
 		.join("\n");
 }
 
-function show(ctx: ExtensionContext, agentDir: string, sessionId: string, key: string): void {
-	const r = native.reviewShow(agentDir, sessionId, key);
+async function show(ctx: ExtensionContext, agentDir: string, sessionId: string, key: string): Promise<void> {
+	const r = await native.reviewShow(agentDir, sessionId, key);
 	if (!r.ok) return say(ctx, `${r.code}: ${r.message}`, "warning");
 	say(ctx, colourDiff(ctx, rowText(r.text)));
 }
@@ -115,7 +115,7 @@ export async function reviewCommand(agentDir: string, ctx: ExtensionCommandConte
 	if (verb === "show" && key) return show(ctx, agentDir, sessionId, key);
 	if (verb === "rollback" && key) return rollback(ctx, agentDir, sessionId, key === "all" ? undefined : key);
 	if (verb !== undefined) return say(ctx, REVIEW_USAGE, "warning");
-	const listed = native.reviewList(agentDir, sessionId);
+	const listed = await native.reviewList(agentDir, sessionId);
 	if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
 	if (!ctx.hasUI || listed.changes.length === 0) return say(ctx, listed.text.split("\n").map(rowText).join("\n"));
 	await browse(ctx, agentDir, sessionId, listed);
@@ -125,7 +125,7 @@ export async function reviewCommand(agentDir: string, ctx: ExtensionCommandConte
 async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId: string, first: ReviewListOk): Promise<void> {
 	// The first pass shows the list the command just read; every later pass reads it again (an action changed it).
 	for (let pass = 0; ; pass++) {
-		const listed = pass === 0 ? first : native.reviewList(agentDir, sessionId);
+		const listed = pass === 0 ? first : await native.reviewList(agentDir, sessionId);
 		if (!listed.ok) return say(ctx, `${listed.code}: ${listed.message}`, "warning");
 		const rows = listed.changes.map((c: ReviewChange) => rowText(c.row));
 		const active = listed.changes.filter((c: ReviewChange) => c.state === "active").length;
@@ -142,7 +142,7 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 		const c = listed.changes[i];
 		const actions = c.state === "active" ? ["Show diff", "Roll back", "Back"] : ["Show diff", "Back"];
 		const act = await ctx.ui.select(rowText(c.row), actions);
-		if (act === "Show diff") show(ctx, agentDir, sessionId, c.snapshotId);
+		if (act === "Show diff") await show(ctx, agentDir, sessionId, c.snapshotId);
 		else if (act === "Roll back") await rollback(ctx, agentDir, sessionId, c.snapshotId);
 	}
 }
@@ -153,7 +153,7 @@ export function register(host: ToolkitHost): void {
 	if (DELEGATE) return;
 	host.pi.on("session_start", async (_event, ctx) => {
 		try {
-			native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());
+			await native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());
 		} catch {
 			// A sweep that cannot run leaves the stores for the next start; it never blocks the session.
 		}
@@ -164,7 +164,7 @@ export function register(host: ToolkitHost): void {
 		// A session with a file can be resumed later: its review stays until the file is gone.
 		if (id && !sm?.getSessionFile?.()) {
 			try {
-				native.reviewRemoveSession(host.agentDir, id);
+				await native.reviewRemoveSession(host.agentDir, id);
 			} catch {
 				// Left for the start-up sweep (idle in-memory stores go after a day).
 			}

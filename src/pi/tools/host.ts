@@ -434,8 +434,9 @@ async function sweepScratch(agentDir: string, current: string): Promise<void> {
 	swept = true;
 	try {
 		const live = (await SessionManager.listAll()).map((s) => s.id);
-		native.hostSweepScratch(agentDir, [...live, current]);
+		await native.hostSweepScratch(agentDir, [...live, current]);
 	} catch {
-		// Listing sessions failed: sweeping without knowing them could delete a live session's scratch.
+		// Listing sessions failed (sweeping without knowing them could delete a live session's scratch), or the sweep
+		// itself rejected: the folders wait for the next start.
 	}
 }
