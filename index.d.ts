@@ -1112,9 +1112,10 @@ export interface NetImageRequest {
 
 /**
  * Decodes the image response (text of the body), checks the PNG signature and writes the file exclusively under
- * `<agentDir>/artifacts/pi-codex-toolkit/`.
+ * `<agentDir>/artifacts/pi-codex-toolkit/`. Async: the decode of up to 48 MiB, the write and its base64 run on
+ * tokio's blocking pool, never on Node's main thread (docs/napi.md). A panic resolves `error.code` `internal-panic`.
  */
-export declare function netImageSave(body: string, agentDir: string): NetImageSaved
+export declare function netImageSave(body: string, agentDir: string): Promise<NetImageSaved>
 
 /** A saved image, or the failure (nothing is written on failure). */
 export interface NetImageSaved {

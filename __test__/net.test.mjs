@@ -4,7 +4,7 @@
 // __test__/e2e/websearch.e2e.test.mjs and image.e2e.test.mjs.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { native } from "./helpers/addon.mjs";
@@ -86,15 +86,15 @@ test("sidecar and image request checks; timeout seam; failure messages", () => {
 	assert.throws(() => native.netFailure("bogus", ""), (e) => e.code === "invalid-input");
 });
 
-test("image save: PNG only, exclusive new files under the agent dir", () => {
+test("image save: PNG only, exclusive new files under the agent dir", async () => {
 	const agent = mkdtempSync(join(tmpdir(), "pct-net-"));
 	dirs.push(agent);
-	const a = native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
-	const b = native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
+	const a = await native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
+	const b = await native.netImageSave(JSON.stringify({ data: [{ b64_json: PNG_1X1_B64 }] }), agent);
 	assert.ok(a.ok && b.ok);
 	assert.notEqual(a.path, b.path);
 	assert.deepEqual(readFileSync(a.path), Buffer.from(PNG_1X1_B64, "base64"));
-	const bad = native.netImageSave(JSON.stringify({ data: [{ b64_json: Buffer.from("<svg/>").toString("base64") }] }), agent);
+	const bad = await native.netImageSave(JSON.stringify({ data: [{ b64_json: Buffer.from("<svg/>").toString("base64") }] }), agent);
 	assert.equal(bad.error.code, "invalid-image");
 	assert.equal(readdirSync(join(agent, "artifacts", "pi-codex-toolkit")).length, 2);
 });
@@ -161,4 +161,39 @@ test("prepareRequest checks the route again with what Pi resolved for this very 
 	assert.equal(mism.code, "credential-mismatch", JSON.stringify(mism));
 	// No credential at all.
 	assert.equal((await prepareRequest(registry({ ok: true }), model)).code, "missing-openai-auth");
+});
+
+test("image save of a 48 MiB PNG runs off Node's main thread: a 2 ms timer keeps ticking", async (t) => {
+	const agent = mkdtempSync(join(tmpdir(), "pct-net-"));
+	dirs.push(agent);
+	// The largest image accepted: 48 MiB exactly (PNG signature, then filler).
+	const png = Buffer.alloc(48 * 1024 * 1024, 7);
+	Buffer.from(PNG_1X1_B64, "base64").copy(png, 0, 0, 8);
+	const body = JSON.stringify({ data: [{ b64_json: png.toString("base64") }] });
+	let last = performance.now();
+	let maxGap = 0;
+	let ticks = 0;
+	const timer = setInterval(() => {
+		const now = performance.now();
+		maxGap = Math.max(maxGap, now - last);
+		last = now;
+		ticks++;
+	}, 2);
+	const start = performance.now();
+	last = start;
+	let saved;
+	try {
+		saved = await native.netImageSave(body, agent);
+	} finally {
+		clearInterval(timer);
+	}
+	const ms = performance.now() - start;
+	maxGap = Math.max(maxGap, performance.now() - last);
+	assert.equal(saved.ok, true, saved.error?.message);
+	assert.equal(statSync(saved.path).size, png.length);
+	// The residual stall is napi's copy of the 64 MiB base64 text in and out, on the main thread by nature.
+	assert.ok(maxGap < 400, `netImageSave stalled the event loop for ${maxGap.toFixed(1)} ms (call took ${ms.toFixed(1)} ms)`);
+	// A synchronous export would let the timer tick at most once, after the call.
+	assert.ok(ticks >= Math.floor(ms / 8), `${ticks} ticks in ${ms.toFixed(1)} ms`);
+	t.diagnostic(`netImageSave 48 MiB: ${ms.toFixed(1)} ms, max timer gap ${maxGap.toFixed(1)} ms, ${ticks} ticks`);
 });

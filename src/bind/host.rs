@@ -431,20 +431,12 @@ pub struct HostSweepOk {
 /// Async: the walk and the deletes run on tokio's blocking pool, never on Node's main thread.
 #[napi(catch_unwind, ts_return_type = "Promise<HostSweepOk | HostFailure>")]
 pub async fn host_sweep_scratch(agent_dir: String, live_session_ids: Vec<String>) -> Either<HostSweepOk, HostFailure> {
-    let site = "host.sweepScratch";
-    let joined = tokio::task::spawn_blocking(move || {
-        guard::sync_or(
-            site,
-            || match crate::host::scratch::sweep(Path::new(&agent_dir), &live_session_ids, std::time::SystemTime::now())
-            {
-                Ok(removed) => Either::A(HostSweepOk { ok: true, removed }),
-                Err(e) => Either::B(failure(e)),
-            },
-            |m| Either::B(panicked(m)),
-        )
+    blocking("host.sweepScratch", move || {
+        let removed =
+            crate::host::scratch::sweep(Path::new(&agent_dir), &live_session_ids, std::time::SystemTime::now())?;
+        Ok(HostSweepOk { ok: true, removed })
     })
-    .await;
-    joined.unwrap_or_else(|e| Either::B(panicked(format!("the {site} task did not finish ({e})"))))
+    .await
 }
 
 /// A rollback of `/pct review` replaced these paths' content: their snapshot entries go (docs/review.md "Rollback").

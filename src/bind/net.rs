@@ -386,28 +386,48 @@ pub struct NetImageSaved {
     pub error: Option<NetFailure>,
 }
 
+fn image_saved(r: Result<(std::path::PathBuf, String), NetFailure>) -> NetImageSaved {
+    match r {
+        Ok((path, b64)) => NetImageSaved {
+            ok: true,
+            path: Some(path.to_string_lossy().into_owned()),
+            base64: Some(b64),
+            error: None,
+        },
+        Err(e) => NetImageSaved {
+            ok: false,
+            path: None,
+            base64: None,
+            error: Some(e),
+        },
+    }
+}
+
 /// Decodes the image response (text of the body), checks the PNG signature and writes the file exclusively under
-/// `<agentDir>/artifacts/pi-codex-toolkit/`.
+/// `<agentDir>/artifacts/pi-codex-toolkit/`. Async: the decode of up to 48 MiB, the write and its base64 run on
+/// tokio's blocking pool, never on Node's main thread (docs/napi.md). A panic resolves `error.code` `internal-panic`.
 #[napi(catch_unwind)]
-pub fn net_image_save(env: &Env, body: String, agent_dir: String) -> napi::Result<NetImageSaved> {
-    guard::sync(env, "net.imageSave", || {
-        Ok(
-            match image::save(&body, std::path::Path::new(&agent_dir), image::MAX_IMAGE_BYTES) {
-                Ok((path, b64)) => NetImageSaved {
-                    ok: true,
-                    path: Some(path.to_string_lossy().into_owned()),
-                    base64: Some(b64),
-                    error: None,
-                },
-                Err(e) => NetImageSaved {
-                    ok: false,
-                    path: None,
-                    base64: None,
-                    error: Some(e.into()),
-                },
+pub async fn net_image_save(body: String, agent_dir: String) -> NetImageSaved {
+    let site = "net.imageSave";
+    let panicked = |message: String| {
+        image_saved(Err(NetFailure {
+            code: guard::PANIC_CODE.to_string(),
+            message,
+        }))
+    };
+    let joined = tokio::task::spawn_blocking(move || {
+        guard::sync_or(
+            site,
+            || {
+                image_saved(
+                    image::save(&body, std::path::Path::new(&agent_dir), image::MAX_IMAGE_BYTES).map_err(Into::into),
+                )
             },
+            panicked,
         )
     })
+    .await;
+    joined.unwrap_or_else(|e| panicked(format!("the {site} task did not finish ({e})")))
 }
 
 /// The failure for a code the glue observed (timeout, aborted, network-error, http-error, provider-unavailable):

@@ -61,7 +61,7 @@ export function register(host: ToolkitHost): void {
 			const started = performance.now();
 			const r = await postJson(prep.route.imagesUrl, headers, req.body!, "image", signal, debug);
 			if (!r.ok) fail(r.error.message);
-			const saved = native.netImageSave(r.text, host.agentDir);
+			const saved = await native.netImageSave(r.text, host.agentDir);
 			debugLine(debug, prep.route.imagesUrl, started, r.status, r.requestId, saved.ok ? ["image"] : [], saved.ok ? undefined : saved.error!.code);
 			if (!saved.ok) fail(saved.error!.message);
 			return {
