@@ -25,6 +25,12 @@ const SITES = [
 	"code.exec",
 	"code.gate",
 	"code.progress",
+	"review.list",
+	"review.show",
+	"review.sweep",
+	"review.removeSession",
+	"host.sweepScratch",
+	"net.imageSave",
 ];
 
 // Runs in the child: one probe per site, each reporting what came back.
@@ -73,6 +79,19 @@ const thrown = (f) => { try { f(); return "returned"; } catch (e) { return e.cod
 	out["code.progress"] = nested.ok + "|" + nested.status + "|" + records.length;
 	await cm.shutdown();
 	await sm.close();
+	// The async file exports panic on tokio's blocking pool: each resolves the failure.
+	for (const [site, call] of [
+		["review.list", () => n.reviewList(dir, "s")],
+		["review.show", () => n.reviewShow(dir, "s", "1")],
+		["review.sweep", () => n.reviewSweep(dir)],
+		["review.removeSession", () => n.reviewRemoveSession(dir, "s")],
+		["host.sweepScratch", () => n.hostSweepScratch(dir, [])],
+	]) {
+		const r = await call();
+		out[site] = r.code + "|" + r.message;
+	}
+	const img = await n.netImageSave("{}", dir);
+	out["net.imageSave"] = img.error.code + "|" + img.error.message;
 	process.stdout.write(JSON.stringify(out));
 })().catch((e) => { process.stdout.write("UNCAUGHT " + e.stack); process.exit(3); });
 `;
@@ -88,7 +107,7 @@ test("a panic in every guarded export becomes internal-panic and Node keeps runn
 		assert.equal(r.status, 0, `child died (signal ${r.signal}): ${r.stdout}\n${r.stderr.slice(-2000)}`);
 		const out = JSON.parse(r.stdout);
 		const panicText = (site) => new RegExp(`^internal-panic\\|.*internal error in the pi-codex-toolkit engine \\(${site.replace(".", "\\.")}: PCT_TEST_PANIC trigger at ${site.replace(".", "\\.")}\\).*Retry once`);
-		for (const site of ["engineVersion", "config.path", "config.save", "rules.resolve", "shell.new", "shell.status", "shell.normalizeExec", "shell.exec", "code.exec"]) {
+		for (const site of ["engineVersion", "config.path", "config.save", "rules.resolve", "shell.new", "shell.status", "shell.normalizeExec", "shell.exec", "code.exec", "review.list", "review.show", "review.sweep", "review.removeSession", "host.sweepScratch", "net.imageSave"]) {
 			assert.match(out[site], panicText(site), site);
 		}
 		assert.match(out["patch.paths"], panicText("patch.paths"));
