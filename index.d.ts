@@ -406,9 +406,10 @@ export interface CodeOk {
 /**
  * Builds the compaction POST body from the captured provider payload and the prior compaction's details, both
  * as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
- * payload object by object across napi costs more than the whole build, see bench/compaction.mjs).
+ * payload object by object across napi costs more than the whole build, see bench/compaction.mjs). Async: the
+ * parse, build and serialisation run on the blocking pool.
  */
-export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): { ok: true; body: string } | { ok: false; code: string; message: string }
+export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): Promise<{ ok: true; body: string } | { ok: false; code: string; message: string }>
 
 /** The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`). */
 export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): Record<string, string>
@@ -416,8 +417,13 @@ export declare function compactionCompat(provider: string, api: string, model: s
 /** Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure. */
 export declare function compactionParseStream(sse: string): { ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }
 
-/** The payload with the stored checkpoint replayed, or null when anything does not match exactly. */
-export declare function compactionReplay(payload: Record<string, unknown>, details: Record<string, unknown>, current: Record<string, string>): Record<string, unknown> | null
+/**
+ * The outgoing payload (JSON text) with the stored checkpoint replayed, as JSON text; null when anything does not
+ * match exactly, when either text is not JSON, or on a contained panic (the request then goes out unchanged, as
+ * for any mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
+ * pool, so the whole conversation of every provider request never stalls the event loop.
+ */
+export declare function compactionReplay(payloadJson: string, detailsJson: string, current: Record<string, string>): Promise<string | null>
 
 /** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
 export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>

@@ -31,9 +31,19 @@ const SITES = [
 	"review.removeSession",
 	"host.sweepScratch",
 	"net.imageSave",
+	"compactionBuildRequest",
+	"compactionReplay",
 ];
 
 // Runs in the child: one probe per site, each reporting what came back.
+// compactionReplay's arguments (payload, details, current compat) that replay: null from them is only a panic.
+const MARKER = "[pi-codex-toolkit.remote-compaction-v2:00000000-0000-4000-8000-000000000000]";
+const REPLAY = [
+	{ model: "m", input: [{ role: "user", content: [{ type: "input_text", text: "summary " + MARKER }] }] },
+	{ marker: MARKER, compat: { model: "m" }, retainedInput: [], checkpoint: { type: "compaction", encrypted_content: "enc" } },
+	{ model: "m" },
+];
+
 const CHILD = `
 const { createRequire } = require("node:module");
 const n = require(${JSON.stringify(join(root, "index.js"))});
@@ -92,6 +102,12 @@ const thrown = (f) => { try { f(); return "returned"; } catch (e) { return e.cod
 	}
 	const img = await n.netImageSave("{}", dir);
 	out["net.imageSave"] = img.error.code + "|" + img.error.message;
+	const cb = await n.compactionBuildRequest("{}", null);
+	out["compactionBuildRequest"] = cb.code + "|" + cb.message;
+	// A replay that panicked resolves null: the request goes out unchanged, as for any mismatch.
+	// The inputs match (they replay without the trigger, see the next test): null here is the panic's answer.
+	const rp = ${JSON.stringify(REPLAY)};
+	out["compactionReplay"] = String(await n.compactionReplay(JSON.stringify(rp[0]), JSON.stringify(rp[1]), rp[2]));
 	process.stdout.write(JSON.stringify(out));
 })().catch((e) => { process.stdout.write("UNCAUGHT " + e.stack); process.exit(3); });
 `;
@@ -107,9 +123,10 @@ test("a panic in every guarded export becomes internal-panic and Node keeps runn
 		assert.equal(r.status, 0, `child died (signal ${r.signal}): ${r.stdout}\n${r.stderr.slice(-2000)}`);
 		const out = JSON.parse(r.stdout);
 		const panicText = (site) => new RegExp(`^internal-panic\\|.*internal error in the pi-codex-toolkit engine \\(${site.replace(".", "\\.")}: PCT_TEST_PANIC trigger at ${site.replace(".", "\\.")}\\).*Retry once`);
-		for (const site of ["engineVersion", "config.path", "config.save", "rules.resolve", "shell.new", "shell.status", "shell.normalizeExec", "shell.exec", "code.exec", "review.list", "review.show", "review.sweep", "review.removeSession", "host.sweepScratch", "net.imageSave"]) {
+		for (const site of ["engineVersion", "config.path", "config.save", "rules.resolve", "shell.new", "shell.status", "shell.normalizeExec", "shell.exec", "code.exec", "review.list", "review.show", "review.sweep", "review.removeSession", "host.sweepScratch", "net.imageSave", "compactionBuildRequest"]) {
 			assert.match(out[site], panicText(site), site);
 		}
+		assert.equal(out["compactionReplay"], "null");
 		assert.match(out["patch.paths"], panicText("patch.paths"));
 		assert.match(out["patch.apply"], /^internal-panic\|unknown\|apply_patch failed \(outcome unknown\): internal error .*patch\.apply/);
 		// The gate panicked: the nested call was refused with the stable code, the cell itself completed.
@@ -124,10 +141,12 @@ test("a panic in every guarded export becomes internal-panic and Node keeps runn
 test("without the trigger the same calls succeed (the guards are transparent)", () => {
 	const r = spawnSync(
 		process.execPath,
-		["-e", `const n = require(${JSON.stringify(join(root, "index.js"))}); const s = new n.ShellManager(); process.stdout.write(JSON.stringify([n.engineVersion(), s.status().running, n.patchPaths("/tmp", "*** Begin Patch\\n*** Add File: a\\n+a\\n*** End Patch").ok]))`],
+		["-e", `const n = require(${JSON.stringify(join(root, "index.js"))}); const s = new n.ShellManager(); process.stdout.write(JSON.stringify([n.engineVersion(), s.status().running, n.patchPaths("/tmp", "*** Begin Patch\\n*** Add File: a\\n+a\\n*** End Patch").ok])); const rp = ${JSON.stringify(REPLAY)}; n.compactionReplay(JSON.stringify(rp[0]), JSON.stringify(rp[1]), rp[2]).then((t) => process.stdout.write("|" + JSON.parse(t).input[0].type))`],
 		{ env: { ...process.env, PCT_TEST_PANIC: "" }, encoding: "utf8" },
 	);
 	assert.equal(r.status, 0, r.stderr);
 	const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-	assert.deepEqual(JSON.parse(r.stdout), [version, 0, true]);
+	const [sync, replayed] = r.stdout.split("|");
+	assert.deepEqual(JSON.parse(sync), [version, 0, true]);
+	assert.equal(replayed, "compaction");
 });

@@ -28,9 +28,9 @@ const prior = {
 };
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-function time(n, fn) {
+async function time(n, fn) {
 	const t0 = process.hrtime.bigint();
-	for (let i = 0; i < n; i++) fn();
+	for (let i = 0; i < n; i++) await fn();
 	return Number(process.hrtime.bigint() - t0) / 1e6 / n;
 }
 const rounds = quick ? 3 : 9;
@@ -39,12 +39,12 @@ const built = [];
 const base = [];
 let bytes = 0;
 for (let r = 0; r < rounds; r++) {
-	built.push(time(n, () => {
-		const out = native.compactionBuildRequest(JSON.stringify(captured), JSON.stringify(prior));
+	built.push(await time(n, async () => {
+		const out = await native.compactionBuildRequest(JSON.stringify(captured), JSON.stringify(prior));
 		if (!out.ok) throw new Error(out.message);
 		bytes = out.body.length;
 	}));
-	base.push(time(n, () => JSON.stringify(captured.input)));
+	base.push(await time(n, () => JSON.stringify(captured.input)));
 }
 console.log(`\nCompaction request building, ${input.length} input items (median of ${rounds} rounds x ${n} builds; body ${(bytes / 1e6).toFixed(2)} MB)`);
 console.table([

@@ -1,5 +1,8 @@
 //! Bindings of Remote Compaction's pure parts (docs/compaction.md). Expected failures answer
 //! `{ok: false, code, message}`; the Pi glue turns them into a warning and lets Pi's own compaction run.
+//! The two exports that see the whole conversation (the request build and the replay, once per provider request)
+//! take and answer JSON text and do the parse, the work and the serialisation on tokio's blocking pool, so a long
+//! session never stalls Node's event loop; the small ones stay synchronous.
 
 use super::guard;
 use crate::compaction as c;
@@ -13,38 +16,52 @@ fn failure(e: c::CompactionError) -> Value {
     json!({"ok": false, "code": e.code, "message": e.message})
 }
 
+/// Runs `f` (guarded) on tokio's blocking pool; a panic, or a task that never finished, answers `on_panic(message)`.
+async fn blocking<T: Send + 'static>(
+    site: &'static str,
+    f: impl FnOnce() -> T + Send + 'static,
+    on_panic: fn(String) -> T,
+) -> T {
+    let joined = tokio::task::spawn_blocking(move || guard::sync_or(site, f, on_panic)).await;
+    joined.unwrap_or_else(|e| on_panic(format!("the {site} task did not finish ({e})")))
+}
+
 /// Builds the compaction POST body from the captured provider payload and the prior compaction's details, both
 /// as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
-/// payload object by object across napi costs more than the whole build, see bench/compaction.mjs).
+/// payload object by object across napi costs more than the whole build, see bench/compaction.mjs). Async: the
+/// parse, build and serialisation run on the blocking pool.
 #[napi(
     catch_unwind,
-    ts_return_type = "{ ok: true; body: string } | { ok: false; code: string; message: string }"
+    ts_return_type = "Promise<{ ok: true; body: string } | { ok: false; code: string; message: string }>"
 )]
-pub fn compaction_build_request(captured_json: String, prior_json: Option<String>) -> Value {
-    guard::sync_or(
+pub async fn compaction_build_request(captured_json: String, prior_json: Option<String>) -> Value {
+    blocking(
         "compactionBuildRequest",
-        || {
-            let bad = || {
-                failure(c::CompactionError {
-                    code: "capture-failed",
-                    message: "The captured request is not JSON.".into(),
-                })
-            };
-            let Ok(captured) = serde_json::from_str::<Value>(&captured_json) else {
-                return bad();
-            };
-            let prior = match prior_json.as_deref().map(serde_json::from_str::<Value>) {
-                None => None,
-                Some(Ok(p)) => Some(p).filter(|p| p.is_object()),
-                Some(Err(_)) => return bad(),
-            };
-            match c::build_request(&captured, prior.as_ref()) {
-                Ok(body) => json!({"ok": true, "body": body.to_string()}),
-                Err(e) => failure(e),
-            }
-        },
+        move || build_request_text(&captured_json, prior_json.as_deref()),
         panicked,
     )
+    .await
+}
+
+fn build_request_text(captured_json: &str, prior_json: Option<&str>) -> Value {
+    let bad = || {
+        failure(c::CompactionError {
+            code: "capture-failed",
+            message: "The captured request is not JSON.".into(),
+        })
+    };
+    let Ok(captured) = serde_json::from_str::<Value>(captured_json) else {
+        return bad();
+    };
+    let prior = match prior_json.map(serde_json::from_str::<Value>) {
+        None => None,
+        Some(Ok(p)) => Some(p).filter(|p| p.is_object()),
+        Some(Err(_)) => return bad(),
+    };
+    match c::build_request(&captured, prior.as_ref()) {
+        Ok(body) => json!({"ok": true, "body": body.to_string()}),
+        Err(e) => failure(e),
+    }
 }
 
 /// Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure.
@@ -112,13 +129,24 @@ pub fn compaction_result(
     })
 }
 
-/// The payload with the stored checkpoint replayed, or null when anything does not match exactly.
-#[napi(catch_unwind, ts_return_type = "Record<string, unknown> | null")]
-pub fn compaction_replay(
-    env: &napi::Env,
-    #[napi(ts_arg_type = "Record<string, unknown>")] payload: Value,
-    #[napi(ts_arg_type = "Record<string, unknown>")] details: Value,
+/// The outgoing payload (JSON text) with the stored checkpoint replayed, as JSON text; null when anything does not
+/// match exactly, when either text is not JSON, or on a contained panic (the request then goes out unchanged, as
+/// for any mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
+/// pool, so the whole conversation of every provider request never stalls the event loop.
+#[napi(catch_unwind, ts_return_type = "Promise<string | null>")]
+pub async fn compaction_replay(
+    payload_json: String,
+    details_json: String,
     #[napi(ts_arg_type = "Record<string, string>")] current: Value,
-) -> napi::Result<Option<Value>> {
-    guard::sync(env, "compactionReplay", || Ok(c::replay(&payload, &details, &current)))
+) -> Option<String> {
+    blocking(
+        "compactionReplay",
+        move || {
+            let payload = serde_json::from_str::<Value>(&payload_json).ok()?;
+            let details = serde_json::from_str::<Value>(&details_json).ok()?;
+            c::replay(&payload, &details, &current).map(|v| v.to_string())
+        },
+        |_| None,
+    )
+    .await
 }

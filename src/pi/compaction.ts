@@ -107,7 +107,7 @@ export function register(host: ToolkitHost): void {
 			const messages = [...prep.messagesToSummarize, ...prep.turnPrefixMessages];
 			const captured = await capture(host, registry, model, ctx, messages, cur.apiKey);
 			const prior = latestRemote(ctx);
-			const req = native.compactionBuildRequest(JSON.stringify(captured), prior ? JSON.stringify(prior) : null);
+			const req = await native.compactionBuildRequest(JSON.stringify(captured), prior ? JSON.stringify(prior) : null);
 			if (!req.ok) {
 				warn(ctx, req.message);
 				return undefined;
@@ -149,6 +149,7 @@ export function register(host: ToolkitHost): void {
 		if (!details || !model || !codexRoute(ctx.modelRegistry, model)) return undefined;
 		const cur = await currentCompat(ctx.modelRegistry, model).catch(() => ({ error: "" }));
 		if ("error" in cur) return undefined;
-		return native.compactionReplay(event.payload as Record<string, unknown>, details, cur.compat) ?? undefined;
+		const replayed = await native.compactionReplay(JSON.stringify(event.payload), JSON.stringify(details), cur.compat);
+		return replayed === null ? undefined : (JSON.parse(replayed) as unknown);
 	});
 }
