@@ -212,8 +212,10 @@ export declare class HostSession {
    * An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt
    * and path, and a landed one clears the paths' counts (docs/spec/host-tools.md "Retry budget", docs/host.md).
    * Returns whether one of the paths is now out of budget for `turn`, so the next Edit there is refused at once.
+   * Async: each path is resolved (metadata lookups) on the blocking pool; the glue awaits it before the patch's
+   * result returns, so the model's next Edit sees the count.
    */
-  notePatchResult(turn: string, paths: Array<string>, ok: boolean): boolean
+  notePatchResult(turn: string, paths: Array<string>, ok: boolean): Promise<boolean | HostFailure>
 }
 export type JsHostSession = HostSession
 

@@ -175,17 +175,17 @@ test("failed patches share Edit's retry budget per prompt and path; a landed pat
 	// Two counted Edit failures, then a failed patch on the same file (absolute path, as the patch tool gives it).
 	assert.equal((await bad("T")).failures, 1);
 	assert.equal((await bad("T")).failures, 2);
-	assert.equal(s.notePatchResult("T", [ws("b.txt")], false), false, "another path has its own count");
-	assert.equal(s.notePatchResult("T", [ws("a.txt")], false), true, "the third counted failure spends the budget");
+	assert.equal(await s.notePatchResult("T", [ws("b.txt")], false), false, "another path has its own count");
+	assert.equal(await s.notePatchResult("T", [ws("a.txt")], false), true, "the third counted failure spends the budget");
 	const refused = await s.edit({ path: "a.txt", tag: r.tag, ops: "PUT 1.=1:\n+x" }, { turn: "T" });
 	assert.deepEqual([refused.ok, refused.budgetExhausted], [false, true]);
 	assert.equal(readFileSync(ws("a.txt"), "utf8"), "1\n2\n");
 	// In a new prompt: two failures, a landed patch clears them, so two more still do not spend the budget.
 	await bad("U");
 	await bad("U");
-	assert.equal(s.notePatchResult("U", ["a.txt"], true), false);
+	assert.equal(await s.notePatchResult("U", ["a.txt"], true), false);
 	assert.equal((await bad("U")).failures, 1);
-	assert.equal(s.notePatchResult("U", [ws("a.txt")], false), false);
+	assert.equal(await s.notePatchResult("U", [ws("a.txt")], false), false);
 	assert.equal((await s.edit({ path: "a.txt", tag: r.tag, ops: "PUT 1.=1:\n+x" }, { turn: "U" })).ok, true);
 });
 
@@ -239,8 +239,8 @@ const dir = process.argv[1];
 	process.env.PCT_TEST_PANIC = "host.write,host.edit,host.notePatchResult";
 	const w = await s.write({ path: "a.txt", content: "b" });
 	const e = await s.edit({ path: "a.txt", tag: "0000", ops: "REM" });
-	let p = "no throw";
-	try { s.notePatchResult("t", ["a.txt"], false); } catch (err) { p = err.code + "|" + err.message; }
+	const np = await s.notePatchResult("t", ["a.txt"], false);
+	const p = np.code + "|" + np.message;
 	console.log(JSON.stringify({ w: w.code + "|" + w.message, e: e.code + "|" + e.message + "|" + e.budgetExhausted, p }));
 })();`;
 	const r = spawnSync(process.execPath, ["-e", child, dir], { encoding: "utf8" });

@@ -267,15 +267,17 @@ impl JsHostSession {
     /// An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt
     /// and path, and a landed one clears the paths' counts (docs/spec/host-tools.md "Retry budget", docs/host.md).
     /// Returns whether one of the paths is now out of budget for `turn`, so the next Edit there is refused at once.
-    #[napi(catch_unwind)]
-    pub fn note_patch_result(&self, env: &napi::Env, turn: String, paths: Vec<String>, ok: bool) -> napi::Result<bool> {
-        guard::sync(env, "host.notePatchResult", || {
-            let mut budget = self.inner.edit.budget.lock().unwrap_or_else(|p| p.into_inner());
+    /// Async: each path is resolved (metadata lookups) on the blocking pool; the glue awaits it before the patch's
+    /// result returns, so the model's next Edit sees the count.
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean | HostFailure>")]
+    pub async fn note_patch_result(&self, turn: String, paths: Vec<String>, ok: bool) -> Either<bool, HostFailure> {
+        let s = self.inner.clone();
+        blocking("host.notePatchResult", move || {
+            let mut budget = s.edit.budget.lock().unwrap_or_else(|p| p.into_inner());
             let mut exhausted = false;
             for raw in &paths {
                 // The same key Edit uses: the canonical path when it resolves, else the text as given.
-                let key = self
-                    .inner
+                let key = s
                     .roots
                     .resolve(raw)
                     .map(|r| r.canonical)
@@ -288,6 +290,7 @@ impl JsHostSession {
             }
             Ok(exhausted)
         })
+        .await
     }
 }
 

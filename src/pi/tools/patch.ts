@@ -71,11 +71,12 @@ function underQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
  * one clears their counts (docs/spec/host-tools.md "Retry budget": failed patch commands share the counter), so a
  * model alternating Edit and apply_patch on one file still stops after three counted failures. Never throws.
  */
-function shareRetryBudget(host: ToolkitHost, ctx: ExtensionContext, paths: string[], ok: boolean): void {
+async function shareRetryBudget(host: ToolkitHost, ctx: ExtensionContext, paths: string[], ok: boolean): Promise<void> {
 	const rt = host.shared.get("host.runtime") as HostRuntime | undefined;
 	if (!rt || !host.isAdmitted("Edit")) return;
 	try {
-		rt.for(ctx).notePatchResult(rt.turn, paths, ok);
+		// Resolves a failure object rather than rejecting; either way the count is advisory.
+		await rt.for(ctx).notePatchResult(rt.turn, paths, ok);
 	} catch {
 		// The budget is advisory for the next Edit; a failure here must not change the patch's result.
 	}
@@ -143,7 +144,7 @@ export function register(host: ToolkitHost): void {
 				throw new Error(`${decided.code}: ${decided.message}`);
 			}
 			audit(result.ok, performance.now() - r0, result.ok ? undefined : (result.code ?? "TOOL_FAILED"));
-			shareRetryBudget(host, ctx, touched.paths, result.ok);
+			await shareRetryBudget(host, ctx, touched.paths, result.ok);
 			if (!result.ok) throw new Error(result.text);
 			return {
 				content: [{ type: "text" as const, text: result.text }],
