@@ -245,50 +245,43 @@ pub async fn review_rollback(
     workspace: Option<String>,
 ) -> Either<ReviewRollbackOk, ReviewFailure> {
     let permit = lock::acquire(&session_id).await;
-    let joined = tokio::task::spawn_blocking(move || {
+    blocking("review.rollback", move || {
         let _permit = permit;
-        guard::sync_or(
-            "review.rollback",
-            || {
-                let which = match key.as_deref() {
-                    Some(k) => Which::One(k),
-                    None => Which::All,
-                };
-                let changes = match list_of(&agent_dir, &session_id) {
-                    Ok((_, c)) => c,
-                    Err(e) => return Either::B(failure(e)),
-                };
-                match rollback::rollback_in(
-                    Path::new(&agent_dir),
-                    &session_id,
-                    which,
-                    workspace.as_deref().map(Path::new),
-                ) {
-                    Ok(r) => Either::A(ReviewRollbackOk {
-                        ok: true,
-                        text: rollback_text(&r),
-                        rolled_back: r
-                            .rolled_back
-                            .iter()
-                            .map(|c| {
-                                let n = changes.iter().position(|o| o.snapshot_id == c.snapshot_id).unwrap_or(0);
-                                js_change(n + 1, c)
-                            })
-                            .collect(),
-                        paths: r.paths.iter().map(|p| p.display().to_string()).collect(),
-                        stopped: r.stopped.map(|e| ReviewStopped {
-                            code: e.code.to_string(),
-                            message: e.message,
-                        }),
-                    }),
-                    Err(e) => Either::B(failure(e)),
-                }
-            },
-            |m| Either::B(panicked(m)),
-        )
+        let which = match key.as_deref() {
+            Some(k) => Which::One(k),
+            None => Which::All,
+        };
+        let changes = match list_of(&agent_dir, &session_id) {
+            Ok((_, c)) => c,
+            Err(e) => return Either::B(failure(e)),
+        };
+        match rollback::rollback_in(
+            Path::new(&agent_dir),
+            &session_id,
+            which,
+            workspace.as_deref().map(Path::new),
+        ) {
+            Ok(r) => Either::A(ReviewRollbackOk {
+                ok: true,
+                text: rollback_text(&r),
+                rolled_back: r
+                    .rolled_back
+                    .iter()
+                    .map(|c| {
+                        let n = changes.iter().position(|o| o.snapshot_id == c.snapshot_id).unwrap_or(0);
+                        js_change(n + 1, c)
+                    })
+                    .collect(),
+                paths: r.paths.iter().map(|p| p.display().to_string()).collect(),
+                stopped: r.stopped.map(|e| ReviewStopped {
+                    code: e.code.to_string(),
+                    message: e.message,
+                }),
+            }),
+            Err(e) => Either::B(failure(e)),
+        }
     })
-    .await;
-    joined.unwrap_or_else(|e| Either::B(panicked(format!("the rollback task did not finish ({e})"))))
+    .await
 }
 
 /// Start-up sweep of `<agentDir>/pi-codex-toolkit/review/`: removes the stores of sessions whose Pi session file
