@@ -229,3 +229,23 @@ const dir = process.argv[1];
 	}
 	assert.equal(Object.keys(out).length, 6);
 });
+
+test("resolvePath stays synchronous and cheap: a 1,000-deep existing path, through a symlink, resolves in milliseconds", () => {
+	// It runs on Node's main thread before each call joins Pi's file mutation queue (docs/host.md "Paths"): the cost
+	// is one lstat per component and one realpath per symlink and at the end, not a realpath of every prefix.
+	const { dir, s } = session({});
+	const rel = Array.from({ length: 1000 }, () => "d").join("/");
+	mkdirSync(join(dir, "ws", rel), { recursive: true });
+	symlinkSync(join(dir, "ws", rel), join(dir, "ws", "deep"));
+	const t0 = performance.now();
+	const r = s.resolvePath(`${rel}/f.txt`);
+	const viaLink = s.resolvePath("deep/../f.txt");
+	const ms = performance.now() - t0;
+	assert.equal(r.ok, true, JSON.stringify(r).slice(0, 300));
+	assert.equal(r.canonical, join(realpathSync(join(dir, "ws", rel)), "f.txt"));
+	assert.equal(r.root, "workspace");
+	// `deep/..` is the link target's parent, 999 levels down, as the OS walks it.
+	assert.equal(viaLink.canonical, join(realpathSync(join(dir, "ws", rel, "..")), "f.txt"));
+	// A realpath of every prefix took over 5 s here on a debug build; the bound leaves room for a loaded machine.
+	assert.ok(ms < 1000, `resolvePath took ${ms.toFixed(1)} ms`);
+});

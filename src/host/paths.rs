@@ -89,6 +89,12 @@ pub fn lexical_normalize(path: &Path) -> PathBuf {
 
 /// Resolves `path` the way the OS would walk it: each existing component through its symlinks (so `link/..` goes to
 /// the link target's parent), the first missing component and everything after it appended lexically.
+///
+/// Cost (it runs on Node's main thread for every tool call's target, docs/host.md "Paths"): one `lstat` per
+/// existing component, one `realpath` per symlink met and one for the existing prefix at the end, at most
+/// [`MAX_LINK_DEPTH`] dangling-link hops; no file content is read and no directory listed. The answer is the one a
+/// `realpath` of every prefix would give (`realpath` of a canonical directory joined with a name that is not a
+/// symlink changes only that name's case, on a case-insensitive volume, which the final `realpath` applies too).
 pub fn canonical_walk(path: &Path) -> io::Result<PathBuf> {
     walk(path, 0)
 }
@@ -101,12 +107,15 @@ fn walk(path: &Path, depth: usize) -> io::Result<PathBuf> {
         return Err(io::Error::other("too many levels of symbolic links"));
     }
     let mut cur = PathBuf::new();
+    // Whether `cur` is already what `realpath` answers for it (false once plain names were joined onto it).
+    let mut exact = true;
     let mut missing = false;
     for c in path.components() {
         match c {
             Component::Prefix(_) | Component::RootDir => cur.push(c.as_os_str()),
             Component::CurDir => {}
             Component::ParentDir => {
+                // `cur` has no symlink past its last `realpath`, so its lexical parent is the physical one.
                 cur.pop();
             }
             Component::Normal(name) => {
@@ -116,8 +125,15 @@ fn walk(path: &Path, depth: usize) -> io::Result<PathBuf> {
                     continue;
                 }
                 match fs::symlink_metadata(&next) {
+                    Ok(m) if !m.file_type().is_symlink() => {
+                        cur = next;
+                        exact = false;
+                    }
                     Ok(_) => match fs::canonicalize(&next) {
-                        Ok(c) => cur = c,
+                        Ok(c) => {
+                            cur = c;
+                            exact = true;
+                        }
                         // A dangling symlink: where it points is not known to be inside anything.
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {
                             let target = fs::read_link(&next)?;
@@ -127,13 +143,19 @@ fn walk(path: &Path, depth: usize) -> io::Result<PathBuf> {
                         Err(e) => return Err(e),
                     },
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        cur = next;
+                        if !exact {
+                            cur = fs::canonicalize(&cur)?;
+                        }
+                        cur = cur.join(name);
                         missing = true;
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
+    }
+    if !missing && !exact {
+        cur = fs::canonicalize(&cur)?;
     }
     Ok(cur)
 }
