@@ -28,7 +28,7 @@ function entry(sessionId) {
 }
 
 /** Each capability's verdict on `id` in a fresh agent dir: `true`, or the refusal message. */
-function verdicts(id) {
+async function verdicts(id) {
 	const base = tempDir("pct-sid-");
 	const ws = join(base, "ws");
 	const agent = join(base, "agent");
@@ -42,21 +42,21 @@ function verdicts(id) {
 	}
 	const a = native.hostAuditAppend(agent, entry(id));
 	const audit = a.ok ? true : (assert.equal(a.code, "INVALID_ARGUMENT"), a.message);
-	const r = native.reviewList(agent, id);
+	const r = await native.reviewList(agent, id);
 	const review = r.ok ? true : (assert.equal(r.code, "invalid-session"), r.message);
 	if (audit !== true) assert.equal(existsSync(join(agent, "pi-codex-toolkit", "audit")), false, "a refused id writes nothing");
 	return { glue: native.sessionIdValid(id), host, audit, review };
 }
 
-test("the ids Pi and the suites use pass everywhere", () => {
+test("the ids Pi and the suites use pass everywhere", async () => {
 	for (const id of GOOD) {
-		assert.deepEqual(verdicts(id), { glue: true, host: true, audit: true, review: true }, id);
+		assert.deepEqual(await verdicts(id), { glue: true, host: true, audit: true, review: true }, id);
 	}
 });
 
-test("a refused id is refused everywhere with one message that says what to pass", () => {
+test("a refused id is refused everywhere with one message that says what to pass", async () => {
 	for (const id of BAD) {
-		const v = verdicts(id);
+		const v = await verdicts(id);
 		assert.equal(v.glue, false, JSON.stringify(id));
 		assert.equal(typeof v.host, "string", JSON.stringify(id));
 		assert.equal(v.audit, v.host, JSON.stringify(id));
