@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { native } from "./helpers/addon.mjs";
+import { underTimer } from "./helpers/timer.mjs";
 
 const MARKER = "[pi-codex-toolkit.remote-compaction-v2:00000000-0000-4000-8000-000000000000]";
 const words = "the quick brown fox jumps over the lazy dog while reading src/lib.rs and fixing a flaky test ".repeat(4);
@@ -22,29 +23,6 @@ function session(n) {
 }
 const compat = { provider: "openai-codex", api: "openai-codex-responses", model: "gpt-5.1-codex" };
 const details = { marker: MARKER, compat, retainedInput: [user("kept")], checkpoint: { type: "compaction", encrypted_content: "enc" } };
-
-// Times `run` with a 2 ms interval timer; answers its result, the call's duration, the largest timer gap and ticks.
-async function ticking(run) {
-	let last = performance.now();
-	let maxGap = 0;
-	let ticks = 0;
-	const timer = setInterval(() => {
-		const now = performance.now();
-		maxGap = Math.max(maxGap, now - last);
-		last = now;
-		ticks++;
-	}, 2);
-	const start = performance.now();
-	last = start;
-	let out;
-	try {
-		out = await run();
-	} finally {
-		clearInterval(timer);
-	}
-	const ms = performance.now() - start;
-	return { out, ms, maxGap: Math.max(maxGap, performance.now() - last), ticks };
-}
 
 test("compactionBuildRequest answers the body text, and capture-failed for text that is not JSON", async () => {
 	const r = await native.compactionBuildRequest(JSON.stringify(session(8)), JSON.stringify(details));
@@ -80,11 +58,11 @@ test("request build and replay of a 40,000-item session run off Node's main thre
 	payload.input.splice(20_000, 0, user(`summary ${MARKER}`));
 	const marked = JSON.stringify(payload);
 	const prior = JSON.stringify(details);
-	const build = await ticking(() => native.compactionBuildRequest(captured, prior));
-	assert.equal(build.out.ok, true);
-	const replay = await ticking(() => native.compactionReplay(marked, prior, compat));
-	assert.ok(replay.out, "the replay answered the payload");
-	assert.deepEqual(JSON.parse(replay.out).input.slice(20_000, 20_002), [user("kept"), details.checkpoint]);
+	const build = await underTimer(() => native.compactionBuildRequest(captured, prior));
+	assert.equal(build.result.ok, true);
+	const replay = await underTimer(() => native.compactionReplay(marked, prior, compat));
+	assert.ok(replay.result, "the replay answered the payload");
+	assert.deepEqual(JSON.parse(replay.result).input.slice(20_000, 20_002), [user("kept"), details.checkpoint]);
 	for (const [what, r] of [["compactionBuildRequest", build], ["compactionReplay", replay]]) {
 		t.diagnostic(`${what} ${(captured.length / 1e6).toFixed(1)} MB: ${r.ms.toFixed(1)} ms, max timer gap ${r.maxGap.toFixed(1)} ms, ${r.ticks} ticks`);
 		// The residual stall is napi's copy of the text in and out, on the main thread by nature.

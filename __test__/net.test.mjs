@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { native } from "./helpers/addon.mjs";
 import { PNG_1X1_B64, startOpenAIServer } from "./e2e/helpers/openai-server.mjs";
+import { underTimer } from "./helpers/timer.mjs";
 
 process.removeAllListeners("warning");
 const { injectWebSearch } = await import("../src/pi/net/websearch.ts");
@@ -170,25 +171,7 @@ test("image save of a 48 MiB PNG runs off Node's main thread: a 2 ms timer keeps
 	const png = Buffer.alloc(48 * 1024 * 1024, 7);
 	Buffer.from(PNG_1X1_B64, "base64").copy(png, 0, 0, 8);
 	const body = JSON.stringify({ data: [{ b64_json: png.toString("base64") }] });
-	let last = performance.now();
-	let maxGap = 0;
-	let ticks = 0;
-	const timer = setInterval(() => {
-		const now = performance.now();
-		maxGap = Math.max(maxGap, now - last);
-		last = now;
-		ticks++;
-	}, 2);
-	const start = performance.now();
-	last = start;
-	let saved;
-	try {
-		saved = await native.netImageSave(body, agent);
-	} finally {
-		clearInterval(timer);
-	}
-	const ms = performance.now() - start;
-	maxGap = Math.max(maxGap, performance.now() - last);
+	const { result: saved, ms, ticks, maxGap } = await underTimer(() => native.netImageSave(body, agent));
 	assert.equal(saved.ok, true, saved.error?.message);
 	assert.equal(statSync(saved.path).size, png.length);
 	// The residual stall is napi's copy of the 64 MiB base64 text in and out, on the main thread by nature.

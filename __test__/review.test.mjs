@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, readdirSync, statS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { native } from "./helpers/addon.mjs";
+import { underTimer } from "./helpers/timer.mjs";
 
 /** A workspace and an agent dir under one temp folder, removed after the test. */
 function box(t, files = {}) {
@@ -224,31 +225,6 @@ test("Edit's REM is recorded as a delete: the result's evidence, the store's lis
 	assert.equal(rb.ok, true, rb.message);
 	assert.equal(readFileSync(join(b.cwd, "gone.txt"), "utf8"), "keep me\nplease\n");
 });
-
-/** Runs `call` while a 2 ms interval ticks; resolves its result, how long it took, the ticks seen while it ran and
- * the longest gap between them (the event loop's stall). A synchronous call would show no ticks and one gap as long
- * as the call. */
-async function underTimer(call) {
-	let last = performance.now();
-	let maxGap = 0;
-	let ticks = 0;
-	const timer = setInterval(() => {
-		const now = performance.now();
-		maxGap = Math.max(maxGap, now - last);
-		last = now;
-		ticks++;
-	}, 2);
-	const start = performance.now();
-	last = start;
-	try {
-		const result = await call();
-		const ms = performance.now() - start;
-		maxGap = Math.max(maxGap, performance.now() - last);
-		return { result, ms, ticks, maxGap };
-	} finally {
-		clearInterval(timer);
-	}
-}
 
 test("reviewList and reviewShow of a 16 MiB change run off Node's main thread: a 2 ms timer keeps ticking", async (t) => {
 	// 16 MiB exactly (the largest snapshot the store keeps), 64-byte lines; one line changed.
