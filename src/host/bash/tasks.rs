@@ -98,6 +98,18 @@ struct TaskState {
     stop_requested: bool,
 }
 
+/// What differs between a started and an adopted task (see [`TaskTable::new_task`]).
+struct NewTask {
+    id: String,
+    owner: u64,
+    command: String,
+    description: Option<String>,
+    pgid: i32,
+    marker: String,
+    /// The pipe inodes of stdout and stderr (zeros for an adopted task, whose output the glue collects).
+    pipes: [u64; 2],
+}
+
 /// One background task.
 pub struct Task {
     id: String,
@@ -328,6 +340,33 @@ impl TaskTable {
         self.running.load(Ordering::SeqCst)
     }
 
+    /// The task record of a started or adopted process group: its output tails share the task's own recovery
+    /// budget and the session's.
+    fn new_task(&self, t: NewTask, store: &RecoveryStore, session_recovery: &Arc<AtomicU64>) -> Arc<Task> {
+        let budget = RecoveryBudget::new(vec![
+            Arc::new(AtomicU64::new(self.caps.task_recovery_bytes)),
+            session_recovery.clone(),
+        ]);
+        Arc::new(Task {
+            id: t.id,
+            owner: t.owner,
+            command: t.command,
+            description: t.description,
+            pgid: t.pgid,
+            marker: t.marker,
+            started: Instant::now(),
+            stdout: Arc::new(Mutex::new(StreamOut::with_budget(
+                BACKGROUND_TAIL,
+                store,
+                budget.clone(),
+            ))),
+            stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
+            state: Mutex::new(TaskState::default()),
+            done: watch::channel(false).0,
+            pipes: t.pipes,
+        })
+    }
+
     /// HOST_OVERLOADED when `owner` already runs the per-session cap of tasks or the process runs the process-wide
     /// cap; `what` names the thing to start again in the message (`command` for Bash, `Task` for a delegate). Called
     /// under the table lock, so concurrent starts cannot overshoot either cap.
@@ -373,28 +412,19 @@ impl TaskTable {
         let id = launch.marker.rsplit(':').next().unwrap_or_default().to_string();
         let sp = spawn(&launch)?;
         self.running.fetch_add(1, Ordering::SeqCst);
-        let budget = RecoveryBudget::new(vec![
-            Arc::new(AtomicU64::new(self.caps.task_recovery_bytes)),
-            session_recovery.clone(),
-        ]);
-        let task = Arc::new(Task {
-            id: id.clone(),
-            owner,
-            command: launch.command.clone(),
-            description,
-            pgid: sp.pgid,
-            marker: launch.marker.clone(),
-            started: Instant::now(),
-            stdout: Arc::new(Mutex::new(StreamOut::with_budget(
-                BACKGROUND_TAIL,
-                store,
-                budget.clone(),
-            ))),
-            stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
-            state: Mutex::new(TaskState::default()),
-            done: watch::channel(false).0,
-            pipes: [pipe_inode(&sp.stdout), pipe_inode(&sp.stderr)],
-        });
+        let task = self.new_task(
+            NewTask {
+                id: id.clone(),
+                owner,
+                command: launch.command.clone(),
+                description,
+                pgid: sp.pgid,
+                marker: launch.marker.clone(),
+                pipes: [pipe_inode(&sp.stdout), pipe_inode(&sp.stderr)],
+            },
+            store,
+            session_recovery,
+        );
         let d_out = tokio::spawn(drain(sp.stdout, task.stdout.clone()));
         let d_err = tokio::spawn(drain(sp.stderr, task.stderr.clone()));
         let (table, t) = (self.clone(), task.clone());
@@ -444,28 +474,19 @@ impl TaskTable {
         self.check_caps(&tasks, owner, "Task")?;
         let (id, marker) = super::new_marker("task");
         self.running.fetch_add(1, Ordering::SeqCst);
-        let budget = RecoveryBudget::new(vec![
-            Arc::new(AtomicU64::new(self.caps.task_recovery_bytes)),
-            session_recovery.clone(),
-        ]);
-        let task = Arc::new(Task {
-            id: id.clone(),
-            owner,
-            command,
-            description,
-            pgid,
-            marker,
-            started: Instant::now(),
-            stdout: Arc::new(Mutex::new(StreamOut::with_budget(
-                BACKGROUND_TAIL,
-                store,
-                budget.clone(),
-            ))),
-            stderr: Arc::new(Mutex::new(StreamOut::with_budget(BACKGROUND_TAIL, store, budget))),
-            state: Mutex::new(TaskState::default()),
-            done: watch::channel(false).0,
-            pipes: [0, 0],
-        });
+        let task = self.new_task(
+            NewTask {
+                id: id.clone(),
+                owner,
+                command,
+                description,
+                pgid,
+                marker,
+                pipes: [0, 0],
+            },
+            store,
+            session_recovery,
+        );
         tasks.insert(id, task.clone());
         self.prune(&mut tasks, owner);
         drop(tasks);
