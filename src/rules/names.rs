@@ -36,20 +36,7 @@ pub const HOST_BASH_SET: [&str; 4] = [HOST_BASH, HOST_TASK_LIST, HOST_TASK_WAIT,
 /// each its own registration group (src/rules/registration.rs). EnterPlanMode is visible in Agent only, SubmitPlan in Plan only.
 pub const ENTER_PLAN_MODE: &str = "EnterPlanMode";
 pub const SUBMIT_PLAN: &str = "SubmitPlan";
-/// Every name the Host Tools feature registers: the host tools and the plan tools.
-pub const HOST_FEATURE_NAMES: [&str; 11] = [
-    HOST_READ,
-    HOST_GLOB,
-    HOST_GREP,
-    HOST_WRITE,
-    HOST_EDIT,
-    HOST_BASH,
-    HOST_TASK_LIST,
-    HOST_TASK_WAIT,
-    HOST_TASK_STOP,
-    ENTER_PLAN_MODE,
-    SUBMIT_PLAN,
-];
+/// The host tools proper, Read … TaskStop.
 pub const HOST_NAMES: [&str; 9] = [
     HOST_READ,
     HOST_GLOB,
@@ -61,6 +48,18 @@ pub const HOST_NAMES: [&str; 9] = [
     HOST_TASK_WAIT,
     HOST_TASK_STOP,
 ];
+/// Every name the Host Tools feature registers: the host tools ([`HOST_NAMES`]), then the plan tools.
+pub const HOST_FEATURE_NAMES: [&str; 11] = {
+    let mut out = [""; 11];
+    let mut i = 0;
+    while i < HOST_NAMES.len() {
+        out[i] = HOST_NAMES[i];
+        i += 1;
+    }
+    out[9] = ENTER_PLAN_MODE;
+    out[10] = SUBMIT_PLAN;
+    out
+};
 
 pub const APPLY_PATCH: &str = "apply_patch";
 pub const EXEC_COMMAND: &str = "exec_command";
