@@ -1072,8 +1072,8 @@ fn remote_compaction_status_follows_the_codex_oauth_route() {
     assert_eq!(st(&input)["reason"], "unofficial-endpoint");
 }
 
-#[test]
-fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
+/// A registry where the toolkit registered the six Computer Use tools.
+fn computer_use_registry() -> Vec<ToolEntry> {
     let mut reg = registry(&[], &[]);
     for n in COMPUTER_USE {
         reg.push(ToolEntry {
@@ -1082,6 +1082,12 @@ fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
             source: ME.into(),
         });
     }
+    reg
+}
+
+#[test]
+fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
+    let reg = computer_use_registry();
     let cfg = json!({ "computerUse": { "enabled": true }, "toolDiscovery": { "enabled": false } });
     let mut input = snapshot(cfg.clone(), Some(("faux", "faux-1")), reg.clone());
     input.platform = Some("darwin".into());
@@ -1112,14 +1118,7 @@ fn computer_use_on_darwin_with_its_six_tools_is_live_and_never_elsewhere() {
 
 #[test]
 fn computer_use_status_activation_and_find_tools_name_each_missing_prerequisite() {
-    let mut reg = registry(&[], &[]);
-    for n in COMPUTER_USE {
-        reg.push(ToolEntry {
-            name: n.into(),
-            description: None,
-            source: ME.into(),
-        });
-    }
+    let reg = computer_use_registry();
     let cfg = json!({ "computerUse": { "enabled": true }, "toolDiscovery": { "enabled": false } });
     let live = || {
         let mut i = snapshot(cfg.clone(), Some(("faux", "faux-1")), reg.clone());
