@@ -251,15 +251,7 @@ impl JsHostSession {
             joined.unwrap_or_else(|e| Either::B(panic_failure(format!("the host.edit task did not finish ({e})"))))
         };
         bounded(budget, body, |ms| {
-            let f = failure(outcome_unknown("Edit", ms));
-            Either::B(HostEditFailure {
-                ok: false,
-                code: f.code,
-                message: f.message,
-                live_tag: None,
-                budget_exhausted: false,
-                failures: 0,
-            })
+            Either::B(without_tag(failure(outcome_unknown("Edit", ms))))
         })
         .await
     }
@@ -295,7 +287,11 @@ impl JsHostSession {
 }
 
 fn panic_failure(message: String) -> HostEditFailure {
-    let f = panicked(message);
+    without_tag(panicked(message))
+}
+
+/// A failure that is not about the file's lines (a panic, the time bound): no live tag, no budget count.
+fn without_tag(f: HostFailure) -> HostEditFailure {
     HostEditFailure {
         ok: false,
         code: f.code,
