@@ -108,8 +108,7 @@ type AssistantMessage = { role?: string; content?: { type: string; text?: string
 /** The tools the parent could hand on: its active tools plus the deferred ones find_tools could load. */
 function catalog(host: ToolkitHost): string[] {
 	const active = host.pi.getActiveTools();
-	const last = (host as ToolkitHost & { rules?: { last?: { deferredNames?: string[] } | null } }).rules?.last;
-	return [...new Set([...active, ...(last?.deferredNames ?? [])])];
+	return [...new Set([...active, ...(host.deferredNames?.() ?? [])])];
 }
 
 /** Every definition of the session, resolved against the parent's catalog. */

@@ -66,6 +66,8 @@ export interface ToolkitHost {
 	isAdmitted(toolName: string): boolean;
 	/** Whether a code cell may call this adapter now (nested admission; the core's rules engine decides). */
 	isNestedAdmitted?(toolName: string): boolean;
+	/** The names Tool Discovery holds back now (a delegate's `inherit` catalog counts them; src/pi/agents.ts). */
+	deferredNames?(): string[];
 	/** Registers lifecycle callbacks for one feature key (e.g. "shellSessions"). */
 	lifecycle(feature: string, callbacks: FeatureLifecycle): void;
 	/** Shared objects between features (e.g. "shell" -> the native shell manager the code cells reuse). */

@@ -99,6 +99,11 @@ export class Toolkit implements ToolkitHost {
 		return this.rules.nested.has(toolName);
 	}
 
+	/** The names Tool Discovery holds back after the last sync. */
+	deferredNames(): string[] {
+		return this.rules.last?.deferredNames ?? [];
+	}
+
 	lifecycle(feature: string, callbacks: FeatureLifecycle): void {
 		this.lifecycles.set(feature, { ...this.lifecycles.get(feature), ...callbacks });
 	}
