@@ -636,8 +636,12 @@ export interface GateRequest {
   sendsInput?: boolean
 }
 
-/** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
-export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): HostAuditOk | HostFailure
+/**
+ * Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). Async: the
+ * redaction, hashing and write run on the blocking pool, and the call takes its place in the session's log when it
+ * is made, so the lines of one session land in call order (docs/host.md "Audit").
+ */
+export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): Promise<HostAuditOk | HostFailure>
 
 /** One audit line's facts (the arguments are redacted by the engine before anything is written). */
 export interface HostAuditEntry {

@@ -9,6 +9,11 @@
 import type { NetFailure } from "../../../index.js";
 import { native } from "../native.ts";
 
+/** Ends a network tool call with a failure text (`code: message`): Pi turns the thrown Error into the tool's error result. */
+export function fail(message: string): never {
+	throw new Error(message);
+}
+
 /** What a debug line needs about the request (metadata only). */
 export interface DebugInfo {
 	enabled: boolean;

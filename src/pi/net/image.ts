@@ -10,7 +10,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
-import { debugLine, postJson, type DebugInfo } from "./http.ts";
+import { debugLine, fail, postJson, type DebugInfo } from "./http.ts";
 import { chatgptAccountId, prepareRequest } from "./route.ts";
 import { netPlan } from "./websearch.ts";
 
@@ -24,10 +24,6 @@ const PARAMETERS = Type.Object(
 	},
 	{ additionalProperties: false },
 );
-
-function fail(message: string): never {
-	throw new Error(message);
-}
 
 export function register(host: ToolkitHost): void {
 	host.pi.registerTool({

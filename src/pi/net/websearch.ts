@@ -14,7 +14,7 @@ import type { NetPayloadHead, NetPayloadPatch, NetPlan } from "../../../index.js
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { fromJson, toJson } from "../rules.ts";
-import { deadline, debugLine, postJson, readCapped, thrownFailure, type CappedText, type DebugInfo } from "./http.ts";
+import { deadline, debugLine, fail, postJson, readCapped, thrownFailure, type CappedText, type DebugInfo } from "./http.ts";
 import { prepareRequest, routeFacts, type PiModel, type Registry } from "./route.ts";
 
 export const WEB_SEARCH_TOOL = "openai_web_search";
@@ -64,10 +64,6 @@ export function injectWebSearch(payload: unknown, mode: "live" | "cached", conte
 	const next: Record<string, unknown> = { ...p, tools: nextTools, include: patch.include };
 	if (patch.toolChoice) next.tool_choice = patch.toolChoice;
 	return next;
-}
-
-function fail(message: string): never {
-	throw new Error(message);
 }
 
 /** The Codex OAuth route: Pi's provider stream for the executor, SSE aggregated in Rust. */
