@@ -1112,7 +1112,7 @@ export interface NetImagePlan {
 }
 
 /** Validates `openai_generate_image` arguments (JSON text) and builds the request body. */
-export declare function netImageRequest(argsJson: string): NetImageRequest
+export declare function netImageRequest(argsJson: string & { readonly __json: Record<string, unknown> }): NetImageRequest
 
 /** A validated image request, or the refusal. */
 export interface NetImageRequest {
@@ -1239,13 +1239,13 @@ export interface NetSidecarAnswer {
  * The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
  * effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
  */
-export declare function netSidecarCodexPayload(payloadJson: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string
+export declare function netSidecarCodexPayload(payloadJson: string & { readonly __json: unknown }, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string & { readonly __json: Record<string, unknown> }
 
 /** Parses a sidecar answer: `json` (API-key route body) or `sse` (Codex route stream text). */
 export declare function netSidecarParse(kind: 'json' | 'sse', body: string): NetSidecarAnswer
 
 /** Validates `openai_web_search` arguments (JSON text) and builds the API-key route's body for `model`. */
-export declare function netSidecarRequest(argsJson: string, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): NetSidecarRequest
+export declare function netSidecarRequest(argsJson: string & { readonly __json: Record<string, unknown> }, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): NetSidecarRequest
 
 /** A sidecar request ready to send, or the refusal. */
 export interface NetSidecarRequest {

@@ -101,7 +101,7 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 				signal: d.signal,
 				...(effort !== "auto" ? { reasoning: effort } : {}),
 				fetch: teeFetch,
-				onPayload: (body: unknown) => JSON.parse(native.netSidecarCodexPayload(JSON.stringify(body), cfg.mode, cfg.contextSize, effort)),
+				onPayload: (body: unknown) => fromJson(native.netSidecarCodexPayload(toJson(body), cfg.mode, cfg.contextSize, effort)),
 			} as never,
 		);
 		let streamError: string | undefined;
@@ -151,7 +151,7 @@ export function register(host: ToolkitHost): void {
 			const ex = plan.executor;
 			const model = registry?.find?.(ex.route.kind, ex.route.model);
 			if (!model) fail(`missing-sidecar-model: ${ex.route.kind}/${ex.route.model} is not in Pi's model registry; pick another executor with /pct config.`);
-			const req = native.netSidecarRequest(JSON.stringify(params ?? {}), model.id, cfg.mode, cfg.contextSize);
+			const req = native.netSidecarRequest(toJson<Record<string, unknown>>(params ?? {}), model.id, cfg.mode, cfg.contextSize);
 			if (!req.ok) fail(req.error!.message);
 			// The credential check again, with what Pi resolves for this very request.
 			const prep = await prepareRequest(registry, model);
