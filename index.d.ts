@@ -636,8 +636,12 @@ export interface GateRequest {
   sendsInput?: boolean
 }
 
-/** Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). */
-export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): HostAuditOk | HostFailure
+/**
+ * Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). Async: the
+ * redaction, hashing and write run on the blocking pool, and the call takes its place in the session's log when it
+ * is made, so the lines of one session land in call order (docs/host.md "Audit").
+ */
+export declare function hostAuditAppend(agentDir: string, entry: HostAuditEntry): Promise<HostAuditOk | HostFailure>
 
 /** One audit line's facts (the arguments are redacted by the engine before anything is written). */
 export interface HostAuditEntry {
@@ -1108,7 +1112,7 @@ export interface NetImagePlan {
 }
 
 /** Validates `openai_generate_image` arguments (JSON text) and builds the request body. */
-export declare function netImageRequest(argsJson: string): NetImageRequest
+export declare function netImageRequest(argsJson: string & { readonly __json: Record<string, unknown> }): NetImageRequest
 
 /** A validated image request, or the refusal. */
 export interface NetImageRequest {
@@ -1235,13 +1239,13 @@ export interface NetSidecarAnswer {
  * The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
  * effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
  */
-export declare function netSidecarCodexPayload(payloadJson: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string
+export declare function netSidecarCodexPayload(payloadJson: string & { readonly __json: unknown }, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string): string & { readonly __json: Record<string, unknown> }
 
 /** Parses a sidecar answer: `json` (API-key route body) or `sse` (Codex route stream text). */
 export declare function netSidecarParse(kind: 'json' | 'sse', body: string): NetSidecarAnswer
 
 /** Validates `openai_web_search` arguments (JSON text) and builds the API-key route's body for `model`. */
-export declare function netSidecarRequest(argsJson: string, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): NetSidecarRequest
+export declare function netSidecarRequest(argsJson: string & { readonly __json: Record<string, unknown> }, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'): NetSidecarRequest
 
 /** A sidecar request ready to send, or the refusal. */
 export interface NetSidecarRequest {

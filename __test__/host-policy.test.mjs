@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
+import { underTimer } from "./helpers/timer.mjs";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 
@@ -52,9 +53,9 @@ const entry = (over = {}) => ({
 	permissionWaitMs: 0, durationMs: 1.4, overheadMs: 0.2, totalMs: 1.6, ok: true, ...over,
 });
 
-test("hostAuditAppend: appends, rounds the times, refuses an id that is not one segment and writes nothing", () => {
+test("hostAuditAppend: appends, rounds the times, refuses an id that is not one segment and writes nothing", async () => {
 	const agent = join(base, "agent");
-	const r = n.hostAuditAppend(agent, entry({ args: { password: "pw", note: "sk-abcdefghijkl" } }));
+	const r = await n.hostAuditAppend(agent, entry({ args: { password: "pw", note: "sk-abcdefghijkl" } }));
 	assert.deepEqual(r, { ok: true, path: join(agent, "pi-codex-toolkit/audit/s1.jsonl") });
 	const l = JSON.parse(readFileSync(r.path, "utf8"));
 	assert.equal(l.durationMs, 1);
@@ -63,10 +64,46 @@ test("hostAuditAppend: appends, rounds the times, refuses an id that is not one 
 	assert.equal(l.external, null);
 	assert.equal(l.errorCode, null);
 	assert.equal(l.argsPreview, '{"password":"[REDACTED]","note":"[REDACTED]"}');
-	const bad = n.hostAuditAppend(join(base, "other"), entry({ sessionId: "../escape" }));
+	const bad = await n.hostAuditAppend(join(base, "other"), entry({ sessionId: "../escape" }));
 	assert.equal(bad.ok, false);
 	assert.equal(bad.code, "INVALID_ARGUMENT");
 	assert.equal(existsSync(join(base, "other")), false);
+});
+
+test("hostAuditAppend: the lines of one session land in call order though none is awaited before the next starts", async () => {
+	const agent = join(base, "order");
+	// Big and small arguments interleaved: a line that waited for nothing would overtake a slow one.
+	const calls = Array.from({ length: 60 }, (_, i) =>
+		n.hostAuditAppend(agent, entry({ toolCallId: `c${i}`, args: { content: i % 3 === 0 ? "x".repeat(300_000) : "small" } })),
+	);
+	const other = n.hostAuditAppend(agent, entry({ sessionId: "s2", toolCallId: "o" }));
+	const results = await Promise.all([...calls, other]);
+	assert.ok(results.every((r) => r.ok), JSON.stringify(results.find((r) => !r.ok)));
+	const ids = readFileSync(join(agent, "pi-codex-toolkit/audit/s1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).toolCallId);
+	assert.deepEqual(ids, calls.map((_, i) => `c${i}`));
+	assert.equal(readFileSync(join(agent, "pi-codex-toolkit/audit/s2.jsonl"), "utf8").trim().split("\n").length, 1);
+	// A refused call takes its turn too and lets the next one go.
+	const [bad, next] = await Promise.all([n.hostAuditAppend(agent, entry({ traceId: "not a trace id" })), n.hostAuditAppend(agent, entry({ toolCallId: "after" }))]);
+	assert.equal(bad.code, "INVALID_ARGUMENT");
+	assert.equal(next.ok, true);
+});
+
+test("hostAuditAppend runs off the main thread: the event loop keeps ticking through a 16 MiB Write's line", async (t) => {
+	const agent = join(base, "timer");
+	// A Write's content is what an audited call carries most of (up to 64 MiB), every byte redaction-scanned and
+	// hashed: a synchronous append of 16 MiB stalled a debug build for seconds. 16, not 64: the full limit costs over
+	// half a minute of CPU in a debug build, too much for the suite. Code-like text with a secret at the end.
+	const unit = "let total = items.reduce((a, b) => a + b, 0); // sum the list\n";
+	const content = unit.repeat(Math.ceil((16 << 20) / unit.length)).slice(0, (16 << 20) - 32) + "password=hunter2-long-enough\n";
+	const r = await underTimer(() => n.hostAuditAppend(agent, entry({ tool: "Write", args: { path: "big.txt", content } })));
+	assert.equal(r.result.ok, true, JSON.stringify(r.result));
+	const line = JSON.parse(readFileSync(r.result.path, "utf8"));
+	assert.match(line.argsHash, /^sha256:[0-9a-f]{64}$/);
+	t.diagnostic(`hostAuditAppend 16 MiB: ${r.ms.toFixed(1)} ms, max timer gap ${r.maxGap.toFixed(1)} ms, ${r.ticks} ticks`);
+	// The residual stall is napi's conversion of the arguments object, on the main thread by nature.
+	assert.ok(r.maxGap < r.ms / 2, `the append stalled the event loop for ${r.maxGap.toFixed(1)} ms of its ${r.ms.toFixed(1)} ms`);
+	// A synchronous export would let the timer tick at most once, after the call.
+	assert.ok(r.ticks >= Math.floor(r.ms / 8), `${r.ticks} ticks in ${r.ms.toFixed(1)} ms`);
 });
 
 test("panics at every guard site come back as data or an internal-panic Error", () => {
@@ -82,9 +119,10 @@ out.allowSession = thrown(() => p.allowSession("Read"));
 out.allowedTools = thrown(() => p.allowedTools());
 out.setOverride = thrown(() => p.setOverride("auto"));
 out.override = thrown(() => p.sessionOverride);
-const a = n.hostAuditAppend(dir, { sessionId: "s", toolCallId: "c", tool: "Read", args: {}, decision: "allow", prompted: false, permissionWaitMs: 0, durationMs: 0, overheadMs: 0, totalMs: 0, ok: true });
-out.audit = a.code + "|" + a.message;
-console.log(JSON.stringify(out));`;
+n.hostAuditAppend(dir, { sessionId: "s", toolCallId: "c", tool: "Read", args: {}, decision: "allow", prompted: false, permissionWaitMs: 0, durationMs: 0, overheadMs: 0, totalMs: 0, ok: true }).then((a) => {
+	out.audit = a.code + "|" + a.message;
+	console.log(JSON.stringify(out));
+});`;
 	const r = spawnSync(process.execPath, ["-e", child, join(base, "panic")], { encoding: "utf8" });
 	assert.equal(r.status, 0, r.stderr);
 	const out = JSON.parse(r.stdout);

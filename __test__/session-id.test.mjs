@@ -40,7 +40,7 @@ async function verdicts(id) {
 		assert.equal(e.code, "INVALID_ARGUMENT", JSON.stringify(id));
 		host = e.message;
 	}
-	const a = native.hostAuditAppend(agent, entry(id));
+	const a = await native.hostAuditAppend(agent, entry(id));
 	const audit = a.ok ? true : (assert.equal(a.code, "INVALID_ARGUMENT"), a.message);
 	const r = await native.reviewList(agent, id);
 	const review = r.ok ? true : (assert.equal(r.code, "invalid-session"), r.message);

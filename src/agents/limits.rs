@@ -132,10 +132,7 @@ pub fn cut_answer(text: &str, max: usize) -> (String, bool) {
     if text.len() <= max {
         return (text.to_string(), false);
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::output::cut_utf8(text, max);
     (
         format!(
             "{}\n[… the delegate's answer was cut at {max} of {} bytes; ask it for a shorter answer]",

@@ -5,7 +5,8 @@ use super::guard;
 use super::host::HostFailure;
 use crate::host::audit;
 use crate::host::permission::{self, Mode, OpMode, Permissions, Request, Risk, Verdict};
-use napi::bindgen_prelude::Either;
+use napi::bindgen_prelude::{Either, PromiseRaw};
+use napi::Env;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
@@ -240,20 +241,21 @@ fn ms(v: f64) -> u64 {
     }
 }
 
-/// Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600).
-#[napi(catch_unwind, ts_return_type = "HostAuditOk | HostFailure")]
-pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<HostAuditOk, HostFailure> {
-    let fail = |code: &str, message: String| {
-        Either::B(HostFailure {
-            ok: false,
-            code: code.to_string(),
-            message,
-            suggestion: None,
-        })
-    };
-    guard::sync_or(
-        "host.auditAppend",
-        || {
+/// Appends one line to `<agentDir>/pi-codex-toolkit/audit/<sessionId>.jsonl` (folder 0700, file 0600). Async: the
+/// redaction, hashing and write run on the blocking pool, and the call takes its place in the session's log when it
+/// is made, so the lines of one session land in call order (docs/host.md "Audit").
+#[napi(catch_unwind, ts_return_type = "Promise<HostAuditOk | HostFailure>")]
+pub fn host_audit_append<'env>(
+    env: &'env Env,
+    agent_dir: String,
+    entry: HostAuditEntry,
+) -> napi::Result<PromiseRaw<'env, Either<HostAuditOk, HostFailure>>> {
+    let mut turn = audit::Turn::take(&agent_dir, &entry.session_id);
+    env.spawn_future(async move {
+        turn.wait().await;
+        Ok(super::host::blocking("host.auditAppend", move || {
+            // Held until the line is written (or the write failed or panicked): the next line of the log waits.
+            let _turn = turn;
             let call = audit::Call {
                 session_id: entry.session_id,
                 turn: entry.turn,
@@ -276,16 +278,13 @@ pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<Hos
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or(0);
-            match audit::append(Path::new(&agent_dir), &call, now) {
-                Ok(p) => Either::A(HostAuditOk {
-                    ok: true,
-                    path: p.display().to_string(),
-                }),
-                Err(e) => fail(e.code, e.message),
-            }
-        },
-        |m| fail(guard::PANIC_CODE, m),
-    )
+            audit::append(Path::new(&agent_dir), &call, now).map(|p| HostAuditOk {
+                ok: true,
+                path: p.display().to_string(),
+            })
+        })
+        .await)
+    })
 }
 
 /// Every path an Edit call writes, as the model named them (the file, then the MV destination when the ops move

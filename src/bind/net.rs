@@ -245,13 +245,16 @@ pub struct NetSidecarRequest {
 }
 
 /// Validates `openai_web_search` arguments (JSON text) and builds the API-key route's body for `model`.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "argsJson: string & { readonly __json: Record<string, unknown> }, model: string, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high'"
+)]
 pub fn net_sidecar_request(
     env: &Env,
     args_json: String,
     model: String,
-    #[napi(ts_arg_type = "'live' | 'cached'")] mode: String,
-    #[napi(ts_arg_type = "'low' | 'medium' | 'high'")] context_size: String,
+    mode: String,
+    context_size: String,
 ) -> napi::Result<NetSidecarRequest> {
     guard::sync(env, "net.sidecarRequest", || {
         let args = parse_json(env, &args_json)?;
@@ -274,12 +277,16 @@ pub fn net_sidecar_request(
 
 /// The Codex route: Pi's payload (JSON text) with the hosted tool required and sources included (JSON text); with
 /// effort `auto`, Pi's default `reasoning` is dropped so the service default applies.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "payloadJson: string & { readonly __json: unknown }, mode: 'live' | 'cached', contextSize: 'low' | 'medium' | 'high', effort: string",
+    ts_return_type = "string & { readonly __json: Record<string, unknown> }"
+)]
 pub fn net_sidecar_codex_payload(
     env: &Env,
     payload_json: String,
-    #[napi(ts_arg_type = "'live' | 'cached'")] mode: String,
-    #[napi(ts_arg_type = "'low' | 'medium' | 'high'")] context_size: String,
+    mode: String,
+    context_size: String,
     effort: String,
 ) -> napi::Result<String> {
     guard::sync(env, "net.sidecarCodexPayload", || {
@@ -356,7 +363,10 @@ pub struct NetImageRequest {
 }
 
 /// Validates `openai_generate_image` arguments (JSON text) and builds the request body.
-#[napi(catch_unwind)]
+#[napi(
+    catch_unwind,
+    ts_args_type = "argsJson: string & { readonly __json: Record<string, unknown> }"
+)]
 pub fn net_image_request(env: &Env, args_json: String) -> napi::Result<NetImageRequest> {
     guard::sync(env, "net.imageRequest", || {
         let args = parse_json(env, &args_json)?;

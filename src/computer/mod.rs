@@ -11,15 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The six tools, in the order the docs list them; the app-server tool name is the part after `computer_use_`.
-pub const TOOLS: [&str; 6] = [
-    "computer_use_list_apps",
-    "computer_use_get_app_state",
-    "computer_use_click",
-    "computer_use_type_text",
-    "computer_use_press_key",
-    "computer_use_scroll",
-];
+/// The six tools, in the order the docs list them (defined once, with the rules' tool names); the app-server tool
+/// name is the part after `computer_use_`.
+pub const TOOLS: [&str; 6] = crate::rules::names::COMPUTER_USE;
 
 /// Where the ChatGPT app keeps its bundled components on macOS (docs/computer.md "Prerequisites").
 const MAC_RESOURCES: &str = "/Applications/ChatGPT.app/Contents/Resources";

@@ -185,6 +185,63 @@ pub fn append(agent_dir: &Path, call: &Call, ts: u64) -> Result<PathBuf, HostErr
     Ok(path)
 }
 
+/// One append's place in its log's order. Taken on the caller's thread when the call arrives ([`Turn::take`]), so
+/// the appends of one log land in the order the glue made them even though each writes on the blocking pool: a turn
+/// waits ([`Turn::wait`]) until the turn before it on the same log has been dropped (written, failed or panicked).
+/// Logs of different sessions never wait for each other (docs/host.md "Audit").
+pub struct Turn {
+    key: String,
+    ticket: u64,
+    prev: Option<tokio::sync::oneshot::Receiver<()>>,
+    // Dropped with the turn: that is what lets the next turn of the log go.
+    _done: tokio::sync::oneshot::Sender<()>,
+}
+
+type Tails = std::collections::HashMap<String, (u64, tokio::sync::oneshot::Receiver<()>)>;
+
+/// The last turn taken per log (removed again by that turn's drop when nobody queued behind it).
+fn tails() -> std::sync::MutexGuard<'static, Tails> {
+    static TAILS: std::sync::OnceLock<std::sync::Mutex<Tails>> = std::sync::OnceLock::new();
+    TAILS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+impl Turn {
+    /// Queues an append to the log of `session_id` under `agent_dir` behind every append taken before it.
+    pub fn take(agent_dir: &str, session_id: &str) -> Turn {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let ticket = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let key = format!("{agent_dir}\0{session_id}");
+        let (done, rx) = tokio::sync::oneshot::channel();
+        let prev = tails().insert(key.clone(), (ticket, rx)).map(|(_, r)| r);
+        Turn {
+            key,
+            ticket,
+            prev,
+            _done: done,
+        }
+    }
+
+    /// Resolves once the turn before this one on the same log is over.
+    pub async fn wait(&mut self) {
+        if let Some(prev) = self.prev.take() {
+            // Err: the previous turn was dropped without sending, which is how every turn ends.
+            let _ = prev.await;
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut all = tails();
+        if all.get(&self.key).is_some_and(|(t, _)| *t == self.ticket) {
+            all.remove(&self.key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +412,56 @@ mod tests {
             assert_eq!(append(&tmp, &call(bad), 0).unwrap_err().code, INVALID_ARGUMENT);
         }
         std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn turns_of_one_log_go_in_the_order_taken_and_other_logs_do_not_wait() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let dir = format!("turns-{}", uuid::Uuid::new_v4());
+        // The first turn is held: the later ones of its log must wait, another log's must not.
+        let mut first = Turn::take(&dir, "a");
+        let mut handles = Vec::new();
+        for i in 1..=20u32 {
+            let mut t = Turn::take(&dir, "a");
+            let order = order.clone();
+            handles.push(rt.spawn(async move {
+                t.wait().await;
+                // Jitter so a turn that did not wait would overtake.
+                tokio::time::sleep(std::time::Duration::from_millis(u64::from(20 - i) % 3)).await;
+                order.lock().unwrap().push(i);
+                drop(t);
+            }));
+        }
+        let mut other = Turn::take(&dir, "b");
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(5), other.wait())
+                .await
+                .expect("another log's turn does not wait for a held one");
+            first.wait().await;
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        });
+        assert!(order.lock().unwrap().is_empty(), "nothing passed the held first turn");
+        drop(first);
+        drop(other);
+        rt.block_on(async {
+            for h in handles {
+                h.await.unwrap();
+            }
+        });
+        assert_eq!(*order.lock().unwrap(), (1..=20).collect::<Vec<_>>());
+        let key = format!("{dir}\0a");
+        assert!(!tails().contains_key(&key), "the last turn removes its log's entry");
+        // A turn taken after the queue drained does not wait.
+        let mut again = Turn::take(&dir, "a");
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(5), again.wait())
+                .await
+                .unwrap()
+        });
     }
 }

@@ -81,6 +81,16 @@ pub fn cut_utf8(s: &str, max: usize) -> usize {
     end
 }
 
+/// Where the last `max` bytes of `s` start, moved forward to a code point boundary (never half a character):
+/// the one tail cut of kept and live output, as [`cut_utf8`] is the one head cut.
+pub fn tail_start(s: &str, max: usize) -> usize {
+    let mut from = s.len().saturating_sub(max);
+    while !s.is_char_boundary(from) {
+        from += 1;
+    }
+    from
+}
+
 /// What one read shows: byte lengths of the stdout and stderr prefixes kept, and how many bytes were left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Preview {
@@ -149,6 +159,20 @@ mod tests {
             assert!(n <= max && s.is_char_boundary(n));
         }
         assert_eq!(cut_utf8("é", 1), 0);
+    }
+
+    #[test]
+    fn tail_never_splits_a_char_and_keeps_at_most_max() {
+        let s = "aé€😀";
+        for max in 0..=s.len() + 2 {
+            let from = tail_start(s, max);
+            assert!(s.len() - from <= max && s.is_char_boundary(from), "{max}");
+        }
+        // "😀" is 4 bytes: 3 of them cannot be kept, so none are; all 4 are.
+        assert_eq!(&s[tail_start(s, 3)..], "");
+        assert_eq!(&s[tail_start(s, 4)..], "😀");
+        assert_eq!(&s[tail_start(s, 7)..], "€😀");
+        assert_eq!(tail_start("", 5), 0);
     }
 
     #[test]

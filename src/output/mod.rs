@@ -10,6 +10,6 @@ pub mod budget;
 pub mod decode;
 pub mod recovery;
 
-pub use budget::{cut_utf8, resolve_budget, split_preview, Preview};
+pub use budget::{cut_utf8, resolve_budget, split_preview, tail_start, Preview};
 pub use decode::Utf8Decoder;
 pub use recovery::{Capture, RecoveryReason, RecoverySnapshot, RecoveryState, RecoveryStore};

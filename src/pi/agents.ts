@@ -444,7 +444,7 @@ export function register(host: ToolkitHost): void {
 				throw e;
 			} finally {
 				const ms = performance.now() - t0;
-				auditCall(host, hostRuntime(host), {
+				await auditCall(host, hostRuntime(host), {
 					toolCallId,
 					tool: TASK,
 					args: { agent: params.agent, prompt: params.prompt, runInBackground: params.runInBackground === true },

@@ -207,7 +207,19 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 	});
 }
 
-/** One audit line for a decided call (the same fields for every tool, docs/host.md "Audit"). Never throws. */
+/**
+ * The last audit line started: each call's promise settles after the one before it, so the calls that await their
+ * line resume in the order they were audited, as they did when the append was synchronous (parallel calls of one
+ * message end in the order they finished).
+ */
+let lastAudit: Promise<void> = Promise.resolve();
+
+/**
+ * One audit line for a decided call (the same fields for every tool, docs/host.md "Audit"). The line takes its place
+ * in the session's log when this is called (the engine keeps that order) and is written off the main thread; the
+ * promise settles once it is on disk (or the failure was reported on stderr) and every earlier line's has. Never
+ * rejects.
+ */
 export function auditCall(
 	host: ToolkitHost,
 	state: PermissionState,
@@ -222,11 +234,15 @@ export function auditCall(
 		errorCode?: string;
 		turn?: string;
 	},
-): void {
+): Promise<void> {
 	// No agent dir (a unit test's stand-in host): there is no audit folder to write to.
-	if (!host.agentDir) return;
+	if (!host.agentDir) return Promise.resolve();
+	const report = (e: unknown) => {
+		process.stderr.write(`pi-codex-toolkit: audit failed: ${e instanceof Error ? e.message : String(e)}\n`);
+	};
+	let appended: Promise<void>;
 	try {
-		const r = native.hostAuditAppend(host.agentDir, {
+		appended = native.hostAuditAppend(host.agentDir, {
 			sessionId: state.sessionId,
 			turn: line.turn ?? state.turn,
 			toolCallId: line.toolCallId,
@@ -243,9 +259,23 @@ export function auditCall(
 			ok: line.ok,
 			errorCode: line.ok ? undefined : line.errorCode,
 			agent: DELEGATE?.name,
-		});
-		if (!r.ok) process.stderr.write(`pi-codex-toolkit: ${r.code}: ${r.message}\n`);
+		}).then((r) => {
+			if (!r.ok) process.stderr.write(`pi-codex-toolkit: ${r.code}: ${r.message}\n`);
+		}, report);
 	} catch (e) {
-		process.stderr.write(`pi-codex-toolkit: audit failed: ${e instanceof Error ? e.message : String(e)}\n`);
+		report(e);
+		return lastAudit;
 	}
+	const written = lastAudit.then(() => appended);
+	lastAudit = written;
+	return written;
+}
+
+/** Resolves once every audit line started so far is written: the session's shutdown waits for it before Pi exits. */
+export async function auditSettled(): Promise<void> {
+	let last: Promise<void>;
+	do {
+		last = lastAudit;
+		await last;
+	} while (last !== lastAudit);
 }

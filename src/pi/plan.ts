@@ -138,9 +138,9 @@ function notAlone(host: ToolkitHost, tool: string, toolCallId: string): string |
 }
 
 /** The audit line of a plan tool call that acted (switched the mode, or reached the approval), as every tool's. */
-function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: string): void {
+function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: string): Promise<void> {
 	const prompted = decision === "allow-once" || decision === "deny";
-	auditCall(host, hostRuntime(host), { toolCallId, tool, args, gate: { decision, prompted, waitMs }, runMs: 0, totalMs: waitMs, ok, errorCode });
+	return auditCall(host, hostRuntime(host), { toolCallId, tool, args, gate: { decision, prompted, waitMs }, runMs: 0, totalMs: waitMs, ok, errorCode });
 }
 
 type PlanToolResult = { content: { type: "text"; text: string }[]; details: Record<string, unknown> };
@@ -175,7 +175,7 @@ function registerPlanTools(host: ToolkitHost): void {
 				throw new Error(`${ALREADY_IN_PLAN_MODE}: Plan mode is already on. Explore with the read tools, then submit the plan with SubmitPlan.`);
 			}
 			setOperationMode(host, ctx, "plan");
-			audit(host, toolCallId, "EnterPlanMode", {}, "allow", 0, true);
+			await audit(host, toolCallId, "EnterPlanMode", {}, "allow", 0, true);
 			return result(
 				`Plan mode is on. ${planRules(host)} Explore what the change needs, then submit the complete plan as Markdown with SubmitPlan (alone in its message); the user approves it before anything changes.`,
 				{ mode: "plan" },
@@ -205,7 +205,7 @@ function registerPlanTools(host: ToolkitHost): void {
 			const where = saved.relative!;
 			const details = { path: where, bytes: saved.bytes };
 			if (!ctx.hasUI) {
-				audit(host, toolCallId, "SubmitPlan", { plan }, "denied-headless", 0, false, PLAN_APPROVAL_UNAVAILABLE);
+				await audit(host, toolCallId, "SubmitPlan", { plan }, "denied-headless", 0, false, PLAN_APPROVAL_UNAVAILABLE);
 				throw new Error(
 					`${PLAN_APPROVAL_UNAVAILABLE}: The plan was saved to ${where}, but this session has no interactive UI to approve it, so Plan mode stays on and nothing else changed. Stop here and tell the user where the plan is; they approve it by switching to Agent with /pct mode agent.`,
 				);
@@ -221,7 +221,7 @@ ${cardPreview(plan)}`, [APPROVE_PLAN, REJECT_PLAN], signal ? { signal } : undefi
 			const waitMs = performance.now() - w0;
 			if (choice === APPROVE_PLAN) {
 				setOperationMode(host, ctx, "agent");
-				audit(host, toolCallId, "SubmitPlan", { plan }, "allow-once", waitMs, true);
+				await audit(host, toolCallId, "SubmitPlan", { plan }, "allow-once", waitMs, true);
 				return result(`The user approved the plan (saved as ${where}). Agent mode is on: carry out this plan now.
 
 ${plan}`, { ...details, approved: true });
@@ -234,7 +234,7 @@ ${plan}`, { ...details, approved: true });
 					reason = undefined;
 				}
 			}
-			audit(host, toolCallId, "SubmitPlan", { plan }, "deny", waitMs, true);
+			await audit(host, toolCallId, "SubmitPlan", { plan }, "deny", waitMs, true);
 			const why = reason ? `: ${reason}` : choice === REJECT_PLAN ? " without giving a reason" : " (the approval was dismissed without an answer)";
 			return result(
 				`The user rejected the plan (saved as ${where})${why}. Plan mode stays on: revise the plan accordingly and submit it again with SubmitPlan, or ask the user what they want.`,
@@ -292,7 +292,7 @@ export function register(host: ToolkitHost): void {
 			preview = undefined;
 		}
 		const gate = await permissionGate(host, rt, ctx, { tool: name, risk: "plugin", preview });
-		auditCall(host, rt, {
+		await auditCall(host, rt, {
 			toolCallId: event.toolCallId,
 			tool: name,
 			args: (event.input ?? {}) as Record<string, unknown>,

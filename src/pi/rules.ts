@@ -8,7 +8,7 @@ import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 import { netInput, REGISTRY_KEY } from "./net/facts.ts";
-import type { Registry } from "./net/route.ts";
+import type { PiModel, Registry } from "./net/route.ts";
 
 /**
  * JSON text of a `T`, as the addon's rules functions declare it (index.d.ts; docs/napi.md §Typed shapes). Snapshots
@@ -29,17 +29,14 @@ const call = {
 	evidence: (input: RulesInput, records: ToolResultEvidence[]): string[] => native.discoveryEvidence(toJson(input), toJson(records)),
 };
 
-/** The current model as Pi reports it (`ctx.model`, or the model_select event's model). */
-export type PiModel = ExtensionContext["model"];
-
 /** The `pi.events` channel of the diagnostics record (docs/spec/toolkit.md §4). */
 // Read at import: guarded so a missing engine leaves the module loadable (src/pi/unavailable.ts takes over).
 export const DIAGNOSTICS_CHANNEL: string = nativeLoad.ok ? native.rulesDiagnosticsChannel() : "";
 
 /** What the core keeps between syncs (owned by the Toolkit instance). */
 export interface RulesState {
-	/** The current model as last seen from ctx / model_select. */
-	model: PiModel;
+	/** The current model as last seen from ctx / model_select (none before Pi reports one). */
+	model: PiModel | undefined;
 	/** Whether the last context had a dialog-capable UI (nested approval transport). */
 	hasUI: boolean;
 	/** Builtins this extension hid (only those are ever restored). */

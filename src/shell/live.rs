@@ -52,11 +52,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The last `max` bytes of `s`, moved forward to a character boundary.
 pub fn tail(s: &str, max: usize) -> &str {
-    let mut from = s.len().saturating_sub(max);
-    while !s.is_char_boundary(from) {
-        from += 1;
-    }
-    &s[from..]
+    &s[crate::output::tail_start(s, max)..]
 }
 
 /// Publishes the job a call observes (a call without a slot — Code Mode's nested calls — publishes nothing).

@@ -34,10 +34,7 @@ fn push_stream(text: &mut String, name: &str, s: &StreamSnapshot) {
         return;
     }
     // a background task keeps 256 KiB per stream; the model reads at most the foreground's 50 KiB of it per call
-    let from = s.text.len().saturating_sub(FOREGROUND_TAIL);
-    let from = (from..=s.text.len())
-        .find(|i| s.text.is_char_boundary(*i))
-        .unwrap_or(s.text.len());
+    let from = crate::output::tail_start(&s.text, FOREGROUND_TAIL);
     let shown = &s.text[from..];
     text.push_str(&format!("[{name}]\n"));
     text.push_str(shown);

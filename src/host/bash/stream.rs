@@ -87,10 +87,7 @@ impl TailText {
     pub fn push(&mut self, s: &str) {
         if s.len() >= self.cap {
             // only the end of `s` can survive: skip copying the rest
-            let mut from = s.len() - self.cap;
-            while !s.is_char_boundary(from) {
-                from += 1;
-            }
+            let from = crate::output::tail_start(s, self.cap);
             self.buf.clear();
             self.buf.push_str(&s[from..]);
             self.start = 0;
@@ -98,11 +95,7 @@ impl TailText {
         }
         self.buf.push_str(s);
         if self.buf.len() - self.start > self.cap {
-            let mut from = self.buf.len() - self.cap;
-            while !self.buf.is_char_boundary(from) {
-                from += 1;
-            }
-            self.start = from;
+            self.start = crate::output::tail_start(&self.buf, self.cap);
         }
         if self.start > self.cap {
             self.buf.drain(..self.start);
@@ -189,10 +182,7 @@ impl StreamOut {
         } else {
             let want = text.len() as u64;
             let granted = self.budget.take(want);
-            let mut cut = granted as usize;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = crate::output::cut_utf8(text, granted as usize);
             if (cut as u64) < granted {
                 self.budget.refund(granted - cut as u64);
             }
@@ -237,11 +227,7 @@ impl StreamOut {
     /// what a live view of a running call shows (src/host/bash/live.rs).
     pub fn peek(&self, max: usize) -> (String, u64) {
         let s = self.tail.as_str();
-        let mut from = s.len().saturating_sub(max);
-        while !s.is_char_boundary(from) {
-            from += 1;
-        }
-        (s[from..].to_string(), self.total)
+        (s[crate::output::tail_start(s, max)..].to_string(), self.total)
     }
 
     /// Decoded bytes so far.

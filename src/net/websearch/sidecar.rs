@@ -107,10 +107,7 @@ impl Answer {
     pub fn render(&self) -> String {
         let text = self.text.trim_end();
         let mut out = if text.len() > MAX_ANSWER_BYTES {
-            let mut end = MAX_ANSWER_BYTES;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end = crate::output::cut_utf8(text, MAX_ANSWER_BYTES);
             format!(
                 "{}\n[answer cut at {MAX_ANSWER_BYTES} of {} bytes]",
                 &text[..end],

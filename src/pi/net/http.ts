@@ -6,17 +6,16 @@
  * stable code and message from the engine (`netFailure`). With `debug: true` one metadata line goes to stderr
  * (`netDebugLine`): never headers, tokens, prompts or results.
  */
-import type { NetFailure } from "../../../index.js";
+import type { NetDebugMeta, NetFailure } from "../../../index.js";
 import { native } from "../native.ts";
 
-/** What a debug line needs about the request (metadata only). */
-export interface DebugInfo {
-	enabled: boolean;
-	feature: string;
-	provider: string;
-	api: string;
-	model: string;
+/** Ends a network tool call with a failure text (`code: message`): Pi turns the thrown Error into the tool's error result. */
+export function fail(message: string): never {
+	throw new Error(message);
 }
+
+/** What a debug line needs about the request, known before it is sent: the engine's `NetDebugMeta` fields (metadata only). */
+export type DebugInfo = Pick<NetDebugMeta, "feature" | "provider" | "api" | "model"> & { enabled: boolean };
 
 export type HttpResult = { ok: true; status: number; text: string; requestId?: string } | { ok: false; error: NetFailure; status?: number };
 

@@ -10,7 +10,8 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
-import { debugLine, postJson, type DebugInfo } from "./http.ts";
+import { toJson } from "../rules.ts";
+import { debugLine, fail, postJson, type DebugInfo } from "./http.ts";
 import { chatgptAccountId, prepareRequest } from "./route.ts";
 import { netPlan } from "./websearch.ts";
 
@@ -24,10 +25,6 @@ const PARAMETERS = Type.Object(
 	},
 	{ additionalProperties: false },
 );
-
-function fail(message: string): never {
-	throw new Error(message);
-}
 
 export function register(host: ToolkitHost): void {
 	host.pi.registerTool({
@@ -43,7 +40,7 @@ export function register(host: ToolkitHost): void {
 			if (!host.isAdmitted(IMAGE_TOOL) || !plan?.route) {
 				fail(`Image Generation is not enabled${plan?.reason ? ` (${plan.reason})` : ""}: turn it on with /pct config, and see /pct status for why it is unavailable.`);
 			}
-			const req = native.netImageRequest(JSON.stringify(params ?? {}));
+			const req = native.netImageRequest(toJson<Record<string, unknown>>(params ?? {}));
 			if (!req.ok) fail(req.error!.message);
 			const registry = ctx.modelRegistry;
 			const model = registry?.find?.(plan.route.kind, plan.route.model);

@@ -14,7 +14,7 @@ import type { NetPayloadHead, NetPayloadPatch, NetPlan } from "../../../index.js
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { fromJson, toJson } from "../rules.ts";
-import { deadline, debugLine, postJson, readCapped, thrownFailure, type CappedText, type DebugInfo } from "./http.ts";
+import { deadline, debugLine, fail, postJson, readCapped, thrownFailure, type CappedText, type DebugInfo } from "./http.ts";
 import { prepareRequest, routeFacts, type PiModel, type Registry } from "./route.ts";
 
 export const WEB_SEARCH_TOOL = "openai_web_search";
@@ -66,10 +66,6 @@ export function injectWebSearch(payload: unknown, mode: "live" | "cached", conte
 	return next;
 }
 
-function fail(message: string): never {
-	throw new Error(message);
-}
-
 /** The Codex OAuth route: Pi's provider stream for the executor, SSE aggregated in Rust. */
 async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel, query: string, effort: string, signal: AbortSignal | undefined, debug: DebugInfo): Promise<{ text: string; sources: unknown[] }> {
 	const cfg = host.config().webSearch;
@@ -105,7 +101,7 @@ async function codexSearch(host: ToolkitHost, registry: Registry, model: PiModel
 				signal: d.signal,
 				...(effort !== "auto" ? { reasoning: effort } : {}),
 				fetch: teeFetch,
-				onPayload: (body: unknown) => JSON.parse(native.netSidecarCodexPayload(JSON.stringify(body), cfg.mode, cfg.contextSize, effort)),
+				onPayload: (body: unknown) => fromJson(native.netSidecarCodexPayload(toJson(body), cfg.mode, cfg.contextSize, effort)),
 			} as never,
 		);
 		let streamError: string | undefined;
@@ -155,7 +151,7 @@ export function register(host: ToolkitHost): void {
 			const ex = plan.executor;
 			const model = registry?.find?.(ex.route.kind, ex.route.model);
 			if (!model) fail(`missing-sidecar-model: ${ex.route.kind}/${ex.route.model} is not in Pi's model registry; pick another executor with /pct config.`);
-			const req = native.netSidecarRequest(JSON.stringify(params ?? {}), model.id, cfg.mode, cfg.contextSize);
+			const req = native.netSidecarRequest(toJson<Record<string, unknown>>(params ?? {}), model.id, cfg.mode, cfg.contextSize);
 			if (!req.ok) fail(req.error!.message);
 			// The credential check again, with what Pi resolves for this very request.
 			const prep = await prepareRequest(registry, model);

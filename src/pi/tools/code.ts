@@ -139,7 +139,7 @@ export function register(host: ToolkitHost): void {
 		const risk = req.tool === "apply_patch" ? "edit" : req.tool === "write_stdin" && req.sendsInput === false ? "read" : "bash";
 		const via = `code cell ${req.cellId}`;
 		const gate = await permissionGate(host, rt, lastCtx ?? undefined, { tool: req.tool, risk, preview: req.preview, via });
-		auditCall(host, rt, {
+		await auditCall(host, rt, {
 			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
 			tool: req.tool,
 			args: { via, preview: req.preview ?? "" },

@@ -35,7 +35,7 @@ import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
-import { auditCall, permissionGate, type PermissionOutcome } from "../permission.ts";
+import { auditCall, auditSettled, permissionGate, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
 import { DELEGATE } from "../delegate.ts";
@@ -158,6 +158,8 @@ export function hostRuntime(host: ToolkitHost): HostRuntime {
 	if (!rt) {
 		rt = new HostRuntime(host.agentDir);
 		host.shared.set("host.runtime", rt);
+		// Every audit line started this session is on disk before Pi exits (the appends run off the main thread).
+		host.lifecycle("audit", { shutdown: auditSettled });
 	}
 	return rt;
 }
@@ -201,55 +203,68 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			const turn = rt.turn;
 			let gate: PermissionOutcome = { ok: true, decision: "allow", prompted: false, waitMs: 0 };
 			let runMs = 0;
-			let outcome: HostOutcome;
+			// Every path the call acts on (for Edit also its MV destination) is resolved and decided together, before
+			// anything runs (docs/permissions.md "Every path a call writes").
+			const paths: HostPathInfo[] = [];
+			let refused: HostOutcome | undefined;
 			try {
-				outcome = await (async (): Promise<HostOutcome> => {
-					// Every path the call acts on (for Edit also its MV destination) is resolved and decided together,
-					// before anything runs (docs/permissions.md "Every path a call writes").
-					const raws = spec.targets ? spec.targets(params) : [spec.target?.(params)].filter((r): r is string => r !== undefined);
-					const paths: HostPathInfo[] = [];
-					for (const raw of raws) {
-						const r = session.resolvePath(raw);
-						if (!r.ok) return r;
-						paths.push(r);
+				const raws = spec.targets ? spec.targets(params) : [spec.target?.(params)].filter((r): r is string => r !== undefined);
+				for (const raw of raws) {
+					const r = session.resolvePath(raw);
+					if (!r.ok) {
+						refused = r;
+						break;
 					}
-					// Write and Edit join Pi's file mutation queue for every path they write, and decide their permission
-					// inside it (as apply_patch does): the calls of one message keep their order on a file even while a card
-					// is open, and another extension's write to the same file is ordered with them.
-					const decideAndRun = async (): Promise<HostOutcome> => {
-						gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
-						if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
-						if (gate.prompted || spec.risk === "edit") {
-							// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs
-							// nothing.
-							if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
-							if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
-						}
-						if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
-						const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
-						const r0 = now();
-						try {
-							return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
-						} finally {
-							runMs = now() - r0;
-						}
-					};
-					return spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), decideAndRun) : await decideAndRun();
-				})();
+					paths.push(r);
+				}
 			} catch (e) {
-				outcome = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
+				refused = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
 			}
-			auditCall(host, rt, {
-				toolCallId,
-				tool: spec.name,
-				args: params,
-				gate,
-				runMs,
-				totalMs: now() - t0,
-				ok: outcome.ok,
-				errorCode: outcome.ok ? undefined : outcome.code,
-				turn,
-			});
+			const decideAndRun = async (): Promise<HostOutcome> => {
+				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+				if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
+				if (gate.prompted || spec.risk === "edit") {
+					// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs
+					// nothing.
+					if (!host.isAdmitted(spec.name)) return { ok: false, code: "TOOL_DENIED", message: HOST_NOT_ENABLED };
+					if (rt.session !== session) return { ok: false, code: "TOOL_FAILED", message: SESSION_REPLACED };
+				}
+				if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
+				const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
+				const r0 = now();
+				try {
+					return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
+				} finally {
+					runMs = now() - r0;
+				}
+			};
+			// The outcome and its audit line: the line is written before the result returns (and, for Write and Edit,
+			// before the file mutation queue is released, so another writer queued on the file starts exactly when it did
+			// with a synchronous append).
+			const settle = async (): Promise<HostOutcome> => {
+				let outcome: HostOutcome;
+				try {
+					outcome = refused ?? (await decideAndRun());
+				} catch (e) {
+					outcome = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
+				}
+				await auditCall(host, rt, {
+					toolCallId,
+					tool: spec.name,
+					args: params,
+					gate,
+					runMs,
+					totalMs: now() - t0,
+					ok: outcome.ok,
+					errorCode: outcome.ok ? undefined : outcome.code,
+					turn,
+				});
+				return outcome;
+			};
+			// Write and Edit join Pi's file mutation queue for every path they write, in the tick their paths resolved, and
+			// decide their permission inside it (as apply_patch does): the calls of one message keep their order on a file
+			// even while a card is open, and another extension's write to the same file is ordered with them.
+			const outcome = refused === undefined && spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), settle) : await settle();
 			if (!outcome.ok) {
 				const text = `${outcome.code}: ${outcome.message}`;
 				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,

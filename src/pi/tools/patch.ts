@@ -115,35 +115,41 @@ export function register(host: ToolkitHost): void {
 				// A cwd that is not a directory: the decision and audit still work; the patch reports the cwd itself.
 			}
 			// The gate is decided inside the file mutation queue, so the calls of one message keep their order on a
-			// file even while a card is open (another writer of these files waits for the card).
+			// file even while a card is open (another writer of these files waits for the card). The audit line is written
+			// before the queue is released (as Write's and Edit's), so another writer queued on these files starts when it
+			// did with a synchronous append.
 			let gate: Awaited<ReturnType<typeof permissionGate>> | undefined;
-			let r0 = performance.now();
 			const result = await underQueues(touched.paths, async () => {
-				gate = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
-				if (!gate.ok) return undefined;
-				r0 = performance.now();
+				const decided = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
+				gate = decided;
+				const audit = (ok: boolean, runMs: number, errorCode?: string) =>
+					auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate: decided, runMs, totalMs: performance.now() - t0, ok, errorCode });
+				if (!decided.ok) {
+					await audit(false, 0, decided.code);
+					return undefined;
+				}
+				const r0 = performance.now();
 				// The queue may have waited: the live config decides, and an abort meanwhile changes nothing.
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 				const abort = new native.PatchAbort();
 				const onAbort = () => abort.abort();
 				signal?.addEventListener("abort", onAbort, { once: true });
 				if (signal?.aborted) abort.abort();
+				let applied: Awaited<ReturnType<typeof native.applyPatch>>;
 				try {
 					// The session's review records each change before it lands (docs/review.md); Rust takes the
 					// session's mutation permit first, so Write/Edit/apply_patch of one session never interleave.
-					return await native.applyPatch(cwd, params.patch, abort, reviewTarget(host.agentDir, ctx));
+					applied = await native.applyPatch(cwd, params.patch, abort, reviewTarget(host.agentDir, ctx));
 				} finally {
 					signal?.removeEventListener("abort", onAbort);
 				}
+				await audit(applied.ok, performance.now() - r0, applied.ok ? undefined : (applied.code ?? "TOOL_FAILED"));
+				return applied;
 			});
-			const decided = gate!;
-			const audit = (ok: boolean, runMs: number, errorCode?: string) =>
-				auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate: decided, runMs, totalMs: performance.now() - t0, ok, errorCode });
 			if (result === undefined) {
-				audit(false, 0, decided.code);
+				const decided = gate!;
 				throw new Error(`${decided.code}: ${decided.message}`);
 			}
-			audit(result.ok, performance.now() - r0, result.ok ? undefined : (result.code ?? "TOOL_FAILED"));
 			await shareRetryBudget(host, ctx, touched.paths, result.ok);
 			if (!result.ok) throw new Error(result.text);
 			return {

@@ -163,7 +163,7 @@ export function register(host: ToolkitHost): void {
 			throw e;
 		} finally {
 			const code = failure === undefined ? undefined : (/^([A-Za-z_-]+):/.exec(failure)?.[1] ?? "TOOL_FAILED");
-			auditCall(host, rt, { toolCallId, tool, args: params, gate, runMs, totalMs: performance.now() - t0, ok: failure === undefined, errorCode: code });
+			await auditCall(host, rt, { toolCallId, tool, args: params, gate, runMs, totalMs: performance.now() - t0, ok: failure === undefined, errorCode: code });
 		}
 	}
 
