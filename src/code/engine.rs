@@ -13,6 +13,8 @@
 //! even when QuickJS cannot build the error. After the body returns, the thread keeps delivering replies of nested
 //! calls still in flight so work chained on them runs (docs/code.md, "Results"); a stop that arrives after the body
 //! returned keeps the body's result.
+//!
+//! Over 600 lines only with its inline tests (the code itself is about 500 lines).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

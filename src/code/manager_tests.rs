@@ -1,7 +1,12 @@
+use super::cell::NestedCounts;
+use super::guards::LeaseGuard;
 use super::*;
 use crate::code::adapters::fake::FakeAdapters;
+use crate::code::adapters::GateRequest;
 use crate::code::adapters::{AllowAll, BoxFuture, GateAnswer};
+use crate::code::render::render;
 use serde_json::json;
+use std::sync::atomic::Ordering;
 
 struct FnGate<F: Fn(GateRequest) -> BoxFuture<GateAnswer> + Send + Sync + 'static>(F);
 impl<F: Fn(GateRequest) -> BoxFuture<GateAnswer> + Send + Sync + 'static> HostGate for FnGate<F> {

@@ -3,7 +3,9 @@
 //!
 //! Module map: `engine` (the only file that knows QuickJS), `input` (arguments and the pragma line),
 //! `adapters` (the nested-call seams to shell/patch and to the TypeScript host), `manager` (cells, limits,
-//! nested-call bridge), `wiring` (the real shell/patch adapters), `js_bridge` (napi host callbacks), `render` (model-facing text), `limits`, `errors`.
+//! nested-call bridge; its parts: `cell` state, the engine `sink`, `nested` call tasks, drop `guards`, `observe`),
+//! `wiring` (the real shell/patch adapters), `js_bridge` (napi host callbacks), `render` (model-facing text),
+//! `limits`, `errors`.
 
 pub mod adapters;
 pub mod engine;

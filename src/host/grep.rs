@@ -6,6 +6,9 @@
 //! and skipped. Each file is read once and searched as the tools see it (BOM stripped, CRLF/CR as LF), so line
 //! numbers and the file's tag agree with Read; matched lines are recorded as seen in the snapshot store, context
 //! lines are not, and count/files-with-matches modes record the tag with an empty seen set.
+//!
+//! One module over 600 lines because the matcher, the normalizing reader, the parallel walk and the render share one
+//! result shape and one set of limits.
 
 use super::args;
 use super::error::{Deadline, HostError};

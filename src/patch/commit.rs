@@ -9,6 +9,9 @@
 //! A multi-file patch is not a transaction: after a failure the failing operation's paths are re-checked (identity
 //! and content) to tell what is committed and what is unknown; folders this patch created and that stayed empty
 //! are removed again; nothing else is retried or rolled back.
+//!
+//! One module over 600 lines because staging, commit and the failure report share the step log: the report is exact
+//! only when it reads the very steps the commit took.
 
 use super::beneath::{self, split, Root, Stamp};
 use super::error::{Outcome, PatchError};

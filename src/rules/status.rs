@@ -3,9 +3,15 @@
 //! Why in Rust: the text is a rendering of the same decision the sync applied, so it can never disagree with
 //! the active tools, and golden tests pin it without running Pi.
 
-use super::decide::{decide, Decision, Effective, Requested, Routes, Source, NAME_TAKEN, OFF_IN_CONFIG};
+use super::decide::{decide, Decision, Effective, Requested, Routes, Source, OFF_IN_CONFIG};
 use super::input::ResolveInput;
 use serde_json::{json, Value};
+
+mod feature;
+pub(crate) use feature::feature_status;
+
+/// The status reason of a feature whose tool name another extension registered (docs/spec/toolkit.md §3).
+pub const NAME_TAKEN: &str = "name-taken";
 
 fn or_dash(s: Option<&str>) -> String {
     match s {

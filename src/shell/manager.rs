@@ -1,5 +1,8 @@
 //! The shell session manager: the one executor behind `exec_command` / `write_stdin`, shared by the direct Pi tools
 //! and Code Mode's nested calls (Rust to Rust). Owns the jobs, their limits and their recovery files.
+//!
+//! One module over 600 lines because every job operation (start, poll, write, stop, cleanup) goes through the one
+//! `Registry` lock, whose ordering is easiest to check in one place.
 
 use super::cancel::{cancelled, Cancel};
 use super::error::{invalid_session, ShellError};

@@ -11,6 +11,9 @@
 //! Lookups take the table lock only to clone the task's `Arc`; waiting happens on the task's own channel, so a
 //! long `TaskWait` never blocks another session's calls. Ids of other sessions answer NOT_FOUND, exactly like
 //! unknown ids, so a session cannot probe for another's tasks.
+//!
+//! One module over 600 lines because the task table, a task's states and a session's view share the lookup and publish
+//! rules above.
 
 use super::login::LoginPath;
 use super::run::{drain, kill_tree, spawn, Exit, Launch, RunLimits};

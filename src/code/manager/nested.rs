@@ -1,0 +1,384 @@
+//! One nested tool call of a cell as a task: policy, approval, slot, the host file lease for mutations, dispatch,
+//! the seal, and the reply's size check and settlement.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::cell::{Cell, ProgressRecord};
+use super::guards::{AbortOnDrop, LeaseGuard};
+use super::Inner;
+use crate::code::adapters::{session_id_of, GateRequest, NestedContext};
+use crate::code::errors::CodeError;
+use crate::code::limits::*;
+
+pub(super) struct NestedTask {
+    pub(super) cell: Arc<Cell>,
+    pub(super) mgr: Arc<Inner>,
+    pub(super) id: u64,
+    pub(super) tool: String,
+    pub(super) args: Value,
+    pub(super) size: usize,
+    pub(super) preview: String,
+}
+
+pub(super) enum Ended {
+    Reply(Result<Value, CodeError>),
+    CancelledBeforeDispatch,
+    Abandoned,
+}
+
+impl NestedTask {
+    pub(super) async fn run(self) {
+        let cell = self.cell.clone();
+        let session_id = session_id_of(&self.args);
+        cell.progress(ProgressRecord {
+            event: "start".into(),
+            tool: self.tool.clone(),
+            cell_id: cell.id.clone(),
+            session_id: session_id.clone(),
+            ok: None,
+            code: None,
+        });
+        let mut seal = cell.seal.subscribe();
+        let gated = tokio::select! {
+            _ = sealed(&mut seal) => None,
+            r = self.before_dispatch(session_id.clone()) => Some(r),
+        };
+        let ended = match gated {
+            None => Ended::CancelledBeforeDispatch,
+            Some(Err(e)) => Ended::Reply(Err(e)),
+            Some(Ok((env, permits))) => {
+                {
+                    let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+                    st.queued -= 1;
+                    st.dispatched += 1;
+                }
+                let ctx = NestedContext {
+                    cwd: cell.cwd.clone(),
+                    cell_id: cell.id.clone(),
+                    env: env.0,
+                    shell: env.1,
+                    review: env.2,
+                    cancel: cell.sealed_flag.clone(),
+                    sealed: Some(cell.seal.subscribe()),
+                };
+                // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
+                // its end (a started commit finishes); other calls end their wait when the cell is sealed.
+                let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
+                // Fail closed: without a held lease the mutation does not run (nothing is changed).
+                let lease = match paths {
+                    Some(p) if !p.is_empty() => {
+                        let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
+                        // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
+                        let guard = a.lease.map(|l| {
+                            LeaseGuard::new(
+                                self.mgr.gate.clone(),
+                                self.mgr.rt.clone(),
+                                self.gate_req("unlock", None, Some(l)),
+                            )
+                        });
+                        match guard {
+                            Some(g) if a.allow => Ok(Some(g)),
+                            stray => {
+                                if let Some(g) = stray {
+                                    g.release().await;
+                                }
+                                Err(lock_refused(&self.tool, a.code, a.reason))
+                            }
+                        }
+                    }
+                    _ => Ok(None),
+                };
+                let r = match lease {
+                    Err(e) => Ended::Reply(Err(e)),
+                    Ok(lease) => {
+                        // Run the executor as its own task so a panic in it becomes an error reply instead of
+                        // leaving the cell waiting forever; dropping this future (seal) still cancels it.
+                        let task = self
+                            .mgr
+                            .rt
+                            .spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
+                        let _cancel_on_drop = AbortOnDrop(task.abort_handle());
+                        let tool = self.tool.clone();
+                        let fut = async move {
+                            task.await.unwrap_or_else(|e| {
+                                Err(CodeError::new(
+                                    "unavailable",
+                                    format!("tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."),
+                                ))
+                            })
+                        };
+                        let r = if self.tool == "apply_patch" {
+                            Ended::Reply(fut.await)
+                        } else {
+                            tokio::pin!(fut);
+                            tokio::select! {
+                                r = &mut fut => Ended::Reply(r),
+                                _ = sealed(&mut seal) => {
+                                    // Unsettled dispatch: the adapter sees the seal and aborts cooperatively (an
+                                    // in-flight exec_command stops its job). One that ignores it is abandoned.
+                                    let grace = Duration::from_millis(NESTED_ABORT_GRACE_MS);
+                                    match tokio::time::timeout(grace, &mut fut).await {
+                                        Ok(r) => Ended::Reply(r),
+                                        Err(_) => Ended::Abandoned,
+                                    }
+                                }
+                            }
+                        };
+                        if let Some(lease) = lease {
+                            lease.release().await;
+                        }
+                        r
+                    }
+                };
+                drop(permits);
+                // Back to the "queued" column so the common settlement below is uniform.
+                let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+                st.dispatched -= 1;
+                st.queued += 1;
+                r
+            }
+        };
+        // Size check of replies and errors.
+        let ended = match ended {
+            Ended::Reply(Ok(v)) => {
+                let size = reply_size(&v);
+                let limit = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES;
+                if size > limit {
+                    let running = v.get("status").and_then(Value::as_str) == Some("running");
+                    let e = oversized_reply(&self.tool, size, limit, &v);
+                    if let (true, Some(sid), false) = (running, &e.session_id, self.tool == "apply_patch") {
+                        // The shell was yielded even though its reply was not: it stays reported in `shells`.
+                        cell.st
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .shells
+                            .insert(sid.clone());
+                    }
+                    Ended::Reply(Err(e))
+                } else {
+                    Ended::Reply(Ok(v))
+                }
+            }
+            Ended::Reply(Err(mut e)) => {
+                if e.message.len() > MAX_NESTED_PAYLOAD_BYTES {
+                    e.message = cut_utf8(&e.message, MAX_NESTED_PAYLOAD_BYTES).to_string();
+                }
+                Ended::Reply(Err(e))
+            }
+            other => other,
+        };
+        let (ok, code) = match &ended {
+            Ended::Reply(Ok(_)) => (true, None),
+            Ended::Reply(Err(e)) => (false, Some(e.code.clone())),
+            Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some("aborted".to_string())),
+        };
+        let reply_session = match &ended {
+            Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id.clone()),
+            _ => session_id.clone(),
+        };
+        // Progress first: once the call settles the cell may become terminal and its observer leave.
+        cell.progress(ProgressRecord {
+            event: "end".into(),
+            tool: self.tool.clone(),
+            cell_id: cell.id.clone(),
+            session_id: reply_session,
+            ok: Some(ok),
+            code,
+        });
+        {
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+            st.queued -= 1;
+            st.outstanding_bytes -= self.size;
+            match &ended {
+                Ended::Reply(Ok(v)) => {
+                    st.completed += 1;
+                    if self.tool != "apply_patch" {
+                        if let Some(sid) = session_id_of(v) {
+                            if v.get("status").and_then(|s| s.as_str()) == Some("running") {
+                                st.shells.insert(sid);
+                            } else {
+                                st.shells.remove(&sid);
+                            }
+                        }
+                    }
+                }
+                Ended::Reply(Err(_)) => st.failed += 1,
+                Ended::CancelledBeforeDispatch => st.cancelled += 1,
+                Ended::Abandoned => st.abandoned += 1,
+            }
+            // An unconfirmed stop becomes certain once the thread ended and the last tracked call settled.
+            if st.unknown_outcome && st.thread_ended && st.queued + st.dispatched == 0 {
+                st.unknown_outcome = false;
+            }
+            cell.settle_check(&mut st);
+        }
+        if let Ended::Reply(r) = &ended {
+            let engine = cell.engine.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(h) = engine.as_ref() {
+                match r {
+                    Ok(v) => h.reply(self.id, true, v.to_string()),
+                    Err(e) => h.reply(self.id, false, serde_json::to_string(e).unwrap_or_default()),
+                }
+            }
+        }
+        cell.bump();
+    }
+
+    fn gate_req(&self, phase: &str, paths: Option<Vec<String>>, lease: Option<String>) -> GateRequest {
+        GateRequest {
+            phase: phase.into(),
+            tool: self.tool.clone(),
+            cell_id: self.cell.id.clone(),
+            cwd: self.cell.cwd.clone(),
+            session_id: None,
+            preview: None,
+            paths,
+            lease,
+            sends_input: None,
+        }
+    }
+
+    /// Policy hook, approval, then an adapter slot (apply_patch also takes the sequential patch lock).
+    async fn before_dispatch(
+        &self,
+        session_id: Option<String>,
+    ) -> Result<
+        (
+            (HashMap<String, String>, Option<Value>, Option<crate::review::Target>),
+            (
+                tokio::sync::OwnedSemaphorePermit,
+                Option<tokio::sync::OwnedMutexGuard<()>>,
+            ),
+        ),
+        CodeError,
+    > {
+        let cell = &self.cell;
+        let ans = self
+            .mgr
+            .gate
+            .ask(GateRequest {
+                phase: "policy".into(),
+                tool: self.tool.clone(),
+                cell_id: cell.id.clone(),
+                cwd: cell.cwd.clone(),
+                session_id: session_id.clone(),
+                // The permission card shows what will run (docs/permissions.md); the embedder's hooks never see it.
+                preview: Some(self.preview.clone()),
+                paths: None,
+                lease: None,
+                sends_input: (self.tool == "write_stdin").then(|| {
+                    ["chars", "input"]
+                        .iter()
+                        .any(|k| self.args.get(*k).and_then(Value::as_str).is_some_and(|s| !s.is_empty()))
+                }),
+            })
+            .await;
+        if !ans.allow {
+            return Err(CodeError::new(
+                ans.code.as_deref().unwrap_or("policy-denied"),
+                ans.reason
+                    .unwrap_or_else(|| "The invocation policy denied this call.".into()),
+            ));
+        }
+        if self.tool == "apply_patch" && ans.needs_approval {
+            cell.progress(ProgressRecord {
+                event: "waiting-approval".into(),
+                tool: self.tool.clone(),
+                cell_id: cell.id.clone(),
+                session_id: None,
+                ok: None,
+                code: None,
+            });
+            let a = self
+                .mgr
+                .gate
+                .ask(GateRequest {
+                    phase: "approval".into(),
+                    tool: self.tool.clone(),
+                    cell_id: cell.id.clone(),
+                    cwd: cell.cwd.clone(),
+                    session_id: None,
+                    preview: Some(self.preview.clone()),
+                    paths: None,
+                    lease: None,
+                    sends_input: None,
+                })
+                .await;
+            if !a.allow {
+                return Err(CodeError::new(
+                    a.code.as_deref().unwrap_or("approval-denied"),
+                    a.reason
+                        .unwrap_or_else(|| "The user declined this apply_patch; nothing was changed.".into()),
+                ));
+            }
+        }
+        let patch_guard = if self.tool == "apply_patch" {
+            Some(self.mgr.patch_lock.clone().lock_owned().await)
+        } else {
+            None
+        };
+        let slot = self.mgr.slots.clone().acquire_owned().await.expect("slots never close");
+        let review = ans.review.as_ref().map(|r| r.to_target("apply_patch"));
+        Ok(((ans.env.unwrap_or_default(), ans.shell, review), (slot, patch_guard)))
+    }
+}
+
+/// The error of a nested mutation whose host file lock was not granted (the mutation never ran).
+pub(super) fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> CodeError {
+    CodeError::new(
+        code.as_deref().unwrap_or("unavailable"),
+        format!(
+            "{} failed: Pi's file mutation queue could not be taken for its paths ({}); nothing was changed. Retry the call.",
+            tool,
+            reason.as_deref().unwrap_or("no lease was granted")
+        ),
+    )
+}
+
+/// them), everything else as JSON text.
+pub(super) fn reply_size(v: &Value) -> usize {
+    let Value::Object(o) = v else {
+        return v.to_string().len();
+    };
+    let mut meta = o.clone();
+    let mut output = 0;
+    for k in ["stdout", "stderr"] {
+        if let Some(Value::String(text)) = meta.get_mut(k) {
+            output += text.len();
+            text.clear();
+        }
+    }
+    Value::Object(meta).to_string().len() + output
+}
+
+/// The error of a reply too large to deliver. The call already ran, so the error names its session and recovery
+/// file (also as `sessionId` / `recoveryPath` on the error in the cell): the output is not lost.
+pub(super) fn oversized_reply(tool: &str, size: usize, limit: usize, v: &Value) -> CodeError {
+    let mut e = CodeError::new(
+        "bridge-overload",
+        format!("The reply of tools.{tool} is {size} bytes; a single reply may be at most {limit} bytes. The call ran; ask for less output (e.g. a smaller max_output_tokens)."),
+    );
+    e.session_id = session_id_of(v);
+    e.recovery_path = v.pointer("/recovery/path").and_then(Value::as_str).map(str::to_string);
+    if let Some(sid) = &e.session_id {
+        let status = v.get("status").and_then(Value::as_str).unwrap_or("unknown");
+        e.message.push_str(&format!(
+            " Its session is {sid} (status {status}): poll or stop it with write_stdin {{\"session_id\": \"{sid}\"}}."
+        ));
+    }
+    if let Some(p) = &e.recovery_path {
+        e.message
+            .push_str(&format!(" Its full output is in the recovery file {p}."));
+    }
+    e
+}
+
+/// Resolves once the cell is sealed (failure, terminate, close).
+pub(super) async fn sealed(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
