@@ -1031,12 +1031,16 @@ fn a_replaced_large_file_is_let_go_after_the_call() {
     // Over the size at which the old file is released on a second thread (fileio::release): the handle Edit read
     // it through still closes, so the replaced inode is freed and nothing stays open on it.
     let s = setup();
-    let body: String = (0..20_000).map(|i| format!("line {i:05} of a file over half a MiB\n")).collect();
+    let body: String = (0..20_000)
+        .map(|i| format!("line {i:05} of a file over half a MiB\n"))
+        .collect();
     assert!(body.len() > 512 * 1024);
     s.put("big.txt", body.as_bytes());
     let t = s.read("big.txt");
     let r = s.ed("big.txt", &t, "PUT 2.=2:\n+changed").unwrap();
-    assert!(s.get("big.txt").starts_with("line 00000 of a file over half a MiB\nchanged\n"));
+    assert!(s
+        .get("big.txt")
+        .starts_with("line 00000 of a file over half a MiB\nchanged\n"));
     let r = s.ed("big.txt", &r.tag, "REM").unwrap();
     assert!(r.deleted);
     let ws = s.roots.workspace().to_path_buf();
