@@ -32,6 +32,26 @@ pub struct Existing {
     pub uid: u32,
     pub gid: u32,
     pub nlink: u64,
+    /// The handle the bytes were read from, open until the `Existing` is dropped: a file replaced by rename (or
+    /// removed) is freed by the kernel only when its last handle closes, which [`release`] moves off the call's path.
+    _handle: File,
+}
+
+/// Files at least this large are dropped by [`release`] on a short-lived thread (a thread costs tens of
+/// microseconds; freeing a replaced 5 MiB file's blocks and pages costs milliseconds on ext4).
+const RELEASE_BESIDE_MIN: usize = 512 * 1024;
+
+/// Drops `old` after the call replaced or removed its file: for a large file on a short-lived thread, so the kernel's
+/// release of the old inode (its page cache and blocks, paid when its last handle closes) and the freeing of the read
+/// buffer do not delay the call's result (docs/host.md "Edit"). Inline when small or when no thread can be started.
+pub fn release(old: Existing) {
+    if old.bytes.len() < RELEASE_BESIDE_MIN {
+        return;
+    }
+    // A failed spawn drops the closure, and with it `old`, here.
+    let _ = std::thread::Builder::new()
+        .name("pct-release".into())
+        .spawn(move || drop(old));
 }
 
 /// The handles of one call: directory handles beneath `/`.
@@ -164,6 +184,7 @@ impl Fs {
             uid: meta.uid(),
             gid: meta.gid(),
             nlink: meta.nlink(),
+            _handle: f,
         }))
     }
 

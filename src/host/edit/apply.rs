@@ -4,8 +4,10 @@
 //! without one), the final newline keeps its state (present or absent), and a leading BOM stays.
 
 use super::limits::{CONTEXT_LINES, MAX_RENDER_ROWS};
+use super::parse::{Op, Pos};
 use crate::host::snapshot::LineSet;
 use crate::host::tag::{self, BOM, MAX_LINE_CHARS};
+use std::borrow::Cow;
 
 /// A file split for editing. `lines[i]` is line i+1 without its terminator; `terms[i]` is that terminator.
 pub struct Doc<'a> {
@@ -85,6 +87,32 @@ pub struct Step<'s> {
     /// Among steps at one gap: insertions after a line (0), before a line (1), replacements (2).
     pub order: u8,
     pub lines: &'s [String],
+}
+
+/// The steps of `ops` (in live line numbers, checked) with the lines each inserts (`sources`, one per operation), in
+/// a file of `len` lines, sorted by `(start, order)`.
+pub fn steps<'s>(ops: &[(usize, Op)], sources: &'s [Cow<'_, [String]>], len: usize) -> Vec<Step<'s>> {
+    let mut steps: Vec<Step<'s>> = ops
+        .iter()
+        .zip(sources)
+        .map(|((_, op), lines)| {
+            let (start, end, order) = match *op {
+                Op::Replace { from, to, .. } | Op::Cut { from, to, .. } => (from as usize - 1, to as usize, 2),
+                Op::Insert { at: Pos::Before(n), .. } => ((n as usize).saturating_sub(1).min(len), 0, 1),
+                Op::Insert { at: Pos::After(n), .. } => (n as usize, 0, 0),
+                Op::Insert { at: Pos::End, .. } => (len, 0, 0),
+            };
+            let end = if order == 2 { end } else { start };
+            Step {
+                start,
+                end,
+                order,
+                lines: lines.as_ref(),
+            }
+        })
+        .collect();
+    steps.sort_by_key(|s| (s.start, s.order));
+    steps
 }
 
 /// The new file and what changed.
@@ -331,6 +359,32 @@ mod tests {
             })
             .collect();
         apply(&doc, &st).bytes
+    }
+
+    #[test]
+    fn steps_order_insertions_after_before_and_replacements_at_one_gap() {
+        let p =
+            crate::host::edit::parse::parse("PUT 3.=3:\n+r\nPUT <3:\n+b\nPUT >2:\n+a\nPUT >$:\n+t\nCUT 1.=1").unwrap();
+        let sources: Vec<Cow<'_, [String]>> = p
+            .ops
+            .iter()
+            .map(|(_, op)| match op {
+                Op::Replace {
+                    src: crate::host::edit::parse::Src::Body(b),
+                    ..
+                }
+                | Op::Insert {
+                    src: crate::host::edit::parse::Src::Body(b),
+                    ..
+                } => Cow::Borrowed(b.as_slice()),
+                _ => Cow::Borrowed(&[][..]),
+            })
+            .collect();
+        let st = steps(&p.ops, &sources, 4);
+        let got: Vec<(usize, usize, u8)> = st.iter().map(|s| (s.start, s.end, s.order)).collect();
+        assert_eq!(got, vec![(0, 1, 2), (2, 2, 0), (2, 2, 1), (2, 3, 2), (4, 4, 0)]);
+        let doc = Doc::split("1\n2\n3\n4\n");
+        assert_eq!(apply(&doc, &st).bytes, "2\na\nb\nr\n4\nt\n");
     }
 
     #[test]

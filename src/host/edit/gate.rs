@@ -5,10 +5,12 @@
 //! anchors are refused with EDIT_LINES_UNSEEN revealing at most 40 of them, each clipped at 512 characters; only a
 //! complete reveal (all of them, none clipped) marks them seen, so the same call then succeeds.
 
+use super::basis::Live;
 use super::limits::{REVEAL_CHARS, REVEAL_LINES};
 use super::parse::{Op, Pos};
 use crate::host::error::{HostError, EDIT_LINES_UNSEEN, EDIT_RANGE_INVALID};
-use crate::host::snapshot::{LineSet, Seen};
+use crate::host::paths::Resolved;
+use crate::host::snapshot::{LineSet, Seen, SnapshotStore};
 use crate::host::tag;
 
 /// The lines one operation claims (1-based, inclusive; `0..=0` is the head of an empty file).
@@ -154,6 +156,50 @@ pub fn reveal(shown: &str, tag_: &str, lines: &[&str], unseen: &[u32]) -> (HostE
         ),
     );
     (e, complete.then_some(mark))
+}
+
+/// The range gate on the live file: every operation inside it, none overlapping (drift recovery already checked
+/// them against the shown version, `checked`).
+pub fn ranges(ops: &[(usize, Op)], live_len: u32, shown: &str, checked: bool) -> Result<(), HostError> {
+    if checked {
+        return Ok(());
+    }
+    check_ranges(ops, live_len, shown)
+}
+
+/// The provenance gate of a call whose tag is the live file's and whose version was recorded with `seen` lines:
+/// every anchor must have been seen (an unseen one is revealed, and marked seen only by a complete reveal), and REM
+/// needs at least one seen line of a non-empty file.
+pub fn provenance(
+    store: &mut SnapshotStore,
+    t: &Resolved,
+    live: &Live<'_>,
+    live_lines: &[&str],
+    ops: &[(usize, Op)],
+    seen: &Seen,
+    rem: bool,
+) -> Result<(), HostError> {
+    // REM claims no anchor, so the check below would pass it whatever was seen: a file none of whose lines a result
+    // showed (a tag known only from an error message) is not deleted.
+    if rem && !live_lines.is_empty() && matches!(seen, Seen::Lines(l) if l.is_empty()) {
+        return Err(HostError::new(
+            EDIT_LINES_UNSEEN,
+            format!(
+                "REM deletes {} but no result in this session showed any of its lines (a tag alone is not \
+                 provenance). Nothing was changed. Read {} first, then send the REM again with the tag Read shows.",
+                t.shown, t.shown
+            ),
+        ));
+    }
+    let unseen = unseen(ops, seen, REVEAL_LINES);
+    if unseen.is_empty() {
+        return Ok(());
+    }
+    let (e, mark) = reveal(&t.shown, &live.tag, live_lines, &unseen);
+    if let Some(m) = mark {
+        store.mark_seen(&t.canonical, &live.digest, &m);
+    }
+    Err(e)
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@
 //! budget, path rebinding, MV/REM, an approved external path swapped for a symlink, and a property test against a
 //! simple reference model.
 
+use super::limits::*;
 use super::*;
 use crate::host::read::{self as hread, ReadArgs};
 use crate::host::snapshot::{LineSet, Seen};
+use crate::host::tag;
 use proptest::strategy::Strategy as _;
 use serde_json::json;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -1011,4 +1013,42 @@ fn rows_take_the_files_line_ending_and_a_bare_cr_is_refused() {
         assert!(msg.contains("ops line 2") && msg.contains("line ending"), "{msg}");
     }
     assert_eq!(s.get("lf.txt"), "a\nB\nC\n");
+}
+
+/// Handles of this process open on a deleted file under `dir`.
+fn deleted_handles_under(dir: &Path) -> Vec<String> {
+    let prefix = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| p.starts_with(&prefix) && p.ends_with("(deleted)"))
+        .collect()
+}
+
+#[test]
+fn a_replaced_large_file_is_let_go_after_the_call() {
+    // Over the size at which the old file is released on a second thread (fileio::release): the handle Edit read
+    // it through still closes, so the replaced inode is freed and nothing stays open on it.
+    let s = setup();
+    let body: String = (0..20_000)
+        .map(|i| format!("line {i:05} of a file over half a MiB\n"))
+        .collect();
+    assert!(body.len() > 512 * 1024);
+    s.put("big.txt", body.as_bytes());
+    let t = s.read("big.txt");
+    let r = s.ed("big.txt", &t, "PUT 2.=2:\n+changed").unwrap();
+    assert!(s
+        .get("big.txt")
+        .starts_with("line 00000 of a file over half a MiB\nchanged\n"));
+    let r = s.ed("big.txt", &r.tag, "REM").unwrap();
+    assert!(r.deleted);
+    let ws = s.roots.workspace().to_path_buf();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut open = deleted_handles_under(&ws);
+    while !open.is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        open = deleted_handles_under(&ws);
+    }
+    assert!(open.is_empty(), "still open: {open:?}");
 }
