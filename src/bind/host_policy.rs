@@ -281,7 +281,7 @@ pub fn host_audit_append(agent_dir: String, entry: HostAuditEntry) -> Either<Hos
                     ok: true,
                     path: p.display().to_string(),
                 }),
-                Err(e) => fail(e.code, e.message),
+                Err(e) => fail(e.code.as_str(), e.message),
             }
         },
         |m| fail(guard::PANIC_CODE, m),
