@@ -740,7 +740,7 @@ export interface HostCallOptions {
  */
 export interface HostEditFailure {
   ok: false
-  code: string
+  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'internal-panic'
   message: string
   liveTag?: string
   budgetExhausted: boolean
@@ -797,12 +797,13 @@ export interface HostEditOptions {
 export declare function hostEditTargets(args: Record<string, unknown>): Array<string>
 
 /**
- * An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
- * TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
+ * An expected failure: a stable code (every `HostCode` of src/host/error.rs, `AGENT_LIMIT` of a refused Task
+ * slot, or internal-panic) and a message naming the model's next step. The union is checked against
+ * `HostCode::ALL` by a test in src/host/error.rs.
  */
 export interface HostFailure {
   ok: false
-  code: string
+  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'AGENT_LIMIT' | 'internal-panic'
   message: string
   suggestion?: HostSuggestion
 }

@@ -26,12 +26,16 @@ pub struct HostSuggestion {
     pub pattern: String,
 }
 
-/// An expected failure: a stable code (INVALID_ARGUMENT, PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED,
-/// TOOL_TIMEOUT, or internal-panic) and a message naming the model's next step.
+/// An expected failure: a stable code (every `HostCode` of src/host/error.rs, `AGENT_LIMIT` of a refused Task
+/// slot, or internal-panic) and a message naming the model's next step. The union is checked against
+/// `HostCode::ALL` by a test in src/host/error.rs.
 #[napi(object)]
 pub struct HostFailure {
     #[napi(ts_type = "false")]
     pub ok: bool,
+    #[napi(
+        ts_type = "'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'AGENT_LIMIT' | 'internal-panic'"
+    )]
     pub code: String,
     pub message: String,
     pub suggestion: Option<HostSuggestion>,
@@ -315,7 +319,7 @@ impl JsHostSession {
                         }),
                     ),
                 }),
-                Err(e) => Err(guard::throw(env, e.code, &e.message)),
+                Err(e) => Err(guard::throw(env, e.code.as_str(), &e.message)),
             }
         })
     }

@@ -208,7 +208,7 @@ fn bash_result(reply: BashReply, timeout_ms: u128) -> HostBashResult {
             let (exit_code, signal) = exit_fields(Some(o.exit));
             HostBashResult {
                 ok,
-                code: code.map(String::from),
+                code: code.map(|c| c.as_str().to_string()),
                 message,
                 text,
                 exit_code,

@@ -121,6 +121,9 @@ pub struct HostEditOk {
 pub struct HostEditFailure {
     #[napi(ts_type = "false")]
     pub ok: bool,
+    #[napi(
+        ts_type = "'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'internal-panic'"
+    )]
     pub code: String,
     pub message: String,
     pub live_tag: Option<String>,

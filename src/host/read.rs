@@ -333,6 +333,7 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::error::{NOT_FOUND, PATH_OUTSIDE_WORKSPACE, TOOL_FAILED};
     use crate::host::paths::Roots;
     use crate::host::snapshot::{Provenance, SnapshotStore};
     use serde_json::json;
@@ -651,7 +652,7 @@ mod tests {
                 }
                 Err(e) => {
                     assert!(
-                        ["PATH_OUTSIDE_WORKSPACE", "NOT_FOUND", "TOOL_FAILED"].contains(&e.code),
+                        [PATH_OUTSIDE_WORKSPACE, NOT_FOUND, TOOL_FAILED].contains(&e.code),
                         "{e}"
                     );
                     refused += 1;

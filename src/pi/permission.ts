@@ -54,10 +54,13 @@ export interface PermissionAsk {
 	signal?: AbortSignal;
 }
 
+/** The code of a refusal by the permission table (TOOL_DENIED or a Plan-mode hard denial). */
+export type PermissionCode = NonNullable<HostPermissionDecision["code"]>;
+
 /** The gate's answer. `ok: false` = nothing may run; `code`/`message` are the model-facing failure. */
 export interface PermissionOutcome {
 	ok: boolean;
-	code?: string;
+	code?: PermissionCode;
 	message?: string;
 	decision: AuditDecision;
 	prompted: boolean;

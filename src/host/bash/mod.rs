@@ -28,14 +28,14 @@ pub mod timeout;
 pub use run::{BashArgs, BashOutcome, RunLimits, ShellSpec};
 pub use tasks::{SessionTasks, TaskTable, TaskView};
 
-use crate::host::error::HostError;
+use crate::host::error::{HostCode, HostError};
 use crate::shell::cancel::Cancel;
 use std::path::PathBuf;
 
 /// The shell could not be started because it does not exist (docs/spec/host-tools.md §Bash).
-pub const SHELL_NOT_FOUND: &str = "SHELL_NOT_FOUND";
+pub const SHELL_NOT_FOUND: HostCode = HostCode::ShellNotFound;
 /// A cap on concurrent work was reached (background tasks: per session or process-wide).
-pub const HOST_OVERLOADED: &str = "HOST_OVERLOADED";
+pub const HOST_OVERLOADED: HostCode = HostCode::HostOverloaded;
 
 /// Where and how one Bash call runs.
 #[derive(Debug, Clone, Default)]

@@ -4,7 +4,7 @@
 use super::run::{BashOutcome, Exit, Killed};
 use super::stream::{StreamSnapshot, FOREGROUND_TAIL};
 use super::tasks::{TaskStatus, TaskView};
-use crate::host::error::{TOOL_FAILED, TOOL_TIMEOUT};
+use crate::host::error::{HostCode, TOOL_FAILED, TOOL_TIMEOUT};
 use crate::shell::process::signal_name;
 
 /// A rendered result: success, or the code and message of a failure, and the text in either case.
@@ -13,7 +13,7 @@ pub struct Rendered {
     /// No failure.
     pub ok: bool,
     /// TOOL_FAILED or TOOL_TIMEOUT.
-    pub code: Option<&'static str>,
+    pub code: Option<HostCode>,
     /// The failure's message (also the text's first line).
     pub message: Option<String>,
     /// The model-facing text.

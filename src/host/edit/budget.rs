@@ -6,9 +6,37 @@
 //! path of a failed patch (`HostSession.notePatchResult`, src/pi/tools/patch.ts); `git apply`/`patch` run through Bash
 //! are not recognised.
 
-use crate::host::error::{EDIT_LINES_UNSEEN, EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN};
+use crate::host::error::{HostCode, EDIT_LINES_UNSEEN, EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN, TOOL_FAILED};
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// The last counted failure of a path: a failed Edit's code, or a failed shell patch command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastFailure {
+    Edit(HostCode),
+    Patch,
+}
+
+impl LastFailure {
+    /// The code of the refusal that stops the path: the Edit's own code, TOOL_FAILED after a patch command.
+    pub fn code(self) -> HostCode {
+        match self {
+            LastFailure::Edit(c) => c,
+            LastFailure::Patch => TOOL_FAILED,
+        }
+    }
+}
+
+/// The word the refusal's message names (`last: ...`).
+impl fmt::Display for LastFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LastFailure::Edit(c) => f.write_str(c.as_str()),
+            LastFailure::Patch => f.write_str("PATCH_FAILED"),
+        }
+    }
+}
 
 /// Counted failures that stop a path for the rest of the turn.
 pub const MAX_COUNTED_FAILURES: u32 = 3;
@@ -16,8 +44,8 @@ pub const MAX_COUNTED_FAILURES: u32 = 3;
 #[derive(Debug, Default)]
 struct PathBudget {
     counted: u32,
-    free_used: HashSet<&'static str>,
-    last_code: Option<String>,
+    free_used: HashSet<HostCode>,
+    last_code: Option<LastFailure>,
 }
 
 /// What a failure did to the budget.
@@ -48,26 +76,24 @@ impl Budget {
 
     /// Whether `path` is already out of budget in `turn` (the call is then refused before it runs), with the code
     /// of the last counted failure.
-    pub fn exhausted(&mut self, turn: Option<&str>, path: &Path) -> Option<String> {
+    pub fn exhausted(&mut self, turn: Option<&str>, path: &Path) -> Option<LastFailure> {
         self.enter(turn);
         let b = self.paths.get(path)?;
-        (b.counted >= MAX_COUNTED_FAILURES).then(|| b.last_code.clone().unwrap_or_default())
+        (b.counted >= MAX_COUNTED_FAILURES).then(|| b.last_code.unwrap_or(LastFailure::Patch))
     }
 
     /// Records a failed Edit with `code` on `path`.
-    pub fn note_failure(&mut self, turn: Option<&str>, path: &Path, code: &str) -> Charge {
+    pub fn note_failure(&mut self, turn: Option<&str>, path: &Path, code: HostCode) -> Charge {
+        self.note(turn, path, code, LastFailure::Edit(code))
+    }
+
+    fn note(&mut self, turn: Option<&str>, path: &Path, code: HostCode, last: LastFailure) -> Charge {
         self.enter(turn);
         let b = self.paths.entry(path.to_path_buf()).or_default();
-        let free_code = [EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN, EDIT_LINES_UNSEEN]
-            .into_iter()
-            .find(|c| *c == code);
-        let free = match free_code {
-            Some(c) => b.free_used.insert(c),
-            None => false,
-        };
+        let free = [EDIT_TAG_MISMATCH, EDIT_TAG_UNKNOWN, EDIT_LINES_UNSEEN].contains(&code) && b.free_used.insert(code);
         if !free {
             b.counted += 1;
-            b.last_code = Some(code.to_string());
+            b.last_code = Some(last);
         }
         Charge {
             counted: b.counted,
@@ -78,7 +104,7 @@ impl Budget {
 
     /// A failed shell patch command (apply_patch, git apply, patch) on `path`: counts at once.
     pub fn note_patch_failure(&mut self, turn: Option<&str>, path: &Path) -> Charge {
-        self.note_failure(turn, path, "PATCH_FAILED")
+        self.note(turn, path, TOOL_FAILED, LastFailure::Patch)
     }
 
     /// A Write landed on `path` (Write has no turn): its count starts over in the current turn.
@@ -102,16 +128,17 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::error::{EDIT_PARSE_FAILED, EDIT_RANGE_INVALID};
 
     #[test]
     fn three_counted_failures_stop_the_path_for_the_turn() {
         let mut b = Budget::default();
         let p = Path::new("/w/a");
         let t = Some("t1");
-        assert!(!b.note_failure(t, p, "EDIT_RANGE_INVALID").exhausted);
-        assert!(!b.note_failure(t, p, "EDIT_PARSE_FAILED").exhausted);
+        assert!(!b.note_failure(t, p, EDIT_RANGE_INVALID).exhausted);
+        assert!(!b.note_failure(t, p, EDIT_PARSE_FAILED).exhausted);
         assert_eq!(b.exhausted(t, p), None);
-        let c = b.note_failure(t, p, "EDIT_RANGE_INVALID");
+        let c = b.note_failure(t, p, EDIT_RANGE_INVALID);
         assert_eq!(
             c,
             Charge {
@@ -120,7 +147,7 @@ mod tests {
                 exhausted: true
             }
         );
-        assert_eq!(b.exhausted(t, p).as_deref(), Some("EDIT_RANGE_INVALID"));
+        assert_eq!(b.exhausted(t, p), Some(LastFailure::Edit(EDIT_RANGE_INVALID)));
         // Another path is unaffected; a new turn resets.
         assert_eq!(b.exhausted(t, Path::new("/w/b")), None);
         assert_eq!(b.exhausted(Some("t2"), p), None);
@@ -144,6 +171,10 @@ mod tests {
         );
         b.note_patch_failure(t, p);
         assert!(b.note_patch_failure(t, p).exhausted);
-        assert_eq!(b.exhausted(t, p).as_deref(), Some("PATCH_FAILED"));
+        let last = b.exhausted(t, p).unwrap();
+        assert_eq!(
+            (last.to_string(), last.code()),
+            ("PATCH_FAILED".to_string(), TOOL_FAILED)
+        );
     }
 }

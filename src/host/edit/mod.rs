@@ -168,7 +168,7 @@ pub fn run_reviewed(
     if let Some(last) = lock(&state.budget).exhausted(turn, &key) {
         return Err(EditFailure {
             error: Box::new(HostError::new(
-                last_code_static(&last),
+                last.code(),
                 format!(
                     "Edit of {} already failed {} times in this prompt (last: {last}). Stop editing this file now: \
                      tell the user what did not match and what you intended, instead of retrying.",
@@ -208,30 +208,6 @@ pub fn run_reviewed(
             })
         }
     }
-}
-
-/// The stable code of a previous failure, as a static string (the budget stores codes as text).
-fn last_code_static(code: &str) -> &'static str {
-    [
-        EDIT_TAG_REQUIRED,
-        EDIT_TAG_MISMATCH,
-        EDIT_TAG_UNKNOWN,
-        EDIT_LINES_UNSEEN,
-        EDIT_PARSE_FAILED,
-        EDIT_RANGE_INVALID,
-        EDIT_BLOCK_UNRESOLVED,
-        EDIT_REGISTER_EMPTY,
-        EDIT_REGISTER_AMBIGUOUS,
-        EDIT_NO_CHANGE,
-        EDIT_AMPLIFICATION_LIMIT,
-        INVALID_ARGUMENT,
-        PATH_OUTSIDE_WORKSPACE,
-        NOT_FOUND,
-        TOOL_TIMEOUT,
-    ]
-    .into_iter()
-    .find(|c| *c == code)
-    .unwrap_or(TOOL_FAILED)
 }
 
 /// The Edit itself, on a resolved target: the gates in order (module header), each in its own function. `live_tag`

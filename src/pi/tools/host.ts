@@ -35,7 +35,7 @@ import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
-import { auditCall, auditSettled, permissionGate, type PermissionOutcome } from "../permission.ts";
+import { auditCall, auditSettled, permissionGate, type PermissionCode, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
 import { DELEGATE } from "../delegate.ts";
@@ -53,7 +53,15 @@ export { ALLOW_ONCE, ALLOW_SESSION, DENY } from "../permission.ts";
 export type HostRisk = "read" | "edit" | "bash";
 
 /** A host call's outcome as the Rust methods resolve it. */
-export type HostOutcome = { ok: true; text: string } | HostFailure;
+export type HostOutcome = { ok: true; text: string } | HostFailure | HostDenied;
+
+/** A call the permission gate refused before it ran (its code is the permission table's, never the engine's). */
+export interface HostDenied {
+	ok: false;
+	code: PermissionCode;
+	message: string;
+	suggestion?: undefined;
+}
 
 type Session = InstanceType<typeof native.HostSession>;
 type Permissions = InstanceType<typeof native.HostPermissions>;
