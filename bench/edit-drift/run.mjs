@@ -13,10 +13,13 @@
 // (anything else; in the conflict kinds there is no truth, so anything but a refusal is wrong);
 // cost = refused + 100 × wrong. For Edit's refusals a second call is built from the refusal's text alone (the rows
 // it shows and the tag it names) and its outcome counted too.
-// Usage: npm run bench -- edit-drift [--quick] [--json FILE]   (--quick: the first 15 cases of each source)
-import { spawnSync } from "node:child_process";
+// Usage: npm run bench -- edit-drift [--quick] [--jobs N] [--json FILE]   (--quick: the first 15 cases of each
+// source; --jobs: worker processes, default one per core up to 2; --json: every tally and each wrong scenario)
+import { fork, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { availableParallelism, loadavg } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
@@ -27,8 +30,6 @@ import { applyHunks, joinLines, mergeHunks, splitLines } from "./lines.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const require = createRequire(import.meta.url);
-const native = require(join(ROOT, "index.js"));
-const { createEditTool } = await import("pi-1x");
 const quick = process.argv.includes("--quick");
 const ji = process.argv.indexOf("--json");
 const jsonOut = ji >= 0 ? process.argv[ji + 1] : null;
@@ -180,15 +181,16 @@ function piEdits(L, Ls, edit) {
 	});
 }
 
-/** The Codex patch of the change: hunks with 3 context lines, those whose context would overlap joined. */
-function patchOf(rel, Ls, edit) {
+/** The Codex patch section (`*** Update File` and its hunks) of the change: hunks with 3 context lines, those whose
+ * context would overlap joined. */
+function patchSection(rel, Ls, edit) {
 	const groups = [];
 	for (const h of edit) {
 		const g = groups.at(-1);
 		if (g && h[0] - (g.at(-1)[0] + g.at(-1)[1]) <= 6) g.push(h);
 		else groups.push([h]);
 	}
-	let p = `*** Begin Patch\n*** Update File: ${rel}\n`;
+	let p = `*** Update File: ${rel}\n`;
 	for (const g of groups) {
 		const lo = Math.max(0, g[0][0] - 3), hi = Math.min(Ls.length, g.at(-1)[0] + g.at(-1)[1] + 3);
 		p += "@@\n";
@@ -200,8 +202,9 @@ function patchOf(rel, Ls, edit) {
 		}
 		for (; at < hi; at++) p += ` ${Ls[at]}\n`;
 	}
-	return p + "*** End Patch\n";
+	return p;
 }
+const wrapPatch = (sections) => `*** Begin Patch\n${sections.join("")}*** End Patch\n`;
 
 /** The second call a model builds from Edit's refusal: the rows it shows, its tag, and the change it still wants. */
 function retryFrom(message, Ls, edit) {
@@ -221,8 +224,6 @@ function retryFrom(message, Ls, edit) {
 	return { tag: tags.at(-1)[1], ops: editOps(Infinity, shifted) };
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-
 /** Codex's apply_patch from bench/fixtures/patch-data.mjs; without it (no install possible) its column is left out. */
 function codexBinary() {
 	try {
@@ -232,117 +233,175 @@ function codexBinary() {
 	}
 }
 
-const codex = codexBinary();
-console.log(codex.link ? `baseline: ${codex.version} apply_patch` : codex.note);
-const piVersion = JSON.parse(readFileSync(join(ROOT, "node_modules/pi-1x/package.json"), "utf8")).version;
-console.log(`baseline: Pi's edit tool ${piVersion}; ${cases.length} cases from ${data.sources.map((s) => s.repo).join(", ")}`);
+// The run: the cases are dealt round-robin to worker processes (one per core, at most `--jobs N`), each plays its
+// cases in one temp folder of its own with one HostSession per case, and the parent adds up their tallies. Codex's
+// binary applies one patch per process, in file order, stopping at the first file that fails (naming it); so each
+// case's scenarios go to it as one multi-file patch, and after a failure the files after the failed one go again.
 
-const TOOLS = ["toolkit Edit", "toolkit apply_patch", `Pi edit ${piVersion}`, ...(codex.link ? ["Codex apply_patch"] : [])];
-const tally = new Map(); // kind -> tool -> {correct, refused, wrong}
-const bump = (kind, tool, outcome) => {
-	const k = tally.get(kind) ?? tally.set(kind, new Map()).get(kind);
-	const t = k.get(tool) ?? k.set(tool, { correct: 0, refused: 0, wrong: 0 }).get(tool);
-	t[outcome]++;
-};
-const retry = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };
-const retryConflict = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };
-const refusalCodes = new Map();
+const TOOL_KEYS = ["edit", "patch", "pi", "codex"];
+const outcome = (now, live, truth, failed) => (truth !== null && now === truth ? "correct" : failed && now === live ? "refused" : "wrong");
 
-const classify = (file, live, truth, failed) => {
-	const now = readFileSync(file, "utf8");
-	if (truth !== null && now === truth) return "correct";
-	return failed && now === live ? "refused" : "wrong";
-};
-
-const tmp = tempDir("pct-edit-drift-");
-const base = join(tmp, "ws");
-mkdirSync(join(tmp, "agent"), { recursive: true });
-mkdirSync(base, { recursive: true });
-const t0 = performance.now();
-let n = 0;
-for (const [ci, c] of cases.entries()) {
-	const s = new native.HostSession(base, join(tmp, "agent"), `c${ci}`);
-	const Ls = splitLines(c.L);
-	const name = basename(c.path);
-	const ops = editOps(Ls.length, c.edit);
-	for (const [si, sc] of scenarios(c).entries()) {
-		n++;
-		const dir = join(base, `s${ci}-${si}`);
-		// toolkit Edit: Read shows L, then the live file lands, then the edit arrives.
-		{
-			const rel = `s${ci}-${si}/edit/${name}`, file = join(base, rel);
-			mkdirSync(dirname(file), { recursive: true });
-			writeFileSync(file, c.L);
-			const r = await s.read({ path: rel, limit: 100000 });
-			if (!r.ok) throw new Error(`read: ${r.message}`);
-			writeFileSync(file, sc.live);
-			const e = await s.edit({ path: rel, tag: r.tag, ops }, { turn: `t${ci}-${si}` });
-			const o = classify(file, sc.live, sc.truth, !e.ok);
-			bump(sc.kind, TOOLS[0], o);
-			if (o === "refused") {
-				refusalCodes.set(e.code, (refusalCodes.get(e.code) ?? 0) + 1);
-				const next = retryFrom(e.message, Ls, c.edit);
-				const into = sc.truth === null ? retryConflict : retry;
-				if (!next) into.unlocatable++;
-				else {
-					const e2 = await s.edit({ path: rel, tag: next.tag, ops: next.ops }, { turn: `t${ci}-${si}` });
-					into[classify(file, sc.live, sc.truth, !e2.ok)]++;
+/** Plays cases `ci ≡ worker (mod jobs)`; returns every scenario's outcomes and the retry counts. */
+async function play(worker, jobs, codexLink) {
+	const native = require(join(ROOT, "index.js"));
+	const { createEditTool } = await import("pi-1x");
+	const tmp = tempDir("pct-edit-drift-");
+	const base = join(tmp, "ws");
+	mkdirSync(join(tmp, "agent"), { recursive: true });
+	mkdirSync(base, { recursive: true });
+	const pi = createEditTool(base);
+	const records = []; // [ci, kind, edit, patch, pi, codex, retry outcome or "unlocatable" or null, refusal code]
+	for (let ci = worker; ci < cases.length; ci += jobs) {
+		const c = cases[ci];
+		const s = new native.HostSession(base, join(tmp, "agent"), `c${ci}`);
+		const Ls = splitLines(c.L);
+		const name = basename(c.path);
+		const ops = editOps(Ls.length, c.edit);
+		const caseDir = join(base, `c${ci}`);
+		const all = scenarios(c);
+		const files = (tool) => all.map((_, si) => join(caseDir, tool, `s${si}`, name));
+		for (const tool of TOOL_KEYS) for (const f of files(tool)) mkdirSync(dirname(f), { recursive: true });
+		const rec = all.map((sc) => ({ ci, kind: sc.kind, edit: null, patch: null, pi: null, codex: null, retry: null, code: null }));
+		for (const [si, sc] of all.entries()) {
+			const r = rec[si];
+			// toolkit Edit: Read shows L, then the live file lands, then the edit arrives.
+			{
+				const rel = `c${ci}/edit/s${si}/${name}`, file = join(base, rel);
+				writeFileSync(file, c.L);
+				const rd = await s.read({ path: rel, limit: 100000 });
+				if (!rd.ok) throw new Error(`read: ${rd.message}`);
+				writeFileSync(file, sc.live);
+				const e = await s.edit({ path: rel, tag: rd.tag, ops }, { turn: `t${ci}-${si}` });
+				r.edit = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, !e.ok);
+				if (r.edit === "refused") {
+					r.code = e.code;
+					const next = retryFrom(e.message, Ls, c.edit);
+					if (!next) r.retry = "unlocatable";
+					else {
+						const e2 = await s.edit({ path: rel, tag: next.tag, ops: next.ops }, { turn: `t${ci}-${si}` });
+						r.retry = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, !e2.ok);
+					}
 				}
 			}
-		}
-		const rel = `s${ci}-${si}/${name}`;
-		const patch = patchOf(rel, Ls, c.edit);
-		// toolkit apply_patch
-		{
-			const file = join(base, rel);
-			writeFileSync(file, sc.live);
-			const r = await native.applyPatch(base, patch);
-			bump(sc.kind, TOOLS[1], classify(file, sc.live, sc.truth, !r.ok));
-		}
-		// Pi's edit
-		{
-			const file = join(dir, "pi", name);
-			mkdirSync(dirname(file), { recursive: true });
-			writeFileSync(file, sc.live);
-			let failed = false;
-			try {
-				await createEditTool(base).execute(`c${ci}`, { path: file, edits: piEdits(c.L, Ls, c.edit) }, undefined, undefined, undefined);
-			} catch {
-				failed = true;
+			// toolkit apply_patch
+			{
+				const rel = `c${ci}/patch/s${si}/${name}`, file = join(base, rel);
+				writeFileSync(file, sc.live);
+				const res = await native.applyPatch(base, wrapPatch([patchSection(rel, Ls, c.edit)]));
+				r.patch = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, !res.ok);
 			}
-			bump(sc.kind, TOOLS[2], classify(file, sc.live, sc.truth, failed));
+			// Pi's edit
+			{
+				const file = files("pi")[si];
+				writeFileSync(file, sc.live);
+				let failed = false;
+				try {
+					await pi.execute(`c${ci}`, { path: file, edits: piEdits(c.L, Ls, c.edit) }, undefined, undefined, undefined);
+				} catch {
+					failed = true;
+				}
+				r.pi = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, failed);
+			}
 		}
-		// Codex's apply_patch
-		if (codex.link) {
-			const cdir = join(dir, "codex");
-			const file = join(cdir, rel);
-			mkdirSync(dirname(file), { recursive: true });
-			writeFileSync(file, sc.live);
-			const r = spawnSync(codex.link, [], { cwd: cdir, input: patch, encoding: "utf8" });
-			bump(sc.kind, TOOLS[3], classify(file, sc.live, sc.truth, r.status !== 0));
+		// Codex's apply_patch: all the case's scenarios in one patch; after a failure, the files after it again.
+		if (codexLink) {
+			const cdir = join(caseDir, "codex");
+			const abs = files("codex");
+			all.forEach((sc, si) => writeFileSync(abs[si], sc.live));
+			for (let from = 0; from < all.length; ) {
+				const sections = all.slice(from).map((_, k) => patchSection(`s${from + k}/${name}`, Ls, c.edit));
+				const p = spawnSync(codexLink, [], { cwd: cdir, input: wrapPatch(sections), encoding: "utf8" });
+				// The failed file: the one its error names; a failure naming none is retried one file at a time.
+				let failedAt = all.length;
+				if (p.status !== 0) {
+					const named = abs.findIndex((f, si) => si >= from && p.stderr.includes(`${f}:`));
+					failedAt = named >= 0 ? named : sections.length === 1 ? from : -1;
+				}
+				if (failedAt < 0) {
+					for (let si = from; si < all.length; si++) {
+						const one = spawnSync(codexLink, [], { cwd: cdir, input: wrapPatch([patchSection(`s${si}/${name}`, Ls, c.edit)]), encoding: "utf8" });
+						rec[si].codex = outcome(readFileSync(abs[si], "utf8"), all[si].live, all[si].truth, one.status !== 0);
+					}
+					break;
+				}
+				for (let si = from; si < Math.min(failedAt + 1, all.length); si++)
+					rec[si].codex = outcome(readFileSync(abs[si], "utf8"), all[si].live, all[si].truth, si === failedAt);
+				from = failedAt + 1;
+			}
 		}
-		rmSync(dir, { recursive: true, force: true });
+		rmSync(caseDir, { recursive: true, force: true });
+		records.push(...rec);
 	}
+	return records;
 }
-const secs = (performance.now() - t0) / 1000;
 
-const cell = (t) => (t ? `${t.correct} / ${t.refused} / ${t.wrong} (${t.refused + 100 * t.wrong})` : "-");
-const rows = [];
-const totals = new Map(TOOLS.map((t) => [t, { correct: 0, refused: 0, wrong: 0 }]));
-for (const kind of KINDS) {
-	const k = tally.get(kind);
-	if (!k) continue;
-	const row = { kind, n: Object.values(k.get(TOOLS[0])).reduce((a, b) => a + b, 0) };
-	for (const tool of TOOLS) {
-		row[tool] = cell(k.get(tool));
-		for (const f of ["correct", "refused", "wrong"]) totals.get(tool)[f] += k.get(tool)?.[f] ?? 0;
+const jobsAt = process.argv.indexOf("--jobs");
+const workerAt = process.argv.indexOf("--worker");
+if (workerAt >= 0) {
+	// A worker: `--worker I/N LINK`; its records go to the parent as one message.
+	const [i, jobs] = process.argv[workerAt + 1].split("/").map(Number);
+	const link = process.argv[workerAt + 2];
+	const records = await play(i, jobs, link === "-" ? null : link);
+	process.send(records, () => process.exit(0));
+} else {
+	const codex = codexBinary();
+	console.log(codex.link ? `baseline: ${codex.version} apply_patch` : codex.note);
+	const piVersion = JSON.parse(readFileSync(join(ROOT, "node_modules/pi-1x/package.json"), "utf8")).version;
+	console.log(`baseline: Pi's edit tool ${piVersion}; ${cases.length} cases from ${data.sources.map((s) => s.repo).join(", ")}`);
+	const jobs = Math.max(1, jobsAt >= 0 ? Number(process.argv[jobsAt + 1]) : Math.min(2, availableParallelism()));
+	const t0 = performance.now();
+	const parts = await Promise.all(
+		Array.from({ length: jobs }, (_, i) => {
+			const args = ["--worker", `${i}/${jobs}`, codex.link ?? "-", ...(quick ? ["--quick"] : [])];
+			const child = fork(fileURLToPath(import.meta.url), args, { stdio: "inherit" });
+			let got = null;
+			child.on("message", (m) => (got = m));
+			return once(child, "exit").then(([status]) => {
+				if (status !== 0 || !got) throw new Error(`worker ${i} failed (status ${status})`);
+				return got;
+			});
+		}),
+	);
+	const records = parts.flat().sort((a, b) => a.ci - b.ci);
+	const secs = (performance.now() - t0) / 1000;
+
+	const TOOLS = ["toolkit Edit", "toolkit apply_patch", `Pi edit ${piVersion}`, ...(codex.link ? ["Codex apply_patch"] : [])];
+	const tally = new Map(); // kind -> tool -> {correct, refused, wrong}
+	const retry = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };
+	const retryConflict = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };
+	const refusalCodes = new Map();
+	const wrongs = [];
+	for (const r of records) {
+		const k = tally.get(r.kind) ?? tally.set(r.kind, new Map()).get(r.kind);
+		TOOLS.forEach((tool, ti) => {
+			const o = r[TOOL_KEYS[ti]];
+			const t = k.get(tool) ?? k.set(tool, { correct: 0, refused: 0, wrong: 0 }).get(tool);
+			t[o]++;
+			if (o === "wrong") wrongs.push({ tool, kind: r.kind, case: r.ci, src: cases[r.ci].src, path: cases[r.ci].path, a: cases[r.ci].a, b: cases[r.ci].b });
+		});
+		if (r.code) refusalCodes.set(r.code, (refusalCodes.get(r.code) ?? 0) + 1);
+		if (r.retry) (r.kind.startsWith("conflict") ? retryConflict : retry)[r.retry]++;
 	}
-	rows.push(row);
+
+	const cell = (t) => (t ? `${t.correct} / ${t.refused} / ${t.wrong} (${t.refused + 100 * t.wrong})` : "-");
+	const rows = [];
+	const totals = new Map(TOOLS.map((t) => [t, { correct: 0, refused: 0, wrong: 0 }]));
+	for (const kind of KINDS) {
+		const k = tally.get(kind);
+		if (!k) continue;
+		const row = { kind, n: Object.values(k.get(TOOLS[0])).reduce((a, b) => a + b, 0) };
+		for (const tool of TOOLS) {
+			row[tool] = cell(k.get(tool));
+			for (const f of ["correct", "refused", "wrong"]) totals.get(tool)[f] += k.get(tool)?.[f] ?? 0;
+		}
+		rows.push(row);
+	}
+	rows.push({ kind: "all", n: records.length, ...Object.fromEntries(TOOLS.map((t) => [t, cell(totals.get(t))])) });
+	console.log(`\n${records.length} scenarios in ${secs.toFixed(0)} s (${jobs} worker${jobs === 1 ? "" : "s"}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}); each cell: correct / refused / wrong (cost = refused + 100 × wrong)`);
+	console.table(rows);
+	console.log(`toolkit Edit refusals by code: ${[...refusalCodes].map(([k, v]) => `${k} ${v}`).join(", ") || "none"}`);
+	const fmtR = (r) => `${r.correct} correct, ${r.refused} refused again, ${r.wrong} wrong, ${r.unlocatable} with the change's lines not in the refusal`;
+	console.log(`toolkit Edit, a second call built from each refusal's text: ${fmtR(retry)}; in the conflict kinds: ${fmtR(retryConflict)}`);
+	for (const w of wrongs.filter((w) => w.tool.startsWith("toolkit"))) console.log(`wrong: ${w.tool}, ${w.kind}: case ${w.case} (${w.src} ${w.path} ${w.a}..${w.b})`);
+	if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ tools: TOOLS, seconds: secs, jobs, load: loadavg(), kinds: Object.fromEntries([...tally].map(([k, v]) => [k, Object.fromEntries(v)])), retry, retryConflict, refusalCodes: Object.fromEntries(refusalCodes), wrongs }, null, 1));
 }
-rows.push({ kind: "all", n, ...Object.fromEntries(TOOLS.map((t) => [t, cell(totals.get(t))])) });
-console.log(`\n${n} scenarios in ${secs.toFixed(0)} s; each cell: correct / refused / wrong (cost = refused + 100 × wrong)`);
-console.table(rows);
-console.log(`toolkit Edit refusals by code: ${[...refusalCodes].map(([k, v]) => `${k} ${v}`).join(", ") || "none"}`);
-const fmtR = (r) => `${r.correct} correct, ${r.refused} refused again, ${r.wrong} wrong, ${r.unlocatable} with the change's lines not in the refusal`;
-console.log(`toolkit Edit, a second call built from each refusal's text: ${fmtR(retry)}; in the conflict kinds: ${fmtR(retryConflict)}`);
-if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ tools: TOOLS, kinds: Object.fromEntries([...tally].map(([k, v]) => [k, Object.fromEntries(v)])), retry, retryConflict, refusalCodes: Object.fromEntries(refusalCodes) }, null, 1));

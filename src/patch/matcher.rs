@@ -332,6 +332,102 @@ fn without_trailing_empty<'p>(lines: &[ChunkLine<'p>]) -> Vec<ChunkLine<'p>> {
         .collect()
 }
 
+/// The most candidate places a drifted chunk's recovery weighs before it gives up (and the chunk is refused).
+const MAX_RECOVERY_CANDIDATES: usize = 100_000;
+
+/// Drift recovery (docs/patch.md "Drift"): the chunk matched nowhere in any tier, so lines near it changed since the
+/// patch was written. Its core (everything from the first to the last `-`/`+` line) must be byte-identical in the
+/// file; each place the core could sit is weighed by how many of the chunk's context lines still stand next to it
+/// unbroken (loosest tier, counted outward from the core on each side). The place with the byte-identical core and
+/// the most standing context wins only when no other such place at or after the cursor has as much, no place whose
+/// core could be the chunk's own with a line changed since (a one-line core, or one with a line still in its slot)
+/// has as much either, and at least one context line stands on each side that had any; so a window whose context two
+/// places share equally, or whose own core changed (a conflict: its context then still points at it), is refused,
+/// never guessed. Returns the place where the kept lines start and the chunk lines kept (the core and its standing
+/// context).
+fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Option<(usize, Vec<ChunkLine<'p>>)> {
+    let is_ctx = |l: &ChunkLine<'_>| matches!(l, ChunkLine::Context(_));
+    let lead = lines.iter().take_while(|l| is_ctx(l)).count();
+    if lead == lines.len() {
+        return None;
+    }
+    let trail = lines.iter().rev().take_while(|l| is_ctx(l)).count();
+    if lead == 0 && trail == 0 {
+        return None;
+    }
+    let old: Vec<&str> = lines.iter().filter_map(|l| l.old_side()).collect();
+    let core_len = old.len() - lead - trail;
+    let (file, n) = (m.lines, m.lines.len());
+    let standing = |g: usize| -> (usize, usize) {
+        let mut a = 0;
+        // Above the cursor lies an earlier chunk (or the `@@` line): never evidence, so edits never overlap.
+        while a < lead && g - a > cursor && line_eq(file[g - a - 1], old[lead - a - 1], Tier::Punctuation) {
+            a += 1;
+        }
+        let mut b = 0;
+        while b < trail
+            && g + core_len + b < n
+            && line_eq(file[g + core_len + b], old[lead + core_len + b], Tier::Punctuation)
+        {
+            b += 1;
+        }
+        (a, b)
+    };
+    // Every place with any standing context has its innermost context line on one side right next to the core.
+    let index = m.index(Tier::Punctuation);
+    let mut places = Vec::new();
+    let mut add_chain = |pat: &str, shift: isize| -> bool {
+        let (mut q, count) = index.chain(line_hash(pat, Tier::Punctuation));
+        if places.len() + count as usize > MAX_RECOVERY_CANDIDATES {
+            return false;
+        }
+        while q != NONE {
+            let qu = q as usize;
+            q = index.next[qu];
+            let g = qu as isize + shift;
+            if g >= cursor as isize && g as usize + core_len <= n && line_eq(file[qu], pat, Tier::Punctuation) {
+                places.push(g as usize);
+            }
+        }
+        true
+    };
+    if lead > 0 && !add_chain(old[lead - 1], 1) {
+        return None;
+    }
+    if trail > 0 && !add_chain(old[lead + core_len], -(core_len as isize)) {
+        return None;
+    }
+    places.sort_unstable();
+    places.dedup();
+    let core_at = |g: usize| (0..core_len).all(|j| file[g + j] == old[lead + j]);
+    // A place whose core differs still competes when it could be the chunk's own place with a line of its core
+    // changed since (a conflict): the core is one line, or a line of it still stands in its slot.
+    let could_be_changed =
+        |g: usize| core_len == 1 || (0..core_len).any(|j| line_eq(file[g + j], old[lead + j], Tier::Punctuation));
+    let mut best: Option<(usize, usize, usize)> = None; // (standing, place, how many places have it)
+    let mut rival = 0; // the most standing context at a place whose core differs but could have been changed
+    for g in places {
+        let (a, b) = standing(g);
+        if !core_at(g) {
+            if could_be_changed(g) {
+                rival = rival.max(a + b);
+            }
+            continue;
+        }
+        match best {
+            Some((s, _, ref mut k)) if a + b == s => *k += 1,
+            Some((s, _, _)) if a + b < s => {}
+            _ => best = Some((a + b, g, 1)),
+        }
+    }
+    let (most, g, ties) = best?;
+    let (a, b) = standing(g);
+    if ties != 1 || rival >= most || (lead > 0 && a == 0) || (trail > 0 && b == 0) {
+        return None;
+    }
+    Some((g - a, lines[lead - a..lines.len() - (trail - b)].to_vec()))
+}
+
 /// Computes every edit of an Update (in file order), or the first mismatch/ambiguity as an error.
 pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, PatchError> {
     let m = Matcher::new(file);
@@ -380,6 +476,13 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 found = f;
                 lines = retry;
                 old = retry_old;
+            }
+        }
+        if found == Found::None && !chunk.end_of_file {
+            if let Some((p, kept)) = recover(&m, &lines, cursor) {
+                found = Found::One(p);
+                lines = kept;
+                old = lines.iter().filter_map(|l| l.old_side()).collect();
             }
         }
         match found {
@@ -660,5 +763,86 @@ mod tests {
         let out = apply_edits(&refs, &edits);
         assert_eq!(out[200], "LINE 200");
         assert_eq!(out.len(), 50_000);
+    }
+
+    #[test]
+    fn drifted_context_is_recovered_where_the_standing_context_points_alone() {
+        let chunk = "@@\n b\n c\n d\n-x\n+X\n e\n f\n g\n";
+        // c and g changed since the patch was written: d (above) and e, f (below) still stand next to x.
+        assert_eq!(
+            run("a\nb\nC2\nd\nx\ne\nf\ng2\nh", chunk).unwrap(),
+            "a\nb\nC2\nd\nX\ne\nf\ng2\nh"
+        );
+        // A line inserted between the context lines of one side: what stands next to the core is the evidence.
+        assert_eq!(
+            run("b\nc\nd\nx\ne\nnew\nf\ng", chunk).unwrap(),
+            "b\nc\nd\nX\ne\nnew\nf\ng"
+        );
+        // The other places of the core have less context standing: the drifted place still wins.
+        assert_eq!(
+            run("d\nx\nq\nb\nc\nd\nx\ne\nf\nG", chunk).unwrap(),
+            "d\nx\nq\nb\nc\nd\nX\ne\nf\nG"
+        );
+        // Reindented context still stands (loosest tier); the core itself is the file's bytes.
+        assert_eq!(run("b\n  c\nd\nx\n\te\nF", chunk).unwrap(), "b\n  c\nd\nX\n\te\nF");
+    }
+
+    #[test]
+    fn drift_recovery_refuses_what_it_cannot_prove() {
+        let chunk = "@@\n b\n c\n d\n-x\n+X\n e\n f\n g\n";
+        let refused = |file: &str| {
+            let e = run(file, chunk).unwrap_err();
+            assert!(e.contains("context mismatch"), "{e}");
+            assert!(e.contains("Re-read the file"), "{e}");
+        };
+        // A line the chunk replaces changed (here only its whitespace): a conflict, even though its context stands.
+        refused("b\nc\nd\nx \ne\nf\nG");
+        // The core's own line changed, and a copy of it elsewhere has some of the context: the copy is not taken,
+        // because the changed place's context still stands whole and points there.
+        refused("d\nx\ne\nq\nb\nc\nd\nx2\ne\nf\ng");
+        // Two places with the same standing context: ambiguous.
+        refused("d\nx\ne\nq\nd\nx\ne\nr");
+        // No context stands on one side that had some.
+        refused("b\nc\nd\nx\nE\nf\ng2");
+        refused("b\nc\nD\nx\ne\nf\ng2");
+        // A pure insertion between two blank lines, after a block that also ends in two blank lines was added
+        // in between: above the block, three context lines stand before and one after; below it, one before and
+        // three after. Equal evidence: refused (placing it below the block would be wrong).
+        let ins = "@@\n p\n q\n \n+new\n \n r\n s\n";
+        let e = run("p\nq\n\n\nt\nu\n\n\nr\ns", ins).unwrap_err();
+        assert!(e.contains("context mismatch"), "{e}");
+        // Without the block, the insertion lands as usual; with drift on one side only, it lands where it stands.
+        assert_eq!(run("p\nq\n\n\nr\ns", ins).unwrap(), "p\nq\n\nnew\n\nr\ns");
+        assert_eq!(run("p\nq\n\n\nr\nS2", ins).unwrap(), "p\nq\n\nnew\n\nr\nS2");
+        // The end-of-file anchor is never recovered.
+        assert!(run("a\nb\nc2", "@@\n a\n-b\n+B\n c\n*** End of File\n").is_err());
+        // Chunks stay in order: the only recoverable place lies before the cursor.
+        assert!(run("d\nx\ne\nz\nb\nz", "@@\n z\n-b\n+B\n z\n@@\n c\n d\n-x\n+X\n e\n").is_err());
+    }
+
+    #[test]
+    fn drift_that_blanks_a_whitespace_line_and_adds_a_block_below_is_recovered() {
+        let file = "a\n});\n\nrequest(app)\n.get(0)\n.expect(0)\n})\n\nit('cross')\nrequest(app)\n})\n\nit('naming')";
+        let chunk =
+            "@@\n });\n \n request(app)\n-.get(0)\n-.expect(0)\n+.get(1)\n+.expect(1)\n })\n     \n it('naming')\n";
+        assert_eq!(
+            run(file, chunk).unwrap(),
+            "a\n});\n\nrequest(app)\n.get(1)\n.expect(1)\n})\n\nit('cross')\nrequest(app)\n})\n\nit('naming')"
+        );
+    }
+
+    #[test]
+    fn places_with_another_core_compete_only_when_they_could_be_a_changed_copy() {
+        let chunk = "@@\n });\n \n req\n-.get(0)\n-.expect(0)\n+.get(1)\n+.expect(1)\n })\n \n it(n)\n";
+        let tail = "});\n\nreq\n.get(0)\n.expect(0)\n})\n\nit(c)";
+        // Another test with the same standing context and an unrelated core: the drifted place is still proven.
+        let file = ["});\n\nreq\n.get(9)\n.expect(9)\n})\n\nit(z)\n", tail].concat();
+        assert_eq!(
+            run(&file, chunk).unwrap(),
+            "});\n\nreq\n.get(9)\n.expect(9)\n})\n\nit(z)\n});\n\nreq\n.get(1)\n.expect(1)\n})\n\nit(c)"
+        );
+        // One whose core shares a line in its slot could be the chunk's own place with the other line changed.
+        let file = ["});\n\nreq\n.get(0)\n.expect(9)\n})\n\nit(z)\n", tail].concat();
+        assert!(run(&file, chunk).unwrap_err().contains("context mismatch"));
     }
 }
