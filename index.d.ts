@@ -187,7 +187,8 @@ export declare class HostSession {
    * Starts the login-PATH probe and the shell watchdog in the background (docs/host.md "Bash"), so the first
    * Bash call finds both ready. The glue calls it once Bash is admitted (never at a start with Bash off, where
    * the probe would run the user's whole profile for nothing). Cheap and idempotent: the probe runs once per
-   * process.
+   * process; its answer is remembered in `<agentDir>/pi-codex-toolkit/login-path.json` for the first calls of
+   * later processes with the same profile (docs/host.md "Bash").
    */
   prewarmBash(): void
   /**

@@ -350,11 +350,20 @@ impl JsHostSession {
     /// Starts the login-PATH probe and the shell watchdog in the background (docs/host.md "Bash"), so the first
     /// Bash call finds both ready. The glue calls it once Bash is admitted (never at a start with Bash off, where
     /// the probe would run the user's whole profile for nothing). Cheap and idempotent: the probe runs once per
-    /// process.
+    /// process; its answer is remembered in `<agentDir>/pi-codex-toolkit/login-path.json` for the first calls of
+    /// later processes with the same profile (docs/host.md "Bash").
     #[napi(catch_unwind)]
     pub fn prewarm_bash(&self, env: &napi::Env) -> napi::Result<()> {
         guard::sync(env, "host.prewarmBash", || {
-            self.inner.bash.login().prewarm();
+            // The remembered PATH lives beside the scratch folders: `<agentDir>/pi-codex-toolkit/login-path.json`.
+            let file = self
+                .inner
+                .roots
+                .scratch()
+                .parent()
+                .and_then(|s| s.parent())
+                .map(|d| d.join("login-path.json"));
+            self.inner.bash.login().prewarm_with(file);
             Ok(())
         })
     }

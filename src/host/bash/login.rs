@@ -15,7 +15,15 @@
 //! calls after the probe's end get its PATH. So a hanging profile (a shell start blocked on a lock, say) delays no
 //! command by seconds. The probe runs in a session of its own (`setsid`): an interactive shell with a controlling
 //! terminal would try to take the terminal's foreground and stop on SIGTTOU.
+//!
+//! A profile slower than that (or one that hangs) would still cost every process's first call its wait, so the
+//! probe's answer is also remembered on disk (`<agentDir>/pi-codex-toolkit/login-path.json`, [`LoginPath::prewarm_with`]):
+//! a later process whose shell, `HOME`, inherited PATH and profile files (path, size, modification time) are the
+//! same uses the remembered PATH for calls made while its own probe still runs, and waits for nothing. A profile
+//! edit changes the key, so a stale answer is never used; the probe still runs every process and rewrites the file
+//! when its answer differs.
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -27,6 +35,31 @@ pub const PROBE_BOUND: Duration = Duration::from_secs(5);
 
 /// How old a prewarmed probe may be before a Bash call stops waiting for it (see the module docs).
 pub const CALL_WAIT: Duration = Duration::from_secs(1);
+
+/// The largest remembered-PATH file read back (a PATH is a few KiB; anything bigger is not ours).
+const REMEMBERED_MAX: u64 = 64 * 1024;
+
+/// The profile files a login and interactive bash, zsh or POSIX shell may read; their size and modification time
+/// are part of the remembered PATH's key.
+const PROFILE_FILES: &[&str] = &[
+    "/etc/profile",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/zshenv",
+    "/etc/zsh/zshenv",
+    "/etc/zprofile",
+    "/etc/zsh/zprofile",
+    "/etc/zshrc",
+    "/etc/zsh/zshrc",
+    "~/.profile",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bashrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zshrc",
+    "~/.zlogin",
+];
 
 /// Marks the PATH line among whatever the profile prints.
 const SENTINEL: &str = "__PCT_LOGIN_PATH__=";
@@ -74,16 +107,27 @@ pub struct LoginPath {
     cell: OnceCell<Option<String>>,
     /// When [`LoginPath::prewarm`] started the probe.
     prewarmed: OnceLock<Instant>,
+    /// The home folder whose profile files key the remembered PATH.
+    home: Option<PathBuf>,
+    /// The PATH an earlier process's probe printed under the same key (see the module docs).
+    remembered: OnceLock<String>,
 }
 
 impl LoginPath {
     /// A probe of `shell` (`None` = nothing to ask: the inherited PATH stays).
     pub fn new(shell: Option<String>, bound: Duration) -> Arc<Self> {
+        Self::new_in(shell, bound, std::env::var_os("HOME").map(PathBuf::from))
+    }
+
+    /// [`LoginPath::new`] with an explicit home folder (tests).
+    pub fn new_in(shell: Option<String>, bound: Duration, home: Option<PathBuf>) -> Arc<Self> {
         Arc::new(Self {
             shell,
             bound,
             cell: OnceCell::new(),
             prewarmed: OnceLock::new(),
+            home,
+            remembered: OnceLock::new(),
         })
     }
 
@@ -102,8 +146,19 @@ impl LoginPath {
     /// Starts the probe now on a thread of its own (no async runtime needed) unless it already ran or runs; a
     /// later [`LoginPath::get`] waits only for what is left of it.
     pub fn prewarm(self: &Arc<Self>) {
+        self.prewarm_with(None);
+    }
+
+    /// [`LoginPath::prewarm`] that also reads and refreshes the remembered PATH in `file` (see the module docs).
+    pub fn prewarm_with(self: &Arc<Self>, file: Option<PathBuf>) {
         if self.cell.initialized() || self.prewarmed.get().is_some() {
             return;
+        }
+        let key = file.as_ref().and_then(|_| self.key());
+        if let (Some(f), Some(k)) = (&file, &key) {
+            if let Some(p) = read_remembered(f, k) {
+                let _ = self.remembered.set(p);
+            }
         }
         let me = self.clone();
         let spawned = std::thread::Builder::new()
@@ -112,7 +167,12 @@ impl LoginPath {
                 // The first command needs the watchdog too; starting it here keeps its spawn off that call's path.
                 crate::shell::watchdog::ensure_started();
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                    rt.block_on(me.get());
+                    let probed = rt.block_on(me.get());
+                    if let (Some(f), Some(k), Some(p)) = (&file, &key, &probed) {
+                        if me.remembered.get() != Some(p) {
+                            write_remembered(f, k, p);
+                        }
+                    }
                 }
             });
         if spawned.is_ok() {
@@ -135,12 +195,43 @@ impl LoginPath {
         if let Some(done) = self.cell.get() {
             return done.clone();
         }
+        if let Some(p) = self.remembered.get() {
+            return Some(p.clone());
+        }
         match self.prewarmed.get() {
             Some(at) => tokio::time::timeout(wait.saturating_sub(at.elapsed()), self.get())
                 .await
                 .unwrap_or(None),
             None => self.get().await,
         }
+    }
+
+    /// The remembered PATH's key: the shell, `HOME`, the inherited PATH and each profile file's size and
+    /// modification time (`-` for a missing one). `None` without a shell.
+    fn key(&self) -> Option<String> {
+        let shell = self.shell.as_deref()?;
+        let home = self.home.as_deref();
+        let mut key = format!(
+            "{shell}\n{}\n{}\n",
+            home.map(|h| h.display().to_string()).unwrap_or_default(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        for f in PROFILE_FILES {
+            let path = match (f.strip_prefix("~/"), home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                (Some(_), None) => continue,
+                (None, _) => PathBuf::from(f),
+            };
+            let stamp = std::fs::metadata(&path).ok().map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                format!("{} {}", m.len(), t.map(|t| t.as_nanos()).unwrap_or(0))
+            });
+            key.push_str(&format!("{}={}\n", path.display(), stamp.as_deref().unwrap_or("-")));
+        }
+        Some(key)
     }
 
     /// The probed PATH (`None` when there is no shell to ask, the probe failed, or it overran its bound).
@@ -204,6 +295,37 @@ pub async fn probe(shell: String, bound: Duration) -> Option<String> {
         }
     };
     parse(&String::from_utf8_lossy(&buf))
+}
+
+/// The remembered PATH in `file` when its key is `key` (a missing, oversized or foreign file: `None`).
+fn read_remembered(file: &Path, key: &str) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(REMEMBERED_MAX)
+        .read_to_string(&mut text)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if v.get("key")?.as_str()? != key {
+        return None;
+    }
+    let p = v.get("path")?.as_str()?;
+    (!p.is_empty() && !p.contains('\0')).then(|| p.to_string())
+}
+
+/// Best effort: writes `{key, path}` to a temporary file next to `file`, then renames it over `file`, so a reader
+/// sees the old or the new answer, never half of one.
+fn write_remembered(file: &Path, key: &str, path: &str) {
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".login-path.{}.tmp", std::process::id()));
+    let body = serde_json::json!({ "key": key, "path": path }).to_string();
+    if std::fs::write(&tmp, body).is_ok() && std::fs::rename(&tmp, file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 /// The PATH after the last sentinel, if it is a plausible non-empty value.

@@ -1008,3 +1008,58 @@ async fn an_adopted_task_completes_with_its_answer_or_fails_when_dropped_unfinis
     a.close();
     assert_eq!(a.adopt(4244, "x".into(), None).err().unwrap().code, TOOL_FAILED);
 }
+
+#[tokio::test]
+async fn a_later_process_uses_the_remembered_path_while_its_probe_runs_and_a_profile_edit_forgets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join(".profile"), "# v1\n").unwrap();
+    let file = dir.path().join("agent").join("login-path.json");
+    let quick = dir.path().join("sh");
+    std::fs::write(
+        &quick,
+        "#!/bin/sh\nPATH=/pct-remembered:$PATH\nexec /bin/sh -c \"$3\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&quick, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The first process probes and remembers the answer.
+    let first = login::LoginPath::new_in(
+        Some(quick.display().to_string()),
+        Duration::from_secs(5),
+        Some(home.clone()),
+    );
+    first.prewarm_with(Some(file.clone()));
+    let p = first.get().await.unwrap();
+    assert!(p.starts_with("/pct-remembered:"), "{p}");
+    for _ in 0..200 {
+        if file.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A later process whose probe hangs (same shell path, same profile): its call gets the remembered PATH at once.
+    std::fs::write(&quick, "#!/bin/sh\nexec sleep 3000\n").unwrap();
+    let later = login::LoginPath::new_in(
+        Some(quick.display().to_string()),
+        Duration::from_secs(1),
+        Some(home.clone()),
+    );
+    later.prewarm_with(Some(file.clone()));
+    let t = std::time::Instant::now();
+    assert_eq!(later.for_call_within(Duration::from_secs(1)).await, Some(p.clone()));
+    assert!(t.elapsed() < Duration::from_millis(200), "waited {:?}", t.elapsed());
+    // An edited profile is another key: nothing remembered, the call waits its bound and runs with the inherited PATH.
+    std::fs::write(home.join(".profile"), "# v2, longer\n").unwrap();
+    let edited = login::LoginPath::new_in(Some(quick.display().to_string()), Duration::from_secs(1), Some(home));
+    edited.prewarm_with(Some(file.clone()));
+    assert_eq!(edited.for_call_within(Duration::from_millis(100)).await, None);
+    // A foreign or oversized file is ignored, never trusted.
+    std::fs::write(&file, "x".repeat(70 * 1024)).unwrap();
+    let foreign = login::LoginPath::new_in(Some("/bin/sh".into()), Duration::from_secs(5), None);
+    foreign.prewarm_with(Some(file));
+    assert!(foreign
+        .for_call_within(Duration::from_secs(1))
+        .await
+        .is_some_and(|p| !p.starts_with("/pct-remembered:")));
+}
