@@ -40,7 +40,7 @@ impl Live<'_> {
 /// version's, else hashed (SHA-256). "Is that version's": its retained text equals the live text (a full
 /// comparison), or, when the text was not retained (over 2 MiB), same length and same XXH3-128 fingerprint
 /// (docs/host.md "The live file's fingerprint"); any difference takes the full path.
-pub fn identify<'t>(text: &'t str, version: Option<&Version>) -> (Cow<'t, str>, ([u8; 32], String)) {
+pub fn identify<'t>(text: &'t str, version: Option<&Version>) -> Identified<'t> {
     let lt = tag::normalize_str(text);
     let id = match version {
         Some(v) if v.text.as_deref().is_some_and(|vt| vt == lt.as_ref()) => (v.digest, v.tag.clone()),
@@ -50,12 +50,15 @@ pub fn identify<'t>(text: &'t str, version: Option<&Version>) -> (Cow<'t, str>, 
     (lt, id)
 }
 
+/// What [`identify`] finds: the normalized live text, and its digest and tag.
+pub type Identified<'t> = (Cow<'t, str>, ([u8; 32], String));
+
 /// [`identify`] of a large file on a second thread while this one splits it into lines with `split`.
 pub fn identify_beside<'t, D>(
     text: &'t str,
     version: Option<&Version>,
     split: impl FnOnce() -> D,
-) -> (D, (Cow<'t, str>, ([u8; 32], String))) {
+) -> (D, Identified<'t>) {
     on_the_side(text.len(), || identify(text, version), split)
 }
 
