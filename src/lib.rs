@@ -9,6 +9,7 @@ mod agentfs;
 mod agents;
 pub mod bind;
 mod code;
+mod codes;
 mod compaction;
 mod computer;
 mod config;

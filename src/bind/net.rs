@@ -153,7 +153,7 @@ pub struct NetPlan {
 
 // ---- Web Search, Image Generation, Debug ----
 
-use crate::net::error::{code_of, NetError};
+use crate::net::error::{NetCode, NetError};
 use crate::net::websearch::{native as ws_native, sidecar, SearchOptions};
 use crate::net::{debug, image};
 
@@ -451,7 +451,7 @@ pub fn net_failure(
     code: String,
     detail: String,
 ) -> napi::Result<NetFailure> {
-    guard::sync(env, "net.failure", || match code_of(&code) {
+    guard::sync(env, "net.failure", || match NetCode::parse(&code) {
         Some(c) => Ok(NetError::new(c, detail).into()),
         None => Err(guard::throw(
             env,

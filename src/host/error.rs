@@ -3,157 +3,51 @@
 
 use std::fmt;
 
-/// Every code a host tool fails with (docs/host.md "Codes"). The host tools keep the seed's SCREAMING_SNAKE
-/// spelling (docs/spec/host-tools.md "Common to every tool"): models and hooks written against Claude-Code-style
-/// tools match on these exact words, so they differ on purpose from the kebab-case of the Codex tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HostCode {
-    /// An argument is missing, malformed or out of range.
-    InvalidArgument,
-    /// A path is outside the session roots and has no external-path approval.
-    PathOutsideWorkspace,
-    /// The named file, directory or background task does not exist.
-    NotFound,
-    /// The operation failed for a reason outside the model's arguments (I/O error, changed target).
-    ToolFailed,
-    /// The operation ran past its time budget and was stopped.
-    ToolTimeout,
-    /// A file is over a size limit of the tool (Write and Edit read the file whole, docs/host.md "Large files").
-    FileTooLarge,
-    /// Bash: the shell could not be started because it does not exist (docs/host.md "Bash").
-    ShellNotFound,
-    /// A cap on concurrent work was reached (background tasks: per session or process-wide).
-    HostOverloaded,
-    /// Edit: no tag was given (docs/spec/host-tools.md "Read, Grep, Write and the line-anchored Edit").
-    EditTagRequired,
-    /// Edit: the tag is stale and the edit could not be carried over to the live file.
-    EditTagMismatch,
-    /// Edit: the tag is not the live file's and no shown version of the file has it.
-    EditTagUnknown,
-    /// Edit: an anchor is on a line the model was never shown.
-    EditLinesUnseen,
-    /// Edit: the operations text does not parse.
-    EditParseFailed,
-    /// Edit: a line number or range is outside the file, reversed, or overlaps another operation.
-    EditRangeInvalid,
-    /// Edit: a block locator (`N*`) was used; block resolution does not exist yet.
-    EditBlockUnresolved,
-    /// Edit: a paste names a register nothing was captured into.
-    EditRegisterEmpty,
-    /// Edit: a paste names a register captured more than once in the call.
-    EditRegisterAmbiguous,
-    /// Edit: a `+` row holds a carriage return that is not its line ending (it would land as a lone CR).
-    EditBareCr,
-    /// Edit: the result is byte-for-byte the current file.
-    EditNoChange,
-    /// Edit: the call passes a size limit (ops text, op count, expanded lines, register capture).
-    EditAmplificationLimit,
-}
-
-impl HostCode {
-    /// Every code, in the order of the docs/host.md "Codes" table.
-    pub const ALL: [HostCode; 20] = [
-        HostCode::InvalidArgument,
-        HostCode::PathOutsideWorkspace,
-        HostCode::NotFound,
-        HostCode::ToolFailed,
-        HostCode::ToolTimeout,
-        HostCode::FileTooLarge,
-        HostCode::ShellNotFound,
-        HostCode::HostOverloaded,
-        HostCode::EditTagRequired,
-        HostCode::EditTagMismatch,
-        HostCode::EditTagUnknown,
-        HostCode::EditLinesUnseen,
-        HostCode::EditParseFailed,
-        HostCode::EditRangeInvalid,
-        HostCode::EditBlockUnresolved,
-        HostCode::EditRegisterEmpty,
-        HostCode::EditRegisterAmbiguous,
-        HostCode::EditBareCr,
-        HostCode::EditNoChange,
-        HostCode::EditAmplificationLimit,
-    ];
-
-    /// The word the model, the glue and the audit log see.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HostCode::InvalidArgument => "INVALID_ARGUMENT",
-            HostCode::PathOutsideWorkspace => "PATH_OUTSIDE_WORKSPACE",
-            HostCode::NotFound => "NOT_FOUND",
-            HostCode::ToolFailed => "TOOL_FAILED",
-            HostCode::ToolTimeout => "TOOL_TIMEOUT",
-            HostCode::FileTooLarge => "FILE_TOO_LARGE",
-            HostCode::ShellNotFound => "SHELL_NOT_FOUND",
-            HostCode::HostOverloaded => "HOST_OVERLOADED",
-            HostCode::EditTagRequired => "EDIT_TAG_REQUIRED",
-            HostCode::EditTagMismatch => "EDIT_TAG_MISMATCH",
-            HostCode::EditTagUnknown => "EDIT_TAG_UNKNOWN",
-            HostCode::EditLinesUnseen => "EDIT_LINES_UNSEEN",
-            HostCode::EditParseFailed => "EDIT_PARSE_FAILED",
-            HostCode::EditRangeInvalid => "EDIT_RANGE_INVALID",
-            HostCode::EditBlockUnresolved => "EDIT_BLOCK_UNRESOLVED",
-            HostCode::EditRegisterEmpty => "EDIT_REGISTER_EMPTY",
-            HostCode::EditRegisterAmbiguous => "EDIT_REGISTER_AMBIGUOUS",
-            HostCode::EditBareCr => "EDIT_BARE_CR",
-            HostCode::EditNoChange => "EDIT_NO_CHANGE",
-            HostCode::EditAmplificationLimit => "EDIT_AMPLIFICATION_LIMIT",
-        }
-    }
-
-    /// The code-level next step (each message also names its own, specific one; docs/host.md "Codes").
-    pub fn next_step(self) -> &'static str {
-        match self {
-            HostCode::InvalidArgument => "fix the argument the message names and call again",
-            HostCode::PathOutsideWorkspace => {
-                "use a path inside the workspace, or ask the user to approve the external path"
-            }
-            HostCode::NotFound => "check the path (or task id) with Glob (or TaskList), then call again",
-            HostCode::ToolFailed => "read the cause in the message; re-read the target before trying again",
-            HostCode::ToolTimeout => "narrow the call (a smaller window, path or pattern) or give it a longer timeout",
-            HostCode::FileTooLarge => "inspect or change the file with Bash instead",
-            HostCode::ShellNotFound => "install bash or point Pi's shell setting at an existing shell",
-            HostCode::HostOverloaded => {
-                "wait for a background task with TaskWait or stop one with TaskStop, then call again"
-            }
-            HostCode::EditTagRequired => "pass the tag from the file's `[path#TAG]` header",
-            HostCode::EditTagMismatch => "redo the edit against the current lines with the live tag, or Read the file",
-            HostCode::EditTagUnknown => "Read the file and use its tag",
-            HostCode::EditLinesUnseen => "send the same Edit again, or Read those lines first",
-            HostCode::EditParseFailed => "write the operations in the form the message shows",
-            HostCode::EditRangeInvalid => "use a range inside the file, or merge the overlapping operations",
-            HostCode::EditBlockUnresolved => "use the plain `N.=M` range",
-            HostCode::EditRegisterEmpty => "CUT into the register before pasting it",
-            HostCode::EditRegisterAmbiguous => "give each CUT its own register name",
-            HostCode::EditBareCr => "drop the `\\r`, or split the row",
-            HostCode::EditNoChange => "check the `+` rows: the result equals the file",
-            HostCode::EditAmplificationLimit => "split the change into several Edits, or use Write",
-        }
-    }
-
-    /// Looks a code up by its word (the budget and the glue carry it as text only at the boundary).
-    pub fn parse(word: &str) -> Option<HostCode> {
-        HostCode::ALL.into_iter().find(|c| c.as_str() == word)
-    }
-}
-
-impl fmt::Display for HostCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Tests (here and in other modules) assert the exact word the model sees.
-impl PartialEq<&str> for HostCode {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-/// The word as the boundary carries it (a test helper's `String`) against the typed code.
-impl PartialEq<HostCode> for String {
-    fn eq(&self, other: &HostCode) -> bool {
-        self == other.as_str()
+crate::codes::error_codes! {
+    /// Every code a host tool fails with (docs/host.md "Codes"). The host tools keep the seed's SCREAMING_SNAKE
+    /// spelling (docs/spec/host-tools.md "Common to every tool"): models and hooks written against Claude-Code-style
+    /// tools match on these exact words, so they differ on purpose from the kebab-case of the Codex tools.
+    pub enum HostCode {
+        /// An argument is missing, malformed or out of range.
+        InvalidArgument = "INVALID_ARGUMENT" => "fix the argument the message names and call again",
+        /// A path is outside the session roots and has no external-path approval.
+        PathOutsideWorkspace = "PATH_OUTSIDE_WORKSPACE" => "use a path inside the workspace, or ask the user to approve the external path",
+        /// The named file, directory or background task does not exist.
+        NotFound = "NOT_FOUND" => "check the path (or task id) with Glob (or TaskList), then call again",
+        /// The operation failed for a reason outside the model's arguments (I/O error, changed target).
+        ToolFailed = "TOOL_FAILED" => "read the cause in the message; re-read the target before trying again",
+        /// The operation ran past its time budget and was stopped.
+        ToolTimeout = "TOOL_TIMEOUT" => "narrow the call (a smaller window, path or pattern) or give it a longer timeout",
+        /// A file is over a size limit of the tool (Write and Edit read the file whole, docs/host.md "Large files").
+        FileTooLarge = "FILE_TOO_LARGE" => "inspect or change the file with Bash instead",
+        /// Bash: the shell could not be started because it does not exist (docs/host.md "Bash").
+        ShellNotFound = "SHELL_NOT_FOUND" => "install bash or point Pi's shell setting at an existing shell",
+        /// A cap on concurrent work was reached (background tasks: per session or process-wide).
+        HostOverloaded = "HOST_OVERLOADED" => "wait for a background task with TaskWait or stop one with TaskStop, then call again",
+        /// Edit: no tag was given (docs/spec/host-tools.md "Read, Grep, Write and the line-anchored Edit").
+        EditTagRequired = "EDIT_TAG_REQUIRED" => "pass the tag from the file's `[path#TAG]` header",
+        /// Edit: the tag is stale and the edit could not be carried over to the live file.
+        EditTagMismatch = "EDIT_TAG_MISMATCH" => "redo the edit against the current lines with the live tag, or Read the file",
+        /// Edit: the tag is not the live file's and no shown version of the file has it.
+        EditTagUnknown = "EDIT_TAG_UNKNOWN" => "Read the file and use its tag",
+        /// Edit: an anchor is on a line the model was never shown.
+        EditLinesUnseen = "EDIT_LINES_UNSEEN" => "send the same Edit again, or Read those lines first",
+        /// Edit: the operations text does not parse.
+        EditParseFailed = "EDIT_PARSE_FAILED" => "write the operations in the form the message shows",
+        /// Edit: a line number or range is outside the file, reversed, or overlaps another operation.
+        EditRangeInvalid = "EDIT_RANGE_INVALID" => "use a range inside the file, or merge the overlapping operations",
+        /// Edit: a block locator (`N*`) was used; block resolution does not exist yet.
+        EditBlockUnresolved = "EDIT_BLOCK_UNRESOLVED" => "use the plain `N.=M` range",
+        /// Edit: a paste names a register nothing was captured into.
+        EditRegisterEmpty = "EDIT_REGISTER_EMPTY" => "CUT into the register before pasting it",
+        /// Edit: a paste names a register captured more than once in the call.
+        EditRegisterAmbiguous = "EDIT_REGISTER_AMBIGUOUS" => "give each CUT its own register name",
+        /// Edit: a `+` row holds a carriage return that is not its line ending (it would land as a lone CR).
+        EditBareCr = "EDIT_BARE_CR" => "drop the `\\r`, or split the row",
+        /// Edit: the result is byte-for-byte the current file.
+        EditNoChange = "EDIT_NO_CHANGE" => "check the `+` rows: the result equals the file",
+        /// Edit: the call passes a size limit (ops text, op count, expanded lines, register capture).
+        EditAmplificationLimit = "EDIT_AMPLIFICATION_LIMIT" => "split the change into several Edits, or use Write",
     }
 }
 
@@ -296,22 +190,13 @@ impl std::error::Error for HostError {}
 mod tests {
     use super::*;
 
+    use crate::codes::check::{doc_table, dts_union, with_extra};
+
     /// The rows of the docs/host.md "Codes" table are exactly [`HostCode::ALL`], in order.
     #[test]
     fn all_matches_the_doc_table() {
-        let doc = include_str!("../../docs/host.md");
-        let table = doc
-            .split("\n### Codes\n")
-            .nth(1)
-            .expect("docs/host.md has a Codes section");
-        let rows: Vec<&str> = table
-            .lines()
-            .skip_while(|l| !l.starts_with("| `"))
-            .take_while(|l| l.starts_with("| `"))
-            .filter_map(|l| l.split('`').nth(1))
-            .collect();
         let all: Vec<&str> = HostCode::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(rows, all);
+        assert_eq!(doc_table(include_str!("../../docs/host.md"), "### Codes"), all);
         for c in HostCode::ALL {
             assert!(!c.next_step().is_empty());
             assert_eq!(HostCode::parse(c.as_str()), Some(c));
@@ -324,24 +209,14 @@ mod tests {
     #[test]
     fn index_d_ts_unions_are_all_codes() {
         let dts = include_str!("../../index.d.ts");
-        let union = |iface: &str| -> Vec<String> {
-            let body = dts
-                .split(&format!("export interface {iface} {{\n"))
-                .nth(1)
-                .expect(iface);
-            let line = body
-                .lines()
-                .find(|l| l.trim_start().starts_with("code: "))
-                .expect("code field");
-            line.trim()
-                .trim_start_matches("code: ")
-                .split(" | ")
-                .map(|w| w.trim_matches('\'').to_string())
-                .collect()
-        };
-        let all: Vec<String> = HostCode::ALL.iter().map(|c| c.as_str().to_string()).collect();
-        let with = |extra: &[&str]| [all.clone(), extra.iter().map(|s| s.to_string()).collect()].concat();
-        assert_eq!(union("HostFailure"), with(&["AGENT_LIMIT", "internal-panic"]));
-        assert_eq!(union("HostEditFailure"), with(&["internal-panic"]));
+        let all = HostCode::ALL.map(HostCode::as_str);
+        assert_eq!(
+            dts_union(dts, "HostFailure", "code"),
+            with_extra(all, &["AGENT_LIMIT", "internal-panic"])
+        );
+        assert_eq!(
+            dts_union(dts, "HostEditFailure", "code"),
+            with_extra(all, &["internal-panic"])
+        );
     }
 }

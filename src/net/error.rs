@@ -3,99 +3,39 @@
 
 use super::route::RouteReason;
 
-/// One network tool failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetCode {
-    /// The caller aborted the tool call.
-    Aborted,
-    /// No answer within the feature's timeout (30 s search, 300 s image).
-    Timeout,
-    /// The request could not be sent or the connection broke.
-    NetworkError,
-    /// A non-2xx status (redirects included: they are never followed).
-    HttpError,
-    /// The body was not the JSON (or SSE) the endpoint documents.
-    InvalidJson,
-    /// The response ended without completing (status incomplete/failed, no `response.completed`).
-    IncompleteResponse,
-    /// The sidecar answer has no `web_search_call` item: no search happened.
-    MissingSearchCall,
-    /// The sidecar answer has no output text.
-    MissingAnswer,
-    /// Pi's provider stream for the executor is not available.
-    ProviderUnavailable,
-    /// The executor effort is not one the executor model supports.
-    UnsupportedSidecarEffort,
-    /// The tool arguments are wrong (empty query, unknown field, bad size/quality).
-    InvalidArguments,
-    /// The image response carried no image, or bytes that are not a PNG.
-    InvalidImage,
-    /// The decoded image is larger than the toolkit accepts.
-    ImageTooLarge,
-    /// The PNG could not be written under the agent dir.
-    WriteFailed,
-    /// The response body is larger than the feature's cap ([`super::body_cap`]); the read stopped there.
-    ResponseTooLarge,
-}
-
-impl NetCode {
-    pub const ALL: [NetCode; 15] = [
-        NetCode::Aborted,
-        NetCode::Timeout,
-        NetCode::NetworkError,
-        NetCode::HttpError,
-        NetCode::InvalidJson,
-        NetCode::IncompleteResponse,
-        NetCode::MissingSearchCall,
-        NetCode::MissingAnswer,
-        NetCode::ProviderUnavailable,
-        NetCode::UnsupportedSidecarEffort,
-        NetCode::InvalidArguments,
-        NetCode::InvalidImage,
-        NetCode::ImageTooLarge,
-        NetCode::WriteFailed,
-        NetCode::ResponseTooLarge,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NetCode::Aborted => "aborted",
-            NetCode::Timeout => "timeout",
-            NetCode::NetworkError => "network-error",
-            NetCode::HttpError => "http-error",
-            NetCode::InvalidJson => "invalid-json",
-            NetCode::IncompleteResponse => "incomplete-response",
-            NetCode::MissingSearchCall => "missing-search-call",
-            NetCode::MissingAnswer => "missing-answer",
-            NetCode::ProviderUnavailable => "provider-unavailable",
-            NetCode::UnsupportedSidecarEffort => "unsupported-sidecar-effort",
-            NetCode::InvalidArguments => "invalid-arguments",
-            NetCode::InvalidImage => "invalid-image",
-            NetCode::ImageTooLarge => "image-too-large",
-            NetCode::WriteFailed => "write-failed",
-            NetCode::ResponseTooLarge => "response-too-large",
-        }
-    }
-
-    /// The next step the model (or user) should take.
-    pub fn next_step(self) -> &'static str {
-        match self {
-            NetCode::Aborted => "the call was cancelled; run it again if it is still needed",
-            NetCode::Timeout => "the service did not answer in time; try again later or with a narrower request (it was not retried)",
-            NetCode::NetworkError => "check the network connection or proxy settings, then try again (it was not retried)",
-            NetCode::HttpError => "the service refused the request; read the status, fix the cause (credential, quota, model) and try again",
-            NetCode::InvalidJson => "the service answered with something that is not the documented format; try again later",
-            NetCode::IncompleteResponse => "the service stopped before finishing; try again, perhaps with a simpler request",
-            NetCode::MissingSearchCall => "the executor answered without searching; rephrase the query as a search request and try again",
-            NetCode::MissingAnswer => "the search returned no answer text; rephrase the query and try again",
-            NetCode::ProviderUnavailable => "Pi has no stream for the executor's provider; pick another executor with /pct config",
-            NetCode::UnsupportedSidecarEffort => "pick an effort the executor model supports (or auto) with /pct config",
-            NetCode::InvalidArguments => "fix the arguments as described and call the tool again",
-            NetCode::InvalidImage => "the service returned no PNG image; try again, perhaps with another prompt",
-            NetCode::ImageTooLarge => "request a smaller size and try again",
-            NetCode::WriteFailed => "check that the agent directory is writable and has free space, then try again",
-            NetCode::ResponseTooLarge => "the service sent more than the toolkit reads for this feature; nothing was kept, try again with a narrower request",
-        }
+crate::codes::error_codes! {
+    /// One network tool failure (docs/net.md "Errors").
+    pub enum NetCode {
+        /// The caller aborted the tool call.
+        Aborted = "aborted" => "the call was cancelled; run it again if it is still needed",
+        /// No answer within the feature's timeout (30 s search, 300 s image).
+        Timeout = "timeout" => "the service did not answer in time; try again later or with a narrower request (it was not retried)",
+        /// The request could not be sent or the connection broke.
+        NetworkError = "network-error" => "check the network connection or proxy settings, then try again (it was not retried)",
+        /// A non-2xx status (redirects included: they are never followed).
+        HttpError = "http-error" => "the service refused the request; read the status, fix the cause (credential, quota, model) and try again",
+        /// The body was not the JSON (or SSE) the endpoint documents.
+        InvalidJson = "invalid-json" => "the service answered with something that is not the documented format; try again later",
+        /// The response ended without completing (status incomplete/failed, no `response.completed`).
+        IncompleteResponse = "incomplete-response" => "the service stopped before finishing; try again, perhaps with a simpler request",
+        /// The sidecar answer has no `web_search_call` item: no search happened.
+        MissingSearchCall = "missing-search-call" => "the executor answered without searching; rephrase the query as a search request and try again",
+        /// The sidecar answer has no output text.
+        MissingAnswer = "missing-answer" => "the search returned no answer text; rephrase the query and try again",
+        /// Pi's provider stream for the executor is not available.
+        ProviderUnavailable = "provider-unavailable" => "Pi has no stream for the executor's provider; pick another executor with /pct config",
+        /// The executor effort is not one the executor model supports.
+        UnsupportedSidecarEffort = "unsupported-sidecar-effort" => "pick an effort the executor model supports (or auto) with /pct config",
+        /// The tool arguments are wrong (empty query, unknown field, bad size/quality).
+        InvalidArguments = "invalid-arguments" => "fix the arguments as described and call the tool again",
+        /// The image response carried no image, or bytes that are not a PNG.
+        InvalidImage = "invalid-image" => "the service returned no PNG image; try again, perhaps with another prompt",
+        /// The decoded image is larger than the toolkit accepts.
+        ImageTooLarge = "image-too-large" => "request a smaller size and try again",
+        /// The PNG could not be written under the agent dir.
+        WriteFailed = "write-failed" => "check that the agent directory is writable and has free space, then try again",
+        /// The response body is larger than the feature's cap ([`super::body_cap`]); the read stopped there.
+        ResponseTooLarge = "response-too-large" => "the service sent more than the toolkit reads for this feature; nothing was kept, try again with a narrower request",
     }
 }
 
@@ -133,11 +73,6 @@ impl NetError {
     }
 }
 
-/// Looks a code up by name (the glue reports fetch failures by code).
-pub fn code_of(name: &str) -> Option<NetCode> {
-    NetCode::ALL.iter().copied().find(|c| c.as_str() == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +87,7 @@ mod tests {
                 c.as_str()
             );
             assert!(!c.next_step().is_empty());
-            assert_eq!(code_of(c.as_str()), Some(c));
+            assert_eq!(NetCode::parse(c.as_str()), Some(c));
         }
         let e = NetError::new(NetCode::HttpError, "HTTP 500");
         assert_eq!(e.code, "http-error");
