@@ -44,6 +44,9 @@ macro_rules! error_codes {
             }
         }
 
+        // A duplicated word or an empty next step is a compile error, so no module needs its own loop for it.
+        const _: () = $crate::codes::check_words(&[$($word),+], &[$($next),+]);
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
@@ -67,6 +70,38 @@ macro_rules! error_codes {
 }
 
 pub(crate) use error_codes;
+
+/// Compile-time rules every code enum obeys (run by [`error_codes!`] in a `const`): the words are unique, so
+/// `parse` finds exactly the code that produced a word, and every next step says something.
+pub const fn check_words(words: &[&str], steps: &[&str]) {
+    let mut i = 0;
+    while i < words.len() {
+        assert!(!words[i].is_empty(), "an error code has an empty word");
+        assert!(!steps[i].is_empty(), "an error code has an empty next step");
+        let mut j = i + 1;
+        while j < words.len() {
+            assert!(!same(words[i], words[j]), "two error codes share a word");
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+/// `a == b` in a `const` context (`str` equality is not const yet).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The checks every code enum runs against its docs and against index.d.ts.
 #[cfg(test)]
@@ -137,6 +172,18 @@ pub mod check {
             assert_eq!(Sample::parse("third-code"), None);
             assert_eq!(Sample::First.to_string(), "first-code");
             assert!(Sample::First == "first-code");
+        }
+
+        #[test]
+        fn the_compile_time_rules_refuse_a_shared_word_and_an_empty_step() {
+            super::super::check_words(&["a", "b"], &["x", "y"]);
+            let shared = std::panic::catch_unwind(|| super::super::check_words(&["a", "a"], &["x", "y"]));
+            assert!(shared.is_err());
+            let empty = std::panic::catch_unwind(|| super::super::check_words(&["a"], &[""]));
+            assert!(empty.is_err());
+            assert!(
+                super::super::same("ab", "ab") && !super::super::same("ab", "abc") && !super::super::same("ab", "ac")
+            );
         }
 
         #[test]
