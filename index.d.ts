@@ -1703,7 +1703,7 @@ export interface ShellDetails {
 /** `{ok: false, code, message, text}`: a refusal or failure; `text` is what the model reads. */
 export interface ShellFailure {
   ok: false
-  code: 'invalid-command' | 'invalid-cwd' | 'invalid-limit' | 'invalid-session' | 'stale-session' | 'session-limit' | 'spawn-failed' | 'shell-unavailable' | 'stdin-closed' | 'stdin-failed' | 'stdin-overload' | 'stdin-transport' | 'manager-closed' | 'cleanup-incomplete' | 'aborted' | 'internal-panic'
+  code: 'invalid-command' | 'invalid-cwd' | 'invalid-limit' | 'invalid-session' | 'stale-session' | 'session-limit' | 'shell-unavailable' | 'stdin-transport' | 'stdin-closed' | 'stdin-overload' | 'stdin-failed' | 'aborted' | 'manager-closed' | 'cleanup-incomplete' | 'spawn-failed' | 'internal-panic'
   message: string
   text: string
 }

@@ -16,7 +16,7 @@ pub struct ShellFailure {
     #[napi(ts_type = "false")]
     pub ok: bool,
     #[napi(
-        ts_type = "'invalid-command' | 'invalid-cwd' | 'invalid-limit' | 'invalid-session' | 'stale-session' | 'session-limit' | 'spawn-failed' | 'shell-unavailable' | 'stdin-closed' | 'stdin-failed' | 'stdin-overload' | 'stdin-transport' | 'manager-closed' | 'cleanup-incomplete' | 'aborted' | 'internal-panic'"
+        ts_type = "'invalid-command' | 'invalid-cwd' | 'invalid-limit' | 'invalid-session' | 'stale-session' | 'session-limit' | 'shell-unavailable' | 'stdin-transport' | 'stdin-closed' | 'stdin-overload' | 'stdin-failed' | 'aborted' | 'manager-closed' | 'cleanup-incomplete' | 'spawn-failed' | 'internal-panic'"
     )]
     pub code: String,
     pub message: String,
@@ -184,7 +184,8 @@ impl ShellManager {
 
 /// `{ok: false, code: "internal-panic", ...}` for a contained panic.
 fn panicked(message: String) -> Value {
-    shell::js::error_json(&shell::ShellError::new(guard::PANIC_CODE, message))
+    let text = format!("{}: {message}", guard::PANIC_CODE);
+    serde_json::json!({"ok": false, "code": guard::PANIC_CODE, "message": message, "text": text})
 }
 
 #[napi]

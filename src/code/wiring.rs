@@ -77,7 +77,7 @@ fn nested_reply(r: &shell::ShellResult) -> Value {
 }
 
 fn shell_err(e: shell::ShellError) -> CodeError {
-    CodeError::new(e.code, e.message)
+    CodeError::new(e.code.as_str(), e.message)
 }
 
 impl Adapters for Arc<ToolkitAdapters> {

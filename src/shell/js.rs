@@ -2,7 +2,7 @@
 //! and errors out, and the registry that maps a JS call id to its cancellation token (AbortSignal bridge).
 
 use super::cancel::Cancel;
-use super::error::ShellError;
+use super::error::{ShellCode, ShellError};
 use super::live::{self, LivePeek, LiveSlot};
 use super::manager::{CallContext, Limits};
 use super::process::ShellConfig;
@@ -63,7 +63,7 @@ pub fn context_from_json(v: &Value, cancel: Option<Cancel>, live: Option<LiveSlo
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
             ShellError::new(
-                "invalid-cwd",
+                ShellCode::InvalidCwd,
                 "The call has no current directory (ctx.cwd); nothing was started.",
             )
         })?;

@@ -5,7 +5,7 @@
 //! `Registry` lock, whose ordering is easiest to check in one place.
 
 use super::cancel::{cancelled, Cancel};
-use super::error::{invalid_session, ShellError};
+use super::error::{invalid_session, ShellCode, ShellError};
 use super::job::{self, Delivery, Job, JobState, Pending, StdinOp, StdinState, StopPhase, Ticket};
 use super::process::{parse_env_overlay, signal_group, ShellConfig};
 use super::render::{ShellResult, Status, StdinSnapshot};
@@ -122,11 +122,11 @@ fn aborted(id: Option<&str>, stopped: bool) -> ShellError {
         (Some(id), false) => format!(" Session {id} keeps running; poll it with write_stdin."),
         _ => String::new(),
     };
-    ShellError::new("aborted", format!("The call was cancelled.{what}"))
+    ShellError::new(ShellCode::Aborted, format!("The call was cancelled.{what}"))
 }
 
 fn manager_closed() -> ShellError {
-    ShellError::new("manager-closed", "Shell Sessions for this Pi session were closed (session ended or replaced); start a new command in the current session.")
+    ShellError::new(ShellCode::ManagerClosed, "Shell Sessions for this Pi session were closed (session ended or replaced); start a new command in the current session.")
 }
 
 impl Manager {
@@ -196,13 +196,13 @@ impl Manager {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 return Err(ShellError::new(
-                    "invalid-cwd",
+                    ShellCode::InvalidCwd,
                     format!("workdir {} is not a directory.", dir.display()),
                 ))
             }
             Err(_) => {
                 return Err(ShellError::new(
-                    "invalid-cwd",
+                    ShellCode::InvalidCwd,
                     format!(
                         "workdir {} does not exist (workdir is relative to the current directory {}).",
                         dir.display(),
@@ -215,7 +215,7 @@ impl Manager {
             Some(s) => s,
             None => {
                 return Err(ShellError::new(
-                    "shell-unavailable",
+                    ShellCode::ShellUnavailable,
                     "No usable local shell was resolved; Shell Sessions cannot run commands.",
                 ))
             }
@@ -230,7 +230,7 @@ impl Manager {
             let running = reg.jobs.values().filter(|j| !j.state.lock().unwrap().settled()).count();
             if running >= self.limits.max_running {
                 return Err(ShellError::new(
-                    "session-limit",
+                    ShellCode::SessionLimit,
                     format!(
                         "{running} commands are already running (limit {}). Wait for one with write_stdin or stop one with \
                          write_stdin {{\"terminate\": true}} before starting another.",
@@ -276,7 +276,7 @@ impl Manager {
         let mut child = c.spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ShellError::new(
-                    "shell-unavailable",
+                    ShellCode::ShellUnavailable,
                     format!(
                         "The shell {} could not be found; Shell Sessions cannot run commands.",
                         shell.shell
@@ -284,7 +284,7 @@ impl Manager {
                 )
             } else {
                 ShellError::new(
-                    "spawn-failed",
+                    ShellCode::SpawnFailed,
                     format!("Could not start the command with {}: {e}. Nothing ran.", shell.shell),
                 )
             }
@@ -369,7 +369,7 @@ impl Manager {
         }
         if reg.released.contains(id) {
             return Err(ShellError::new(
-                "stale-session",
+                ShellCode::StaleSession,
                 format!("Session {id} already ended and its final result was delivered (or its unread handle expired). Its recovery file, if any, is still on disk."),
             ));
         }
@@ -388,7 +388,7 @@ impl Manager {
         if req.terminate {
             if !req.input.is_empty() {
                 return Err(ShellError::new(
-                    "stdin-failed",
+                    ShellCode::StdinFailed,
                     "write_stdin cannot send input and terminate in the same call; nothing was sent. Send the input first, or terminate without input.",
                 ));
             }
@@ -412,7 +412,7 @@ impl Manager {
             if !req.input.is_empty() {
                 if job.stdin_transport {
                     return Err(ShellError::new(
-                        "stdin-transport",
+                        ShellCode::StdinTransport,
                         format!("Session {} received its command through stdin, which is closed; it cannot take input. Poll it with empty input.", job.id),
                     ));
                 }
@@ -423,7 +423,7 @@ impl Manager {
                         StdinState::Open => "the process has exited",
                     };
                     return Err(ShellError::new(
-                        "stdin-closed",
+                        ShellCode::StdinClosed,
                         format!("Session {} cannot take input: {why}. Nothing was sent.", job.id),
                     ));
                 }
@@ -432,7 +432,7 @@ impl Manager {
                     || st.stdin_pending_bytes + n > self.limits.stdin_bytes
                 {
                     return Err(ShellError::new(
-                        "stdin-overload",
+                        ShellCode::StdinOverload,
                         format!(
                             "Session {} has {} input calls / {} bytes not yet delivered (limits {} calls, {} bytes); this input of {n} bytes was not sent. Poll until the program reads its input, then retry.",
                             job.id, st.stdin_pending_calls, st.stdin_pending_bytes, self.limits.stdin_calls, self.limits.stdin_bytes
@@ -443,7 +443,7 @@ impl Manager {
             if st.stdin == StdinState::Open && !(req.input.is_empty() && st.settled()) {
                 if st.stdin_pending_calls >= self.limits.stdin_calls {
                     return Err(ShellError::new(
-                        "stdin-overload",
+                        ShellCode::StdinOverload,
                         format!("Session {} has {} input calls not yet delivered (limit {}); nothing was sent. Poll, then retry.", job.id, st.stdin_pending_calls, self.limits.stdin_calls),
                     ));
                 }
@@ -462,7 +462,7 @@ impl Manager {
                 if job.stdin_tx.send(op).is_err() {
                     drop(ticket);
                     return Err(ShellError::new(
-                        "stdin-failed",
+                        ShellCode::StdinFailed,
                         format!("Session {}'s stdin writer is gone; nothing was sent.", job.id),
                     ));
                 }
@@ -521,7 +521,7 @@ impl Manager {
         super::live::publish(ctx.live.as_ref(), job);
         if job.state.lock().unwrap().released {
             return Err(ShellError::new(
-                "stale-session",
+                ShellCode::StaleSession,
                 format!("Session {} already ended and another call received its final result. Its recovery file, if any, is still on disk.", job.id),
             ));
         }
@@ -802,7 +802,7 @@ fn cleanup_incomplete(survivors: &[i32]) -> ShellError {
         format!(" Still alive: pid {}.", join_pids(survivors))
     };
     ShellError::new(
-        "cleanup-incomplete",
+        ShellCode::CleanupIncomplete,
         format!(
             "Some shell jobs could not be confirmed stopped (a process escaped its group or still holds the output \
              pipes).{named} Their handles are kept; retry the cleanup, or stop those processes yourself."

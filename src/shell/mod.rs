@@ -21,7 +21,7 @@ pub mod request;
 pub mod watchdog;
 
 pub use cancel::Cancel;
-pub use error::ShellError;
+pub use error::{ShellCode, ShellError};
 pub use manager::{CallContext, Limits, Manager, ManagerStatus};
 pub use process::ShellConfig;
 pub use render::{ShellResult, Status};

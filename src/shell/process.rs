@@ -1,6 +1,6 @@
 //! Process-level helpers: the shell Pi resolves, the env overlay, and POSIX process-group signalling.
 
-use super::error::ShellError;
+use super::error::{ShellCode, ShellError};
 use serde_json::Value;
 
 /// The shell Pi resolves with `getShellConfig()`: `{shell, args, commandTransport?: "argv" | "stdin"}`.
@@ -18,7 +18,7 @@ impl ShellConfig {
     /// Parses the object `getShellConfig()` returns.
     pub fn from_value(v: &Value) -> Result<Self, ShellError> {
         let bad = || {
-            ShellError::new("shell-unavailable", "No usable local shell was resolved (Pi's getShellConfig() gave no shell); Shell Sessions cannot run commands.")
+            ShellError::new(ShellCode::ShellUnavailable, "No usable local shell was resolved (Pi's getShellConfig() gave no shell); Shell Sessions cannot run commands.")
         };
         let shell = v
             .get("shell")
@@ -66,7 +66,7 @@ impl ShellConfig {
 pub fn parse_env_overlay(v: Option<&Value>) -> Result<Vec<(String, String)>, ShellError> {
     let bad = |why: &str| {
         ShellError::new(
-            "spawn-failed",
+            ShellCode::SpawnFailed,
             format!("The invocation context env overlay is invalid ({why}); nothing was started. This comes from the embedder's context hook, not from the command."),
         )
     };
