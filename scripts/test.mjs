@@ -1,6 +1,7 @@
 // `npm test`: the one test runner. Suites, in order:
 //   rust     cargo test
-//   lint     cargo fmt --check, cargo clippy --all-targets -D warnings, tsc --noEmit (when tsconfig.json exists)
+//   lint     cargo fmt --check, cargo clippy --all-targets -D warnings, tsc --noEmit (when tsconfig.json exists),
+//            and index.d.ts alone with strict declaration checks
 //   addon    node:test suites against the addon (__test__/*.test.mjs)
 //   e2e      node:test suites in the real Pi, both supported versions (__test__/e2e/*.test.mjs)
 //   publish  scripts/publish-test.mjs (when it exists): local registry, publish, `pi install npm:`
@@ -141,6 +142,15 @@ if (selected.includes("lint")) {
 			: !existsSync(tsc)
 				? { label: "tsc", cmd: "npx", args: ["--no-install", "tsc", "--noEmit", "-p", "."] }
 				: { label: "tsc", cmd: tsc, args: ["--noEmit", "-p", "."] },
+		// tsconfig.json skips declaration files (skipLibCheck, for Pi's), which would skip the generated index.d.ts
+		// too: this check reads it alone, strictly, so a malformed ts_type override fails here (docs/napi.md).
+		!existsSync(tsc)
+			? { label: "index.d.ts", skip: "no local tsc" }
+			: {
+					label: "index.d.ts",
+					cmd: tsc,
+					args: ["--ignoreConfig", "--noEmit", "--strict", "--skipLibCheck", "false", "--target", "es2022", "--module", "nodenext", "--types", "node", "index.d.ts"],
+				},
 	]);
 }
 
