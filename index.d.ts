@@ -1103,7 +1103,11 @@ export declare function netFailure(code: 'aborted' | 'timeout' | 'network-error'
 
 /** A failure of a network tool: a stable code and a message naming the next step. */
 export interface NetFailure {
-  code: string
+  /**
+   * A [`crate::net::NetCode`], a [`crate::net::route::RouteReason`] or `internal-panic` (docs/net.md "Errors"); a
+   * test in src/net/error.rs keeps this union equal to those lists.
+   */
+  code: 'aborted' | 'timeout' | 'network-error' | 'http-error' | 'invalid-json' | 'incomplete-response' | 'missing-search-call' | 'missing-answer' | 'provider-unavailable' | 'unsupported-sidecar-effort' | 'invalid-arguments' | 'invalid-image' | 'image-too-large' | 'write-failed' | 'response-too-large' | 'current-model-missing' | 'unsupported-provider' | 'unsupported-api' | 'unofficial-endpoint' | 'missing-openai-auth' | 'credential-mismatch' | 'internal-panic'
   message: string
 }
 

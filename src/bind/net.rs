@@ -168,6 +168,11 @@ fn parse_json(env: &Env, text: &str) -> napi::Result<serde_json::Value> {
 /// A failure of a network tool: a stable code and a message naming the next step.
 #[napi(object)]
 pub struct NetFailure {
+    /// A [`crate::net::NetCode`], a [`crate::net::route::RouteReason`] or `internal-panic` (docs/net.md "Errors"); a
+    /// test in src/net/error.rs keeps this union equal to those lists.
+    #[napi(
+        ts_type = "'aborted' | 'timeout' | 'network-error' | 'http-error' | 'invalid-json' | 'incomplete-response' | 'missing-search-call' | 'missing-answer' | 'provider-unavailable' | 'unsupported-sidecar-effort' | 'invalid-arguments' | 'invalid-image' | 'image-too-large' | 'write-failed' | 'response-too-large' | 'current-model-missing' | 'unsupported-provider' | 'unsupported-api' | 'unofficial-endpoint' | 'missing-openai-auth' | 'credential-mismatch' | 'internal-panic'"
+    )]
     pub code: String,
     pub message: String,
 }

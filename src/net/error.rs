@@ -77,6 +77,22 @@ impl NetError {
 mod tests {
     use super::*;
 
+    /// `NetFailure.code` in index.d.ts is every net code, then every route reason, then `internal-panic`, so the
+    /// glue's compares are typed and a stale index.d.ts fails here.
+    #[test]
+    fn index_d_ts_union_is_all_codes() {
+        use crate::codes::check::{dts_union, with_extra};
+        let dts = include_str!("../../index.d.ts");
+        let words = NetCode::ALL
+            .map(NetCode::as_str)
+            .into_iter()
+            .chain(RouteReason::ALL.map(RouteReason::as_str));
+        assert_eq!(
+            dts_union(dts, "NetFailure", "code"),
+            with_extra(words, &["internal-panic"])
+        );
+    }
+
     #[test]
     fn every_code_is_documented_and_has_a_next_step() {
         let doc = include_str!("../../docs/net.md");

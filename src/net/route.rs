@@ -108,49 +108,22 @@ pub enum AuthKind {
     None,
 }
 
-/// Why a model is not on an official route. The `as_str` codes are stable: status and tool errors show them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RouteReason {
-    /// The session has no model to inspect.
-    CurrentModelMissing,
-    /// The provider is neither `openai` nor `openai-codex`.
-    UnsupportedProvider,
-    /// The provider is official but the model does not use that provider's Responses API.
-    UnsupportedApi,
-    /// The base URL is not the route's official https endpoint (port, userinfo, query, fragment, other host/path).
-    UnofficialEndpoint,
-    /// No credential is configured for the model.
-    MissingOpenaiAuth,
-    /// The credential kind does not match the route (OAuth on `api.openai.com`, an API key on `chatgpt.com`).
-    CredentialMismatch,
-}
-
-impl RouteReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RouteReason::CurrentModelMissing => "current-model-missing",
-            RouteReason::UnsupportedProvider => "unsupported-provider",
-            RouteReason::UnsupportedApi => "unsupported-api",
-            RouteReason::UnofficialEndpoint => "unofficial-endpoint",
-            RouteReason::MissingOpenaiAuth => "missing-openai-auth",
-            RouteReason::CredentialMismatch => "credential-mismatch",
-        }
-    }
-
-    /// What the user or model should do next (tool error messages).
-    pub fn next_step(self) -> &'static str {
-        match self {
-            RouteReason::CurrentModelMissing => "select a model first (/model)",
-            RouteReason::UnsupportedProvider => "use an openai or openai-codex model",
-            RouteReason::UnsupportedApi => "use a model on the provider's Responses API",
-            RouteReason::UnofficialEndpoint => {
-                "remove the custom baseUrl from models.json: only https://api.openai.com/v1 and https://chatgpt.com/backend-api are official"
-            }
-            RouteReason::MissingOpenaiAuth => "log in with /login (openai-codex) or set OPENAI_API_KEY (openai)",
-            RouteReason::CredentialMismatch => {
-                "use an API key with the openai provider and a ChatGPT login (OAuth) with openai-codex"
-            }
-        }
+crate::codes::error_codes! {
+    /// Why a model is not on an official route (docs/net.md "Reason codes", in the order they are checked). The
+    /// words are stable: `/pct status` and tool errors show them with the next step.
+    pub enum RouteReason {
+        /// The session has no model to inspect.
+        CurrentModelMissing = "current-model-missing" => "select a model first (/model)",
+        /// The provider is neither `openai` nor `openai-codex`.
+        UnsupportedProvider = "unsupported-provider" => "use an openai or openai-codex model",
+        /// The provider is official but the model does not use that provider's Responses API.
+        UnsupportedApi = "unsupported-api" => "use a model on the provider's Responses API",
+        /// The base URL is not the route's official https endpoint (port, userinfo, query, fragment, other host/path).
+        UnofficialEndpoint = "unofficial-endpoint" => "remove the custom baseUrl from models.json: only https://api.openai.com/v1 and https://chatgpt.com/backend-api are official",
+        /// No credential is configured for the model.
+        MissingOpenaiAuth = "missing-openai-auth" => "log in with /login (openai-codex) or set OPENAI_API_KEY (openai)",
+        /// The credential kind does not match the route (OAuth on `api.openai.com`, an API key on `chatgpt.com`).
+        CredentialMismatch = "credential-mismatch" => "use an API key with the openai provider and a ChatGPT login (OAuth) with openai-codex",
     }
 }
 
@@ -233,6 +206,16 @@ pub fn check_endpoint(kind: RouteKind, url: &str) -> Result<(), RouteReason> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The docs/net.md reason table lists [`RouteReason::ALL`] in order (the order `inspect` checks them).
+    #[test]
+    fn the_reason_table_is_all_reasons_in_order() {
+        let doc = include_str!("../../docs/net.md");
+        let heading =
+            "Reason codes (in this order of checking), shown by `/pct status` and in tool errors with the next step:";
+        let all: Vec<&str> = RouteReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(crate::codes::check::doc_table(doc, heading), all);
+    }
 
     fn facts(provider: &str, api: &str, base: &str, auth: AuthKind) -> RouteFacts {
         RouteFacts {

@@ -6,7 +6,7 @@
  * (Web Search, Image Generation, Remote Compaction): keep `routeFacts` and `prepareRequest` stable.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { NetRouteCheck, NetRouteFacts } from "../../../index.js";
+import type { NetFailure, NetRouteCheck, NetRouteFacts } from "../../../index.js";
 import { native } from "../native.ts";
 
 /** Pi's model registry as the context carries it. */
@@ -39,7 +39,7 @@ export interface PreparedRequest {
 
 /** Why a request was not prepared: a stable code and a message naming the next step. */
 export interface RouteRefusal {
-	code: string;
+	code: NetFailure["code"];
 	message: string;
 }
 
