@@ -1425,13 +1425,10 @@ export interface ReviewChange {
   row: string
 }
 
-/**
- * An expected failure: `invalid-session`, `not-found`, `not-reversible`, `already-rolled-back`, `conflict`,
- * `store-failed`, `rollback-failed`, or `internal-panic`; the message names the next step.
- */
+/** An expected failure: a [`ReviewCode`] or `internal-panic`; the message names the next step. */
 export interface ReviewFailure {
   ok: false
-  code: string
+  code: 'conflict' | 'not-reversible' | 'already-rolled-back' | 'not-found' | 'rollback-failed' | 'store-failed' | 'invalid-session' | 'other-workspace' | 'internal-panic'
   message: string
 }
 
@@ -1478,7 +1475,7 @@ export interface ReviewShowOk {
 
 /** Why a rollback of "all" stopped part-way. */
 export interface ReviewStopped {
-  code: string
+  code: 'conflict' | 'not-reversible' | 'already-rolled-back' | 'not-found' | 'rollback-failed' | 'store-failed' | 'invalid-session' | 'other-workspace'
   message: string
 }
 

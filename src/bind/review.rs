@@ -6,7 +6,7 @@
 use super::guard;
 use crate::review::rollback::{self, Which};
 use crate::review::store::{Change, Store};
-use crate::review::{lock, prune, render, ReviewError, Target, MAX_TOTAL_BYTES};
+use crate::review::{lock, prune, render, ReviewCode, ReviewError, Target, MAX_TOTAL_BYTES};
 use napi::bindgen_prelude::Either;
 use std::path::Path;
 
@@ -89,12 +89,14 @@ fn js_change(n: usize, c: &Change) -> ReviewChange {
     }
 }
 
-/// An expected failure: `invalid-session`, `not-found`, `not-reversible`, `already-rolled-back`, `conflict`,
-/// `store-failed`, `rollback-failed`, or `internal-panic`; the message names the next step.
+/// An expected failure: a [`ReviewCode`] or `internal-panic`; the message names the next step.
 #[napi(object)]
 pub struct ReviewFailure {
     #[napi(ts_type = "false")]
     pub ok: bool,
+    #[napi(
+        ts_type = "'conflict' | 'not-reversible' | 'already-rolled-back' | 'not-found' | 'rollback-failed' | 'store-failed' | 'invalid-session' | 'other-workspace' | 'internal-panic'"
+    )]
     pub code: String,
     pub message: String,
 }
@@ -136,6 +138,9 @@ pub struct ReviewShowOk {
 /// Why a rollback of "all" stopped part-way.
 #[napi(object)]
 pub struct ReviewStopped {
+    #[napi(
+        ts_type = "'conflict' | 'not-reversible' | 'already-rolled-back' | 'not-found' | 'rollback-failed' | 'store-failed' | 'invalid-session' | 'other-workspace'"
+    )]
     pub code: String,
     pub message: String,
 }
@@ -199,7 +204,7 @@ pub async fn review_show(agent_dir: String, session_id: String, key: String) -> 
             let (store, changes) = list_of(&agent_dir, &session_id)?;
             let i = rollback::find(&changes, &key).ok_or_else(|| {
                 ReviewError::new(
-                    "not-found",
+                    ReviewCode::NotFound,
                     format!("no change '{key}' in this session's review. Run /pct review to list the changes and their numbers."),
                 )
             })?;

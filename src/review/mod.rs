@@ -19,7 +19,7 @@ pub mod render;
 pub mod rollback;
 pub mod store;
 
-pub use error::ReviewError;
+pub use error::{ReviewCode, ReviewError};
 
 /// Largest before-snapshot kept per change; a larger file is recorded with `truncated: true, reversible: false`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 16 << 20;

@@ -8,7 +8,7 @@
 //! are staged in a temp file next to the target and renamed into place, so a crash leaves the old or the new file.
 //! The caller holds the session's mutation permit ([`super::lock`]).
 
-use super::error::ReviewError;
+use super::error::{ReviewCode, ReviewError};
 use super::invalidate;
 use super::store::{Change, State, Status, Store};
 use crate::patch::beneath::{split, Root};
@@ -48,7 +48,7 @@ pub fn find(changes: &[Change], key: &str) -> Option<usize> {
 
 fn not_found(key: &str) -> ReviewError {
     ReviewError::new(
-        "not-found",
+        ReviewCode::NotFound,
         format!("no change '{key}' in this session's review. Run /pct review to list the changes and their numbers."),
     )
 }
@@ -95,7 +95,7 @@ fn expected_before(c: &Change) -> Option<String> {
 
 fn conflict(c: &Change, found: &str) -> ReviewError {
     ReviewError::new(
-        "conflict",
+        ReviewCode::Conflict,
         format!(
             "'{}' {found} since {} changed it, so it was not rolled back and nothing was touched. Look at the file (/pct review show), \
              undo the later change first, or leave it as it is.",
@@ -120,7 +120,7 @@ impl Roots {
         if !self.0.contains_key(ws) {
             let r = Root::open(Path::new(ws)).map_err(|e| {
                 ReviewError::new(
-                    "rollback-failed",
+                    ReviewCode::RollbackFailed,
                     format!(
                         "the workspace '{ws}' is not accessible ({}); nothing was rolled back.",
                         crate::errno::code(&e)
@@ -174,7 +174,7 @@ fn guard_unit(
 
 fn not_reversible(c: &Change) -> ReviewError {
     ReviewError::new(
-        "not-reversible",
+        ReviewCode::NotReversible,
         format!(
             "'{}' cannot be rolled back: its content before was {} bytes, over the 16 MiB snapshot limit (or pruned), so \
              it was not kept. Restore it from version control instead; nothing was touched.",
@@ -185,7 +185,7 @@ fn not_reversible(c: &Change) -> ReviewError {
 
 fn step_failed(c: &Change, e: &io::Error) -> ReviewError {
     ReviewError::new(
-        "rollback-failed",
+        ReviewCode::RollbackFailed,
         format!(
             "rolling back '{}' failed ({}); the file was left as it was. Check the folder's permissions, then retry.",
             c.path,
@@ -256,7 +256,7 @@ fn put_back(root: &mut Root, c: &Change, tmp: &str) -> Result<(), ReviewError> {
             found => {
                 if root.rename_exchange(tmp, &c.path).is_err() {
                     return Err(ReviewError::new(
-                        "rollback-failed",
+                        ReviewCode::RollbackFailed,
                         format!(
                             "'{}' changed while it was rolled back and could not be swapped back: the bytes before are                              in place and the content written meanwhile was kept as '{tmp}'. Compare the two and keep                              the right one.",
                             c.path
@@ -371,7 +371,7 @@ pub fn rollback_in(
             std::fs::canonicalize(w)
                 .map_err(|e| {
                     ReviewError::new(
-                        "rollback-failed",
+                        ReviewCode::RollbackFailed,
                         format!(
                             "the workspace '{}' is not accessible ({}); nothing was rolled back.",
                             w.display(),
@@ -389,7 +389,7 @@ pub fn rollback_in(
             let i = find(&changes, key).ok_or_else(|| not_found(key))?;
             if foreign(&changes[i]) {
                 return Err(ReviewError::new(
-                    "other-workspace",
+                    ReviewCode::OtherWorkspace,
                     format!(
                         "'{}' ({key}) was changed in the workspace '{}', not this one; nothing was touched. Roll it back \
                          from a Pi session started in that workspace.",
@@ -399,7 +399,7 @@ pub fn rollback_in(
             }
             if changes[i].state == State::RolledBack {
                 return Err(ReviewError::new(
-                    "already-rolled-back",
+                    ReviewCode::AlreadyRolledBack,
                     format!(
                         "'{}' ({key}) is already rolled back; nothing was touched.",
                         changes[i].path

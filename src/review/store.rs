@@ -17,7 +17,7 @@
 //! workspace-relative without `..`, a workspace is an absolute normalized path — and a line that fails is skipped
 //! like a torn one, so a forged index can neither name a file outside the store nor one outside its workspace.
 
-use super::error::ReviewError;
+use super::error::{ReviewCode, ReviewError};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Write};
@@ -223,7 +223,7 @@ impl Store {
     pub fn of(agent_dir: &Path, session_id: &str) -> Result<Store, ReviewError> {
         // The one session-id rule (src/session_id.rs): the id names the review folder.
         let session_id = crate::session_id::SessionId::parse(session_id)
-            .map_err(|e| ReviewError::new("invalid-session", e.to_string()))?;
+            .map_err(|e| ReviewError::new(ReviewCode::InvalidSession, e.to_string()))?;
         Ok(Store {
             dir: review_parent(agent_dir).join(session_id.as_str()),
             agent_dir: agent_dir.to_path_buf(),
