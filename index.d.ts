@@ -683,19 +683,19 @@ export interface HostBashFailed {
   code: 'TOOL_FAILED' | 'TOOL_TIMEOUT'
   message: string
   text: string
-  exitCode?: number
-  signal?: string
   stdout: string
   stderr: string
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  exitCode?: number
+  signal?: string
   stdoutBytes: number
   stderrBytes: number
   stdoutTruncated: boolean
   stderrTruncated: boolean
   stdoutRecovery?: HostRecovery
   stderrRecovery?: HostRecovery
-  timedOut: boolean
-  aborted: boolean
-  timeoutMs: number
   durationMs: number
 }
 
@@ -704,19 +704,19 @@ export interface HostBashOk {
   ok: true
   backgroundTaskId?: string
   text: string
-  exitCode?: number
-  signal?: string
   stdout: string
   stderr: string
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  exitCode?: number
+  signal?: string
   stdoutBytes: number
   stderrBytes: number
   stdoutTruncated: boolean
   stderrTruncated: boolean
   stdoutRecovery?: HostRecovery
   stderrRecovery?: HostRecovery
-  timedOut: boolean
-  aborted: boolean
-  timeoutMs: number
   durationMs: number
 }
 
@@ -1010,23 +1010,23 @@ export interface HostTask {
   command: string
   description?: string
   status: 'running' | 'completed' | 'failed' | 'stopped'
-  exitCode?: number
-  signal?: string
   stopRequested: boolean
-  durationMs: number
   stdout?: string
   stderr?: string
+  /**
+   * TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
+   * is unknown, docs/host.md "Tree kill").
+   */
+  unknownOutcome?: Array<number>
+  exitCode?: number
+  signal?: string
   stdoutBytes: number
   stderrBytes: number
   stdoutTruncated: boolean
   stderrTruncated: boolean
   stdoutRecovery?: HostRecovery
   stderrRecovery?: HostRecovery
-  /**
-   * TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
-   * is unknown, docs/host.md "Tree kill").
-   */
-  unknownOutcome?: Array<number>
+  durationMs: number
 }
 
 /** Running background tasks: this session's (cap 10) and the process's (cap 64). */

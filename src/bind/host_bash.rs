@@ -48,33 +48,46 @@ pub struct HostRecovery {
     pub error: Option<String>,
 }
 
-/// Declares the two Bash result objects from one field list, so the success and the failure shapes cannot drift:
-/// `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and `*Recovery` where
-/// its full text is. Docs are written `#[doc = "…"]`: napi-rs copies a `///` passed through a macro into index.d.ts
-/// with its raw-string prefix.
-macro_rules! bash_result_objects {
+/// Declares napi objects that describe a process (a Bash command or a background task) from one list of the fields
+/// they share — how it ended and what each stream holds — so `HostBashOk`, `HostBashFailed` and `HostTask` cannot
+/// drift. `*Truncated` says a stream was cut and `*Recovery` where its full text is. Docs are written
+/// `#[doc = "…"]`: napi-rs copies a `///` passed through a macro into index.d.ts with its raw-string prefix.
+macro_rules! process_objects {
     ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* })*) => {$(
         $(#[doc = $doc])*
         #[napi(object)]
         pub struct $name {
             $($(#[$fm])* pub $f: $t,)*
-            pub text: String,
             pub exit_code: Option<i32>,
             pub signal: Option<String>,
-            pub stdout: String,
-            pub stderr: String,
             pub stdout_bytes: i64,
             pub stderr_bytes: i64,
             pub stdout_truncated: bool,
             pub stderr_truncated: bool,
             pub stdout_recovery: Option<HostRecovery>,
             pub stderr_recovery: Option<HostRecovery>,
-            pub timed_out: bool,
-            pub aborted: bool,
-            pub timeout_ms: i64,
             pub duration_ms: f64,
         }
     )*};
+}
+
+/// Declares the Bash result objects: the process fields plus what every Bash result has (its text, the last
+/// 50 KiB of each stream, how it was killed and its timeout).
+macro_rules! bash_result_objects {
+    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* })*) => {
+        process_objects! {$(
+            $(#[doc = $doc])*
+            $name {
+                $($(#[$fm])* $f: $t,)*
+                text: String,
+                stdout: String,
+                stderr: String,
+                timed_out: bool,
+                aborted: bool,
+                timeout_ms: i64,
+            }
+        )*}
+    };
 }
 
 bash_result_objects! {
@@ -98,29 +111,21 @@ bash_result_objects! {
     }
 }
 
-/// One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList.
-#[napi(object)]
-pub struct HostTask {
-    pub background_task_id: String,
-    pub command: String,
-    pub description: Option<String>,
-    #[napi(ts_type = "'running' | 'completed' | 'failed' | 'stopped'")]
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub stop_requested: bool,
-    pub duration_ms: f64,
-    pub stdout: Option<String>,
-    pub stderr: Option<String>,
-    pub stdout_bytes: i64,
-    pub stderr_bytes: i64,
-    pub stdout_truncated: bool,
-    pub stderr_truncated: bool,
-    pub stdout_recovery: Option<HostRecovery>,
-    pub stderr_recovery: Option<HostRecovery>,
-    /// TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
-    /// is unknown, docs/host.md "Tree kill").
-    pub unknown_outcome: Option<Vec<i32>>,
+process_objects! {
+    #[doc = "One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList."]
+    HostTask {
+        background_task_id: String,
+        command: String,
+        description: Option<String>,
+        #[napi(ts_type = "'running' | 'completed' | 'failed' | 'stopped'")]
+        status: String,
+        stop_requested: bool,
+        stdout: Option<String>,
+        stderr: Option<String>,
+        #[doc = "TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome"]
+        #[doc = "is unknown, docs/host.md \"Tree kill\")."]
+        unknown_outcome: Option<Vec<i32>>,
+    }
 }
 
 /// TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop).
