@@ -51,13 +51,15 @@ pub struct HostRecovery {
 /// Declares napi objects that describe a process (a Bash command or a background task) from one list of the fields
 /// they share — how it ended and what each stream holds — so `HostBashOk`, `HostBashFailed` and `HostTask` cannot
 /// drift. `*Truncated` says a stream was cut and `*Recovery` where its full text is. Docs are written
-/// `#[doc = "…"]`: napi-rs copies a `///` passed through a macro into index.d.ts with its raw-string prefix.
+/// `#[doc = "…"]`: napi-rs copies a `///` passed through a macro into index.d.ts with its raw-string prefix. A field's
+/// type is taken as `Name<Inner>`, not as one `ty`: napi-rs leaves a `None` out of the object only when it sees
+/// `Option` itself (an opaque `ty` would become `null`).
 macro_rules! process_objects {
-    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* })*) => {$(
+    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ident $(<$g:ty>)?,)* })*) => {$(
         $(#[doc = $doc])*
         #[napi(object)]
         pub struct $name {
-            $($(#[$fm])* pub $f: $t,)*
+            $($(#[$fm])* pub $f: $t $(<$g>)?,)*
             pub exit_code: Option<i32>,
             pub signal: Option<String>,
             pub stdout_bytes: i64,
@@ -74,11 +76,11 @@ macro_rules! process_objects {
 /// Declares the Bash result objects: the process fields plus what every Bash result has (its text, the last
 /// 50 KiB of each stream, how it was killed and its timeout).
 macro_rules! bash_result_objects {
-    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ty,)* })*) => {
+    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ident $(<$g:ty>)?,)* })*) => {
         process_objects! {$(
             $(#[doc = $doc])*
             $name {
-                $($(#[$fm])* $f: $t,)*
+                $($(#[$fm])* $f: $t $(<$g>)?,)*
                 text: String,
                 stdout: String,
                 stderr: String,
