@@ -440,6 +440,12 @@ export declare function computerUsePlatform(): string
  */
 export declare function computerUseProbe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
 
+/**
+ * The six Computer Use tool names, in registration order (`rules::names::COMPUTER_USE`): the glue registers
+ * exactly these, so the rules, discovery and the registered tools share one list.
+ */
+export declare function computerUseTools(): Array<string>
+
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
 
