@@ -21,7 +21,10 @@ pub fn computer_use_platform(env: &napi::Env) -> napi::Result<String> {
 #[napi(catch_unwind)]
 pub fn computer_use_tools(env: &napi::Env) -> napi::Result<Vec<String>> {
     guard::sync(env, "computerUseTools", || {
-        Ok(crate::rules::names::COMPUTER_USE.iter().map(|n| n.to_string()).collect())
+        Ok(crate::rules::names::COMPUTER_USE
+            .iter()
+            .map(|n| n.to_string())
+            .collect())
     })
 }
 
