@@ -168,7 +168,7 @@ export declare class HostSession {
   /** How much the snapshot store holds (tests and the memory benchmark check its bounds). */
   snapshotStats(): HostSnapshotStats
   /** Bash `{command, timeout?, runInBackground?, description?}` in the workspace root (docs/host.md "Bash"). */
-  bash(args: Record<string, unknown>, options?: HostBashOptions | undefined | null): Promise<HostBashResult | HostFailure>
+  bash(args: Record<string, unknown>, options?: HostBashOptions | undefined | null): Promise<HostBashOk | HostBashFailed | HostFailure>
   /**
    * Cancels the foreground Bash call registered under `callId`: its command is killed with its whole tree.
    * Background tasks are not affected (only TaskStop or the session's end stops them).
@@ -440,6 +440,12 @@ export declare function computerUsePlatform(): string
  */
 export declare function computerUseProbe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
 
+/**
+ * The six Computer Use tool names, in registration order (`rules::names::COMPUTER_USE`): the glue registers
+ * exactly these, so the rules, discovery and the registered tools share one list.
+ */
+export declare function computerUseTools(): Array<string>
+
 /** The all-off defaults. */
 export declare function configDefaults(): EffectiveConfig
 
@@ -673,6 +679,54 @@ export interface HostAuditOk {
 }
 
 /**
+ * Bash ran a foreground command that failed (non-zero exit, signal, timeout, cancel): `ran: true` tells it from a
+ * `HostFailure` (nothing ran). It is a `HostFailure` for the host-tool wrapper as it is: `message` is the whole
+ * model-visible text after `CODE: ` (the reason, exit code, both streams), and the streams are still fields.
+ */
+export interface HostBashFailed {
+  ok: false
+  ran: true
+  code: 'TOOL_FAILED' | 'TOOL_TIMEOUT'
+  message: string
+  text: string
+  stdout: string
+  stderr: string
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  exitCode?: number
+  signal?: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+  durationMs: number
+}
+
+/** Bash succeeded: a foreground command that exited 0, or a started background task (`backgroundTaskId`). */
+export interface HostBashOk {
+  ok: true
+  backgroundTaskId?: string
+  text: string
+  stdout: string
+  stderr: string
+  timedOut: boolean
+  aborted: boolean
+  timeoutMs: number
+  exitCode?: number
+  signal?: string
+  stdoutBytes: number
+  stderrBytes: number
+  stdoutTruncated: boolean
+  stderrTruncated: boolean
+  stdoutRecovery?: HostRecovery
+  stderrRecovery?: HostRecovery
+  durationMs: number
+}
+
+/**
  * Options of one Bash call. `callId` pairs with `bashCancel(callId)` (wire it to the tool's AbortSignal);
  * `shell` is Pi's `getShellConfig()` (default `/bin/bash -c`); `env` is an embedder's overlay for this spawn.
  */
@@ -689,34 +743,6 @@ export interface HostBashPeek {
   stdoutBytes: number
   stderrBytes: number
   elapsedMs: number
-}
-
-/**
- * A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
- * TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
- * (`backgroundTaskId`). `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and
- * `*Recovery` where its full text is.
- */
-export interface HostBashResult {
-  ok: boolean
-  code?: 'TOOL_FAILED' | 'TOOL_TIMEOUT'
-  message?: string
-  text: string
-  exitCode?: number
-  signal?: string
-  stdout: string
-  stderr: string
-  stdoutBytes: number
-  stderrBytes: number
-  stdoutTruncated: boolean
-  stderrTruncated: boolean
-  stdoutRecovery?: HostRecovery
-  stderrRecovery?: HostRecovery
-  timedOut: boolean
-  aborted: boolean
-  timeoutMs: number
-  durationMs: number
-  backgroundTaskId?: string
 }
 
 /**
@@ -990,23 +1016,23 @@ export interface HostTask {
   command: string
   description?: string
   status: 'running' | 'completed' | 'failed' | 'stopped'
-  exitCode?: number
-  signal?: string
   stopRequested: boolean
-  durationMs: number
   stdout?: string
   stderr?: string
+  /**
+   * TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
+   * is unknown, docs/host.md "Tree kill").
+   */
+  unknownOutcome?: Array<number>
+  exitCode?: number
+  signal?: string
   stdoutBytes: number
   stderrBytes: number
   stdoutTruncated: boolean
   stderrTruncated: boolean
   stdoutRecovery?: HostRecovery
   stderrRecovery?: HostRecovery
-  /**
-   * TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
-   * is unknown, docs/host.md "Tree kill").
-   */
-  unknownOutcome?: Array<number>
+  durationMs: number
 }
 
 /** Running background tasks: this session's (cap 10) and the process's (cap 64). */

@@ -299,3 +299,9 @@ test("approvals are keyed by the canonical app once list_apps named it, and rese
 	assert.deepEqual(cu.authorize("computer_use_click", click("Safari"), "always", true), { ok: true, ask: null });
 	assert.equal(cu.authorize("computer_use_click", click("Safari"), "confirm", true).ask, "Safari");
 });
+
+test("the glue defines exactly the tools the engine names (computerUseTools, the rules' list)", async () => {
+	const { SPECS } = await import("../src/pi/tools/computer.ts");
+	assert.deepEqual(Object.keys(SPECS).sort(), [...native.computerUseTools()].sort());
+	assert.equal(native.computerUseTools().length, 6);
+});

@@ -1,13 +1,13 @@
 // The Pi glue of host Bash (src/pi/tools/host-bash.ts) on a real HostSession: the four definitions and their risk,
 // Pi's AbortSignal reaching a foreground command (and an already-aborted call running nothing), failures that keep
-// their details (and their whole text through `asOutcome`), and the engine's task count.
+// their details (and their whole text as the message), and the engine's task count.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, rmSync, realpathSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { asOutcome, hostBashTools, piShell } from "../src/pi/tools/host-bash.ts";
+import { hostBashTools, piShell } from "../src/pi/tools/host-bash.ts";
 
 const native = createRequire(import.meta.url)("../index.js");
 const dirs = [];
@@ -61,16 +61,18 @@ test("success and failure: a failure is an error result that keeps exitCode and 
 	assert.equal(bad.exitCode, 5);
 	assert.equal(bad.stdout, "out\n");
 	assert.equal(bad.stderr, "err\n");
-	// through the wrapper a failure becomes `CODE: message`: a failed command's message is its whole text
-	const o = asOutcome(await spec("Bash").call(s, { command: "echo out; echo err >&2; exit 5" }));
+	// the wrapper shows a failure as `CODE: message`: a failed command's message is its whole text, as the engine gives it
+	const o = await spec("Bash").call(s, { command: "echo out; echo err >&2; exit 5" });
 	assert.equal(o.ok, false);
+	assert.equal(o.ran, true);
 	assert.equal(o.code, "TOOL_FAILED");
 	assert.equal(`${o.code}: ${o.message}\n`, bad.text);
 	assert.match(o.message, /\[stdout\]\nout\n\[stderr\]\nerr$/);
 	const nf = await tool("TaskWait").run(s, { backgroundTaskId: "bg-nope" });
 	assert.equal(nf.ok, false);
 	assert.equal(nf.code, "NOT_FOUND");
-	assert.match(`${asOutcome(nf).code}: ${asOutcome(nf).message}`, /^NOT_FOUND: \S/);
+	assert.equal(nf.ran, undefined);
+	assert.match(`${nf.code}: ${nf.message}`, /^NOT_FOUND: \S/);
 });
 
 test("Pi's AbortSignal kills a foreground command; an aborted call runs nothing", async () => {

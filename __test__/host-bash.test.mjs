@@ -69,6 +69,9 @@ test("success: exit 0, stdout and stderr apart, runs in the workspace with PI_SC
 	assert.equal(r.stderr, s.scratch);
 	assert.equal(r.timeoutMs, 60000);
 	assert.equal(r.code, undefined);
+	// absent optional fields are left out of the object, not null
+	assert.equal("backgroundTaskId" in r, false);
+	assert.equal("signal" in r, false);
 	assert.match(r.text, /^exit_code: 0\n\[stdout\]\n/);
 });
 
@@ -77,6 +80,7 @@ test("failure: TOOL_FAILED still carries exitCode, stdout and stderr", async () 
 	const r = await s.bash({ command: "echo partial; echo 'no such thing' >&2; exit 7" });
 	assert.equal(r.ok, false);
 	assert.equal(r.code, "TOOL_FAILED");
+	assert.equal(r.ran, true);
 	assert.equal(r.exitCode, 7);
 	assert.equal(r.stdout, "partial\n");
 	assert.equal(r.stderr, "no such thing\n");

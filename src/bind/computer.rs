@@ -16,6 +16,18 @@ pub fn computer_use_platform(env: &napi::Env) -> napi::Result<String> {
     guard::sync(env, "computerUsePlatform", || Ok(computer::platform()))
 }
 
+/// The six Computer Use tool names, in registration order (`rules::names::COMPUTER_USE`): the glue registers
+/// exactly these, so the rules, discovery and the registered tools share one list.
+#[napi(catch_unwind)]
+pub fn computer_use_tools(env: &napi::Env) -> napi::Result<Vec<String>> {
+    guard::sync(env, "computerUseTools", || {
+        Ok(crate::rules::names::COMPUTER_USE
+            .iter()
+            .map(|n| n.to_string())
+            .collect())
+    })
+}
+
 /// The probe's answer `{available, platform, reason}` (reason null when available).
 fn probe_obj() -> Value {
     let p = computer::probe();

@@ -1,8 +1,8 @@
 //! Bash and background-task bindings on `HostSession` (docs/host.md "Bash", docs/spec/host-tools.md §Bash): a
 //! second `#[napi] impl` block of the class in src/bind/host.rs. Logic is in src/host/bash. Every method resolves,
 //! never rejects: typed results, or `HostFailure` `{ok: false, code, message}` for bad arguments, SHELL_NOT_FOUND,
-//! HOST_OVERLOADED, NOT_FOUND and contained panics. A failed command is not a `HostFailure`: it is a
-//! `HostBashResult` with `ok: false`, its code (TOOL_FAILED / TOOL_TIMEOUT) and still both streams.
+//! HOST_OVERLOADED, NOT_FOUND and contained panics. A failed command is a `HostBashFailed`: a `HostFailure` whose
+//! `message` is its whole text, with `ran: true`, its code (TOOL_FAILED / TOOL_TIMEOUT) and still both streams.
 
 use super::guard;
 use super::host::{failure, panicked, HostFailure, JsHostSession};
@@ -14,7 +14,7 @@ use crate::host::bash::{self as hbash, BashArgs, BashContext, BashReply, ShellSp
 use crate::host::HostError;
 use crate::output::RecoverySnapshot;
 use crate::shell::process::signal_name;
-use napi::bindgen_prelude::Either;
+use napi::bindgen_prelude::{Either, Either3};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -48,57 +48,86 @@ pub struct HostRecovery {
     pub error: Option<String>,
 }
 
-/// A Bash result: a finished foreground command (`ok` only on exit 0; otherwise `code` TOOL_FAILED or
-/// TOOL_TIMEOUT with `message`, and still `exitCode`, `stdout`, `stderr`), or a started background task
-/// (`backgroundTaskId`). `stdout`/`stderr` are the last 50 KiB of each stream; `*Truncated` says a stream was cut and
-/// `*Recovery` where its full text is.
-#[napi(object)]
-pub struct HostBashResult {
-    pub ok: bool,
-    #[napi(ts_type = "'TOOL_FAILED' | 'TOOL_TIMEOUT'")]
-    pub code: Option<String>,
-    pub message: Option<String>,
-    pub text: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub stdout: String,
-    pub stderr: String,
-    pub stdout_bytes: i64,
-    pub stderr_bytes: i64,
-    pub stdout_truncated: bool,
-    pub stderr_truncated: bool,
-    pub stdout_recovery: Option<HostRecovery>,
-    pub stderr_recovery: Option<HostRecovery>,
-    pub timed_out: bool,
-    pub aborted: bool,
-    pub timeout_ms: i64,
-    pub duration_ms: f64,
-    pub background_task_id: Option<String>,
+/// Declares napi objects that describe a process (a Bash command or a background task) from one list of the fields
+/// they share — how it ended and what each stream holds — so `HostBashOk`, `HostBashFailed` and `HostTask` cannot
+/// drift. `*Truncated` says a stream was cut and `*Recovery` where its full text is. Docs are written
+/// `#[doc = "…"]`: napi-rs copies a `///` passed through a macro into index.d.ts with its raw-string prefix. A field's
+/// type is taken as `Name<Inner>`, not as one `ty`: napi-rs leaves a `None` out of the object only when it sees
+/// `Option` itself (an opaque `ty` would become `null`).
+macro_rules! process_objects {
+    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ident $(<$g:ty>)?,)* })*) => {$(
+        $(#[doc = $doc])*
+        #[napi(object)]
+        pub struct $name {
+            $($(#[$fm])* pub $f: $t $(<$g>)?,)*
+            pub exit_code: Option<i32>,
+            pub signal: Option<String>,
+            pub stdout_bytes: i64,
+            pub stderr_bytes: i64,
+            pub stdout_truncated: bool,
+            pub stderr_truncated: bool,
+            pub stdout_recovery: Option<HostRecovery>,
+            pub stderr_recovery: Option<HostRecovery>,
+            pub duration_ms: f64,
+        }
+    )*};
 }
 
-/// One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList.
-#[napi(object)]
-pub struct HostTask {
-    pub background_task_id: String,
-    pub command: String,
-    pub description: Option<String>,
-    #[napi(ts_type = "'running' | 'completed' | 'failed' | 'stopped'")]
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub stop_requested: bool,
-    pub duration_ms: f64,
-    pub stdout: Option<String>,
-    pub stderr: Option<String>,
-    pub stdout_bytes: i64,
-    pub stderr_bytes: i64,
-    pub stdout_truncated: bool,
-    pub stderr_truncated: bool,
-    pub stdout_recovery: Option<HostRecovery>,
-    pub stderr_recovery: Option<HostRecovery>,
-    /// TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome
-    /// is unknown, docs/host.md "Tree kill").
-    pub unknown_outcome: Option<Vec<i32>>,
+/// Declares the Bash result objects: the process fields plus what every Bash result has (its text, the last
+/// 50 KiB of each stream, how it was killed and its timeout).
+macro_rules! bash_result_objects {
+    ($($(#[doc = $doc:literal])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ident $(<$g:ty>)?,)* })*) => {
+        process_objects! {$(
+            $(#[doc = $doc])*
+            $name {
+                $($(#[$fm])* $f: $t $(<$g>)?,)*
+                text: String,
+                stdout: String,
+                stderr: String,
+                timed_out: bool,
+                aborted: bool,
+                timeout_ms: i64,
+            }
+        )*}
+    };
+}
+
+bash_result_objects! {
+    #[doc = "Bash succeeded: a foreground command that exited 0, or a started background task (`backgroundTaskId`)."]
+    HostBashOk {
+        #[napi(ts_type = "true")]
+        ok: bool,
+        background_task_id: Option<String>,
+    }
+    #[doc = "Bash ran a foreground command that failed (non-zero exit, signal, timeout, cancel): `ran: true` tells it from a"]
+    #[doc = "`HostFailure` (nothing ran). It is a `HostFailure` for the host-tool wrapper as it is: `message` is the whole"]
+    #[doc = "model-visible text after `CODE: ` (the reason, exit code, both streams), and the streams are still fields."]
+    HostBashFailed {
+        #[napi(ts_type = "false")]
+        ok: bool,
+        #[napi(ts_type = "true")]
+        ran: bool,
+        #[napi(ts_type = "'TOOL_FAILED' | 'TOOL_TIMEOUT'")]
+        code: String,
+        message: String,
+    }
+}
+
+process_objects! {
+    #[doc = "One background task. `stdout`/`stderr` (the last 256 KiB of each) are omitted in TaskList."]
+    HostTask {
+        background_task_id: String,
+        command: String,
+        description: Option<String>,
+        #[napi(ts_type = "'running' | 'completed' | 'failed' | 'stopped'")]
+        status: String,
+        stop_requested: bool,
+        stdout: Option<String>,
+        stderr: Option<String>,
+        #[doc = "TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome"]
+        #[doc = "is unknown, docs/host.md \"Tree kill\")."]
+        unknown_outcome: Option<Vec<i32>>,
+    }
 }
 
 /// TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop).
@@ -175,59 +204,91 @@ fn task_obj(t: TaskView, with_output: bool) -> HostTask {
     }
 }
 
-fn bash_result(reply: BashReply, timeout_ms: u128) -> HostBashResult {
-    match reply {
-        BashReply::Started(t) => HostBashResult {
-            ok: true,
-            code: None,
-            message: None,
-            text: render::started(&t),
-            exit_code: None,
-            signal: None,
-            stdout: String::new(),
-            stderr: String::new(),
-            stdout_bytes: 0,
-            stderr_bytes: 0,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            stdout_recovery: None,
-            stderr_recovery: None,
-            timed_out: false,
-            aborted: false,
-            timeout_ms: 0,
-            duration_ms: 0.0,
-            background_task_id: Some(t.id),
-        },
-        BashReply::Done(o) => {
-            let Rendered {
-                ok,
-                code,
-                message,
-                text,
-            } = render::outcome(&o);
-            let (exit_code, signal) = exit_fields(Some(o.exit));
-            HostBashResult {
-                ok,
-                code: code.map(|c| c.as_str().to_string()),
-                message,
-                text,
-                exit_code,
-                signal,
-                timed_out: o.killed == Some(hbash::run::Killed::Timeout),
-                aborted: o.killed == Some(hbash::run::Killed::Aborted),
-                stdout_bytes: o.stdout.total_bytes as i64,
-                stderr_bytes: o.stderr.total_bytes as i64,
-                stdout_truncated: o.stdout.truncated,
-                stderr_truncated: o.stderr.truncated,
-                stdout_recovery: recovery(o.stdout.recovery),
-                stderr_recovery: recovery(o.stderr.recovery),
-                stdout: o.stdout.text,
-                stderr: o.stderr.text,
-                timeout_ms: timeout_ms as i64,
-                duration_ms: o.duration.as_secs_f64() * 1000.0,
-                background_task_id: None,
-            }
+/// What the wrapper shows after `CODE: ` for a failed command: the whole text without its code prefix or final
+/// newline.
+fn failed_message(code: &str, text: &str) -> String {
+    let body = text
+        .strip_prefix(code)
+        .and_then(|t| t.strip_prefix(": "))
+        .unwrap_or(text);
+    body.strip_suffix('\n').unwrap_or(body).to_string()
+}
+
+fn bash_result(reply: BashReply, timeout_ms: u128) -> Either3<HostBashOk, HostBashFailed, HostFailure> {
+    let o = match reply {
+        BashReply::Started(t) => {
+            return Either3::A(HostBashOk {
+                ok: true,
+                background_task_id: Some(t.id.clone()),
+                text: render::started(&t),
+                exit_code: None,
+                signal: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                stdout_bytes: 0,
+                stderr_bytes: 0,
+                stdout_truncated: false,
+                stderr_truncated: false,
+                stdout_recovery: None,
+                stderr_recovery: None,
+                timed_out: false,
+                aborted: false,
+                timeout_ms: 0,
+                duration_ms: 0.0,
+            })
         }
+        BashReply::Done(o) => o,
+    };
+    let Rendered { code, text, .. } = render::outcome(&o);
+    let (exit_code, signal) = exit_fields(Some(o.exit));
+    let timed_out = o.killed == Some(hbash::run::Killed::Timeout);
+    let aborted = o.killed == Some(hbash::run::Killed::Aborted);
+    let (stdout_bytes, stderr_bytes) = (o.stdout.total_bytes as i64, o.stderr.total_bytes as i64);
+    let (stdout_truncated, stderr_truncated) = (o.stdout.truncated, o.stderr.truncated);
+    let (stdout_recovery, stderr_recovery) = (recovery(o.stdout.recovery), recovery(o.stderr.recovery));
+    let (stdout, stderr) = (o.stdout.text, o.stderr.text);
+    let (timeout_ms, duration_ms) = (timeout_ms as i64, o.duration.as_secs_f64() * 1000.0);
+    match code {
+        None => Either3::A(HostBashOk {
+            ok: true,
+            background_task_id: None,
+            text,
+            exit_code,
+            signal,
+            stdout,
+            stderr,
+            stdout_bytes,
+            stderr_bytes,
+            stdout_truncated,
+            stderr_truncated,
+            stdout_recovery,
+            stderr_recovery,
+            timed_out,
+            aborted,
+            timeout_ms,
+            duration_ms,
+        }),
+        Some(c) => Either3::B(HostBashFailed {
+            ok: false,
+            ran: true,
+            code: c.as_str().to_string(),
+            message: failed_message(c.as_str(), &text),
+            text,
+            exit_code,
+            signal,
+            stdout,
+            stderr,
+            stdout_bytes,
+            stderr_bytes,
+            stdout_truncated,
+            stderr_truncated,
+            stdout_recovery,
+            stderr_recovery,
+            timed_out,
+            aborted,
+            timeout_ms,
+            duration_ms,
+        }),
     }
 }
 
@@ -253,12 +314,12 @@ impl Drop for EndCall<'_> {
 #[napi]
 impl JsHostSession {
     /// Bash `{command, timeout?, runInBackground?, description?}` in the workspace root (docs/host.md "Bash").
-    #[napi(catch_unwind, ts_return_type = "Promise<HostBashResult | HostFailure>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<HostBashOk | HostBashFailed | HostFailure>")]
     pub async fn bash(
         &self,
         #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
         options: Option<HostBashOptions>,
-    ) -> Either<HostBashResult, HostFailure> {
+    ) -> Either3<HostBashOk, HostBashFailed, HostFailure> {
         let s = self.inner.clone();
         let body = async move {
             let a = BashArgs::from_json(&args)?;
@@ -288,8 +349,8 @@ impl JsHostSession {
         };
         guard::future_or(
             "host.bash",
-            async { body.await.map(Either::A).unwrap_or_else(|e| Either::B(failure(e))) },
-            |m| Either::B(panicked(m)),
+            async { body.await.unwrap_or_else(|e| Either3::C(failure(e))) },
+            |m| Either3::C(panicked(m)),
         )
         .await
     }

@@ -6,21 +6,28 @@
  * shutdown and when the feature is turned off.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
+import { Type, type TSchema } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { operationMode } from "../plan.ts";
 
 const APP = Type.String({ description: 'The target app: its name (e.g. "Safari") or bundle id (e.g. "com.apple.Safari") as computer_use_list_apps shows it. Never a path.' });
 
-const TOOLS = [
-	{ name: "computer_use_list_apps", label: "Computer Use: list apps", description: "List the running macOS apps Computer Use can operate (names and bundle ids).", parameters: Type.Object({}, { additionalProperties: false }) },
-	{ name: "computer_use_get_app_state", label: "Computer Use: app state", description: "Get an app's current window state (accessibility tree and screenshot) before acting on it.", parameters: Type.Object({ app: APP }, { additionalProperties: false }) },
-	{ name: "computer_use_click", label: "Computer Use: click", description: "Click at window coordinates (x, y >= 0) in an app.", parameters: Type.Object({ app: APP, x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }) }, { additionalProperties: false }) },
-	{ name: "computer_use_type_text", label: "Computer Use: type text", description: "Type text (at most 10,000 characters) into the focused element of an app.", parameters: Type.Object({ app: APP, text: Type.String() }, { additionalProperties: false }) },
-	{ name: "computer_use_press_key", label: "Computer Use: press key", description: 'Press a key or chord in an app (e.g. "Return", "cmd+c").', parameters: Type.Object({ app: APP, key: Type.String() }, { additionalProperties: false }) },
-	{ name: "computer_use_scroll", label: "Computer Use: scroll", description: "Scroll an app's window by dx/dy lines.", parameters: Type.Object({ app: APP, dx: Type.Optional(Type.Number()), dy: Type.Optional(Type.Number()) }, { additionalProperties: false }) },
-] as const;
+/** What the glue adds to each tool name the engine lists (`computerUseTools()`, the rules' own list). */
+interface ToolSpec {
+	label: string;
+	description: string;
+	parameters: TSchema;
+}
+
+export const SPECS: Record<string, ToolSpec> = {
+	computer_use_list_apps: { label: "Computer Use: list apps", description: "List the running macOS apps Computer Use can operate (names and bundle ids).", parameters: Type.Object({}, { additionalProperties: false }) },
+	computer_use_get_app_state: { label: "Computer Use: app state", description: "Get an app's current window state (accessibility tree and screenshot) before acting on it.", parameters: Type.Object({ app: APP }, { additionalProperties: false }) },
+	computer_use_click: { label: "Computer Use: click", description: "Click at window coordinates (x, y >= 0) in an app.", parameters: Type.Object({ app: APP, x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }) }, { additionalProperties: false }) },
+	computer_use_type_text: { label: "Computer Use: type text", description: "Type text (at most 10,000 characters) into the focused element of an app.", parameters: Type.Object({ app: APP, text: Type.String() }, { additionalProperties: false }) },
+	computer_use_press_key: { label: "Computer Use: press key", description: 'Press a key or chord in an app (e.g. "Return", "cmd+c").', parameters: Type.Object({ app: APP, key: Type.String() }, { additionalProperties: false }) },
+	computer_use_scroll: { label: "Computer Use: scroll", description: "Scroll an app's window by dx/dy lines.", parameters: Type.Object({ app: APP, dx: Type.Optional(Type.Number()), dy: Type.Optional(Type.Number()) }, { additionalProperties: false }) },
+};
 
 export function register(host: ToolkitHost): void {
 	if (native.computerUsePlatform() !== "darwin") return;
@@ -30,7 +37,10 @@ export function register(host: ToolkitHost): void {
 		cu = new native.ComputerUse(null);
 		await old.shutdown();
 	};
-	for (const tool of TOOLS) {
+	for (const name of native.computerUseTools()) {
+		const spec = SPECS[name];
+		if (!spec) throw new Error(`Computer Use: no definition for the engine's tool ${name}`);
+		const tool = { name, ...spec };
 		host.pi.registerTool({
 			name: tool.name,
 			label: tool.label,

@@ -11,12 +11,16 @@
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { HostBashResult, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
+import type { HostBashFailed, HostBashOk, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
-import { hostRuntime, hostTool, type HostOutcome } from "./host.ts";
+import { hostRuntime, hostTool } from "./host.ts";
 
-/** What the engine resolves for one of these tools. */
-export type HostBashNative = HostBashResult | HostTaskOk | HostTaskListOk | HostFailure;
+/**
+ * What the engine resolves for one of these tools, as the host-tool wrapper takes it: a failed command
+ * (`HostBashFailed`, `ran: true`) is a `HostFailure` whose message is its whole text — `CODE: message`, exit code,
+ * both streams — so the model still sees stdout and stderr when the wrapper turns the failure into an error result.
+ */
+export type HostBashNative = HostBashOk | HostBashFailed | HostTaskOk | HostTaskListOk | HostFailure;
 
 /** One host tool as the wrapper registers it. */
 export interface HostBashToolSpec {
@@ -51,20 +55,6 @@ export function piShell(): { shell: string; args: string[] } | undefined {
 	} catch {
 		return undefined;
 	}
-}
-
-/**
- * A native result as the host-tool wrapper takes it. A failed command (TOOL_FAILED, TOOL_TIMEOUT) keeps its whole text —
- * `CODE: message`, exit code, both streams — as the failure message, so the model still sees stdout and stderr when the
- * wrapper turns the failure into an error result.
- */
-export function asOutcome(r: HostBashNative): HostOutcome {
-	if (r.ok) return r as HostOutcome;
-	if ("text" in r && r.code) {
-		const text = r.text.startsWith(`${r.code}: `) ? r.text.slice(r.code.length + 2) : r.text;
-		return { ok: false, code: r.code, message: text.replace(/\n$/, "") };
-	}
-	return r as HostFailure;
 }
 
 let callSeq = 0;
@@ -182,7 +172,7 @@ export function register(host: ToolkitHost): void {
 			promptSnippet: t.promptSnippet,
 			parameters: t.parameters,
 			risk: t.risk,
-			run: async ({ session, params, signal, onUpdate }) => asOutcome(await t.call(session, params, signal, onUpdate)),
+			run: ({ session, params, signal, onUpdate }) => t.call(session, params, signal, onUpdate),
 		});
 	}
 }
