@@ -307,6 +307,18 @@ test("the host gate: policy identity, denial reason, approval preview; a throwin
 	assert.ok(r.text.includes("nested calls: 0 completed, 3 failed, 0 cancelled before dispatch, 0 unsettled"));
 });
 
+test("the host gate: a code that is no cell code becomes the phase's default (docs/code.md \"Errors\")", async () => {
+	const m = newManager({
+		gate: async (req) => (req.phase === "policy" && req.tool === "exec_command" ? { allow: false, code: "made-up", reason: "nope" } : req.phase === "policy" ? { allow: true, needsApproval: true } : { allow: false, code: "internal-panic" }),
+	});
+	m.setAdmitted(["exec_command", "apply_patch"]);
+	const r = await runCell(m, `return [
+		await tools.exec_command({cmd: 'true'}).catch((e) => e.code + ': ' + e.message),
+		await tools.apply_patch('x').catch((e) => e.code),
+	]`);
+	assert.deepEqual(JSON.parse(r.result), ["policy-denied: nope", "approval-denied"]);
+});
+
 test("terminate seals a nested call waiting for approval (cancelled before dispatch)", async () => {
 	const m = newManager({ gate: (req) => (req.phase === "policy" ? Promise.resolve({ allow: true, needsApproval: true }) : new Promise(() => {})) });
 	m.setAdmitted(["apply_patch"]);

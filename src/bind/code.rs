@@ -138,7 +138,10 @@ pub struct CodeCallOptions {
 
 /// `{ok: false, code: "internal-panic", message}` for a contained panic.
 fn panicked(message: String) -> Value {
-    code::js_bridge::to_js(Err(code::errors::CodeError::new(guard::PANIC_CODE, message)))
+    code::js_bridge::to_js(Err(code::errors::CodeError::new(
+        code::errors::ErrorCode::Panic,
+        message,
+    )))
 }
 
 #[napi]

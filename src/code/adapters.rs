@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError, ErrorCode};
 
 /// A boxed future, so the traits stay object-safe.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -85,9 +85,11 @@ pub struct GateRequest {
 #[serde(rename_all = "camelCase")]
 pub struct GateAnswer {
     pub allow: bool,
-    /// Error code when refused (policy-denied, adapter-disabled, approval-unavailable, approval-denied).
-    #[serde(default)]
-    pub code: Option<String>,
+    /// Error code when refused (policy-denied, adapter-disabled, approval-unavailable, approval-denied,
+    /// unavailable). The host's word is parsed here: a word that is no cell code is dropped, so the phase's default
+    /// code applies (docs/code.md "Errors").
+    #[serde(default, deserialize_with = "host_code")]
+    pub code: Option<ErrorCode>,
     #[serde(default)]
     pub reason: Option<String>,
     /// Policy phase: the context hook's env overlay.
@@ -105,6 +107,13 @@ pub struct GateAnswer {
     /// Policy phase, apply_patch: which Pi session records the review change (docs/review.md).
     #[serde(default)]
     pub review: Option<crate::bind::review::ReviewTarget>,
+}
+
+/// `GateAnswer.code` from the host: a string that is a [`CellCode`] word, else none (the phase's default applies);
+/// a value that is not a string makes the whole answer invalid, as before.
+fn host_code<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ErrorCode>, D::Error> {
+    let word: Option<String> = Deserialize::deserialize(d)?;
+    Ok(word.as_deref().and_then(CellCode::parse).map(ErrorCode::Cell))
 }
 
 /// The host side of nested calls (implemented over ThreadsafeFunctions in lib.rs, by fakes in tests).
@@ -177,14 +186,17 @@ pub mod fake {
         fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
             let o = args
                 .as_object()
-                .ok_or_else(|| CodeError::new("invalid-arguments", format!("{tool} needs an object")))?;
+                .ok_or_else(|| CodeError::new(CellCode::InvalidArguments, format!("{tool} needs an object")))?;
             let need = match tool {
                 "exec_command" => ["cmd", "command"],
                 "write_stdin" => ["session_id", "sessionId"],
                 _ => ["patch", "input"],
             };
             if !need.iter().any(|k| o.contains_key(*k)) {
-                return Err(CodeError::new("invalid-arguments", format!("{tool} needs {}", need[0])));
+                return Err(CodeError::new(
+                    CellCode::InvalidArguments,
+                    format!("{tool} needs {}", need[0]),
+                ));
             }
             Ok(args.clone())
         }
@@ -211,7 +223,10 @@ pub mod fake {
                 }
                 me.running_now.fetch_sub(1, Ordering::SeqCst);
                 if let Some(code) = args.get("fail").and_then(|v| v.as_str()) {
-                    return Err(CodeError::new(code, "fake failure"));
+                    return Err(CodeError::new(
+                        CellCode::parse(code).unwrap_or(CellCode::Unavailable),
+                        "fake failure",
+                    ));
                 }
                 if let Some(n) = args.get("reply_bytes").and_then(|v| v.as_u64()) {
                     if args.get("with_session").is_some() {

@@ -51,7 +51,7 @@ impl Default for EngineLimits {
 /// Why a nested call was refused synchronously (the promise in the cell rejects with this code and message).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallRefusal {
-    pub code: String,
+    pub code: crate::code::errors::ErrorCode,
     pub message: String,
 }
 
@@ -516,7 +516,7 @@ mod tests {
         fn call(&self, id: u64, name: &str, args: String) -> Result<(), CallRefusal> {
             if self.refuse {
                 return Err(CallRefusal {
-                    code: "unknown-adapter".into(),
+                    code: crate::code::errors::CellCode::UnknownAdapter.into(),
                     message: format!("no {name}"),
                 });
             }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError};
 use super::limits::*;
 
 /// A validated `exec` call.
@@ -36,7 +36,7 @@ fn as_object(args: &Value, tool: &str) -> Result<Map<String, Value>, CodeError> 
             Ok(m)
         }
         _ => Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             format!("{tool} expects a JSON object of arguments."),
         )),
     }
@@ -48,7 +48,7 @@ fn pair(m: &mut Map<String, Value>, a: &str, b: &str) -> Result<Option<Value>, C
     let vb = m.remove(b);
     match (va, vb) {
         (Some(x), Some(y)) if x != y => Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             format!("{a} and {b} are the same field and were given different values; send only one of them."),
         )),
         (Some(x), _) => Ok(Some(x)),
@@ -60,7 +60,7 @@ fn int_in(v: &Value, name: &str, lo: u64, hi: u64) -> Result<u64, CodeError> {
     match v.as_u64() {
         Some(n) if n >= lo && n <= hi => Ok(n),
         _ => Err(CodeError::new(
-            "invalid-limit",
+            CellCode::InvalidLimit,
             format!("{name} must be an integer from {lo} to {hi}."),
         )),
     }
@@ -69,7 +69,7 @@ fn int_in(v: &Value, name: &str, lo: u64, hi: u64) -> Result<u64, CodeError> {
 fn no_unknown(m: &Map<String, Value>, tool: &str, allowed: &str) -> Result<(), CodeError> {
     if let Some(k) = m.keys().next() {
         return Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             format!("{tool} does not accept the field \"{k}\". Accepted fields: {allowed}."),
         ));
     }
@@ -81,7 +81,7 @@ fn no_unknown(m: &Map<String, Value>, tool: &str, allowed: &str) -> Result<(), C
 /// error code.
 fn budget(bytes: Option<Value>, tokens: Option<Value>, tokens_name: &str) -> Result<usize, CodeError> {
     crate::output::resolve_budget(bytes.as_ref(), "maxOutputBytes", tokens.as_ref(), tokens_name)
-        .map_err(|m| CodeError::new("invalid-limit", m))
+        .map_err(|m| CodeError::new(CellCode::InvalidLimit, m))
 }
 
 /// The optional first-line pragma `// @exec: {"yield_time_ms": N, "max_output_tokens": M}`.
@@ -102,13 +102,13 @@ fn take_pragma(code: &str) -> Result<(String, Pragma), CodeError> {
     };
     let parsed: Value = serde_json::from_str(rest.trim()).map_err(|_| {
         CodeError::new(
-            "invalid-code",
+            CellCode::InvalidCode,
             "The // @exec: pragma must be followed by a JSON object, e.g. // @exec: {\"yield_time_ms\": 1000}.",
         )
     })?;
     let Value::Object(mut m) = parsed else {
         return Err(CodeError::new(
-            "invalid-code",
+            CellCode::InvalidCode,
             "The // @exec: pragma must be a JSON object.",
         ));
     };
@@ -118,7 +118,7 @@ fn take_pragma(code: &str) -> Result<(String, Pragma), CodeError> {
     };
     if let Some(k) = m.keys().next() {
         return Err(CodeError::new(
-            "invalid-code",
+            CellCode::InvalidCode,
             format!("The // @exec: pragma does not accept \"{k}\"; only yield_time_ms and max_output_tokens."),
         ));
     }
@@ -128,7 +128,7 @@ fn take_pragma(code: &str) -> Result<(String, Pragma), CodeError> {
 fn merge(name: &str, explicit: Option<Value>, pragma: Option<Value>) -> Result<Option<Value>, CodeError> {
     match (explicit, pragma) {
         (Some(a), Some(b)) if a != b => Err(CodeError::new(
-            "invalid-code",
+            CellCode::InvalidCode,
             format!("The // @exec: pragma sets {name} to {b} but the call sets it to {a}; remove one of them."),
         )),
         (Some(a), _) => Ok(Some(a)),
@@ -143,13 +143,13 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
         Some(Value::String(s)) if !s.trim().is_empty() => s,
         Some(Value::String(_)) | None => {
             return Err(CodeError::new(
-                "invalid-code",
+                CellCode::InvalidCode,
                 "exec needs a non-empty JavaScript program in \"code\".",
             ))
         }
         Some(_) => {
             return Err(CodeError::new(
-                "invalid-code",
+                CellCode::InvalidCode,
                 "\"code\" must be a string of JavaScript.",
             ))
         }
@@ -160,11 +160,14 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
             let mut out: Vec<String> = Vec::new();
             for it in items {
                 let Value::String(name) = it else {
-                    return Err(CodeError::new("invalid-uses", "\"uses\" must be a list of tool names."));
+                    return Err(CodeError::new(
+                        CellCode::InvalidUses,
+                        "\"uses\" must be a list of tool names.",
+                    ));
                 };
                 if !ADAPTERS.contains(&name.as_str()) {
                     return Err(CodeError::new(
-                        "invalid-uses",
+                        CellCode::InvalidUses,
                         format!(
                             "\"uses\" names an unknown tool \"{name}\"; cells can use: {}.",
                             ADAPTERS.join(", ")
@@ -177,7 +180,12 @@ pub fn parse_exec(args: &Value) -> Result<ExecInput, CodeError> {
             }
             Some(out)
         }
-        Some(_) => return Err(CodeError::new("invalid-uses", "\"uses\" must be a list of tool names.")),
+        Some(_) => {
+            return Err(CodeError::new(
+                CellCode::InvalidUses,
+                "\"uses\" must be a list of tool names.",
+            ))
+        }
     };
     let yield_arg = pair(&mut m, "yield_time_ms", "yieldTimeMs")?;
     let tokens_arg = m.remove("max_output_tokens");
@@ -209,17 +217,17 @@ pub fn check_cell_id(v: Option<Value>) -> Result<String, CodeError> {
         Some(Value::String(s)) => {
             if s.is_empty() {
                 Err(CodeError::new(
-                    "invalid-input",
+                    CellCode::InvalidInput,
                     "cell_id is empty; pass the cell ID that exec returned.",
                 ))
             } else if s.starts_with("pct-shell-") {
                 Err(CodeError::new(
-                    "invalid-input",
+                    CellCode::InvalidInput,
                     format!("\"{s}\" is a shell session ID; continue it with write_stdin, not wait."),
                 ))
             } else if s.bytes().all(|b| b.is_ascii_digit()) {
                 Err(CodeError::new(
-                    "invalid-input",
+                    CellCode::InvalidInput,
                     "cell_id looks like a number or process ID; pass the cell ID string that exec returned.",
                 ))
             } else {
@@ -227,15 +235,15 @@ pub fn check_cell_id(v: Option<Value>) -> Result<String, CodeError> {
             }
         }
         Some(Value::Number(_)) => Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             "cell_id must be the cell ID string that exec returned, not a number.",
         )),
         Some(_) => Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             "cell_id must be the cell ID string that exec returned.",
         )),
         None => Err(CodeError::new(
-            "invalid-input",
+            CellCode::InvalidInput,
             "wait needs cell_id (the ID that exec returned).",
         )),
     }
@@ -248,7 +256,12 @@ pub fn parse_wait(args: &Value) -> Result<WaitInput, CodeError> {
     let terminate = match m.remove("terminate") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => b,
-        Some(_) => return Err(CodeError::new("invalid-input", "terminate must be true or false.")),
+        Some(_) => {
+            return Err(CodeError::new(
+                CellCode::InvalidInput,
+                "terminate must be true or false.",
+            ))
+        }
     };
     let yield_v = pair(&mut m, "yield_time_ms", "yieldTimeMs")?;
     let tokens_v = pair(&mut m, "max_tokens", "max_output_tokens")?;
@@ -277,7 +290,7 @@ mod tests {
     use serde_json::json;
 
     fn code_of(e: Result<ExecInput, CodeError>) -> String {
-        e.unwrap_err().code
+        e.unwrap_err().code.to_string()
     }
 
     #[test]

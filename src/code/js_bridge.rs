@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use super::adapters::{BoxFuture, GateAnswer, GateRequest, HostGate};
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError, ErrorCode};
 use super::manager::{CellRead, ProgressFn, ProgressRecord};
 
 /// `(request) => Promise<answer>` from TypeScript. Weak (unref'd): it never keeps Node alive on its own.
@@ -28,7 +28,7 @@ impl HostGate for JsGate {
         // instead of unwinding through the cell (docs/napi.md "Panics").
         let panicked = |why: String| GateAnswer {
             allow: false,
-            code: Some(crate::bind::guard::PANIC_CODE.into()),
+            code: Some(ErrorCode::Panic),
             reason: Some(why),
             ..Default::default()
         };
@@ -43,9 +43,9 @@ async fn ask(f: Arc<GateFn>, req: GateRequest) -> GateAnswer {
         allow: false,
         code: Some(
             if phase == "approval" {
-                "approval-unavailable"
+                CellCode::ApprovalUnavailable
             } else {
-                "policy-denied"
+                CellCode::PolicyDenied
             }
             .into(),
         ),

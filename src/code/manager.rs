@@ -13,7 +13,7 @@ use tokio::sync::{watch, Semaphore};
 
 use super::adapters::{Adapters, HostGate};
 use super::engine::{self, EngineLimits};
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError};
 use super::input::{parse_exec, parse_wait};
 use super::limits::*;
 use crate::output::RecoveryStore;
@@ -230,7 +230,7 @@ impl CodeManager {
         let input = parse_exec(&args)?;
         if abort.as_ref().map(|r| *r.borrow()).unwrap_or(false) {
             return Err(CodeError::new(
-                "aborted",
+                CellCode::Aborted,
                 "The call was cancelled before it started; no cell ran.",
             ));
         }
@@ -238,13 +238,13 @@ impl CodeManager {
             let mut st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
             if st.closed {
                 return Err(CodeError::new(
-                    "closed",
+                    CellCode::Closed,
                     "Code cells are shut down for this session; start a new session.",
                 ));
             }
             if !st.cleanup_pending.is_empty() {
                 return Err(CodeError::new(
-                    "cleanup-incomplete",
+                    CellCode::CleanupIncomplete,
                     format!(
                         "Code Mode cleanup is incomplete: cells {} did not confirm that they stopped, so no new cell starts. Stop them with wait {{\"cell_id\": ..., \"terminate\": true}}; /pct reload or a model change retries the cleanup.",
                         st.cleanup_pending.join(", ")
@@ -259,7 +259,7 @@ impl CodeManager {
                 .count();
             if running >= MAX_RUNNING_CELLS {
                 return Err(CodeError::new(
-                    "cell-limit",
+                    CellCode::CellLimit,
                     format!("{MAX_RUNNING_CELLS} cells are already running; wait for one to finish or stop one with wait {{\"cell_id\": ..., \"terminate\": true}}."),
                 ));
             }
@@ -310,7 +310,7 @@ impl CodeManager {
                         .cells
                         .remove(&cell.id);
                     return Err(CodeError::new(
-                        "cell-start-failed",
+                        CellCode::CellStartFailed,
                         format!("The cell thread could not start ({e}); retry later."),
                     ));
                 }
@@ -387,7 +387,7 @@ impl CodeManager {
             Ok(())
         } else {
             Err(CodeError::new(
-                "cleanup-incomplete",
+                CellCode::CleanupIncomplete,
                 format!(
                     "Cells {} did not confirm that they stopped within 5 s (a native operation without an interrupt check); new cells are refused until /pct reload or a model change retries the cleanup and it succeeds.",
                     incomplete.join(", ")
@@ -420,7 +420,7 @@ impl CodeManager {
 
 fn stale(id: &str) -> CodeError {
     CodeError::new(
-        "stale-cell",
+        CellCode::StaleCell,
         format!("No cell \"{id}\" is held: it finished and its result was already delivered, was pruned after 5 minutes unread, or never existed. Start a new cell with exec."),
     )
 }

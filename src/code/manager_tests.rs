@@ -325,7 +325,7 @@ async fn check_order_invalid_arguments_before_overload_and_policy() {
         Box::pin(async move {
             GateAnswer {
                 allow: false,
-                code: Some("policy-denied".into()),
+                code: Some(CellCode::PolicyDenied.into()),
                 reason: Some("no shells today".into()),
                 ..Default::default()
             }
@@ -361,7 +361,7 @@ async fn approval_flow_for_nested_apply_patch() {
                 },
                 _ if req.preview.as_deref().unwrap_or("").contains("NO") => GateAnswer {
                     allow: false,
-                    code: Some("approval-denied".into()),
+                    code: Some(CellCode::ApprovalDenied.into()),
                     ..Default::default()
                 },
                 _ if req.preview.as_deref().unwrap_or("").contains("NOUI") => unreachable!(),
@@ -401,7 +401,14 @@ async fn approval_flow_for_nested_apply_patch() {
     let recs = records.lock().unwrap();
     let events: Vec<String> = recs
         .iter()
-        .map(|p| format!("{}:{}:{}", p.event, p.tool, p.code.clone().unwrap_or_default()))
+        .map(|p| {
+            format!(
+                "{}:{}:{}",
+                p.event,
+                p.tool,
+                p.code.map(|c| c.as_str()).unwrap_or_default()
+            )
+        })
         .collect();
     assert_eq!(
         events,
@@ -870,7 +877,7 @@ async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leasele
                     GateAnswer {
                         allow,
                         lease,
-                        code: (!allow).then(|| "unavailable".into()),
+                        code: (!allow).then(|| CellCode::Unavailable.into()),
                         reason: (!allow).then(|| "queue failed".into()),
                         ..Default::default()
                     }

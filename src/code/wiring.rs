@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{json, Value};
 
 use super::adapters::{Adapters, BoxFuture, NestedContext};
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError};
 use crate::shell;
 
 /// The toolkit's executors as nested adapters. The shell manager is attached (and re-attached when Shell
@@ -27,7 +27,7 @@ impl ToolkitAdapters {
     fn shell(&self) -> Result<Arc<shell::Manager>, CodeError> {
         self.shell.read().unwrap().clone().ok_or_else(|| {
             CodeError::new(
-                "adapter-disabled",
+                CellCode::AdapterDisabled,
                 "Shell Sessions are not available in this session; nested shell calls cannot run.",
             )
         })
@@ -37,20 +37,20 @@ impl ToolkitAdapters {
 fn patch_text(args: &Value) -> Result<String, CodeError> {
     let o = args.as_object().ok_or_else(|| {
         CodeError::new(
-            "invalid-arguments",
+            CellCode::InvalidArguments,
             "tools.apply_patch takes the patch text or {patch}.",
         )
     })?;
     if let Some(k) = o.keys().find(|k| k.as_str() != "patch") {
         return Err(CodeError::new(
-            "invalid-arguments",
+            CellCode::InvalidArguments,
             format!("tools.apply_patch does not accept \"{k}\"; pass the patch text or {{patch}}."),
         ));
     }
     match o.get("patch") {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
         _ => Err(CodeError::new(
-            "invalid-arguments",
+            CellCode::InvalidArguments,
             "tools.apply_patch needs the patch text (\"*** Begin Patch\" ... \"*** End Patch\").",
         )),
     }
@@ -77,17 +77,21 @@ fn nested_reply(r: &shell::ShellResult) -> Value {
 }
 
 fn shell_err(e: shell::ShellError) -> CodeError {
-    CodeError::new(e.code.as_str(), e.message)
+    CodeError::new(e.code, e.message)
 }
 
 impl Adapters for Arc<ToolkitAdapters> {
     fn validate(&self, tool: &str, args: &Value) -> Result<Value, CodeError> {
-        let bad = |e: shell::ShellError| CodeError::new("invalid-arguments", format!("{} ({})", e.message, e.code));
+        let bad =
+            |e: shell::ShellError| CodeError::new(CellCode::InvalidArguments, format!("{} ({})", e.message, e.code));
         match tool {
             "exec_command" => shell::normalize_exec(args).map(|_| args.clone()).map_err(bad),
             "write_stdin" => shell::normalize_write(args).map(|_| args.clone()).map_err(bad),
             "apply_patch" => patch_text(args).map(|p| json!({ "patch": p })),
-            _ => Err(CodeError::new("unknown-adapter", format!("Unknown tool \"{tool}\"."))),
+            _ => Err(CodeError::new(
+                CellCode::UnknownAdapter,
+                format!("Unknown tool \"{tool}\"."),
+            )),
         }
     }
 
@@ -152,7 +156,10 @@ impl Adapters for Arc<ToolkitAdapters> {
                     super::wiring_patch::apply(PathBuf::from(&ctx.cwd), text, ctx.cancel.clone(), ctx.review.clone())
                         .await
                 }
-                other => Err(CodeError::new("unknown-adapter", format!("Unknown tool \"{other}\"."))),
+                other => Err(CodeError::new(
+                    CellCode::UnknownAdapter,
+                    format!("Unknown tool \"{other}\"."),
+                )),
             }
         })
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::errors::CodeError;
+use super::errors::{CellCode, CodeError, ErrorCode};
 use crate::patch;
 
 /// Applies `patch` in `cwd`; the reply carries the model text and the operations, an error its stable code and
@@ -26,7 +26,7 @@ pub async fn apply(
             Some(p) => Some(p),
             None => {
                 let e = patch::PatchError::no_change("aborted", "aborted");
-                return Err(CodeError::new(e.code, e.to_string()));
+                return Err(CodeError::new(ErrorCode::Patch(e.code), e.to_string()));
             }
         },
         None => None,
@@ -36,7 +36,7 @@ pub async fn apply(
         patch::apply_reviewed(&cwd, &text, &abort, review.as_ref())
     })
     .await
-    .map_err(|e| CodeError::new("unavailable", format!("The patch executor failed to run: {e}")))?;
+    .map_err(|e| CodeError::new(CellCode::Unavailable, format!("The patch executor failed to run: {e}")))?;
     match out {
         Ok(applied) => Ok(json!({
             "text": applied.text(),
@@ -44,7 +44,7 @@ pub async fn apply(
                 "operation": o.kind.as_str(), "path": o.path, "from": o.from,
             })).collect::<Vec<_>>(),
         })),
-        Err(e) => Err(CodeError::new(e.code, e.to_string())),
+        Err(e) => Err(CodeError::new(ErrorCode::Patch(e.code), e.to_string())),
     }
 }
 

@@ -26,7 +26,7 @@ pub struct ProgressRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ok: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<crate::code::errors::ErrorCode>,
 }
 
 /// Receives progress records of the outer call currently observing a cell.

@@ -12,7 +12,7 @@ use super::cell::{Cell, ProgressRecord};
 use super::guards::{AbortOnDrop, LeaseGuard};
 use super::Inner;
 use crate::code::adapters::{session_id_of, GateRequest, NestedContext};
-use crate::code::errors::CodeError;
+use crate::code::errors::{CellCode, CodeError, ErrorCode};
 use crate::code::limits::*;
 
 pub(super) struct NestedTask {
@@ -107,7 +107,7 @@ impl NestedTask {
                         let fut = async move {
                             task.await.unwrap_or_else(|e| {
                                 Err(CodeError::new(
-                                    "unavailable",
+                                    CellCode::Unavailable,
                                     format!("tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."),
                                 ))
                             })
@@ -174,8 +174,8 @@ impl NestedTask {
         };
         let (ok, code) = match &ended {
             Ended::Reply(Ok(_)) => (true, None),
-            Ended::Reply(Err(e)) => (false, Some(e.code.clone())),
-            Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some("aborted".to_string())),
+            Ended::Reply(Err(e)) => (false, Some(e.code)),
+            Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some(CellCode::Aborted.into())),
         };
         let reply_session = match &ended {
             Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id.clone()),
@@ -280,7 +280,7 @@ impl NestedTask {
             .await;
         if !ans.allow {
             return Err(CodeError::new(
-                ans.code.as_deref().unwrap_or("policy-denied"),
+                ans.code.unwrap_or(CellCode::PolicyDenied.into()),
                 ans.reason
                     .unwrap_or_else(|| "The invocation policy denied this call.".into()),
             ));
@@ -311,7 +311,7 @@ impl NestedTask {
                 .await;
             if !a.allow {
                 return Err(CodeError::new(
-                    a.code.as_deref().unwrap_or("approval-denied"),
+                    a.code.unwrap_or(CellCode::ApprovalDenied.into()),
                     a.reason
                         .unwrap_or_else(|| "The user declined this apply_patch; nothing was changed.".into()),
                 ));
@@ -329,9 +329,9 @@ impl NestedTask {
 }
 
 /// The error of a nested mutation whose host file lock was not granted (the mutation never ran).
-pub(super) fn lock_refused(tool: &str, code: Option<String>, reason: Option<String>) -> CodeError {
+pub(super) fn lock_refused(tool: &str, code: Option<ErrorCode>, reason: Option<String>) -> CodeError {
     CodeError::new(
-        code.as_deref().unwrap_or("unavailable"),
+        code.unwrap_or(CellCode::Unavailable.into()),
         format!(
             "{} failed: Pi's file mutation queue could not be taken for its paths ({}); nothing was changed. Retry the call.",
             tool,
@@ -360,7 +360,7 @@ pub(super) fn reply_size(v: &Value) -> usize {
 /// file (also as `sessionId` / `recoveryPath` on the error in the cell): the output is not lost.
 pub(super) fn oversized_reply(tool: &str, size: usize, limit: usize, v: &Value) -> CodeError {
     let mut e = CodeError::new(
-        "bridge-overload",
+        CellCode::BridgeOverload,
         format!("The reply of tools.{tool} is {size} bytes; a single reply may be at most {limit} bytes. The call ran; ask for less output (e.g. a smaller max_output_tokens)."),
     );
     e.session_id = session_id_of(v);

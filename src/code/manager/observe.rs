@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::cell::{forwarder, Cell, CellRead, NestedCounts, OuterCall};
 use super::{stale, CodeManager};
 use crate::code::engine::Outcome;
-use crate::code::errors::CodeError;
+use crate::code::errors::{CellCode, CodeError};
 use crate::code::limits::*;
 use crate::code::render::render;
 
@@ -95,7 +95,7 @@ impl CodeManager {
         );
         if aborted {
             return Err(CodeError::new(
-                "aborted",
+                CellCode::Aborted,
                 format!("The call was cancelled; cell {} was terminated. Effects of nested calls that already ran are kept.", cell.id),
             ));
         }

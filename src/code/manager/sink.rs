@@ -11,6 +11,7 @@ use super::nested::NestedTask;
 use super::Inner;
 use crate::code::adapters::normalize_nested_args;
 use crate::code::engine::{CallRefusal, EngineSink, Outcome};
+use crate::code::errors::{CellCode, ErrorCode};
 use crate::code::limits::*;
 
 pub(super) struct Sink {
@@ -18,9 +19,9 @@ pub(super) struct Sink {
     pub(super) mgr: Weak<Inner>,
 }
 
-pub(super) fn refusal(code: &str, message: String) -> CallRefusal {
+pub(super) fn refusal(code: CellCode, message: String) -> CallRefusal {
     CallRefusal {
-        code: code.into(),
+        code: ErrorCode::Cell(code),
         message,
     }
 }
@@ -39,9 +40,9 @@ impl EngineSink for Sink {
 
     fn call(&self, id: u64, name: &str, args_json: String) -> Result<(), CallRefusal> {
         let (Some(cell), Some(mgr)) = (self.cell.upgrade(), self.mgr.upgrade()) else {
-            return Err(refusal("closed", "The code manager is closed.".into()));
+            return Err(refusal(CellCode::Closed, "The code manager is closed.".into()));
         };
-        let fail = |code: &str, message: String| {
+        let fail = |code: CellCode, message: String| {
             let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.failed += 1;
             drop(st);
@@ -51,14 +52,14 @@ impl EngineSink for Sink {
                 cell_id: cell.id.clone(),
                 session_id: None,
                 ok: Some(false),
-                code: Some(code.into()),
+                code: Some(ErrorCode::Cell(code)),
             });
             Err(refusal(code, message))
         };
         // 1. known adapter
         if !ADAPTERS.contains(&name) {
             return fail(
-                "unknown-adapter",
+                CellCode::UnknownAdapter,
                 format!(
                     "Unknown tool \"{name}\": code cells can call only {}.",
                     ADAPTERS.join(", ")
@@ -73,7 +74,7 @@ impl EngineSink for Sink {
                 cell.declared.join(", ")
             };
             return fail(
-                "adapter-disabled",
+                CellCode::AdapterDisabled,
                 format!("Tool \"{name}\" was not declared in \"uses\" for this cell. Declared tools: {list}"),
             );
         }
@@ -86,7 +87,7 @@ impl EngineSink for Sink {
             .any(|a| a == name)
         {
             return fail(
-                "adapter-disabled",
+                CellCode::AdapterDisabled,
                 format!("Tool \"{name}\" is not enabled right now; enable it in /pct config or stop calling it."),
             );
         }
@@ -95,7 +96,7 @@ impl EngineSink for Sink {
         let args = normalize_nested_args(name, args);
         let normalized = match mgr.adapters.validate(name, &args) {
             Ok(v) => v,
-            Err(e) => return fail("invalid-arguments", e.message),
+            Err(e) => return fail(CellCode::InvalidArguments, e.message),
         };
         // 4. byte reservation
         let size = args_json.len();
@@ -113,7 +114,7 @@ impl EngineSink for Sink {
             };
             if let Some(msg) = why {
                 drop(st);
-                return fail("bridge-overload", msg);
+                return fail(CellCode::BridgeOverload, msg);
             }
             st.queued += 1;
             st.outstanding_bytes += size;
