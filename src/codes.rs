@@ -128,13 +128,14 @@ pub mod check {
             .nth(1)
             .unwrap_or_else(|| panic!("index.d.ts has no interface {iface}"));
         let body = body.split("\n}").next().unwrap_or(body);
-        let prefix = format!("{field}: ");
-        let line = body
+        // A required (`field: `) or optional (`field?: `) field.
+        let prefixes = [format!("{field}: "), format!("{field}?: ")];
+        let (line, prefix) = body
             .lines()
             .map(str::trim)
-            .find(|l| l.starts_with(&prefix))
+            .find_map(|l| prefixes.iter().find(|p| l.starts_with(p.as_str())).map(|p| (l, p)))
             .unwrap_or_else(|| panic!("{iface} has no field {field}"));
-        line.trim_start_matches(&prefix)
+        line.trim_start_matches(prefix.as_str())
             .split(" | ")
             .map(|w| w.trim_matches('\'').to_string())
             .collect()
@@ -197,6 +198,8 @@ pub mod check {
                 with_extra(["a-b", "c"], &["internal-panic"])
             );
             assert_eq!(dts_union(dts, "G", "code"), ["x"]);
+            let optional = "export interface H {\n  code?: 'y' | 'z'\n}\n";
+            assert_eq!(dts_union(optional, "H", "code"), ["y", "z"]);
         }
     }
 }

@@ -3,61 +3,29 @@
 
 use std::fmt;
 
-/// One interactive tool failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InteractiveCode {
-    /// The arguments do not have the documented shape (wrong type, unknown field, missing field).
-    InvalidArguments,
-    /// `asktool` got no question, or more than [`crate::interactive::ask::MAX_QUESTIONS`].
-    QuestionCount,
-    /// A question, an option, a todo id or a todo content is empty or longer than its bound.
-    TextLength,
-    /// A question has more options than [`crate::interactive::ask::MAX_OPTIONS`], or repeats one.
-    InvalidOptions,
-    /// No user can answer: Pi runs headless (print or json mode).
-    NoUser,
-    /// `TodoWrite` got more todos than [`crate::interactive::todo::MAX_TODOS`].
-    TooManyTodos,
-    /// Two todos share an id.
-    DuplicateTodoId,
-    /// More than one todo is `in_progress`.
-    MultipleInProgress,
-    /// A todo status is not `pending`, `in_progress` or `completed`.
-    InvalidStatus,
-    /// The feature (or this tool's switch) is off.
-    NotEnabled,
-}
-
-impl InteractiveCode {
-    /// Every code, for the docs test.
-    #[cfg(test)]
-    pub const ALL: [InteractiveCode; 10] = [
-        InteractiveCode::InvalidArguments,
-        InteractiveCode::QuestionCount,
-        InteractiveCode::TextLength,
-        InteractiveCode::InvalidOptions,
-        InteractiveCode::NoUser,
-        InteractiveCode::TooManyTodos,
-        InteractiveCode::DuplicateTodoId,
-        InteractiveCode::MultipleInProgress,
-        InteractiveCode::InvalidStatus,
-        InteractiveCode::NotEnabled,
-    ];
-
-    /// The code as it appears in error results.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InteractiveCode::InvalidArguments => "invalid-arguments",
-            InteractiveCode::QuestionCount => "question-count",
-            InteractiveCode::TextLength => "text-length",
-            InteractiveCode::InvalidOptions => "invalid-options",
-            InteractiveCode::NoUser => "no-user",
-            InteractiveCode::TooManyTodos => "too-many-todos",
-            InteractiveCode::DuplicateTodoId => "duplicate-todo-id",
-            InteractiveCode::MultipleInProgress => "multiple-in-progress",
-            InteractiveCode::InvalidStatus => "invalid-status",
-            InteractiveCode::NotEnabled => "not-enabled",
-        }
+crate::codes::error_codes! {
+    /// One interactive tool failure (docs/interactive.md "Errors").
+    pub enum InteractiveCode {
+        /// The arguments do not have the documented shape (wrong type, unknown field, missing field).
+        InvalidArguments = "invalid-arguments" => "fix the field the message names and call again",
+        /// `asktool` got no question, or more than [`crate::interactive::ask::MAX_QUESTIONS`].
+        QuestionCount = "question-count" => "ask between one and the allowed number of questions",
+        /// A question, an option, a todo id or a todo content is empty or longer than its bound.
+        TextLength = "text-length" => "shorten or fill the text the message names",
+        /// A question has more options than [`crate::interactive::ask::MAX_OPTIONS`], or repeats one.
+        InvalidOptions = "invalid-options" => "give fewer, distinct options",
+        /// No user can answer: Pi runs headless (print or json mode).
+        NoUser = "no-user" => "decide without asking, and say what you assumed",
+        /// `TodoWrite` got more todos than [`crate::interactive::todo::MAX_TODOS`].
+        TooManyTodos = "too-many-todos" => "merge or drop todos to stay within the cap",
+        /// Two todos share an id.
+        DuplicateTodoId = "duplicate-todo-id" => "give every todo its own id",
+        /// More than one todo is `in_progress`.
+        MultipleInProgress = "multiple-in-progress" => "mark only the todo being worked on as in_progress",
+        /// A todo status is not `pending`, `in_progress` or `completed`.
+        InvalidStatus = "invalid-status" => "use pending, in_progress or completed",
+        /// The feature (or this tool's switch) is off.
+        NotEnabled = "not-enabled" => "carry on without this tool; the user can turn it on with /pct",
     }
 }
 

@@ -296,15 +296,26 @@ fn new_context_takes_nothing() {
 }
 
 #[test]
-fn every_code_is_documented() {
+fn the_doc_table_is_all_codes_in_order() {
     let doc = include_str!("../../docs/interactive.md");
-    for c in C::ALL {
-        assert!(
-            doc.contains(&format!("`{}`", c.as_str())),
-            "docs/interactive.md lacks {}",
-            c.as_str()
-        );
-    }
+    let all: Vec<&str> = C::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(crate::codes::check::doc_table(doc, "## Errors"), all);
+}
+
+#[test]
+fn index_d_ts_unions_are_all_codes() {
+    // The bindings spell the union in their `ts_return_type`; both failure shapes must list every code.
+    let union = crate::codes::check::with_extra(C::ALL.iter().map(|c| c.as_str()), &["internal-panic"])
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let dts = include_str!("../../index.d.ts");
+    assert_eq!(
+        dts.matches(&format!("code: {union};")).count(),
+        2,
+        "index.d.ts lacks `{union}`"
+    );
 }
 
 mod rules {

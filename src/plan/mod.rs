@@ -18,54 +18,22 @@ pub const PLAN_DIR: [&str; 2] = [".pi", "plan"];
 /// planted file at each try is an attack that must end in a failure, not a loop).
 const NAME_ATTEMPTS: usize = 8;
 
-/// Why a plan was not stored. Every code is a model-facing error code (`SCREAMING_SNAKE`, as the host tools').
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlanCode {
-    /// The plan is empty or only blanks.
-    Empty,
-    /// The plan is longer than [`MAX_PLAN_BYTES`].
-    TooLarge,
-    /// `.pi/plan` resolves outside the workspace (a symlink), or is not a folder.
-    DirOutside,
-    /// The filesystem refused (permissions, disk full, the workspace is gone).
-    SaveFailed,
-}
-
-impl PlanCode {
-    /// Every code, checked against docs/permissions.md.
-    #[cfg(test)]
-    pub const ALL: [PlanCode; 4] = [
-        PlanCode::Empty,
-        PlanCode::TooLarge,
-        PlanCode::DirOutside,
-        PlanCode::SaveFailed,
-    ];
-
-    /// The code as error results spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PlanCode::Empty => "PLAN_EMPTY",
-            PlanCode::TooLarge => "PLAN_TOO_LARGE",
-            PlanCode::DirOutside => "PLAN_DIR_OUTSIDE",
-            PlanCode::SaveFailed => "PLAN_SAVE_FAILED",
-        }
-    }
-
-    /// What the model should do next.
-    pub fn next_step(self) -> &'static str {
-        match self {
-            PlanCode::Empty => "Write the whole plan as Markdown in `plan` and call SubmitPlan again.",
-            PlanCode::TooLarge => {
-                "Shorten the plan (summarise; leave details for the work itself) and call SubmitPlan again."
-            }
-            PlanCode::DirOutside => {
-                "Nothing was written. Tell the user that .pi/plan in the workspace points outside it (or is not a \
-                 folder) and must be fixed before a plan can be submitted."
-            }
-            PlanCode::SaveFailed => {
-                "Nothing was kept. Tell the user the plan could not be saved and why; do not retry blindly."
-            }
-        }
+crate::codes::error_codes! {
+    /// Why a plan was not stored (docs/permissions.md "Store codes"). Every code is a model-facing error code
+    /// (`SCREAMING_SNAKE`, as the host tools'); the next step ends the message.
+    pub enum PlanCode {
+        /// The plan is empty or only blanks.
+        Empty = "PLAN_EMPTY" => "Write the whole plan as Markdown in `plan` and call SubmitPlan again.",
+        /// The plan is longer than [`MAX_PLAN_BYTES`].
+        TooLarge = "PLAN_TOO_LARGE" =>
+            "Shorten the plan (summarise; leave details for the work itself) and call SubmitPlan again.",
+        /// `.pi/plan` resolves outside the workspace (a symlink), or is not a folder.
+        DirOutside = "PLAN_DIR_OUTSIDE" =>
+            "Nothing was written. Tell the user that .pi/plan in the workspace points outside it (or is not a \
+             folder) and must be fixed before a plan can be submitted.",
+        /// The filesystem refused (permissions, disk full, the workspace is gone).
+        SaveFailed = "PLAN_SAVE_FAILED" =>
+            "Nothing was kept. Tell the user the plan could not be saved and why; do not retry blindly.",
     }
 }
 
@@ -267,11 +235,18 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_a_next_step_and_is_documented() {
+    fn the_doc_table_is_all_codes_in_order() {
         let doc = include_str!("../../docs/permissions.md");
-        for c in PlanCode::ALL {
-            assert!(!c.next_step().is_empty());
-            assert!(doc.contains(c.as_str()), "{} is not in docs/permissions.md", c.as_str());
-        }
+        let all: Vec<&str> = PlanCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(crate::codes::check::doc_table(doc, "### Store codes"), all);
+    }
+
+    #[test]
+    fn index_d_ts_union_is_all_codes() {
+        let all = PlanCode::ALL.iter().map(|c| c.as_str());
+        assert_eq!(
+            crate::codes::check::dts_union(include_str!("../../index.d.ts"), "PlanSaveResult", "code"),
+            crate::codes::check::with_extra(all, &["internal-panic"])
+        );
     }
 }
