@@ -8,6 +8,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { native } from "./helpers/addon.mjs";
 import { tempDir } from "./helpers/tmp.mjs";
+import { docTable } from "./helpers/doc.mjs";
+import { AGENT_CODES, TaskError } from "../src/pi/agents.ts";
 
 test("agentsLoad: both scopes, resolved tools, allowlist and warnings", () => {
 	const base = tempDir("pct-agents-");
@@ -83,4 +85,11 @@ test("AgentTask: a delegate's process group in the session's tasks; TaskStop kil
 	assert.equal(new native.AgentTask(s, 1, "x", null).failure().code, "INVALID_ARGUMENT");
 	s.closeTasks();
 	assert.equal(new native.AgentTask(s, 4242, "x", null).failure().code, "TOOL_FAILED");
+});
+
+test("Task's codes are docs/agents.md's Errors table, in order; a TaskError carries its code and the model's text", () => {
+	assert.deepEqual([...AGENT_CODES], docTable("agents.md", "## Errors"));
+	const e = new TaskError("AGENT_TIMEOUT", "stopped.");
+	assert.equal(e.code, "AGENT_TIMEOUT");
+	assert.equal(e.message, "AGENT_TIMEOUT: stopped.");
 });

@@ -5,7 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { register, operationMode } from "../src/pi/plan.ts";
+import { register, operationMode, PLAN_TOOL_CODES } from "../src/pi/plan.ts";
+import { docTable } from "./helpers/doc.mjs";
 import { tempDir } from "./helpers/tmp.mjs";
 
 function fakeHost() {
@@ -71,4 +72,8 @@ test("SubmitPlan: Plan only and alone; bad input stores nothing; headless it sav
 	assert.equal(existsSync(join(h.ws, ".pi")), false, "refused input creates nothing");
 	await assert.rejects(h.call("SubmitPlan", "s4", { plan: "# p\n" }), /^Error: PLAN_APPROVAL_UNAVAILABLE: The plan was saved to \.pi\/plan\/\d+-[0-9a-f]{8}\.md, but this session has no interactive UI/);
 	assert.equal(operationMode(h.host), "plan");
+});
+
+test("the plan tools' codes are docs/permissions.md's Tool codes table, in order", () => {
+	assert.deepEqual([...PLAN_TOOL_CODES], docTable("permissions.md", "### Tool codes"));
 });

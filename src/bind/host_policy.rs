@@ -123,7 +123,7 @@ impl JsHostPermissions {
             let (action, reason, code, message) = match d.verdict {
                 Verdict::Allow { reason } => ("allow", Some(reason.to_string()), None, None),
                 Verdict::Ask => ("ask", None, None, None),
-                Verdict::Deny { code, message } => ("deny", None, Some(code.to_string()), Some(message)),
+                Verdict::Deny { code, message } => ("deny", None, Some(code.as_str().to_string()), Some(message)),
             };
             Ok(HostPermissionDecision {
                 action: action.into(),

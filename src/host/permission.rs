@@ -11,12 +11,27 @@
 
 use std::collections::HashSet;
 
-/// A call that needed the user's confirmation and did not get it (no UI, or the user said no).
-pub const TOOL_DENIED: &str = "TOOL_DENIED";
-/// Plan mode: a tool of the edit family (Write, Edit, apply_patch, direct or nested) is refused before any card.
-pub const EDIT_DISABLED_IN_PLAN: &str = "EDIT_DISABLED_IN_PLAN";
-/// Plan mode: another extension's tool that the config does not declare plan-safe is refused before any card.
-pub const PLUGIN_DISABLED_IN_PLAN: &str = "PLUGIN_DISABLED_IN_PLAN";
+crate::codes::error_codes! {
+    /// Why the policy refused a call (docs/permissions.md "Refusal codes"). `SCREAMING_SNAKE`, as the host tools',
+    /// whatever tool is refused: the seed's permission contract spells them so.
+    pub enum DenyCode {
+        /// A call that needed the user's confirmation and did not get it (no UI, or the user said no).
+        ToolDenied = "TOOL_DENIED" => "do not retry the same call; ask the user, or pick a tool the mode allows",
+        /// Plan mode: a tool of the edit family (Write, Edit, apply_patch, direct or nested) is refused before
+        /// any card.
+        EditDisabledInPlan = "EDIT_DISABLED_IN_PLAN" => "finish the plan and submit it with SubmitPlan",
+        /// Plan mode: another extension's tool that the config does not declare plan-safe is refused before any
+        /// card.
+        PluginDisabledInPlan = "PLUGIN_DISABLED_IN_PLAN" => "plan with the read tools, then submit the plan",
+    }
+}
+
+/// The refusal of a call that needed confirmation and did not get it.
+pub const TOOL_DENIED: DenyCode = DenyCode::ToolDenied;
+/// Plan mode's refusal of an edit-family tool.
+pub const EDIT_DISABLED_IN_PLAN: DenyCode = DenyCode::EditDisabledInPlan;
+/// Plan mode's refusal of another extension's tool that is not plan-safe.
+pub const PLUGIN_DISABLED_IN_PLAN: DenyCode = DenyCode::PluginDisabledInPlan;
 
 /// The permission mode: `permissions.mode` (or the older `hostTools.permissionMode`), or a session override set
 /// with `/pct permission`.
@@ -177,7 +192,7 @@ pub enum Verdict {
     /// Show the allow-once / allow-session / deny card and wait (no timeout).
     Ask,
     /// Refused without asking: `code` (TOOL_DENIED or a `*_DISABLED_IN_PLAN`) with this message.
-    Deny { code: &'static str, message: String },
+    Deny { code: DenyCode, message: String },
 }
 
 /// The decision and the modes it was taken under.
@@ -507,7 +522,7 @@ mod tests {
                     let got = match p.decide(&r, Some(mode.as_str())).verdict {
                         Verdict::Allow { .. } => 'A',
                         Verdict::Ask => 'C',
-                        Verdict::Deny { code, .. } if code.ends_with("_DISABLED_IN_PLAN") => 'P',
+                        Verdict::Deny { code, .. } if code != TOOL_DENIED => 'P',
                         Verdict::Deny { code, .. } => panic!("{tool} {loc:?} {mode:?} {op:?}: unexpected {code}"),
                     };
                     assert_eq!(got, want[i], "{tool} at {loc:?} in {} / {}", op.as_str(), mode.as_str());
@@ -686,5 +701,19 @@ mod tests {
     #[test]
     fn user_denial_says_so() {
         assert!(user_denied_message("Edit").starts_with("The user denied permission for this Edit call"));
+    }
+
+    #[test]
+    fn refusal_codes_match_the_doc_table_and_index_d_ts() {
+        use crate::codes::check::{doc_table, dts_union, with_extra};
+        let all: Vec<&str> = DenyCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            doc_table(include_str!("../../docs/permissions.md"), "## Refusal codes"),
+            all
+        );
+        assert_eq!(
+            dts_union(include_str!("../../index.d.ts"), "HostPermissionDecision", "code"),
+            with_extra(all, &[])
+        );
     }
 }

@@ -17,7 +17,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { AgentDefinition, AgentsLoaded } from "../../index.js";
+import type { AgentDefinition, AgentsLoaded, HostFailure } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
@@ -27,14 +27,29 @@ import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./dele
 
 export const TASK = "Task";
 
-/** Stable failure codes (docs/agents.md "Errors"). */
+/** Every stable failure code of Task, in the order of docs/agents.md "Errors" (a test holds them equal). */
+export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT", "AGENT_TIMEOUT", "AGENT_ABORTED", "AGENT_FAILED", "TASK_DISABLED_IN_PLAN", "AGENT_TOOL_NOT_DECLARED"] as const;
+/** One of Task's own codes. */
+export type AgentCode = (typeof AGENT_CODES)[number];
+/** What a Task call fails with: its own codes, or the host's code of a refused argument, slot or task adoption. */
+export type TaskCode = AgentCode | HostFailure["code"];
 export const AGENT_NOT_FOUND = "AGENT_NOT_FOUND";
 export const AGENT_FAILED = "AGENT_FAILED";
 export const AGENT_TIMEOUT = "AGENT_TIMEOUT";
 export const AGENT_ABORTED = "AGENT_ABORTED";
 export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE";
 export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN";
+export const AGENT_TOOL_NOT_DECLARED = "AGENT_TOOL_NOT_DECLARED";
 export const INVALID_ARGUMENT = "INVALID_ARGUMENT";
+
+/** A refused or failed Task call: Pi shows the message (`<code>: <text>`), the audit line takes the code. */
+export class TaskError extends Error {
+	readonly code: TaskCode;
+	constructor(code: TaskCode, text: string) {
+		super(`${code}: ${text}`);
+		this.code = code;
+	}
+}
 
 /** The longest prompt a Task may hand over (characters). */
 export const MAX_PROMPT_CHARS = 32_000;
@@ -68,7 +83,7 @@ export interface DelegateUsage {
 /** How one delegate run ended. */
 export interface DelegateOutcome {
 	ok: boolean;
-	code?: string;
+	code?: TaskCode;
 	/** The final answer (ok), or the model-facing failure message. */
 	text: string;
 	cut: boolean;
@@ -264,11 +279,11 @@ function messageText(m: AssistantMessage): string {
 interface Running {
 	child: ChildProcess;
 	done: Promise<DelegateOutcome>;
-	stop(code: string, message: string): void;
+	stop(code: TaskCode, message: string): void;
 }
 
 /** Starts a delegate process and drives it over RPC until its run ends. */
-function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void): Running | { ok: false; code: string; message: string } {
+function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void): Running | { ok: false; code: TaskCode; message: string } {
 	const pi = piCommand();
 	if (!pi) return { ok: false, code: AGENT_UNAVAILABLE, message: "Delegates need the pi command line (this Pi was started by an embedder); nothing was started." };
 	const rt = hostRuntime(host);
@@ -298,7 +313,7 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	let toolCalls = 0;
 	let last: AssistantMessage | undefined;
 	let stderr = "";
-	let stopped: { code: string; message: string } | undefined;
+	let stopped: { code: TaskCode; message: string } | undefined;
 	let finished = false;
 	const dialogs = new AbortController();
 	const send = (o: unknown) => {
@@ -309,7 +324,7 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 		}
 	};
 	const done = new Promise<DelegateOutcome>((resolve) => {
-		const settle = (ok: boolean, code: string | undefined, text: string) => {
+		const settle = (ok: boolean, code: TaskCode | undefined, text: string) => {
 			if (finished) return;
 			finished = true;
 			dialogs.abort();
@@ -376,7 +391,7 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	return {
 		child,
 		done,
-		stop(code: string, message: string) {
+		stop(code: TaskCode, message: string) {
 			if (finished) return;
 			stopped = { code, message };
 			killGroup(child);
@@ -391,8 +406,8 @@ function summary(def: AgentDefinition, o: DelegateOutcome): string {
 }
 
 const text = (t: string) => [{ type: "text" as const, text: t }];
-const fail = (code: string, message: string): never => {
-	throw new Error(`${code}: ${message}`);
+const fail = (code: TaskCode, message: string): never => {
+	throw new TaskError(code, message);
 };
 
 /** Whether Task should be visible now: on, Agent mode, a session of its own, and at least one definition. */
@@ -436,11 +451,11 @@ export function register(host: ToolkitHost): void {
 		async execute(toolCallId: string, params: TaskParams, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
 			// The Task call itself is audited too (its delegate's calls are, each with the delegate's name).
 			const t0 = performance.now();
-			let errorCode: string | undefined;
+			let errorCode: TaskCode | undefined;
 			try {
 				return await runTask(params, signal, onUpdate, ctx);
 			} catch (e) {
-				errorCode = /^([A-Z_]+):/.exec(e instanceof Error ? e.message : "")?.[1] ?? AGENT_FAILED;
+				errorCode = e instanceof TaskError ? e.code : AGENT_FAILED;
 				throw e;
 			} finally {
 				const ms = performance.now() - t0;
@@ -590,6 +605,6 @@ export function registerDelegateGuard(host: ToolkitHost): void {
 	});
 	host.pi.on("tool_call", async (event) => {
 		if (d.tools.includes(event.toolName)) return undefined;
-		return { block: true, reason: `AGENT_TOOL_NOT_DECLARED: ${event.toolName} is not among this delegate's tools (${d.tools.join(", ")}); nothing ran. Answer with what your own tools can do.` };
+		return { block: true, reason: `${AGENT_TOOL_NOT_DECLARED}: ${event.toolName} is not among this delegate's tools (${d.tools.join(", ")}); nothing ran. Answer with what your own tools can do.` };
 	});
 }

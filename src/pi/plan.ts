@@ -25,13 +25,18 @@ const PI_BUILTINS = new Set(["read", "bash", "edit", "write", "grep", "find", "l
 /** Goal proposals are retired; in Plan mode they are refused by name. */
 const GOAL_TOOLS = new Set(["EnterGoalMode", "SubmitGoal"]);
 
-export const PLAN_GOAL_ACTIVATION_DISABLED = "PLAN_GOAL_ACTIVATION_DISABLED";
-
-/** The plan tools' own refusals (docs/permissions.md "The plan tools"); the file store's are Rust's (`planSave`). */
+/**
+ * The plan tools' own refusals, in the order of docs/permissions.md "Tool codes" (a test holds them equal); the file
+ * store's are Rust's (`planSave`, `PlanSaveResult["code"]`).
+ */
+export const PLAN_TOOL_CODES = ["PLAN_TOOL_NOT_ALONE", "ALREADY_IN_PLAN_MODE", "NOT_IN_PLAN_MODE", "PLAN_APPROVAL_UNAVAILABLE", "PLAN_GOAL_ACTIVATION_DISABLED"] as const;
+/** One of the plan tools' own codes. */
+export type PlanToolCode = (typeof PLAN_TOOL_CODES)[number];
 export const PLAN_TOOL_NOT_ALONE = "PLAN_TOOL_NOT_ALONE";
 export const ALREADY_IN_PLAN_MODE = "ALREADY_IN_PLAN_MODE";
 export const NOT_IN_PLAN_MODE = "NOT_IN_PLAN_MODE";
 export const PLAN_APPROVAL_UNAVAILABLE = "PLAN_APPROVAL_UNAVAILABLE";
+export const PLAN_GOAL_ACTIVATION_DISABLED = "PLAN_GOAL_ACTIVATION_DISABLED";
 /** The approval card's choices. */
 export const APPROVE_PLAN = "Approve: switch to Agent and carry it out";
 export const REJECT_PLAN = "Reject, with a reason";
@@ -138,7 +143,7 @@ function notAlone(host: ToolkitHost, tool: string, toolCallId: string): string |
 }
 
 /** The audit line of a plan tool call that acted (switched the mode, or reached the approval), as every tool's. */
-function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: string): Promise<void> {
+function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record<string, unknown>, decision: AuditDecision, waitMs: number, ok: boolean, errorCode?: PlanToolCode): Promise<void> {
 	const prompted = decision === "allow-once" || decision === "deny";
 	return auditCall(host, hostRuntime(host), { toolCallId, tool, args, gate: { decision, prompted, waitMs }, runMs: 0, totalMs: waitMs, ok, errorCode });
 }
