@@ -1101,17 +1101,30 @@ export declare function netBodyCapBytes(feature: 'sidecar' | 'image' | 'compacti
 /** The `debug: true` stderr line of one request: metadata only, never secrets or content. */
 export declare function netDebugLine(meta: NetDebugMeta): string
 
-/** Request metadata for the debug line (src/net/debug.rs `DebugMeta`). */
+/**
+ * The metadata of one request. It is also the binding's `NetDebugMeta` object (the one napi type of src/net), so
+ * the fields the glue sends and the fields the line prints are one definition.
+ */
 export interface NetDebugMeta {
+  /** `web-search-native`, `web-search-sidecar`, `image-generation`, `remote-compaction`. */
   feature: string
+  /** Pi's provider id of the model that made the request. */
   provider: string
+  /** Pi's API id (`openai-responses`, ...). */
   api: string
+  /** The model id. */
   model: string
+  /** The endpoint URL or host; only the host is printed. */
   endpoint: string
+  /** How long the request took, when it ended. */
   durationMs?: number
+  /** The HTTP status, when a response came. */
   status?: number
+  /** The `x-request-id` response header. */
   requestId?: string
+  /** Content block types (`text`, `image`, `web_search_call`, ...); absent is none. */
   blocks?: Array<string>
+  /** The error code when the request failed. */
   error?: string
 }
 

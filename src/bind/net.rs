@@ -155,6 +155,8 @@ pub struct NetPlan {
 
 use crate::net::error::{NetCode, NetError};
 use crate::net::websearch::{native as ws_native, sidecar, SearchOptions};
+// The core's request metadata under its JS name, so the generated signature names the generated interface.
+use crate::net::debug::DebugMeta as NetDebugMeta;
 use crate::net::{debug, image};
 
 fn opts(mode: String, context_size: String) -> SearchOptions {
@@ -516,36 +518,8 @@ pub fn net_body_cap_bytes(
     })
 }
 
-/// Request metadata for the debug line (src/net/debug.rs `DebugMeta`).
-#[napi(object)]
-pub struct NetDebugMeta {
-    pub feature: String,
-    pub provider: String,
-    pub api: String,
-    pub model: String,
-    pub endpoint: String,
-    pub duration_ms: Option<f64>,
-    pub status: Option<u32>,
-    pub request_id: Option<String>,
-    pub blocks: Option<Vec<String>>,
-    pub error: Option<String>,
-}
-
 /// The `debug: true` stderr line of one request: metadata only, never secrets or content.
 #[napi(catch_unwind)]
 pub fn net_debug_line(env: &Env, meta: NetDebugMeta) -> napi::Result<String> {
-    guard::sync(env, "net.debugLine", || {
-        Ok(debug::line(&debug::DebugMeta {
-            feature: meta.feature,
-            provider: meta.provider,
-            api: meta.api,
-            model: meta.model,
-            endpoint: meta.endpoint,
-            duration_ms: meta.duration_ms,
-            status: meta.status,
-            request_id: meta.request_id,
-            blocks: meta.blocks.unwrap_or_default(),
-            error: meta.error,
-        }))
-    })
+    guard::sync(env, "net.debugLine", || Ok(debug::line(&meta)))
 }

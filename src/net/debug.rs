@@ -5,25 +5,29 @@
 //! typed fields, and each free-text field is reduced to a short token of safe characters so that nothing else can
 //! ride along in it.
 
-use serde::Deserialize;
-
-/// The metadata of one request.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+/// The metadata of one request. It is also the binding's `NetDebugMeta` object (the one napi type of src/net), so
+/// the fields the glue sends and the fields the line prints are one definition.
+#[napi_derive::napi(object, js_name = "NetDebugMeta")]
+#[derive(Clone, Debug, Default)]
 pub struct DebugMeta {
     /// `web-search-native`, `web-search-sidecar`, `image-generation`, `remote-compaction`.
     pub feature: String,
+    /// Pi's provider id of the model that made the request.
     pub provider: String,
+    /// Pi's API id (`openai-responses`, ...).
     pub api: String,
+    /// The model id.
     pub model: String,
     /// The endpoint URL or host; only the host is printed.
     pub endpoint: String,
+    /// How long the request took, when it ended.
     pub duration_ms: Option<f64>,
+    /// The HTTP status, when a response came.
     pub status: Option<u32>,
     /// The `x-request-id` response header.
     pub request_id: Option<String>,
-    /// Content block types (`text`, `image`, `web_search_call`, ...).
-    pub blocks: Vec<String>,
+    /// Content block types (`text`, `image`, `web_search_call`, ...); absent is none.
+    pub blocks: Option<Vec<String>>,
     /// The error code when the request failed.
     pub error: Option<String>,
 }
@@ -49,7 +53,7 @@ fn host(endpoint: &str) -> String {
 
 /// One stderr line.
 pub fn line(m: &DebugMeta) -> String {
-    let blocks: Vec<String> = m.blocks.iter().take(16).map(|b| token(b)).collect();
+    let blocks: Vec<String> = m.blocks.iter().flatten().take(16).map(|b| token(b)).collect();
     format!(
         "[pi-codex-toolkit] net feature={} provider={} api={} model={} host={} duration_ms={} status={} request_id={} blocks={}{}",
         token(&m.feature),
@@ -80,7 +84,7 @@ mod tests {
             duration_ms: Some(12.6),
             status: Some(200),
             request_id: Some("req_abc123".into()),
-            blocks: vec!["web_search_call".into(), "text".into()],
+            blocks: Some(vec!["web_search_call".into(), "text".into()]),
             error: None,
         };
         assert_eq!(
