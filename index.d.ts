@@ -1410,7 +1410,8 @@ export interface ProgressRecord {
   cellId: string
   sessionId?: string
   ok?: boolean
-  code?: string
+  /** A failed nested call's code: a cell code, or the shell's or the patch executor's own. */
+  code?: CodeFailure['code'] | ShellFailure['code'] | NonNullable<PatchResult['code']>
 }
 
 /** The `recovery` snapshot of a shell read or a code cell read (docs/shell.md "Recovery files"). */

@@ -117,6 +117,8 @@ pub struct ProgressRecord {
     pub cell_id: String,
     pub session_id: Option<String>,
     pub ok: Option<bool>,
+    /// A failed nested call's code: a cell code, or the shell's or the patch executor's own.
+    #[napi(ts_type = "CodeFailure['code'] | ShellFailure['code'] | NonNullable<PatchResult['code']>")]
     pub code: Option<String>,
 }
 

@@ -160,7 +160,7 @@ mod tests {
             dts_union(dts, "CodeFailure", "code"),
             with_extra(CellCode::ALL.map(CellCode::as_str), &["internal-panic"])
         );
-        for w in dts_union(dts, "GateAnswer", "code?") {
+        for w in dts_union(dts, "GateAnswer", "code") {
             assert!(CellCode::parse(&w).is_some(), "GateAnswer.code {w} is no cell code");
         }
     }
