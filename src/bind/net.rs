@@ -182,7 +182,7 @@ pub struct NetFailure {
 impl From<NetError> for NetFailure {
     fn from(e: NetError) -> Self {
         NetFailure {
-            code: e.code.into(),
+            code: e.code.as_str().into(),
             message: e.message,
         }
     }

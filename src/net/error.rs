@@ -39,10 +39,34 @@ crate::codes::error_codes! {
     }
 }
 
+/// The code of a [`NetError`]: a failure of the feature itself, or the reason the model's route is not official.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetErrorCode {
+    Net(NetCode),
+    Route(RouteReason),
+}
+
+impl NetErrorCode {
+    /// The word the model and the glue see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetErrorCode::Net(c) => c.as_str(),
+            NetErrorCode::Route(r) => r.as_str(),
+        }
+    }
+}
+
+/// Tests assert the exact word the model sees.
+impl PartialEq<&str> for NetErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A tool failure: a code (a [`NetCode`] or a route reason) and the full message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetError {
-    pub code: &'static str,
+    pub code: NetErrorCode,
     pub message: String,
 }
 
@@ -56,14 +80,14 @@ impl NetError {
             format!("{}: {detail}; {}", code.as_str(), code.next_step())
         };
         NetError {
-            code: code.as_str(),
+            code: NetErrorCode::Net(code),
             message,
         }
     }
 
     pub fn route(reason: RouteReason) -> Self {
         NetError {
-            code: reason.as_str(),
+            code: NetErrorCode::Route(reason),
             message: format!(
                 "{}: the model is not on an official OpenAI route; {}",
                 reason.as_str(),
