@@ -323,10 +323,19 @@ fn carry_over(
                 Some(d) => (d, shift_edge(op, d, snap_len)),
             })
         } else {
-            let (ca, cb) = gate::claim(op, snap_len);
-            let exact = matches!(op, Op::Replace { .. } | Op::Cut { .. });
-            map.offset(&snap_lines, live_lines, ca as usize, cb as usize, exact)
-                .map(|d| (d, shift(op, d)))
+            let found = match *op {
+                // An insertion needs only the two lines around its gap (docs/host.md "Edits under drift").
+                Op::Insert { at: Pos::After(n), .. } => map.gap(&snap_lines, live_lines, n as usize),
+                Op::Insert { at: Pos::Before(n), .. } => {
+                    map.gap(&snap_lines, live_lines, (n as usize).saturating_sub(1))
+                }
+                _ => {
+                    let (ca, cb) = gate::claim(op, snap_len);
+                    let exact = matches!(op, Op::Replace { .. } | Op::Cut { .. });
+                    map.offset(&snap_lines, live_lines, ca as usize, cb as usize, exact)
+                }
+            };
+            found.map(|d| (d, shift(op, d)))
         };
         match found {
             Ok((d, moved)) => {

@@ -143,6 +143,16 @@ impl LineMap {
         self.unique(old, new, wa, wb, d, true, true)
     }
 
+    /// The offset of the gap after old line `after` (1-based; an insertion between `after` and `after + 1`), proven
+    /// by the two lines that face it: lines drifting in further out do not move the gap, lines drifting into it
+    /// make its place a conflict.
+    pub fn gap(&self, old: &[&str], new: &[&str], after: usize) -> Result<isize, Refusal> {
+        let n = self.map.len();
+        let (wa, wb) = (after.clamp(1, n.max(1)), (after + 1).min(n));
+        let d = self.delta(old, wa, wb)?;
+        self.unique(old, new, wa, wb, d, true, true)
+    }
+
     /// Where `PUT <1` (`head`) or `PUT >$` goes: `None` (the head or tail) while the snapshot's first (last) line is
     /// still the first (last) line or was itself changed; otherwise `Some` offset of that line, proven like any other
     /// anchor, so the insertion goes next to it.
@@ -259,19 +269,24 @@ impl LineMap {
                 grew = true;
             }
             if !grew {
-                let places: Vec<String> = cn.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect();
-                let (what, count) = if cn.len() > 1 {
-                    ("the current file", cn.len())
+                // The copies are named where they are: in the current file, or (when only the version shown
+                // repeats them) in that version's numbering.
+                let (what, copies) = if cn.len() > 1 {
+                    ("the current file", &cn)
                 } else {
-                    ("the version you were shown", co.len())
+                    ("the version you were shown", &co)
                 };
+                let (count, places): (usize, Vec<String>) = (
+                    copies.len(),
+                    copies.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect(),
+                );
                 return Err(Refusal {
                     why: format!(
                         "lines {}-{hi} with all their unchanged neighbours occur {count} times in {what} (at lines {}{}), \
                          so their place is ambiguous",
                         lo + 1,
                         places.join(", "),
-                        if cn.len() > MAX_PLACES { ", …" } else { "" }
+                        if count > MAX_PLACES { ", …" } else { "" }
                     ),
                     show: cn.iter().take(MAX_PLACES).map(|&s| (s + 1, s + hi - lo)).collect(),
                 });
@@ -291,6 +306,36 @@ mod tests {
     fn off(old: &str, new: &str, a: usize, b: usize) -> Result<isize, String> {
         let (o, n) = (lines(old), lines(new));
         LineMap::new(&o, &n).offset(&o, &n, a, b, true).map_err(|r| r.why)
+    }
+
+    #[test]
+    fn a_window_repeated_only_in_the_version_shown_names_its_copies_there() {
+        // `k k` is once in the live file but twice in the tagged text, and its neighbour below changed.
+        let why = off("k\nk\nX\nk\nk", "k\nk\nY\nk\nQ", 1, 1).unwrap_err();
+        assert!(
+            why.contains("occur 2 times in the version you were shown (at lines 1, 4)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn an_insertion_is_proven_by_the_two_lines_of_its_gap() {
+        let old = "a\nb\nc\nd\ne";
+        let (o, n) = (lines(old), lines("a\nb\nx\ny\nc\nd\ne"));
+        let map = LineMap::new(&o, &n);
+        // After line 3 (`c`): lines drifted in between 2 and 3, outside the gap, so it moved by 2.
+        assert_eq!(map.gap(&o, &n, 3), Ok(2));
+        // After line 2 (`b`): the drift landed in that very gap, so its place is a conflict.
+        assert!(map
+            .gap(&o, &n, 2)
+            .unwrap_err()
+            .why
+            .contains("inserted or removed between lines 2 and 3"));
+        // A replacement of line 3 still needs its neighbour above, which the drift separated from it.
+        assert!(map.offset(&o, &n, 3, 3, true).is_err());
+        // After the last line and after line 0 (before the first) need only the one line there is.
+        assert_eq!(map.gap(&o, &n, 5), Ok(2));
+        assert_eq!(map.gap(&o, &n, 0), Ok(0));
     }
 
     #[test]
