@@ -9,6 +9,7 @@ import type { Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { keyHint } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { Text } from "@earendil-works/pi-tui";
+import type { CodeFailure, HostFailure, HostPermissionDecision, ShellFailure } from "../../../index.js";
 
 /** Lines of output a collapsed row shows (Pi's bash shows 5). */
 export const PREVIEW_LINES = 5;
@@ -131,8 +132,12 @@ export function timer(context: RenderContext, done: boolean): string | undefined
 	return `${done ? "Took" : "Elapsed"} ${duration((st.endedAt ?? Date.now()) - st.startedAt)}`;
 }
 
+/** The codes an error text of a toolkit tool starts with that have a sentence of their own: the unions index.d.ts
+ * generates from the engine's code enums, so a sentence keyed by a code that does not exist fails the type check. */
+type SentenceCode = HostFailure["code"] | NonNullable<HostPermissionDecision["code"]> | ShellFailure["code"] | CodeFailure["code"];
+
 /** A human sentence for each stable failure code the toolkit returns (the code itself is shown beside it). */
-const SENTENCES: Record<string, string> = {
+const SENTENCES: Partial<Record<SentenceCode, string>> & Record<string, string | undefined> = {
 	TOOL_DENIED: "Not run: the call was denied.",
 	TOOL_FAILED: "The call failed.",
 	TOOL_TIMEOUT: "Stopped: the command ran past its timeout and was killed.",
@@ -153,7 +158,7 @@ const SENTENCES: Record<string, string> = {
 	"stale-session": "Refused: that shell session has ended.",
 	"spawn-failed": "The command could not be started.",
 	"manager-closed": "Not run: the Pi session was replaced.",
-};
+} satisfies Partial<Record<SentenceCode, string>>;
 
 /** A parsed failure: the code (when the text starts with one) and the rest of the message. */
 export interface Failure {
