@@ -150,7 +150,12 @@ pub fn apply_patch<'env>(
         let permit = match &target {
             Some(t) => match crate::review::lock::acquire_abortable(&t.session_id, &abort).await {
                 Some(p) => Some(p),
-                None => return Ok(patch_result(Err(patch::PatchError::no_change("aborted", "aborted")))),
+                None => {
+                    return Ok(patch_result(Err(patch::PatchError::no_change(
+                        patch::PatchCode::Aborted,
+                        "aborted",
+                    ))))
+                }
             },
             None => None,
         };
