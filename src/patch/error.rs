@@ -166,4 +166,15 @@ mod tests {
             assert!(src.contains(&format!("PatchCode::{c:?}")), "{c} is never returned");
         }
     }
+
+    /// `PatchResult.code` and `PatchPathsResult.code` in index.d.ts (napi `ts_type` in src/bind/patch.rs) are
+    /// every code plus the binding's contained panic, so the glue's uses of them are typed.
+    #[test]
+    fn index_d_ts_unions_are_all_codes() {
+        use crate::codes::check::{dts_union, with_extra};
+        let dts = include_str!("../../index.d.ts");
+        let want = with_extra(PatchCode::ALL.map(PatchCode::as_str), &["internal-panic"]);
+        assert_eq!(dts_union(dts, "PatchResult", "code?"), want);
+        assert_eq!(dts_union(dts, "PatchPathsResult", "code?"), want);
+    }
 }
