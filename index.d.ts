@@ -1357,7 +1357,8 @@ export interface PatchPathsResult {
   ok: boolean
   paths: Array<string>
   error?: string
-  code?: string
+  /** A `PatchCode` word (docs/patch.md "Errors") or the contained panic's `internal-panic`. */
+  code?: 'invalid-patch' | 'invalid-hunk' | 'invalid-path' | 'path-too-long' | 'path-traversal' | 'workspace-root' | 'symlink-component' | 'non-directory-component' | 'conflicting-paths' | 'source-missing' | 'source-not-regular' | 'destination-exists' | 'source-too-large' | 'source-changed' | 'non-utf8-source' | 'bare-cr' | 'mixed-line-endings' | 'interrupted-patch' | 'recovery-failed' | 'context-mismatch' | 'ambiguous-context' | 'aborted' | 'review-failed' | 'read-failed' | 'staging-failed' | 'workspace-unavailable' | 'commit-failed' | 'internal-panic'
 }
 
 /**
@@ -1368,7 +1369,8 @@ export interface PatchResult {
   ok: boolean
   text: string
   operations: Array<PatchOperation>
-  code?: string
+  /** A `PatchCode` word (docs/patch.md "Errors") or the contained panic's `internal-panic`. */
+  code?: 'invalid-patch' | 'invalid-hunk' | 'invalid-path' | 'path-too-long' | 'path-traversal' | 'workspace-root' | 'symlink-component' | 'non-directory-component' | 'conflicting-paths' | 'source-missing' | 'source-not-regular' | 'destination-exists' | 'source-too-large' | 'source-changed' | 'non-utf8-source' | 'bare-cr' | 'mixed-line-endings' | 'interrupted-patch' | 'recovery-failed' | 'context-mismatch' | 'ambiguous-context' | 'aborted' | 'review-failed' | 'read-failed' | 'staging-failed' | 'workspace-unavailable' | 'commit-failed' | 'internal-panic'
   outcome?: 'no-change' | 'partial' | 'unknown' | 'partial; unknown'
 }
 

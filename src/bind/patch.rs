@@ -51,6 +51,10 @@ pub struct PatchResult {
     pub ok: bool,
     pub text: String,
     pub operations: Vec<PatchOperation>,
+    /// A `PatchCode` word (docs/patch.md "Errors") or the contained panic's `internal-panic`.
+    #[napi(
+        ts_type = "'invalid-patch' | 'invalid-hunk' | 'invalid-path' | 'path-too-long' | 'path-traversal' | 'workspace-root' | 'symlink-component' | 'non-directory-component' | 'conflicting-paths' | 'source-missing' | 'source-not-regular' | 'destination-exists' | 'source-too-large' | 'source-changed' | 'non-utf8-source' | 'bare-cr' | 'mixed-line-endings' | 'interrupted-patch' | 'recovery-failed' | 'context-mismatch' | 'ambiguous-context' | 'aborted' | 'review-failed' | 'read-failed' | 'staging-failed' | 'workspace-unavailable' | 'commit-failed' | 'internal-panic'"
+    )]
     pub code: Option<String>,
     #[napi(ts_type = "'no-change' | 'partial' | 'unknown' | 'partial; unknown'")]
     pub outcome: Option<String>,
@@ -62,6 +66,10 @@ pub struct PatchPathsResult {
     pub ok: bool,
     pub paths: Vec<String>,
     pub error: Option<String>,
+    /// A `PatchCode` word (docs/patch.md "Errors") or the contained panic's `internal-panic`.
+    #[napi(
+        ts_type = "'invalid-patch' | 'invalid-hunk' | 'invalid-path' | 'path-too-long' | 'path-traversal' | 'workspace-root' | 'symlink-component' | 'non-directory-component' | 'conflicting-paths' | 'source-missing' | 'source-not-regular' | 'destination-exists' | 'source-too-large' | 'source-changed' | 'non-utf8-source' | 'bare-cr' | 'mixed-line-endings' | 'interrupted-patch' | 'recovery-failed' | 'context-mismatch' | 'ambiguous-context' | 'aborted' | 'review-failed' | 'read-failed' | 'staging-failed' | 'workspace-unavailable' | 'commit-failed' | 'internal-panic'"
+    )]
     pub code: Option<String>,
 }
 
@@ -150,7 +158,12 @@ pub fn apply_patch<'env>(
         let permit = match &target {
             Some(t) => match crate::review::lock::acquire_abortable(&t.session_id, &abort).await {
                 Some(p) => Some(p),
-                None => return Ok(patch_result(Err(patch::PatchError::no_change("aborted", "aborted")))),
+                None => {
+                    return Ok(patch_result(Err(patch::PatchError::no_change(
+                        patch::PatchCode::Aborted,
+                        "aborted",
+                    ))))
+                }
             },
             None => None,
         };

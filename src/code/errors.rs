@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::patch::PatchCode;
 use crate::shell::ShellCode;
 
 crate::codes::error_codes! {
@@ -54,8 +55,8 @@ pub enum ErrorCode {
     Cell(CellCode),
     /// A nested `exec_command` / `write_stdin` failure (docs/shell.md "Codes").
     Shell(ShellCode),
-    /// A nested `apply_patch` failure: the patch executor's own code (docs/patch.md).
-    Patch(&'static str),
+    /// A nested `apply_patch` failure: the patch executor's own code (docs/patch.md "Errors").
+    Patch(PatchCode),
     /// A contained panic (docs/napi.md "Panics").
     Panic,
 }
@@ -66,7 +67,7 @@ impl ErrorCode {
         match self {
             ErrorCode::Cell(c) => c.as_str(),
             ErrorCode::Shell(c) => c.as_str(),
-            ErrorCode::Patch(w) => w,
+            ErrorCode::Patch(c) => c.as_str(),
             ErrorCode::Panic => crate::bind::guard::PANIC_CODE,
         }
     }
@@ -81,6 +82,12 @@ impl From<CellCode> for ErrorCode {
 impl From<ShellCode> for ErrorCode {
     fn from(c: ShellCode) -> Self {
         ErrorCode::Shell(c)
+    }
+}
+
+impl From<PatchCode> for ErrorCode {
+    fn from(c: PatchCode) -> Self {
+        ErrorCode::Patch(c)
     }
 }
 
@@ -170,8 +177,12 @@ mod tests {
         let e = CodeError::new(ShellCode::StaleSession, "gone");
         assert_eq!(e.to_string(), "stale-session: gone");
         assert_eq!(
-            CodeError::new(ErrorCode::Patch("patch-conflict"), "x").code,
-            "patch-conflict"
+            CodeError::new(PatchCode::ContextMismatch, "x").code,
+            ErrorCode::Patch(PatchCode::ContextMismatch)
+        );
+        assert_eq!(
+            CodeError::new(PatchCode::ContextMismatch, "x").to_string(),
+            "context-mismatch: x"
         );
         assert_eq!(ErrorCode::Panic.as_str(), "internal-panic");
         assert_eq!(

@@ -25,7 +25,7 @@ pub async fn apply(
         Some(t) => match crate::review::lock::acquire_abortable(&t.session_id, &abort).await {
             Some(p) => Some(p),
             None => {
-                let e = patch::PatchError::no_change("aborted", "aborted");
+                let e = patch::PatchError::no_change(patch::PatchCode::Aborted, "aborted");
                 return Err(CodeError::new(ErrorCode::Patch(e.code), e.to_string()));
             }
         },

@@ -14,7 +14,7 @@
 //! only when it reads the very steps the commit took.
 
 use super::beneath::{self, split, Root, Stamp};
-use super::error::{Outcome, PatchError};
+use super::error::{Outcome, PatchCode, PatchError};
 use super::journal::{self, Entry};
 use super::paths::shown;
 use super::preflight::{Plan, Rewrite, Step};
@@ -216,7 +216,7 @@ impl Staged {
 
 fn staging_failed(e: &io::Error, what: &str) -> PatchError {
     PatchError::no_change(
-        "staging-failed",
+        PatchCode::StagingFailed,
         format!(
             "staging failed ({}) for '{}'; nothing was changed. Check free space and permissions, then retry",
             errno_name(e),
@@ -534,7 +534,7 @@ pub fn stage_and_commit(
         if let Some(j) = journal {
             j.finish(root);
         }
-        return Err(PatchError::no_change("aborted", "aborted"));
+        return Err(PatchError::no_change(PatchCode::Aborted, "aborted"));
     }
     #[cfg(test)]
     BEFORE_COMMIT.with(|h| {
@@ -597,9 +597,12 @@ fn report(step: &Step, failure: Failed, done: &[String], unknown: &[String], lef
         Step::Add { path, .. } | Step::Update { path, .. } | Step::Delete { path, .. } => &path.rel,
     };
     let (code, what) = match &failure {
-        Failed::Io(e) | Failed::Before(e) => ("commit-failed", format!("filesystem commit failed ({})", errno_name(e))),
+        Failed::Io(e) | Failed::Before(e) => (
+            PatchCode::CommitFailed,
+            format!("filesystem commit failed ({})", errno_name(e)),
+        ),
         Failed::Changed { .. } => (
-            "source-changed",
+            PatchCode::SourceChanged,
             format!(
                 "'{}' was changed by another program after this patch read it and was left as it is",
                 shown(source)

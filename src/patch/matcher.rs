@@ -7,7 +7,7 @@
 //!
 //! Over 600 lines only with its inline tests (the code itself is about 460 lines).
 
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 use super::parser::{clip, Chunk, ChunkLine};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::OnceCell;
@@ -441,7 +441,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 Some(i) => cursor = i + 1,
                 None => {
                     return Err(PatchError::no_change(
-                        "context-mismatch",
+                        PatchCode::ContextMismatch,
                         format!(
                             "context mismatch in '{shown}'. {which}: the '@@ {}' line was not found at or after line {}. Re-read the file and retry with a '@@' line copied from it (or drop the '@@' text)",
                             clip(loc),
@@ -504,7 +504,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
             }
             Found::Two(a, b) => {
                 return Err(PatchError::no_change(
-                    "ambiguous-context",
+                    PatchCode::AmbiguousContext,
                     format!(
                         "ambiguous context in '{shown}'. {which} matches at line {} and at line {} (searching from line {}). Add more unchanged context lines so the chunk matches exactly once",
                         a + 1,
@@ -536,7 +536,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                     }
                 }
                 msg.push_str("\nRe-read the file and retry with context lines copied exactly from it.");
-                return Err(PatchError::no_change("context-mismatch", msg));
+                return Err(PatchError::no_change(PatchCode::ContextMismatch, msg));
             }
         }
     }

@@ -18,7 +18,7 @@ mod text;
 
 pub use commit::Faults;
 #[allow(unused_imports)] // Outcome is part of the API code cells use
-pub use error::{Outcome, PatchError};
+pub use error::{Outcome, PatchCode, PatchError};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,12 +107,12 @@ fn operations(plan: &preflight::Plan) -> Vec<Operation> {
 }
 
 fn aborted() -> PatchError {
-    PatchError::no_change("aborted", "aborted")
+    PatchError::no_change(PatchCode::Aborted, "aborted")
 }
 
 fn unavailable(cwd: &Path, e: &std::io::Error) -> PatchError {
     PatchError::no_change(
-        "workspace-unavailable",
+        PatchCode::WorkspaceUnavailable,
         format!(
             "workspace folder is not accessible ({}): '{}'",
             crate::errno::code(e),
@@ -127,7 +127,7 @@ fn unavailable(cwd: &Path, e: &std::io::Error) -> PatchError {
 fn recover(root: &mut beneath::Root, cwd: &Path) -> Result<(), PatchError> {
     let found = journal::recover(root, cwd).map_err(|e| {
         PatchError::no_change(
-            "recovery-failed",
+            PatchCode::RecoveryFailed,
             format!(
                 "an interrupted earlier patch could not be finished ({}): check the '{}*{}' file in the workspace root",
                 crate::errno::code(&e),
@@ -152,7 +152,7 @@ fn recover(root: &mut beneath::Root, cwd: &Path) -> Result<(), PatchError> {
     };
     let (restored, left) = (pick(true), pick(false));
     Err(PatchError::no_change(
-        "interrupted-patch",
+        PatchCode::InterruptedPatch,
         format!(
             "an earlier apply_patch was interrupted while writing; restored to their content before it: {}; changed since and left as they are: {}. Nothing of this patch was applied: re-read these files, then send it again",
             if restored.is_empty() { "none".to_string() } else { restored.join(", ") },
@@ -165,11 +165,11 @@ fn check_workspace(cwd: &Path) -> Result<(), PatchError> {
     match std::fs::metadata(cwd) {
         Ok(md) if md.is_dir() => Ok(()),
         Ok(_) => Err(PatchError::no_change(
-            "workspace-unavailable",
+            PatchCode::WorkspaceUnavailable,
             format!("workspace folder is not a directory: '{}'", cwd.display()),
         )),
         Err(e) => Err(PatchError::no_change(
-            "workspace-unavailable",
+            PatchCode::WorkspaceUnavailable,
             format!(
                 "workspace folder is not accessible ({}): '{}'",
                 crate::errno::code(&e),
@@ -207,7 +207,7 @@ pub fn apply_with(cwd: &Path, patch: &str, abort: &AtomicBool, faults: Faults) -
 
 fn review_failed(e: crate::review::ReviewError) -> PatchError {
     PatchError::no_change(
-        "review-failed",
+        PatchCode::ReviewFailed,
         format!(
             "the review change could not be recorded before writing ({}); nothing was changed",
             e.message

@@ -5,7 +5,7 @@
 //! whitespace, the first chunk of an Update may omit `@@`, an empty line inside an Update is an empty context
 //! line, blank lines between chunks are skipped and trailing whitespace after a path is dropped.
 
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -98,12 +98,12 @@ pub(crate) fn clip(line: &str) -> String {
 }
 
 fn invalid_patch(msg: impl Into<String>) -> PatchError {
-    PatchError::no_change("invalid-patch", format!("invalid patch: {}", msg.into()))
+    PatchError::no_change(PatchCode::InvalidPatch, format!("invalid patch: {}", msg.into()))
 }
 
 fn invalid_hunk(line_number: usize, msg: impl Into<String>) -> PatchError {
     PatchError::no_change(
-        "invalid-hunk",
+        PatchCode::InvalidHunk,
         format!("invalid hunk at line {line_number}, {}", msg.into()),
     )
 }

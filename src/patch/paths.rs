@@ -1,7 +1,7 @@
 //! Path rules of the patch: relative workspace files only, no traversal, no visible symlink components, no file
 //! used as a directory, and no two operations on aliases of the same path (NFC + case folding, or same inode).
 
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ fn is_drive_like(seg: &str) -> bool {
 pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     let not_relative = || {
         PatchError::no_change(
-            "invalid-path",
+            PatchCode::InvalidPath,
             format!(
                 "patch paths must be relative workspace files. Got '{}': use a path relative to the workspace.",
                 shown(raw)
@@ -57,14 +57,14 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     }
     if segments.contains(&"..") {
         return Err(PatchError::no_change(
-            "path-traversal",
+            PatchCode::PathTraversal,
             format!("path traversal is not allowed: '{}'", shown(raw)),
         ));
     }
     let kept: Vec<&str> = raw.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
     if kept.is_empty() {
         return Err(PatchError::no_change(
-            "workspace-root",
+            PatchCode::WorkspaceRoot,
             format!(
                 "patch paths cannot resolve to the workspace root. Got '{}': name a file inside the workspace.",
                 shown(raw)
@@ -79,7 +79,7 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     // Linux limits (docs/patch.md, Limits): a name of at most NAME_MAX bytes, a whole path below PATH_MAX.
     if let Some(long) = kept.iter().find(|s| s.len() > NAME_MAX) {
         return Err(PatchError::no_change(
-            "path-too-long",
+            PatchCode::PathTooLong,
             format!(
                 "path too long: '{}' has a name of {} bytes (the limit is {NAME_MAX} bytes per name): use a shorter name.",
                 shown(raw),
@@ -90,7 +90,7 @@ pub fn validate(cwd: &Path, raw: &str) -> Result<PatchPath, PatchError> {
     let abs_len = abs.as_os_str().len();
     if abs_len >= PATH_MAX {
         return Err(PatchError::no_change(
-            "path-too-long",
+            PatchCode::PathTooLong,
             format!(
                 "path too long: '{}' is {abs_len} bytes inside the workspace (the limit is {} bytes): use a shorter path.",
                 shown(raw),
@@ -132,7 +132,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
             Err(e) => {
                 return Err(PatchError::no_change(
-                    "read-failed",
+                    PatchCode::ReadFailed,
                     format!(
                         "path could not be inspected ({}): '{}'",
                         crate::errno::code(&e),
@@ -144,7 +144,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
         let component = segs[..=i].join("/");
         if md.file_type().is_symlink() {
             return Err(PatchError::no_change(
-                "symlink-component",
+                PatchCode::SymlinkComponent,
                 format!(
                     "visible symlink components are not allowed. '{}' goes through the symlink '{}': patch the real path instead.",
                     shown(&p.rel),
@@ -154,7 +154,7 @@ pub fn inspect(cwd: &Path, p: &PatchPath, dirs: &mut std::collections::HashSet<S
         }
         if !last && !md.is_dir() {
             return Err(PatchError::no_change(
-                "non-directory-component",
+                PatchCode::NonDirectoryComponent,
                 format!(
                     "non-directory path component in '{}'. '{}' is not a directory.",
                     shown(&p.rel),
@@ -188,7 +188,7 @@ pub fn alias_key(rel: &str) -> String {
 
 fn conflict(a: &str, b: &str) -> PatchError {
     PatchError::no_change(
-        "conflicting-paths",
+        PatchCode::ConflictingPaths,
         format!(
             "conflicting patch paths: '{}' and '{}'. Put every change to one file in a single operation, and keep one operation per path",
             shown(a),

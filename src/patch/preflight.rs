@@ -2,7 +2,7 @@
 //! becomes a [`Plan`] holding every new file content; a patch that fails changes nothing.
 
 use super::beneath::{self, Root, Stamp};
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 use super::matcher;
 use super::parser::{Hunk, Patch};
 use super::paths::{self, Found, PatchPath};
@@ -101,7 +101,7 @@ pub fn validate_paths(cwd: &Path, patch: &Patch<'_>) -> Result<Vec<Vec<PatchPath
 
 fn too_big(p: &PatchPath, what: String, limit: u64) -> PatchError {
     PatchError::no_change(
-        "source-too-large",
+        PatchCode::SourceTooLarge,
         format!(
             "source too large: '{}' {what} bytes; the limit is {limit} bytes ({} MiB). Edit it with a shell tool instead, or split the patch",
             paths::shown(&p.rel),
@@ -122,7 +122,7 @@ fn read_source(root: &mut Root, p: &PatchPath, write: bool, total: &mut u64) -> 
             ""
         };
         PatchError::no_change(
-            "read-failed",
+            PatchCode::ReadFailed,
             format!(
                 "source could not be read ({}): '{}'{hint}",
                 errno_name(e),
@@ -157,7 +157,7 @@ fn read_source(root: &mut Root, p: &PatchPath, write: bool, total: &mut u64) -> 
         .map_err(|e| failed(&e))?;
     if buf.len() as u64 != stamp.size {
         return Err(PatchError::no_change(
-            "source-changed",
+            PatchCode::SourceChanged,
             format!(
                 "source changed while it was read: '{}'. Another program is writing it; retry when it is done",
                 paths::shown(&p.rel)
@@ -171,14 +171,14 @@ fn must_be_source(p: &PatchPath, found: Found) -> Result<(u64, u64), PatchError>
     match found {
         Found::File { dev, ino, .. } => Ok((dev, ino)),
         Found::Missing => Err(PatchError::no_change(
-            "source-missing",
+            PatchCode::SourceMissing,
             format!(
                 "source does not exist. '{}' was not found: re-read the workspace; use Add File to create a new file.",
                 paths::shown(&p.rel)
             ),
         )),
         Found::Other => Err(PatchError::no_change(
-            "source-not-regular",
+            PatchCode::SourceNotRegular,
             format!(
                 "source is not a regular file. '{}' is not a regular file: this tool edits regular files only.",
                 paths::shown(&p.rel)
@@ -191,7 +191,7 @@ fn must_be_absent(p: &PatchPath, found: Found) -> Result<(), PatchError> {
     match found {
         Found::Missing => Ok(()),
         _ => Err(PatchError::no_change(
-            "destination-exists",
+            PatchCode::DestinationExists,
             format!(
                 "destination already exists. '{}' exists: use Update File to change it, or delete it in an earlier patch.",
                 paths::shown(&p.rel)
@@ -299,7 +299,7 @@ fn stat_source(root: &mut Root, p: &PatchPath) -> Result<Stamp, PatchError> {
         Ok(Some(_)) => Err(must_be_source(p, Found::Other).unwrap_err()),
         Ok(None) => Err(must_be_source(p, Found::Missing).unwrap_err()),
         Err(e) => Err(PatchError::no_change(
-            "read-failed",
+            PatchCode::ReadFailed,
             format!(
                 "path could not be inspected ({}): '{}'",
                 errno_name(&e),

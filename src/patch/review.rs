@@ -6,7 +6,7 @@
 //! back together.
 
 use super::beneath::{self, Root};
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 use super::preflight::{Plan, Step};
 use crate::review::record::{Before, Capture};
 use crate::review::store::Operation;
@@ -20,7 +20,7 @@ fn read_unread_source(root: &mut Root, rel: &str, stamp: &beneath::Stamp) -> Res
     }
     let changed = || {
         PatchError::no_change(
-            "source-changed",
+            PatchCode::SourceChanged,
             format!(
                 "source changed while it was read: '{}'. Another program is writing it; retry when it is done",
                 super::paths::shown(rel)
@@ -29,7 +29,7 @@ fn read_unread_source(root: &mut Root, rel: &str, stamp: &beneath::Stamp) -> Res
     };
     let failed = |e: &std::io::Error| {
         PatchError::no_change(
-            "read-failed",
+            PatchCode::ReadFailed,
             format!(
                 "source could not be read ({}): '{}'",
                 crate::errno::code(e),

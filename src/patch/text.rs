@@ -1,7 +1,7 @@
 //! Source files as lines, and back: the checks every existing source passes (UTF-8, one line-ending style) and
 //! the per-file style (BOM, LF/CRLF, final newline) that the new content keeps.
 
-use super::error::PatchError;
+use super::error::{PatchCode, PatchError};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -37,7 +37,7 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
     };
     let text = std::str::from_utf8(body).map_err(|_| {
         PatchError::no_change(
-            "non-utf8-source",
+            PatchCode::NonUtf8Source,
             format!("non-UTF-8 source: '{shown}'. This tool edits UTF-8 text files only"),
         )
     })?;
@@ -55,7 +55,7 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
                 crlf += 1;
             } else {
                 return Err(PatchError::no_change(
-                    "bare-cr",
+                    PatchCode::BareCr,
                     format!("bare CR line ending in '{shown}'. This tool edits files with one line-ending style (LF or CRLF) only"),
                 ));
             }
@@ -65,7 +65,7 @@ pub fn decode<'a>(bytes: &'a [u8], shown: &str) -> Result<Source<'a>, PatchError
     }
     if crlf > 0 && lf > 0 {
         return Err(PatchError::no_change(
-            "mixed-line-endings",
+            PatchCode::MixedLineEndings,
             format!(
                 "mixed line endings in '{shown}'. This tool edits files with one line-ending style (LF or CRLF) only"
             ),
