@@ -428,6 +428,60 @@ fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Optio
     Some((g - a, lines[lead - a..lines.len() - (trail - b)].to_vec()))
 }
 
+/// Change-by-change recovery (docs/patch.md "Drift"): a chunk with unchanged lines between its changes that matched
+/// nowhere, not even by [`recover`], because drift landed between two of its changes. It is split at that interior
+/// context into one part per run of changes; each part keeps the context on both of its sides (an interior run is the
+/// trailing context of one part and the leading context of the next). The parts are placed in order, each at or after
+/// the previous part's changed lines, each either matching exactly once (in any tier) or placed by [`recover`]; a
+/// part that cannot be placed so refuses the whole chunk. Returns one edit per part covering only its changed lines
+/// (its context is checked, not rewritten), so the parts never overlap.
+fn split_recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Option<Vec<Edit<'p>>> {
+    let is_ctx = |l: &ChunkLine<'_>| matches!(l, ChunkLine::Context(_));
+    // The runs of changed lines, as [start, end) into `lines`.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        match runs.last_mut() {
+            _ if is_ctx(l) => {}
+            Some((_, e)) if *e == i => *e = i + 1,
+            _ => runs.push((i, i + 1)),
+        }
+    }
+    if runs.len() < 2 {
+        return None;
+    }
+    let mut edits = Vec::with_capacity(runs.len());
+    let mut cur = cursor;
+    for (k, &(s, e)) in runs.iter().enumerate() {
+        let lo = if k == 0 { 0 } else { runs[k - 1].1 };
+        let hi = runs.get(k + 1).map_or(lines.len(), |r| r.0);
+        let part = &lines[lo..hi];
+        let old: Vec<&str> = part.iter().filter_map(|l| l.old_side()).collect();
+        let (p, kept) = match m.seek(&old, cur, false) {
+            Found::One(p) => (p, part.to_vec()),
+            Found::Two(..) => return None,
+            Found::None => recover(m, part, cur)?,
+        };
+        // The changed lines start after the part's kept leading context.
+        let lead = kept.iter().take_while(|l| is_ctx(l)).count();
+        let change = &lines[s..e];
+        let start = p + lead;
+        if start < cur {
+            return None;
+        }
+        let old_len = change.iter().filter(|l| matches!(l, ChunkLine::Remove(_))).count();
+        let new = change
+            .iter()
+            .filter_map(|l| match l {
+                ChunkLine::Add(t) => Some(NewLine::Patch(t)),
+                _ => None,
+            })
+            .collect();
+        edits.push(Edit { start, old_len, new });
+        cur = start + old_len;
+    }
+    Some(edits)
+}
+
 /// Computes every edit of an Update (in file order), or the first mismatch/ambiguity as an error.
 pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, PatchError> {
     let m = Matcher::new(file);
@@ -483,6 +537,10 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 found = Found::One(p);
                 lines = kept;
                 old = lines.iter().filter_map(|l| l.old_side()).collect();
+            } else if let Some(parts) = split_recover(&m, &lines, cursor) {
+                cursor = parts.last().map_or(cursor, |e| e.start + e.old_len);
+                edits.extend(parts);
+                continue;
             }
         }
         match found {
@@ -818,6 +876,23 @@ mod tests {
         assert!(run("a\nb\nc2", "@@\n a\n-b\n+B\n c\n*** End of File\n").is_err());
         // Chunks stay in order: the only recoverable place lies before the cursor.
         assert!(run("d\nx\ne\nz\nb\nz", "@@\n z\n-b\n+B\n z\n@@\n c\n d\n-x\n+X\n e\n").is_err());
+    }
+
+    #[test]
+    fn drift_between_two_changes_of_one_chunk_is_recovered_change_by_change() {
+        // One chunk, two changes with `m1 m2 m3` between them; drift added two lines inside that run.
+        let chunk = "@@\n a\n b\n c\n-x\n+X\n m1\n m2\n m3\n-y\n+Y\n d\n e\n f\n";
+        let file = "a\nb\nc\nx\nm1\nnew1\nnew2\nm2\nm3\ny\nd\ne\nf";
+        assert_eq!(
+            run(file, chunk).unwrap(),
+            "a\nb\nc\nX\nm1\nnew1\nnew2\nm2\nm3\nY\nd\ne\nf"
+        );
+        // A part that is ambiguous on its own refuses the whole chunk: nothing is half applied.
+        let twice = "a\nb\nc\nx\nm1\nnew\nm2\nm3\ny\nd\ne\nf\nm2\nm3\ny\nd\ne\nf";
+        let e = run(twice, chunk).unwrap_err();
+        assert!(e.contains("context mismatch"), "{e}");
+        // A changed line of the second change (a conflict) refuses it too.
+        assert!(run("a\nb\nc\nx\nm1\nnew\nm2\nm3\ny2\nd\ne\nf", chunk).is_err());
     }
 
     #[test]
