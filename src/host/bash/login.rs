@@ -324,7 +324,10 @@ fn write_remembered(file: &Path, key: &str, path: &str) {
     // A name of its own per write (two sessions of one process may save at once), renamed over the file whole.
     let tmp = dir.join(format!(".login-path.{}.tmp", uuid::Uuid::new_v4().simple()));
     let body = serde_json::json!({ "key": key, "path": path }).to_string();
-    if std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, file)).is_err() {
+    if std::fs::write(&tmp, body)
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .is_err()
+    {
         let _ = std::fs::remove_file(&tmp);
     }
 }

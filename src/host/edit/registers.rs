@@ -51,8 +51,13 @@ pub type Captured = HashMap<Reg, (usize, Vec<String>)>;
 /// hold at most `MAX_CAPTURE_LINES` lines and `MAX_CAPTURE_BYTES` bytes.
 pub fn capture(ops: &[(usize, Op)], live_lines: &[&str]) -> Result<Captured, HostError> {
     let mut captured: Captured = HashMap::new();
+    // The registers in the order of their first CUT, so the first broken one in the call is the one reported.
+    let mut order: Vec<&Reg> = Vec::new();
     for (_, op) in ops {
         if let Op::Cut { from, to, reg } = op {
+            if !captured.contains_key(reg) {
+                order.push(reg);
+            }
             let lines: Vec<String> = live_lines[*from as usize - 1..*to as usize]
                 .iter()
                 .map(|s| s.to_string())
@@ -69,7 +74,8 @@ pub fn capture(ops: &[(usize, Op)], live_lines: &[&str]) -> Result<Captured, Hos
             _ => None,
         })
         .collect();
-    for (reg, (count, lines)) in &captured {
+    for reg in order {
+        let (count, lines) = &captured[reg];
         let kept = matches!(reg, Reg::Named(_)) || pasted.contains(&reg);
         if !kept {
             continue;

@@ -519,6 +519,20 @@ fn limits_at_their_boundaries() {
     s.put("big2", big2.as_bytes());
     let t2 = s.read("big2");
     assert_eq!(s.code("big2", &t2, "CUT 1.=4097 @r").0, EDIT_AMPLIFICATION_LIMIT);
+    // Two registers over the limit: the first CUT's is the one reported, whatever the order of a hash map.
+    let big3: String = (0..=2 * MAX_CAPTURE_LINES + 1).map(|i| format!("{i}\n")).collect();
+    s.put("big3", big3.as_bytes());
+    let every: Vec<u32> = (1..=2 * MAX_CAPTURE_LINES as u32 + 2).collect();
+    let t3 = s.show("big3", &every);
+    for (first, second) in [("zz", "aa"), ("aa", "zz"), ("m", "n"), ("n", "m")] {
+        let ops = format!("CUT 1.=4097 @{first}\nCUT 4098.=8194 @{second}");
+        let (code, message) = s.code("big3", &t3, &ops);
+        assert_eq!(code, EDIT_AMPLIFICATION_LIMIT);
+        assert!(
+            message.starts_with(&format!("register @{first} would capture 4097 lines")),
+            "{message}"
+        );
+    }
     // A plain CUT without a kept register captures nothing: no limit.
     s.ed("big2", &t2, "CUT 1.=4097").unwrap();
     // Capture bytes: exactly 1 MiB (64 lines of 16,383 characters plus their newlines) is allowed; one byte more is
