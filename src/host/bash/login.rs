@@ -33,6 +33,9 @@ use tokio::sync::OnceCell;
 /// How long the one probe may take.
 pub const PROBE_BOUND: Duration = Duration::from_secs(5);
 
+/// How long an overrun probe's processes get after SIGTERM to run their exit traps, before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(1);
+
 /// How old a prewarmed probe may be before a Bash call stops waiting for it (see the module docs).
 pub const CALL_WAIT: Duration = Duration::from_secs(1);
 
@@ -290,6 +293,18 @@ pub async fn probe(shell: String, bound: Duration) -> Option<String> {
     let buf = match tokio::time::timeout(bound, read).await {
         Ok(b) => b,
         Err(_) => {
+            // SIGTERM first: a profile step that holds a lock releases it in its EXIT trap (pyenv's rehash does);
+            // a SIGKILL alone would leave the lock behind, and every later login shell would wait on it until its
+            // own timeout (a minute for pyenv), so every later probe would overrun too. Then SIGKILL what is left
+            // (an interactive shell ignores SIGTERM).
+            crate::shell::process::signal_group(pgid, libc::SIGTERM);
+            let _ = tokio::time::timeout(TERM_GRACE, async {
+                let _ = child.wait().await;
+                while crate::shell::process::group_exists(pgid) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await;
             crate::shell::process::signal_group(pgid, libc::SIGKILL);
             return None;
         }
@@ -395,5 +410,24 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert!(gone, "the probe's process survived its bound");
+    }
+
+    #[tokio::test]
+    async fn an_overrun_profile_gets_to_release_its_lock_before_it_is_killed() {
+        // A profile step (bash, as pyenv's rehash) that takes a lock file and removes it in its EXIT trap, then hangs.
+        let dir = tempfile::tempdir().unwrap();
+        let sh = dir.path().join("sh");
+        let lock = dir.path().join("lock");
+        let script = format!(
+            "#!/bin/sh\nbash -c 'echo > \"{0}\"; trap \"rm -f {0}\" EXIT; sleep 3000' &\nwait\n",
+            lock.display()
+        );
+        std::fs::write(&sh, script).unwrap();
+        std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        assert_eq!(probe(sh.display().to_string(), Duration::from_secs(1)).await, None);
+        assert!(
+            !lock.exists(),
+            "the overrun probe was killed before its profile could release its lock"
+        );
     }
 }
