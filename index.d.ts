@@ -96,20 +96,20 @@ export declare class ComputerUse {
   /** `options` (tests only): `{startTimeoutMs?, callTimeoutMs?}`. */
   constructor(options?: { startTimeoutMs?: number; callTimeoutMs?: number } | null)
   /** The prerequisite probe (spawns nothing): `{available, platform, reason}`. */
-  probe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
+  probe(): ComputerProbe
   /**
    * Checks a call before it runs: availability, arguments, app target and approval. Answers `{ok: true, ask}`
    * where `ask` is the app to confirm with the user (then `approve(app)`), or a failure.
    */
-  authorize(tool: string, args: Record<string, unknown>, mode: 'confirm' | 'always', hasUi: boolean): { ok: true; ask: string | null } | { ok: false; code: string; message: string }
+  authorize(tool: string, args: Record<string, unknown>, mode: 'confirm' | 'always', hasUi: boolean): ComputerAuthorized | ComputerFailure
   /** Records the user's approval of `app` for this session. */
   approve(app: string): void
   /** The refusal for a declined approval: `{ok: false, code: 'approval-denied', message}`. */
-  denied(app: string): { ok: false; code: string; message: string }
+  denied(app: string): ComputerFailure
   /** Forgets every approval (session switch, reload). */
   resetApprovals(): void
   /** Runs one tool call (validated again here): `{ok: true, text, content, structuredContent}` or a failure. */
-  call(tool: string, args: Record<string, unknown>): Promise<{ ok: true; text: string; content: unknown[]; structuredContent: unknown } | { ok: false; code: string; message: string }>
+  call(tool: string, args: Record<string, unknown>): Promise<ComputerCallOk | ComputerFailure>
   /** Stops the app-server child and its whole process group, if running. */
   shutdown(): Promise<void>
   /** The running app-server's pid, or null (tests). */
@@ -431,6 +431,37 @@ export declare function compactionReplay(payloadJson: string, detailsJson: strin
 /** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
 export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>
 
+/** `{ok: true, ask}`: the call may run; `ask` is the app to confirm with the user first (then `approve(app)`). */
+export interface ComputerAuthorized {
+  ok: true
+  ask?: string | null
+}
+
+/** `{ok: true, text, content, structuredContent}`: the tool's answer. */
+export interface ComputerCallOk {
+  ok: true
+  text: string
+  /** The MCP result's content blocks as the app-server sent them (text and image blocks; open JSON). */
+  content: unknown[]
+  /** The MCP result's `structuredContent` as sent (open JSON, `null` when absent). */
+  structuredContent: unknown
+}
+
+/** `{ok: false, code, message}`: a refused or failed call. */
+export interface ComputerFailure {
+  ok: false
+  /** A `CuCode` (src/computer/mod.rs), or the binding's contained panic. */
+  code: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | 'app-server-start-failed' | 'timeout' | 'app-server-exited' | 'tool-error' | 'protocol-error' | 'invalid-app-target' | 'invalid-arguments' | 'unknown-tool' | 'approval-denied' | 'approval-unavailable' | 'internal-panic'
+  message: string
+}
+
+/** The probe's answer: `reason` is `null` when available. */
+export interface ComputerProbe {
+  available: boolean
+  platform: string
+  reason?: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null
+}
+
 /** The platform the rules decision uses for Computer Use (the test seam's, else this OS as Node names it). */
 export declare function computerUsePlatform(): string
 
@@ -438,7 +469,7 @@ export declare function computerUsePlatform(): string
  * The prerequisite probe (docs/computer.md "Prerequisites"; spawns nothing, a few `stat`s on macOS): what every
  * rules sync passes on, so status and activation agree with what a call would find.
  */
-export declare function computerUseProbe(): { available: boolean; platform: string; reason: 'unsupported-platform' | 'missing-chatgpt-desktop-component' | 'missing-computer-use-helper' | null }
+export declare function computerUseProbe(): ComputerProbe
 
 /**
  * The six Computer Use tool names, in registration order (`rules::names::COMPUTER_USE`): the glue registers

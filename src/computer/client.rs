@@ -66,7 +66,7 @@ impl Conn {
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|e| {
             CuError::new(
-                "app-server-start-failed",
+                super::CuCode::AppServerStartFailed,
                 format!("Could not start the Computer Use app-server ({program}): {e}. Ask the user to check the ChatGPT app installation."),
             )
         })?;
@@ -99,7 +99,7 @@ impl Conn {
                 )
                 .await?;
             started["thread"]["id"].as_str().map(String::from).ok_or_else(|| {
-                CuError::new("protocol-error", "The app-server answered thread/start without a thread id. Retry once; if it repeats, Computer Use is not usable with this ChatGPT app version.")
+                CuError::new(super::CuCode::ProtocolError, "The app-server answered thread/start without a thread id. Retry once; if it repeats, Computer Use is not usable with this ChatGPT app version.")
             })
         };
         match tokio::time::timeout(limits.start, init).await {
@@ -114,7 +114,7 @@ impl Conn {
             Err(_) => {
                 conn.kill().await;
                 Err(CuError::new(
-                    "timeout",
+                    super::CuCode::Timeout,
                     format!("The Computer Use app-server did not start within {} s. Retry once; if it repeats, ask the user to restart the ChatGPT app.", limits.start.as_secs_f64()),
                 ))
             }
@@ -163,7 +163,7 @@ impl Conn {
 
 fn exited() -> CuError {
     CuError::new(
-        "app-server-exited",
+        super::CuCode::AppServerExited,
         "The Computer Use app-server exited during the call; the action may or may not have happened. Check with computer_use_get_app_state before retrying.",
     )
 }
@@ -194,7 +194,7 @@ async fn read_loop(stdout: tokio::process::ChildStdout, pending: Pending) {
         }
         let result = if let Some(err) = msg.get("error") {
             Err(CuError::new(
-                "tool-error",
+                super::CuCode::ToolError,
                 format!(
                     "The Computer Use app-server refused the call: {}. Check the arguments (e.g. with computer_use_get_app_state) and try again.",
                     err["message"].as_str().unwrap_or("unknown error")
@@ -257,14 +257,14 @@ impl Session {
                 if result["isError"] == true {
                     let text = text_of(&result);
                     return Err(CuError::new(
-                        "tool-error",
+                        super::CuCode::ToolError,
                         format!("computer_use_{tool} failed: {text}. Check the app state with computer_use_get_app_state and adjust the call."),
                     ));
                 }
                 Ok(result)
             }
             Ok(Err(e)) => {
-                if e.code == "app-server-exited" {
+                if e.code == super::CuCode::AppServerExited {
                     guard.take().unwrap().kill().await;
                 }
                 Err(e)
@@ -272,7 +272,7 @@ impl Session {
             Err(_) => {
                 guard.take().unwrap().kill().await;
                 Err(CuError::new(
-                    "timeout",
+                    super::CuCode::Timeout,
                     format!("computer_use_{tool} did not answer within {} s; the app-server was stopped. The action may or may not have happened: check with computer_use_get_app_state before retrying.", self.limits.call.as_secs_f64()),
                 ))
             }

@@ -6,7 +6,7 @@ pub mod client;
 #[cfg(test)]
 mod tests;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -33,30 +33,59 @@ pub const MAX_APP_TARGET: usize = 256;
 /// Longest `type_text` text accepted (characters).
 pub const MAX_TEXT: usize = 10_000;
 
+crate::codes::error_codes! {
+    /// Every code a Computer Use call fails with (docs/computer.md "Errors"); the first three are also the probe's
+    /// reasons, in the order it checks them (docs/computer.md "Prerequisites").
+    pub enum CuCode {
+        /// Not macOS.
+        UnsupportedPlatform = "unsupported-platform" => "do not retry; use other tools",
+        /// The ChatGPT app's bundled components are not all there.
+        MissingDesktopComponent = "missing-chatgpt-desktop-component" => "ask the user to install or update the ChatGPT app",
+        /// The Computer Use helper app is not installed under `CODEX_HOME`.
+        MissingHelper = "missing-computer-use-helper" => "ask the user to install Computer Use in the ChatGPT app",
+        /// The app-server child could not be spawned.
+        AppServerStartFailed = "app-server-start-failed" => "ask the user to check the installation",
+        /// The start or a call ran past its bound; the child's whole group was killed.
+        Timeout = "timeout" => "check the app's state before retrying",
+        /// The child died during the call.
+        AppServerExited = "app-server-exited" => "the action may have happened; check with get_app_state",
+        /// A JSON-RPC error reply, or an MCP result with `isError`.
+        ToolError = "tool-error" => "adjust the call",
+        /// `thread/start` answered without a thread id.
+        ProtocolError = "protocol-error" => "retry once",
+        /// The app target is not an app name or bundle id.
+        InvalidAppTarget = "invalid-app-target" => "pass an app name or bundle id from computer_use_list_apps",
+        /// The arguments do not have the tool's shape (nothing was sent).
+        InvalidArguments = "invalid-arguments" => "fix the arguments",
+        /// Not one of the six tools.
+        UnknownTool = "unknown-tool" => "call one of the computer_use_ tools",
+        /// The user declined the app.
+        ApprovalDenied = "approval-denied" => "do not retry the same app without the user's go-ahead",
+        /// No one can approve the app (no interactive UI).
+        ApprovalUnavailable = "approval-unavailable" => "ask the user to approve the app in an interactive session",
+    }
+}
+
 /// The probe's reasons, in the order it checks them (docs/computer.md "Prerequisites").
-pub const UNSUPPORTED_PLATFORM: &str = "unsupported-platform";
+pub const UNSUPPORTED_PLATFORM: CuCode = CuCode::UnsupportedPlatform;
 /// The ChatGPT app's bundled components are not all there.
-pub const MISSING_DESKTOP_COMPONENT: &str = "missing-chatgpt-desktop-component";
+pub const MISSING_DESKTOP_COMPONENT: CuCode = CuCode::MissingDesktopComponent;
 /// The Computer Use helper app is not installed under `CODEX_HOME`.
-pub const MISSING_HELPER: &str = "missing-computer-use-helper";
+pub const MISSING_HELPER: CuCode = CuCode::MissingHelper;
 
 /// A failure with a stable code and a message telling the model what to do next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CuError {
-    pub code: &'static str,
+    pub code: CuCode,
     pub message: String,
 }
 
 impl CuError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: CuCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({"ok": false, "code": self.code, "message": self.message})
     }
 }
 
@@ -66,7 +95,7 @@ pub struct Probe {
     pub platform: String,
     /// `None` when available; otherwise one of [`UNSUPPORTED_PLATFORM`], [`MISSING_DESKTOP_COMPONENT`],
     /// [`MISSING_HELPER`].
-    pub reason: Option<&'static str>,
+    pub reason: Option<CuCode>,
     /// The program and its arguments before `app-server --stdio` (the seam may add a script path).
     pub program: Option<String>,
     pub args: Vec<String>,
@@ -198,7 +227,7 @@ pub fn probe_with(p: &Prereqs) -> Probe {
 }
 
 /// The error a tool answers when the probe (or the rules' check) says Computer Use is unavailable.
-pub fn unavailable_error(reason: &str) -> CuError {
+pub fn unavailable_error(reason: CuCode) -> CuError {
     match reason {
         UNSUPPORTED_PLATFORM => CuError::new(
             UNSUPPORTED_PLATFORM,
@@ -220,7 +249,7 @@ pub fn unavailable_error(reason: &str) -> CuError {
 pub fn check_app_target(app: &str) -> Result<(), CuError> {
     let bad = |why: &str| {
         Err(CuError::new(
-            "invalid-app-target",
+            CuCode::InvalidAppTarget,
             format!("app {why}. Pass an app name (e.g. \"Safari\") or a bundle id (e.g. \"com.apple.Safari\") as listed by computer_use_list_apps."),
         ))
     };
@@ -253,7 +282,7 @@ pub fn check_app_target(app: &str) -> Result<(), CuError> {
 pub fn check_call(tool: &str, args: &Value) -> Result<(String, Value, Option<String>), CuError> {
     let Some(short) = tool.strip_prefix("computer_use_").filter(|_| TOOLS.contains(&tool)) else {
         return Err(CuError::new(
-            "unknown-tool",
+            CuCode::UnknownTool,
             format!("{tool} is not a Computer Use tool. Use one of: {}.", TOOLS.join(", ")),
         ));
     };
@@ -316,7 +345,7 @@ pub fn check_call(tool: &str, args: &Value) -> Result<(String, Value, Option<Str
 
 fn invalid(tool: &str, why: &str) -> CuError {
     CuError::new(
-        "invalid-arguments",
+        CuCode::InvalidArguments,
         format!("{tool}: {why}. Fix the arguments and call again."),
     )
 }
@@ -377,7 +406,7 @@ impl Approvals {
         }
         if !has_ui {
             return Err(CuError::new(
-                "approval-unavailable",
+                CuCode::ApprovalUnavailable,
                 format!("Computer Use needs the user's approval to control {app}, but there is no UI to ask. Ask the user to approve it in an interactive session or to set computerUse.approvalMode to \"always\"."),
             ));
         }
@@ -448,7 +477,7 @@ fn name_and_id(line: &str) -> Option<(String, String)> {
 /// The refusal when the user declines.
 pub fn denied(app: &str) -> CuError {
     CuError::new(
-        "approval-denied",
+        CuCode::ApprovalDenied,
         format!("The user declined Computer Use on {app}. Do not retry on this app unless the user asks."),
     )
 }

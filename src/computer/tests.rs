@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 
 #[test]
 fn app_targets_are_names_or_bundle_ids() {
@@ -192,4 +193,23 @@ fn off_macos_the_probe_is_unsupported_without_spawning() {
         Some(MISSING_HELPER)
     );
     assert_eq!(seam(r#"{"platform":"darwin","program":"/bin/sh"}"#), None);
+}
+
+#[test]
+fn the_doc_table_is_every_code_in_order_and_index_d_ts_has_the_unions() {
+    use crate::codes::check::{doc_table, dts_union, with_extra};
+    let all: Vec<&str> = CuCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(doc_table(include_str!("../../docs/computer.md"), "### Errors"), all);
+    let dts = include_str!("../../index.d.ts");
+    assert_eq!(
+        dts_union(dts, "ComputerFailure", "code"),
+        with_extra(all.iter().copied(), &["internal-panic"])
+    );
+    // The probe's reasons are the first three codes, in the order it checks them.
+    let reasons = [UNSUPPORTED_PLATFORM, MISSING_DESKTOP_COMPONENT, MISSING_HELPER];
+    assert_eq!(reasons, CuCode::ALL[..3]);
+    assert_eq!(
+        dts_union(dts, "ComputerProbe", "reason"),
+        with_extra(reasons.map(CuCode::as_str), &["null"])
+    );
 }
