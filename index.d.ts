@@ -591,9 +591,9 @@ export interface FeatureView {
   reason: string
 }
 
-/** A refused `find_tools` call. */
+/** A refused `find_tools` call (codes: src/discovery/find.rs `FindCode`, docs/rules.md "`find_tools` codes"). */
 export interface FindToolsError {
-  code: string
+  code: 'invalid-arguments' | 'disabled'
   message: string
 }
 

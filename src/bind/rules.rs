@@ -217,10 +217,11 @@ pub struct FindToolsResult {
     pub added_tool_names: Vec<String>,
 }
 
-/// A refused `find_tools` call.
+/// A refused `find_tools` call (codes: src/discovery/find.rs `FindCode`, docs/rules.md "`find_tools` codes").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct FindToolsError {
+    #[napi(ts_type = "'invalid-arguments' | 'disabled'")]
     pub code: String,
     pub message: String,
 }
