@@ -93,10 +93,12 @@ pub struct RulesTool {
     pub source: String,
 }
 
-/// A config read failure shown in status (`Config error: <code> (<detail>)`).
+/// A config read failure shown in status (`Config error: <code> (<detail>)`; codes: src/config/store.rs
+/// `ReadCode`, docs/config.md "Reads").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct RulesConfigError {
+    #[napi(ts_type = "'invalid-json' | 'invalid-config' | 'config-read-failed'")]
     pub code: String,
     pub detail: Option<String>,
 }
