@@ -520,7 +520,7 @@ export declare function configPresets(): Array<ConfigPreset>
 /** Reads and classifies the config file: `{status, code?, detail?, revision, raw}`. */
 export declare function configRead(path: string): ConfigReadResult
 
-/** The classified config file. */
+/** The classified config file (codes: src/config/store.rs `ReadCode`, docs/config.md "Reads"). */
 export interface ConfigReadResult {
   status: 'ok' | 'missing' | 'error'
   code?: 'invalid-json' | 'invalid-config' | 'config-read-failed'
@@ -535,7 +535,7 @@ export interface ConfigReadResult {
  */
 export declare function configSave(path: string, draft: Record<string, unknown>, baseRevision?: string | undefined | null): Promise<ConfigSaveOk | ConfigSaveFailure>
 
-/** A refused save (nothing was written). */
+/** A refused save (nothing was written; codes: src/config/store.rs `SaveCode`, docs/config.md "Save codes"). */
 export interface ConfigSaveFailure {
   ok: false
   code: 'invalid-config' | 'stale-revision' | 'lock-held' | 'config-read-failed' | 'config-write-failed' | 'internal-panic'
@@ -622,9 +622,9 @@ export interface FeatureView {
   reason: string
 }
 
-/** A refused `find_tools` call. */
+/** A refused `find_tools` call (codes: src/discovery/find.rs `FindCode`, docs/rules.md "`find_tools` codes"). */
 export interface FindToolsError {
-  code: string
+  code: 'invalid-arguments' | 'disabled'
   message: string
 }
 
@@ -1580,9 +1580,12 @@ export interface ReviewTarget {
   sessionFile?: string
 }
 
-/** A config read failure shown in status (`Config error: <code> (<detail>)`). */
+/**
+ * A config read failure shown in status (`Config error: <code> (<detail>)`; codes: src/config/store.rs
+ * `ReadCode`, docs/config.md "Reads").
+ */
 export interface RulesConfigError {
-  code: string
+  code: 'invalid-json' | 'invalid-config' | 'config-read-failed'
   detail?: string
 }
 

@@ -44,7 +44,7 @@ pub struct EffectiveConfig {
     pub execution: Option<Value>,
 }
 
-/// The classified config file.
+/// The classified config file (codes: src/config/store.rs `ReadCode`, docs/config.md "Reads").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct ConfigReadResult {
@@ -59,7 +59,7 @@ pub struct ConfigReadResult {
     pub raw: Option<Value>,
 }
 
-/// A refused save (nothing was written).
+/// A refused save (nothing was written; codes: src/config/store.rs `SaveCode`, docs/config.md "Save codes").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct ConfigSaveFailure {
@@ -164,7 +164,7 @@ pub async fn config_save(
         .await;
         match out {
             Ok(Ok(ok)) => serde_json::json!({"ok": true, "revision": ok.revision, "raw": ok.raw}),
-            Ok(Err(e)) => failed(e.code, e.message),
+            Ok(Err(e)) => failed(e.code.as_str(), e.message),
             // The blocking save panicked (its lock guard and temp file are dropped by the unwind).
             Err(e) => failed(
                 guard::PANIC_CODE,

@@ -93,10 +93,12 @@ pub struct RulesTool {
     pub source: String,
 }
 
-/// A config read failure shown in status (`Config error: <code> (<detail>)`).
+/// A config read failure shown in status (`Config error: <code> (<detail>)`; codes: src/config/store.rs
+/// `ReadCode`, docs/config.md "Reads").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct RulesConfigError {
+    #[napi(ts_type = "'invalid-json' | 'invalid-config' | 'config-read-failed'")]
     pub code: String,
     pub detail: Option<String>,
 }
@@ -217,10 +219,11 @@ pub struct FindToolsResult {
     pub added_tool_names: Vec<String>,
 }
 
-/// A refused `find_tools` call.
+/// A refused `find_tools` call (codes: src/discovery/find.rs `FindCode`, docs/rules.md "`find_tools` codes").
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
 pub struct FindToolsError {
+    #[napi(ts_type = "'invalid-arguments' | 'disabled'")]
     pub code: String,
     pub message: String,
 }

@@ -14,15 +14,54 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+crate::codes::error_codes! {
+    /// Every code a failed read carries (docs/config.md "Reads", in the table's order).
+    pub enum ReadCode {
+        /// The text is not JSON.
+        InvalidJson = "invalid-json" => "fix the JSON syntax of the config file, or remove it, then run /pct reload",
+        /// The JSON is not a valid config, or breaks a limit.
+        InvalidConfig = "invalid-config" => "fix the field the detail names, then run /pct reload",
+        /// The file exists but cannot be read.
+        ConfigReadFailed = "config-read-failed" => "check the config file's permissions and type, then run /pct reload",
+    }
+}
+
+crate::codes::error_codes! {
+    /// Every code a refused save carries (docs/config.md "Save codes", in the table's order).
+    pub enum SaveCode {
+        /// The draft is not a valid config, or breaks a limit.
+        InvalidConfig = "invalid-config" => "fix the setting the message names and save again",
+        /// The file changed since the draft was opened.
+        StaleRevision = "stale-revision" => "reload and review the draft, then save again",
+        /// Another saver holds the config lock.
+        LockHeld = "lock-held" => "wait for the other save, or remove the lock folder the message names",
+        /// The file on disk cannot be read, or is not valid, so it is not overwritten.
+        ConfigReadFailed = "config-read-failed" => "fix or remove the config file, then run /pct reload",
+        /// Writing the file, its lock or its symbolic link's target failed.
+        ConfigWriteFailed = "config-write-failed" => "check the config folder's free space and permissions, then retry",
+    }
+}
+
+impl Serialize for ReadCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Serialize for SaveCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// The result of one read. `revision` is the SHA-256 (hex) of the bytes as read, None when the file is missing.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadOutcome {
     /// ok | missing | error
     pub status: &'static str,
-    /// invalid-json | invalid-config | config-read-failed
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<&'static str>,
+    pub code: Option<ReadCode>,
     /// The first offending field, or the system code; never the invalid value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -42,8 +81,7 @@ pub struct SaveOutcome {
 /// Why a save was refused; nothing was written in every case.
 #[derive(Debug, Clone, Serialize)]
 pub struct SaveError {
-    /// invalid-config | stale-revision | lock-held | config-read-failed | config-write-failed
-    pub code: &'static str,
+    pub code: SaveCode,
     pub message: String,
 }
 
@@ -104,7 +142,7 @@ pub fn read(path: &Path) -> ReadOutcome {
         },
         Err(e) => ReadOutcome {
             status: "error",
-            code: Some("config-read-failed"),
+            code: Some(ReadCode::ConfigReadFailed),
             detail: Some(io_code(&e)),
             revision: None,
             raw: None,
@@ -174,7 +212,7 @@ fn classify(bytes: &[u8], revision: String) -> ReadOutcome {
     let revision = Some(revision);
     let invalid_config = |detail: String, revision: Option<String>| ReadOutcome {
         status: "error",
-        code: Some("invalid-config"),
+        code: Some(ReadCode::InvalidConfig),
         detail: Some(detail),
         revision,
         raw: None,
@@ -187,7 +225,7 @@ fn classify(bytes: &[u8], revision: String) -> ReadOutcome {
         Err(_) => {
             return ReadOutcome {
                 status: "error",
-                code: Some("invalid-json"),
+                code: Some(ReadCode::InvalidJson),
                 detail: None,
                 revision,
                 raw: None,
@@ -223,14 +261,14 @@ pub fn save(path: &Path, draft: &Value, base_revision: Option<&str>) -> Result<S
     schema::normalize_for_save(&mut raw);
     if let Some(detail) = value_limit(&raw).or_else(|| schema::validate(&raw).err()) {
         return Err(SaveError {
-            code: "invalid-config",
+            code: SaveCode::InvalidConfig,
             message: format!("Could not save: {detail}."),
         });
     }
     let text = serialize(&raw);
     if text.len() > MAX_BYTES {
         return Err(SaveError {
-            code: "invalid-config",
+            code: SaveCode::InvalidConfig,
             message: format!("Could not save: the configuration would be larger than the {MAX_BYTES}-byte limit."),
         });
     }
@@ -257,7 +295,7 @@ pub fn save(path: &Path, draft: &Value, base_revision: Option<&str>) -> Result<S
 fn write_target(path: &Path) -> Result<PathBuf, SaveError> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).map_err(|e| SaveError {
-            code: "config-write-failed",
+            code: SaveCode::ConfigWriteFailed,
             message: format!(
                 "Could not save: the configuration file is a symbolic link whose target cannot be resolved ({}); fix or remove the link, then run /pct reload.",
                 io_code(&e)
@@ -282,7 +320,7 @@ fn save_locked(path: &Path, raw: &Value, text: &str, base_revision: Option<&str>
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(_) => {
             return Err(SaveError {
-                code: "config-read-failed",
+                code: SaveCode::ConfigReadFailed,
                 message: "Refusing to overwrite an unreadable configuration file.".into(),
             })
         }
@@ -292,7 +330,7 @@ fn save_locked(path: &Path, raw: &Value, text: &str, base_revision: Option<&str>
             // Never overwrite what the user wrote by hand and we could not understand: they would lose it. Checked
             // before the revision, so a draft opened after a failed read gets this advice, not "file changed".
             return Err(SaveError {
-                code: "config-read-failed",
+                code: SaveCode::ConfigReadFailed,
                 message: format!(
                     "Could not save: the configuration file is not valid ({code}); fix or remove it, then run /pct reload."
                 ),
@@ -301,7 +339,7 @@ fn save_locked(path: &Path, raw: &Value, text: &str, base_revision: Option<&str>
     }
     if current.as_ref().map(|l| l.revision.as_str()) != base_revision {
         return Err(SaveError {
-            code: "stale-revision",
+            code: SaveCode::StaleRevision,
             message: "Could not save: the configuration file changed; reload and review the draft.".into(),
         });
     }
@@ -355,7 +393,7 @@ fn sweep_stale_temps(dir: &Path) {
 
 fn write_failed(e: &io::Error) -> SaveError {
     SaveError {
-        code: "config-write-failed",
+        code: SaveCode::ConfigWriteFailed,
         message: format!("Could not save: writing the configuration failed ({}).", io_code(e)),
     }
 }
@@ -363,11 +401,11 @@ fn write_failed(e: &io::Error) -> SaveError {
 fn lock_error(e: LockError) -> SaveError {
     match e {
         LockError::Io(code) => SaveError {
-            code: "config-write-failed",
+            code: SaveCode::ConfigWriteFailed,
             message: format!("Could not save: the configuration lock could not be created ({code})."),
         },
         LockError::Held { lock_dir, owner: Some((pid, running)) } => SaveError {
-            code: "lock-held",
+            code: SaveCode::LockHeld,
             message: format!(
                 "Could not save: the configuration lock {} is held by pid {pid} ({}). If no other Pi process with this Toolkit is saving, remove that directory and retry.",
                 lock_dir.display(),
@@ -375,7 +413,7 @@ fn lock_error(e: LockError) -> SaveError {
             ),
         },
         LockError::Held { lock_dir, owner: None } => SaveError {
-            code: "lock-held",
+            code: SaveCode::LockHeld,
             message: format!(
                 "Could not save: the configuration lock {} exists but has no readable owner record. If no other Pi process with this Toolkit is saving, remove that directory and retry.",
                 lock_dir.display()
@@ -396,10 +434,10 @@ mod tests {
         assert_eq!(read(&p).status, "missing");
         fs::write(&p, "{").unwrap();
         let r = read(&p);
-        assert_eq!((r.code, r.detail), (Some("invalid-json"), None));
+        assert_eq!((r.code, r.detail), (Some(ReadCode::InvalidJson), None));
         fs::write(&p, r#"{"applyPatch":{"enabled":"yes"}}"#).unwrap();
         let r = read(&p);
-        assert_eq!(r.code, Some("invalid-config"));
+        assert_eq!(r.code, Some(ReadCode::InvalidConfig));
         assert_eq!(r.detail.as_deref(), Some("applyPatch.enabled must be true or false"));
         fs::write(&p, "{}").unwrap();
         let r = read(&p);
@@ -467,7 +505,7 @@ mod tests {
         let over = format!("{{\"k\":{}}}", zeros(MAX_VALUES));
         fs::write(&p, &over).unwrap();
         let r = read(&p);
-        assert_eq!((r.status, r.code), ("error", Some("invalid-config")));
+        assert_eq!((r.status, r.code), ("error", Some(ReadCode::InvalidConfig)));
         assert_eq!(
             r.detail.as_deref(),
             Some("configuration has more than the limit of 100000 JSON values")
@@ -480,7 +518,7 @@ mod tests {
             let r = read(&p);
             assert_eq!(r.status == "ok", ok, "depth {depth}: {r:?}");
             if !ok {
-                assert_eq!(r.code, Some("invalid-config"));
+                assert_eq!(r.code, Some(ReadCode::InvalidConfig));
                 assert_eq!(
                     r.detail.as_deref(),
                     Some("configuration nests objects and arrays deeper than the limit of 64 levels")
@@ -497,7 +535,7 @@ mod tests {
         let big = pad(MAX_BYTES + 1);
         fs::write(&p, &big).unwrap();
         let r = read(&p);
-        assert_eq!(r.code, Some("invalid-config"));
+        assert_eq!(r.code, Some(ReadCode::InvalidConfig));
         assert_eq!(
             r.detail.as_deref(),
             Some("configuration file is larger than the 1048576-byte limit")
@@ -536,7 +574,7 @@ mod tests {
         let r = rx
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("the read returned");
-        assert_eq!((r.status, r.code), ("error", Some("invalid-json")));
+        assert_eq!((r.status, r.code), ("error", Some(ReadCode::InvalidJson)));
     }
 
     #[test]
@@ -545,7 +583,7 @@ mod tests {
         let p = d.path().join("c.json");
         std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
         let r = read(&p);
-        assert_eq!(r.code, Some("invalid-config"));
+        assert_eq!(r.code, Some(ReadCode::InvalidConfig));
         assert_eq!(
             r.detail.as_deref(),
             Some("configuration file is larger than the 1048576-byte limit")
@@ -636,5 +674,30 @@ mod tests {
             assert!(kept.exists(), "{} must be kept", kept.display());
         }
         drop(held);
+    }
+
+    /// The docs/config.md "Reads" table lists [`ReadCode::ALL`] in order, and its "Save codes" table
+    /// [`SaveCode::ALL`].
+    #[test]
+    fn the_doc_tables_are_all_codes_in_order() {
+        use crate::codes::check::doc_table;
+        let doc = include_str!("../../docs/config.md");
+        assert_eq!(doc_table(doc, "## Reads"), ReadCode::ALL.map(ReadCode::as_str));
+        assert_eq!(doc_table(doc, "### Save codes"), SaveCode::ALL.map(SaveCode::as_str));
+    }
+
+    /// index.d.ts's code unions (napi `ts_type` in src/bind/config.rs and src/bind/rules.rs) are the enums: a read's
+    /// code (in the read result and in the status snapshot's config error), and a save's plus the contained panic.
+    #[test]
+    fn index_d_ts_unions_are_all_codes() {
+        use crate::codes::check::{dts_union, with_extra};
+        let dts = include_str!("../../index.d.ts");
+        let read = with_extra(ReadCode::ALL.map(ReadCode::as_str), &[]);
+        assert_eq!(dts_union(dts, "ConfigReadResult", "code?"), read);
+        assert_eq!(dts_union(dts, "RulesConfigError", "code"), read);
+        assert_eq!(
+            dts_union(dts, "ConfigSaveFailure", "code"),
+            with_extra(SaveCode::ALL.map(SaveCode::as_str), &["internal-panic"])
+        );
     }
 }

@@ -64,14 +64,30 @@ pub struct FindResult {
     pub added_tool_names: Vec<String>,
 }
 
+crate::codes::error_codes! {
+    /// Every code a refused find_tools call carries (docs/rules.md "`find_tools` codes", in the table's order).
+    pub enum FindCode {
+        /// Neither a query nor a load list, a query that is not a string, or a load list that is not strings.
+        InvalidArguments = "invalid-arguments" => "pass a query string, a load list of exact tool names, or both",
+        /// Tool Discovery is off, or another extension owns find_tools.
+        Disabled = "disabled" => "turn on Tool Discovery with /pct config",
+    }
+}
+
+impl Serialize for FindCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// A refused call.
 #[derive(Clone, Debug, Serialize)]
 pub struct FindError {
-    pub code: &'static str,
+    pub code: FindCode,
     pub message: String,
 }
 
-fn fail(code: &'static str, message: impl Into<String>, input: &ResolveInput) -> FindResult {
+fn fail(code: FindCode, message: impl Into<String>, input: &ResolveInput) -> FindResult {
     let message = message.into();
     FindResult {
         error: Some(FindError {
@@ -145,7 +161,7 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
     let q = match &req.query {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return fail("invalid-arguments", "find_tools query must be a string.", input),
+        Some(_) => return fail(FindCode::InvalidArguments, "find_tools query must be a string.", input),
     };
     let load: Vec<String> = match &req.load {
         None | Some(Value::Null) => Vec::new(),
@@ -156,7 +172,7 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
                     Some(s) => v.push(s.to_string()),
                     None => {
                         return fail(
-                            "invalid-arguments",
+                            FindCode::InvalidArguments,
                             "find_tools load must be a list of exact tool names (strings).",
                             input,
                         )
@@ -167,7 +183,7 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
         }
         Some(_) => {
             return fail(
-                "invalid-arguments",
+                FindCode::InvalidArguments,
                 "find_tools load must be a list of exact tool names (strings).",
                 input,
             )
@@ -175,12 +191,12 @@ pub fn find_tools(input: &ResolveInput, req: &FindRequest) -> FindResult {
     };
     let q = q.filter(|s| !s.trim().is_empty());
     if q.is_none() && load.is_empty() {
-        return fail("invalid-arguments", NEED_QUERY_OR_LOAD, input);
+        return fail(FindCode::InvalidArguments, NEED_QUERY_OR_LOAD, input);
     }
     let d = decide(input);
     if !d.loader_available {
         return fail(
-            "disabled",
+            FindCode::Disabled,
             "find_tools is not enabled: turn on Tool Discovery with /pct config (and make sure no other extension owns find_tools).",
             input,
         );
@@ -551,6 +567,27 @@ mod tests {
         assert_eq!(
             out.rejected[0].reason,
             "group incomplete: computer_use_list_apps is not managed"
+        );
+    }
+
+    /// The docs/rules.md "`find_tools` codes" table lists [`FindCode::ALL`] in order.
+    #[test]
+    fn the_doc_table_is_all_codes_in_order() {
+        let all: Vec<&str> = FindCode::ALL.map(FindCode::as_str).to_vec();
+        assert_eq!(
+            crate::codes::check::doc_table(include_str!("../../docs/rules.md"), "### `find_tools` codes"),
+            all
+        );
+    }
+
+    /// `FindToolsError.code` in index.d.ts (napi `ts_type` in src/bind/rules.rs) is [`FindCode::ALL`]: a refusal is a
+    /// result, and a panic throws instead.
+    #[test]
+    fn index_d_ts_union_is_all_codes() {
+        let dts = include_str!("../../index.d.ts");
+        assert_eq!(
+            crate::codes::check::dts_union(dts, "FindToolsError", "code"),
+            crate::codes::check::with_extra(FindCode::ALL.map(FindCode::as_str), &[])
         );
     }
 }

@@ -1,4 +1,5 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { RulesConfigError } from "../../index.js";
 
 /** The exact user-facing strings of the toolkit core (docs/spec/toolkit.md §1–§2), in one place so tests can import them. */
 
@@ -8,12 +9,12 @@ export const RELOADED = "Pi Codex Toolkit configuration reloaded.";
 export const SAVED = "Pi Codex Toolkit configuration saved.";
 
 /** `<code> (<detail>)`, or just the code when there is no detail. */
-export function describeConfigError(code: string, detail?: string): string {
+export function describeConfigError(code: RulesConfigError["code"], detail?: string): string {
 	return detail ? `${code} (${detail})` : code;
 }
 
 /** The reload/start-up message for a failed read. */
-export function configErrorMessage(code: string, detail: string | undefined, hasLastKnownGood: boolean): string {
+export function configErrorMessage(code: RulesConfigError["code"], detail: string | undefined, hasLastKnownGood: boolean): string {
 	const ending = hasLastKnownGood ? "using last known good settings." : "using all-off defaults.";
 	return `Pi Codex Toolkit config error: ${describeConfigError(code, detail)}; ${ending}`;
 }

@@ -4,7 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
-import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesConfigError, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 import { netInput, REGISTRY_KEY } from "./net/facts.ts";
@@ -70,7 +70,7 @@ export interface RulesHost {
 	config(): EffectiveConfig;
 	configPath: string;
 	revision: string | null;
-	lastError: { code: string; detail?: string } | null;
+	lastError: RulesConfigError | null;
 	applyError: string | null;
 	rules: RulesState;
 	packageVersion?: string;

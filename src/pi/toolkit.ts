@@ -8,14 +8,11 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolDefinit
 import type { FeatureLifecycle, InvocationHooks, ToolkitHost, ToolkitOptions } from "./host.ts";
 import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
-import type { EffectiveConfig } from "../../index.js";
+import type { EffectiveConfig, RulesConfigError } from "../../index.js";
 import { findTools, newRulesState, observe, registrationPlan, type RulesState, syncRules } from "./rules.ts";
 
-/** The last failed read, shown by /pct status and reload. */
-export interface ConfigError {
-	code: string;
-	detail?: string;
-}
+/** The last failed read, shown by /pct status and reload (its code is one of docs/config.md "Reads"). */
+export type ConfigError = RulesConfigError;
 
 export class Toolkit implements ToolkitHost {
 	readonly pi: ExtensionAPI;
