@@ -1,19 +1,101 @@
 //! Bindings of Remote Compaction's pure parts (docs/compaction.md). Expected failures answer
-//! `{ok: false, code, message}`; the Pi glue turns them into a warning and lets Pi's own compaction run.
-//! The two exports that see the whole conversation (the request build and the replay, once per provider request)
-//! take and answer JSON text and do the parse, the work and the serialisation on tokio's blocking pool, so a long
-//! session never stalls Node's event loop; the small ones stay synchronous.
+//! `CompactionFailure` `{ok: false, code, message}`; the Pi glue turns them into a warning and lets Pi's own
+//! compaction run. The two exports that see the whole conversation (the request build and the replay, once per
+//! provider request) take and answer JSON text and do the parse, the work and the serialisation on tokio's blocking
+//! pool, so a long session never stalls Node's event loop; the small ones stay synchronous.
 
 use super::guard;
 use crate::compaction as c;
-use serde_json::{json, Value};
+use napi::bindgen_prelude::Either;
+use serde_json::Value;
 
-fn panicked(message: String) -> Value {
-    json!({"ok": false, "code": guard::PANIC_CODE, "message": message})
+/// A compaction step failed: a `CompactionCode` (docs/compaction.md "Codes") or `internal-panic`; `message` is
+/// the warning's reason.
+#[napi(object)]
+pub struct CompactionFailure {
+    #[napi(ts_type = "false")]
+    pub ok: bool,
+    #[napi(
+        ts_type = "'capture-failed' | 'bad-stream' | 'stream-failed' | 'stream-incomplete' | 'compaction-missing' | 'compaction-ambiguous' | 'bad-checkpoint' | 'compaction-too-large' | 'internal-panic'"
+    )]
+    pub code: String,
+    pub message: String,
 }
 
-fn failure(e: c::CompactionError) -> Value {
-    json!({"ok": false, "code": e.code, "message": e.message})
+/// The compaction POST body, as JSON text ready to send.
+#[napi(object)]
+pub struct CompactionRequestOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    pub body: String,
+}
+
+/// The one `compaction` item of a valid stream.
+#[napi(object)]
+pub struct CompactionStreamOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+    /// The Responses API output item exactly as the server sent it (open JSON: it is stored and replayed as given,
+    /// with fields this toolkit does not know).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub item: Value,
+}
+
+/// The compatibility record of a route: replay happens only when every field equals the stored record's
+/// (docs/compaction.md "Replay"). Built by serde in `compat_record`, so it is declared here, not converted.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct CompactionCompat {
+    pub provider: String,
+    pub api: String,
+    pub model: String,
+    pub endpoint: String,
+    #[napi(ts_type = "'oauth'")]
+    pub auth_kind: String,
+    /// `sha256:<hex>` of the ChatGPT account id (the id itself is not stored).
+    pub account_fingerprint: String,
+}
+
+/// What Pi stores for a remote compaction (docs/compaction.md "What Pi stores"); built by serde in `build_result`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct CompactionResult {
+    /// The marker line, then the readable excerpt.
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: f64,
+    pub details: CompactionDetails,
+}
+
+/// `details` of a stored remote compaction: what the next compaction and the replay read back.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct CompactionDetails {
+    /// `[pi-codex-toolkit.remote-compaction-v2:<uuid>]`.
+    pub marker: String,
+    /// The newest user inputs: Responses API input items as Pi's provider built them (open JSON, replayed as given).
+    #[napi(ts_type = "unknown[]")]
+    pub retained_input: Vec<Value>,
+    /// The `compaction` item exactly as returned (open JSON, replayed as given).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub checkpoint: Value,
+    pub compat: CompactionCompat,
+}
+
+fn panicked(message: String) -> CompactionFailure {
+    CompactionFailure {
+        ok: false,
+        code: guard::PANIC_CODE.to_string(),
+        message,
+    }
+}
+
+fn failure(e: c::CompactionError) -> CompactionFailure {
+    CompactionFailure {
+        ok: false,
+        code: e.code.to_string(),
+        message: e.message,
+    }
 }
 
 /// Runs `f` (guarded) on tokio's blocking pool; a panic, or a task that never finished, answers `on_panic(message)`.
@@ -30,25 +112,25 @@ async fn blocking<T: Send + 'static>(
 /// as JSON text; answers the body as JSON text, ready to send (JSON text both ways: converting a 2,000-message
 /// payload object by object across napi costs more than the whole build, see bench/compaction.mjs). Async: the
 /// parse, build and serialisation run on the blocking pool.
-#[napi(
-    catch_unwind,
-    ts_return_type = "Promise<{ ok: true; body: string } | { ok: false; code: string; message: string }>"
-)]
-pub async fn compaction_build_request(captured_json: String, prior_json: Option<String>) -> Value {
+#[napi(catch_unwind)]
+pub async fn compaction_build_request(
+    captured_json: String,
+    prior_json: Option<String>,
+) -> Either<CompactionRequestOk, CompactionFailure> {
     blocking(
         "compactionBuildRequest",
         move || build_request_text(&captured_json, prior_json.as_deref()),
-        panicked,
+        |m| Either::B(panicked(m)),
     )
     .await
 }
 
-fn build_request_text(captured_json: &str, prior_json: Option<&str>) -> Value {
+fn build_request_text(captured_json: &str, prior_json: Option<&str>) -> Either<CompactionRequestOk, CompactionFailure> {
     let bad = || {
-        failure(c::CompactionError {
-            code: "capture-failed",
+        Either::B(failure(c::CompactionError {
+            code: c::CompactionCode::CaptureFailed,
             message: "The captured request is not JSON.".into(),
-        })
+        }))
     };
     let Ok(captured) = serde_json::from_str::<Value>(captured_json) else {
         return bad();
@@ -59,29 +141,29 @@ fn build_request_text(captured_json: &str, prior_json: Option<&str>) -> Value {
         Some(Err(_)) => return bad(),
     };
     match c::build_request(&captured, prior.as_ref()) {
-        Ok(body) => json!({"ok": true, "body": body.to_string()}),
-        Err(e) => failure(e),
+        Ok(body) => Either::A(CompactionRequestOk {
+            ok: true,
+            body: body.to_string(),
+        }),
+        Err(e) => Either::B(failure(e)),
     }
 }
 
 /// Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure.
-#[napi(
-    catch_unwind,
-    ts_return_type = "{ ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }"
-)]
-pub fn compaction_parse_stream(sse: String) -> Value {
+#[napi(catch_unwind)]
+pub fn compaction_parse_stream(sse: String) -> Either<CompactionStreamOk, CompactionFailure> {
     guard::sync_or(
         "compactionParseStream",
         || match c::parse_stream(&sse) {
-            Ok(item) => json!({"ok": true, "item": item}),
-            Err(e) => failure(e),
+            Ok(item) => Either::A(CompactionStreamOk { ok: true, item }),
+            Err(e) => Either::B(failure(e)),
         },
-        panicked,
+        |m| Either::B(panicked(m)),
     )
 }
 
 /// The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`).
-#[napi(catch_unwind, ts_return_type = "Record<string, string>")]
+#[napi(catch_unwind, ts_return_type = "CompactionCompat")]
 pub fn compaction_compat(
     env: &napi::Env,
     provider: String,
@@ -104,7 +186,7 @@ pub fn compaction_compat(
 }
 
 /// Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item.
-#[napi(catch_unwind, ts_return_type = "Record<string, unknown>")]
+#[napi(catch_unwind, ts_return_type = "CompactionResult")]
 #[allow(clippy::too_many_arguments)]
 pub fn compaction_result(
     env: &napi::Env,
@@ -112,7 +194,7 @@ pub fn compaction_result(
     #[napi(ts_arg_type = "Record<string, unknown>")] checkpoint: Value,
     #[napi(ts_arg_type = "unknown[]")] captured_input: Vec<Value>,
     #[napi(ts_arg_type = "Record<string, unknown> | null")] prior: Option<Value>,
-    #[napi(ts_arg_type = "Record<string, string>")] compat: Value,
+    #[napi(ts_arg_type = "CompactionCompat")] compat: Value,
     first_kept_entry_id: String,
     tokens_before: f64,
 ) -> napi::Result<Value> {
@@ -137,7 +219,7 @@ pub fn compaction_result(
 pub async fn compaction_replay(
     payload_json: String,
     details_json: String,
-    #[napi(ts_arg_type = "Record<string, string>")] current: Value,
+    #[napi(ts_arg_type = "CompactionCompat")] current: Value,
 ) -> Option<String> {
     blocking(
         "compactionReplay",

@@ -20,14 +20,37 @@ pub const MAX_ERROR_TEXT: usize = 500;
 /// The marker every remote summary starts with: `[pi-codex-toolkit.remote-compaction-v2:<uuid>]`.
 pub const MARKER_PREFIX: &str = "[pi-codex-toolkit.remote-compaction-v2:";
 
+crate::codes::error_codes! {
+    /// Every code a Remote Compaction step fails with (docs/compaction.md "Codes", in the table's order). Each one
+    /// ends in a warning and Pi's own compaction.
+    pub enum CompactionCode {
+        /// The captured request (or the prior compaction's details) is not the JSON the build needs.
+        CaptureFailed = "capture-failed" => "nothing to do: Pi's own compaction runs; report it if it repeats",
+        /// An SSE event of the compaction stream is not JSON.
+        BadStream = "bad-stream" => "nothing to do: Pi's own compaction runs; retry /compact later",
+        /// The server reported an error in the stream.
+        StreamFailed = "stream-failed" => "read the server's text in the warning; Pi's own compaction runs",
+        /// The stream ended before `response.completed`.
+        StreamIncomplete = "stream-incomplete" => "nothing to do: Pi's own compaction runs; retry /compact later",
+        /// The stream completed without a `compaction` item.
+        CompactionMissing = "compaction-missing" => "nothing to do: Pi's own compaction runs",
+        /// The stream carried more than one `compaction` item.
+        CompactionAmbiguous = "compaction-ambiguous" => "nothing to do: Pi's own compaction runs",
+        /// The `compaction` item's `encrypted_content` is not a string, so it cannot be replayed as given.
+        BadCheckpoint = "bad-checkpoint" => "nothing to do: Pi's own compaction runs",
+        /// The checkpoint is over the size a replayed checkpoint may have.
+        CompactionTooLarge = "compaction-too-large" => "nothing to do: Pi's own compaction runs",
+    }
+}
+
 /// A failure with a stable code and a message for the warning Pi shows before its own compaction runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactionError {
-    pub code: &'static str,
+    pub code: CompactionCode,
     pub message: String,
 }
 
-fn fail<T>(code: &'static str, message: impl Into<String>) -> Result<T, CompactionError> {
+fn fail<T>(code: CompactionCode, message: impl Into<String>) -> Result<T, CompactionError> {
     Err(CompactionError {
         code,
         message: message.into(),
@@ -63,10 +86,13 @@ pub fn compat_record(
 /// `captured` = the payload Pi's provider builder produced (`{model, instructions?, input, tools?, ...}`).
 pub fn build_request(captured: &Value, prior: Option<&Value>) -> Result<Value, CompactionError> {
     let Some(input) = captured.get("input").and_then(Value::as_array) else {
-        return fail("capture-failed", "The captured request has no `input` array.");
+        return fail(
+            CompactionCode::CaptureFailed,
+            "The captured request has no `input` array.",
+        );
     };
     let Some(model) = captured.get("model").and_then(Value::as_str) else {
-        return fail("capture-failed", "The captured request has no `model`.");
+        return fail(CompactionCode::CaptureFailed, "The captured request has no `model`.");
     };
     let mut items: Vec<Value> = Vec::with_capacity(input.len() + 8);
     let prior_marker = prior.and_then(|d| d.get("marker")).and_then(Value::as_str);
@@ -108,7 +134,10 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
     let mut completed = false;
     for data in crate::net::sse::data_events(sse) {
         let Ok(ev) = serde_json::from_str::<Value>(&data) else {
-            return fail("bad-stream", "The compaction stream carried an event that is not JSON.");
+            return fail(
+                CompactionCode::BadStream,
+                "The compaction stream carried an event that is not JSON.",
+            );
         };
         match ev["type"].as_str().unwrap_or("") {
             "response.output_item.done" if ev["item"]["type"] == "compaction" => {
@@ -125,7 +154,7 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
                     .or(ev["message"].as_str())
                     .unwrap_or("no message");
                 return fail(
-                    "stream-failed",
+                    CompactionCode::StreamFailed,
                     format!("The compaction request failed: {}.", server_text(msg)),
                 );
             }
@@ -134,18 +163,18 @@ pub fn parse_stream(sse: &str) -> Result<Value, CompactionError> {
     }
     if !completed {
         return fail(
-            "stream-incomplete",
+            CompactionCode::StreamIncomplete,
             "The compaction stream ended before response.completed.",
         );
     }
     match found.len() {
         1 => Ok(found.pop().unwrap()),
         0 => fail(
-            "compaction-missing",
+            CompactionCode::CompactionMissing,
             "The compaction stream completed without a compaction item.",
         ),
         n => fail(
-            "compaction-ambiguous",
+            CompactionCode::CompactionAmbiguous,
             format!("The compaction stream carried {n} compaction items; exactly one is required."),
         ),
     }
@@ -158,7 +187,7 @@ pub fn check_checkpoint(item: &Value) -> Result<(), CompactionError> {
         None | Some(Value::String(_)) => {}
         Some(_) => {
             return fail(
-                "bad-checkpoint",
+                CompactionCode::BadCheckpoint,
                 "The compaction item's encrypted_content is not a string, so it cannot be replayed.",
             )
         }
@@ -166,7 +195,7 @@ pub fn check_checkpoint(item: &Value) -> Result<(), CompactionError> {
     let len = item.to_string().len();
     if len > MAX_CHECKPOINT_BYTES {
         return fail(
-            "compaction-too-large",
+            CompactionCode::CompactionTooLarge,
             format!(
                 "The compaction item is {len} bytes, over the {MAX_CHECKPOINT_BYTES}-byte limit a replayed \
                  checkpoint may have."

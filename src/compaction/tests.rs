@@ -94,7 +94,10 @@ fn stream_needs_exactly_one_compaction_item_before_completed() {
     );
     let failed = json!({"type": "response.failed", "response": {"error": {"message": "quota"}}});
     let e = parse_stream(&sse(&[failed])).unwrap_err();
-    assert_eq!((e.code, e.message.contains("quota")), ("stream-failed", true));
+    assert_eq!(
+        (e.code, e.message.contains("quota")),
+        (CompactionCode::StreamFailed, true)
+    );
     assert_eq!(parse_stream("data: {nope\n\n").unwrap_err().code, "bad-stream");
     assert_eq!(
         parse_stream(&(sse(&[done, completed]) + "data: [DONE]\n\n")).unwrap(),
@@ -231,5 +234,26 @@ fn server_error_text_is_stripped_of_controls_and_bounded() {
         !e.message.contains('\u{1b}') && e.message.len() < MAX_ERROR_TEXT + 100,
         "{}",
         e.message.len()
+    );
+}
+
+/// The rows of the docs/compaction.md "Codes" table are exactly [`CompactionCode::ALL`], in order.
+#[test]
+fn all_codes_match_the_doc_table() {
+    let all: Vec<&str> = CompactionCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(
+        crate::codes::check::doc_table(include_str!("../../docs/compaction.md"), "### Codes"),
+        all
+    );
+}
+
+/// `CompactionFailure.code` in index.d.ts (napi `ts_type` in src/bind/compaction.rs) is [`CompactionCode::ALL`]
+/// plus the binding's contained panic.
+#[test]
+fn index_d_ts_union_is_all_codes() {
+    use crate::codes::check::{dts_union, with_extra};
+    assert_eq!(
+        dts_union(include_str!("../../index.d.ts"), "CompactionFailure", "code"),
+        with_extra(CompactionCode::ALL.map(CompactionCode::as_str), &["internal-panic"])
     );
 }

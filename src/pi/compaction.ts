@@ -11,6 +11,7 @@
  */
 import { convertToLlm, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { randomUUID } from "node:crypto";
+import type { CompactionCompat } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { debugLine, postJson, type DebugInfo } from "./net/http.ts";
@@ -33,7 +34,7 @@ function codexRoute(registry: Registry | undefined, model: PiModel | undefined |
 }
 
 /** The compatibility record of the current route, with Pi's credential for this very request. */
-async function currentCompat(registry: Registry | undefined, model: PiModel): Promise<{ compat: Record<string, string>; apiKey: string; url: string; accountId: string; headers: Record<string, string> } | { error: string }> {
+async function currentCompat(registry: Registry | undefined, model: PiModel): Promise<{ compat: CompactionCompat; apiKey: string; url: string; accountId: string; headers: Record<string, string> } | { error: string }> {
 	const prep = await prepareRequest(registry, model);
 	if ("code" in prep) return { error: prep.message };
 	if (prep.route.kind !== "openai-codex") return { error: "the route is not openai-codex." };
@@ -135,7 +136,7 @@ export function register(host: ToolkitHost): void {
 			}
 			const input = ((captured as { input?: unknown[] }).input ?? []) as unknown[];
 			const compaction = native.compactionResult(randomUUID(), parsed.item, input, prior, cur.compat, prep.firstKeptEntryId, prep.tokensBefore);
-			return { compaction: compaction as never };
+			return { compaction };
 		} catch (e) {
 			warn(ctx, e instanceof Error ? e.message : String(e));
 			return undefined;
