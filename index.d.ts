@@ -412,13 +412,48 @@ export interface CodeOk {
  * payload object by object across napi costs more than the whole build, see bench/compaction.mjs). Async: the
  * parse, build and serialisation run on the blocking pool.
  */
-export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): Promise<{ ok: true; body: string } | { ok: false; code: string; message: string }>
+export declare function compactionBuildRequest(capturedJson: string, priorJson?: string | undefined | null): Promise<CompactionRequestOk | CompactionFailure>
 
 /** The compatibility record of a route (`accountFingerprint` = `sha256:<hex>` of `accountId`). */
-export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): Record<string, string>
+export declare function compactionCompat(provider: string, api: string, model: string, endpoint: string, authKind: string, accountId: string): CompactionCompat
+
+/**
+ * The compatibility record of a route: replay happens only when every field equals the stored record's
+ * (docs/compaction.md "Replay"). Built by serde in `compat_record`, so it is declared here, not converted.
+ */
+export interface CompactionCompat {
+  provider: string
+  api: string
+  model: string
+  endpoint: string
+  authKind: 'oauth'
+  /** `sha256:<hex>` of the ChatGPT account id (the id itself is not stored). */
+  accountFingerprint: string
+}
+
+/** `details` of a stored remote compaction: what the next compaction and the replay read back. */
+export interface CompactionDetails {
+  /** `[pi-codex-toolkit.remote-compaction-v2:<uuid>]`. */
+  marker: string
+  /** The newest user inputs: Responses API input items as Pi's provider built them (open JSON, replayed as given). */
+  retainedInput: unknown[]
+  /** The `compaction` item exactly as returned (open JSON, replayed as given). */
+  checkpoint: Record<string, unknown>
+  compat: CompactionCompat
+}
+
+/**
+ * A compaction step failed: a `CompactionCode` (docs/compaction.md "Codes") or `internal-panic`; `message` is
+ * the warning's reason.
+ */
+export interface CompactionFailure {
+  ok: false
+  code: 'capture-failed' | 'bad-stream' | 'stream-failed' | 'stream-incomplete' | 'compaction-missing' | 'compaction-ambiguous' | 'bad-checkpoint' | 'compaction-too-large' | 'internal-panic'
+  message: string
+}
 
 /** Validates the SSE body: `{ok: true, item}` with the one compaction item, or a failure. */
-export declare function compactionParseStream(sse: string): { ok: true; item: Record<string, unknown> } | { ok: false; code: string; message: string }
+export declare function compactionParseStream(sse: string): CompactionStreamOk | CompactionFailure
 
 /**
  * The outgoing payload (JSON text) with the stored checkpoint replayed, as JSON text; null when anything does not
@@ -426,10 +461,35 @@ export declare function compactionParseStream(sse: string): { ok: true; item: Re
  * for any mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
  * pool, so the whole conversation of every provider request never stalls the event loop.
  */
-export declare function compactionReplay(payloadJson: string, detailsJson: string, current: Record<string, string>): Promise<string | null>
+export declare function compactionReplay(payloadJson: string, detailsJson: string, current: CompactionCompat): Promise<string | null>
+
+/** The compaction POST body, as JSON text ready to send. */
+export interface CompactionRequestOk {
+  ok: true
+  body: string
+}
 
 /** Shapes Pi's `{summary, firstKeptEntryId, tokensBefore, details}` from the checkpoint item. */
-export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: Record<string, string>, firstKeptEntryId: string, tokensBefore: number): Record<string, unknown>
+export declare function compactionResult(uuid: string, checkpoint: Record<string, unknown>, capturedInput: unknown[], prior: Record<string, unknown> | null, compat: CompactionCompat, firstKeptEntryId: string, tokensBefore: number): CompactionResult
+
+/** What Pi stores for a remote compaction (docs/compaction.md "What Pi stores"); built by serde in `build_result`. */
+export interface CompactionResult {
+  /** The marker line, then the readable excerpt. */
+  summary: string
+  firstKeptEntryId: string
+  tokensBefore: number
+  details: CompactionDetails
+}
+
+/** The one `compaction` item of a valid stream. */
+export interface CompactionStreamOk {
+  ok: true
+  /**
+   * The Responses API output item exactly as the server sent it (open JSON: it is stored and replayed as given,
+   * with fields this toolkit does not know).
+   */
+  item: Record<string, unknown>
+}
 
 /** `{ok: true, ask}`: the call may run; `ask` is the app to confirm with the user first (then `approve(app)`). */
 export interface ComputerAuthorized {
