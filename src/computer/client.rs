@@ -53,7 +53,7 @@ impl Conn {
         let program = probe
             .program
             .as_deref()
-            .ok_or_else(|| super::unavailable_error(super::MISSING_DESKTOP_COMPONENT))?;
+            .ok_or_else(|| super::unavailable_error(super::CuCode::MissingDesktopComponent))?;
         watchdog::ensure_started();
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(&probe.args)

@@ -40,7 +40,8 @@ crate::codes::error_codes! {
         /// Not macOS.
         UnsupportedPlatform = "unsupported-platform" => "do not retry; use other tools",
         /// The ChatGPT app's bundled components are not all there.
-        MissingDesktopComponent = "missing-chatgpt-desktop-component" => "ask the user to install or update the ChatGPT app",
+        MissingDesktopComponent = "missing-chatgpt-desktop-component" =>
+            "ask the user to install or update the ChatGPT app",
         /// The Computer Use helper app is not installed under `CODEX_HOME`.
         MissingHelper = "missing-computer-use-helper" => "ask the user to install Computer Use in the ChatGPT app",
         /// The app-server child could not be spawned.
@@ -66,13 +67,6 @@ crate::codes::error_codes! {
     }
 }
 
-/// The probe's reasons, in the order it checks them (docs/computer.md "Prerequisites").
-pub const UNSUPPORTED_PLATFORM: CuCode = CuCode::UnsupportedPlatform;
-/// The ChatGPT app's bundled components are not all there.
-pub const MISSING_DESKTOP_COMPONENT: CuCode = CuCode::MissingDesktopComponent;
-/// The Computer Use helper app is not installed under `CODEX_HOME`.
-pub const MISSING_HELPER: CuCode = CuCode::MissingHelper;
-
 /// A failure with a stable code and a message telling the model what to do next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CuError {
@@ -93,8 +87,8 @@ impl CuError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {
     pub platform: String,
-    /// `None` when available; otherwise one of [`UNSUPPORTED_PLATFORM`], [`MISSING_DESKTOP_COMPONENT`],
-    /// [`MISSING_HELPER`].
+    /// `None` when available; otherwise one of [`CuCode::UnsupportedPlatform`], [`CuCode::MissingDesktopComponent`],
+    /// [`CuCode::MissingHelper`].
     pub reason: Option<CuCode>,
     /// The program and its arguments before `app-server --stdio` (the seam may add a script path).
     pub program: Option<String>,
@@ -194,27 +188,27 @@ pub fn probe_with(p: &Prereqs) -> Probe {
         server: p.server.clone(),
     };
     if p.platform != "darwin" {
-        return unavailable(UNSUPPORTED_PLATFORM);
+        return unavailable(CuCode::UnsupportedPlatform);
     }
     if let Some(res) = &p.resources {
         let present = |(rel, dir): &(&str, bool)| {
             std::fs::metadata(res.join(rel)).is_ok_and(|m| if *dir { m.is_dir() } else { m.is_file() })
         };
         if !COMPONENTS.iter().all(present) {
-            return unavailable(MISSING_DESKTOP_COMPONENT);
+            return unavailable(CuCode::MissingDesktopComponent);
         }
     }
     let program = match (&p.program, &p.resources) {
         (Some(prog), _) => prog.clone(),
         (None, Some(res)) => res.join("codex").display().to_string(),
-        (None, None) => return unavailable(MISSING_DESKTOP_COMPONENT),
+        (None, None) => return unavailable(CuCode::MissingDesktopComponent),
     };
     if !Path::new(&program).is_file() {
-        return unavailable(MISSING_DESKTOP_COMPONENT);
+        return unavailable(CuCode::MissingDesktopComponent);
     }
     if let Some(home) = &p.codex_home {
         if !std::fs::metadata(home.join(HELPER)).is_ok_and(|m| m.is_dir()) {
-            return unavailable(MISSING_HELPER);
+            return unavailable(CuCode::MissingHelper);
         }
     }
     Probe {
@@ -229,16 +223,16 @@ pub fn probe_with(p: &Prereqs) -> Probe {
 /// The error a tool answers when the probe (or the rules' check) says Computer Use is unavailable.
 pub fn unavailable_error(reason: CuCode) -> CuError {
     match reason {
-        UNSUPPORTED_PLATFORM => CuError::new(
-            UNSUPPORTED_PLATFORM,
+        CuCode::UnsupportedPlatform => CuError::new(
+            CuCode::UnsupportedPlatform,
             "Computer Use needs macOS with the ChatGPT app; it is not available on this platform. Do not retry; use other tools.",
         ),
-        MISSING_HELPER => CuError::new(
-            MISSING_HELPER,
+        CuCode::MissingHelper => CuError::new(
+            CuCode::MissingHelper,
             format!("Computer Use needs its helper app ({HELPER} under CODEX_HOME), which is not installed. Ask the user to install Computer Use in the ChatGPT app; do not retry until then."),
         ),
         _ => CuError::new(
-            MISSING_DESKTOP_COMPONENT,
+            CuCode::MissingDesktopComponent,
             "Computer Use needs the ChatGPT app's bundled components (codex and cua_node in /Applications/ChatGPT.app), which were not all found. Ask the user to install or update the ChatGPT app; do not retry until then.",
         ),
     }

@@ -134,7 +134,10 @@ fn the_probe_names_each_missing_prerequisite() {
     let ok = probe_with(&p("darwin", &res, &home));
     assert_eq!(ok.reason, None);
     assert_eq!(ok.program, Some(res.join("codex").display().to_string()));
-    assert_eq!(probe_with(&p("linux", &res, &home)).reason, Some(UNSUPPORTED_PLATFORM));
+    assert_eq!(
+        probe_with(&p("linux", &res, &home)).reason,
+        Some(CuCode::UnsupportedPlatform)
+    );
     assert_eq!(probe_with(&p("win32", &res, &home)).program, None);
     // Each bundled component in turn: missing, or of the wrong kind.
     for (rel, dir) in COMPONENTS {
@@ -143,7 +146,7 @@ fn the_probe_names_each_missing_prerequisite() {
         std::fs::rename(&path, &moved).unwrap();
         assert_eq!(
             probe_with(&p("darwin", &res, &home)).reason,
-            Some(MISSING_DESKTOP_COMPONENT),
+            Some(CuCode::MissingDesktopComponent),
             "{rel}"
         );
         if dir {
@@ -153,7 +156,7 @@ fn the_probe_names_each_missing_prerequisite() {
         }
         assert_eq!(
             probe_with(&p("darwin", &res, &home)).reason,
-            Some(MISSING_DESKTOP_COMPONENT),
+            Some(CuCode::MissingDesktopComponent),
             "{rel} kind"
         );
         if dir {
@@ -166,11 +169,14 @@ fn the_probe_names_each_missing_prerequisite() {
     assert_eq!(probe_with(&p("darwin", &res, &home)).reason, None);
     // The helper app under CODEX_HOME.
     std::fs::remove_dir(home.join(HELPER)).unwrap();
-    assert_eq!(probe_with(&p("darwin", &res, &home)).reason, Some(MISSING_HELPER));
-    assert_eq!(unavailable_error(MISSING_HELPER).code, MISSING_HELPER);
     assert_eq!(
-        unavailable_error(MISSING_DESKTOP_COMPONENT).code,
-        MISSING_DESKTOP_COMPONENT
+        probe_with(&p("darwin", &res, &home)).reason,
+        Some(CuCode::MissingHelper)
+    );
+    assert_eq!(unavailable_error(CuCode::MissingHelper).code, CuCode::MissingHelper);
+    assert_eq!(
+        unavailable_error(CuCode::MissingDesktopComponent).code,
+        CuCode::MissingDesktopComponent
     );
 }
 
@@ -178,19 +184,19 @@ fn the_probe_names_each_missing_prerequisite() {
 fn off_macos_the_probe_is_unsupported_without_spawning() {
     if std::env::var_os(SEAM_VAR).is_none() && !cfg!(target_os = "macos") {
         let p = probe();
-        assert_eq!(p.reason, Some(UNSUPPORTED_PLATFORM));
+        assert_eq!(p.reason, Some(CuCode::UnsupportedPlatform));
         assert_eq!(p.program, None);
     }
     let seam = |s: &str| probe_with(&Prereqs::from_seam(s)).reason;
-    assert_eq!(seam(r#"{"platform":"linux"}"#), Some(UNSUPPORTED_PLATFORM));
+    assert_eq!(seam(r#"{"platform":"linux"}"#), Some(CuCode::UnsupportedPlatform));
     assert_eq!(
         seam(r#"{"platform":"darwin","program":"/nonexistent"}"#),
-        Some(MISSING_DESKTOP_COMPONENT)
+        Some(CuCode::MissingDesktopComponent)
     );
-    assert_eq!(seam(r#"{"platform":"darwin"}"#), Some(MISSING_DESKTOP_COMPONENT));
+    assert_eq!(seam(r#"{"platform":"darwin"}"#), Some(CuCode::MissingDesktopComponent));
     assert_eq!(
         seam(r#"{"platform":"darwin","program":"/bin/sh","codexHome":"/nonexistent"}"#),
-        Some(MISSING_HELPER)
+        Some(CuCode::MissingHelper)
     );
     assert_eq!(seam(r#"{"platform":"darwin","program":"/bin/sh"}"#), None);
 }
@@ -206,7 +212,11 @@ fn the_doc_table_is_every_code_in_order_and_index_d_ts_has_the_unions() {
         with_extra(all.iter().copied(), &["internal-panic"])
     );
     // The probe's reasons are the first three codes, in the order it checks them.
-    let reasons = [UNSUPPORTED_PLATFORM, MISSING_DESKTOP_COMPONENT, MISSING_HELPER];
+    let reasons = [
+        CuCode::UnsupportedPlatform,
+        CuCode::MissingDesktopComponent,
+        CuCode::MissingHelper,
+    ];
     assert_eq!(reasons, CuCode::ALL[..3]);
     assert_eq!(
         dts_union(dts, "ComputerProbe", "reason"),

@@ -26,13 +26,6 @@ crate::codes::error_codes! {
     }
 }
 
-/// The refusal of a call that needed confirmation and did not get it.
-pub const TOOL_DENIED: DenyCode = DenyCode::ToolDenied;
-/// Plan mode's refusal of an edit-family tool.
-pub const EDIT_DISABLED_IN_PLAN: DenyCode = DenyCode::EditDisabledInPlan;
-/// Plan mode's refusal of another extension's tool that is not plan-safe.
-pub const PLUGIN_DISABLED_IN_PLAN: DenyCode = DenyCode::PluginDisabledInPlan;
-
 /// The permission mode: `permissions.mode` (or the older `hostTools.permissionMode`), or a session override set
 /// with `/pct permission`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +184,7 @@ pub enum Verdict {
     Allow { reason: &'static str },
     /// Show the allow-once / allow-session / deny card and wait (no timeout).
     Ask,
-    /// Refused without asking: `code` (TOOL_DENIED or a `*_DISABLED_IN_PLAN`) with this message.
+    /// Refused without asking: `code` (`TOOL_DENIED` or a `*_DISABLED_IN_PLAN`) with this message.
     Deny { code: DenyCode, message: String },
 }
 
@@ -282,7 +275,7 @@ fn decide_in(mode: Mode, op: OpMode, req: &Request, allowed_for_session: bool) -
         match req.risk {
             Risk::Edit => {
                 return Verdict::Deny {
-                    code: EDIT_DISABLED_IN_PLAN,
+                    code: DenyCode::EditDisabledInPlan,
                     message: format!(
                         "{} is disabled in Plan mode: Plan reads and plans, it does not change files. Nothing was \
                          changed. Finish the plan and submit it with SubmitPlan; after the user approves it, Agent \
@@ -293,7 +286,7 @@ fn decide_in(mode: Mode, op: OpMode, req: &Request, allowed_for_session: bool) -
             }
             Risk::Plugin if !req.plan_safe => {
                 return Verdict::Deny {
-                    code: PLUGIN_DISABLED_IN_PLAN,
+                    code: DenyCode::PluginDisabledInPlan,
                     message: format!(
                         "{} is disabled in Plan mode (it is not declared plan-safe in permissions.planSafeTools). \
                          Nothing ran. Plan with the read tools, then submit the plan with SubmitPlan.",
@@ -329,7 +322,7 @@ fn decide_in(mode: Mode, op: OpMode, req: &Request, allowed_for_session: bool) -
     }
     if !req.has_ui {
         return Verdict::Deny {
-            code: TOOL_DENIED,
+            code: DenyCode::ToolDenied,
             message: headless_message(mode, req),
         };
     }
@@ -345,7 +338,7 @@ fn mode_that_allows(req: &Request) -> Mode {
     }
 }
 
-/// TOOL_DENIED without a UI: names the mode that would allow the call and how to set it.
+/// `TOOL_DENIED` without a UI: names the mode that would allow the call and how to set it.
 fn headless_message(mode: Mode, req: &Request) -> String {
     let what = if req.external {
         format!("{} on a path outside the workspace", req.tool)
@@ -370,7 +363,7 @@ pub fn plugin_reason(tool: &str) -> &'static str {
     }
 }
 
-/// The TOOL_DENIED message when the user chose Deny (or dismissed the card).
+/// The `TOOL_DENIED` message when the user chose Deny (or dismissed the card).
 pub fn user_denied_message(tool: &str) -> String {
     format!(
         "The user denied permission for this {tool} call; it did not run. Do not retry it as is: ask the user how to \
@@ -522,7 +515,7 @@ mod tests {
                     let got = match p.decide(&r, Some(mode.as_str())).verdict {
                         Verdict::Allow { .. } => 'A',
                         Verdict::Ask => 'C',
-                        Verdict::Deny { code, .. } if code != TOOL_DENIED => 'P',
+                        Verdict::Deny { code, .. } if code != DenyCode::ToolDenied => 'P',
                         Verdict::Deny { code, .. } => panic!("{tool} {loc:?} {mode:?} {op:?}: unexpected {code}"),
                     };
                     assert_eq!(got, want[i], "{tool} at {loc:?} in {} / {}", op.as_str(), mode.as_str());
@@ -558,7 +551,7 @@ mod tests {
             matches!(
                 d.verdict,
                 Verdict::Deny {
-                    code: EDIT_DISABLED_IN_PLAN,
+                    code: DenyCode::EditDisabledInPlan,
                     ..
                 }
             ),
@@ -568,7 +561,7 @@ mod tests {
         assert!(matches!(
             p.decide(&w, Some("auto")).verdict,
             Verdict::Deny {
-                code: EDIT_DISABLED_IN_PLAN,
+                code: DenyCode::EditDisabledInPlan,
                 ..
             }
         ));
@@ -576,7 +569,7 @@ mod tests {
         let Verdict::Deny { code, message } = p.decide(&m, Some("auto")).verdict else {
             panic!("denied")
         };
-        assert_eq!(code, PLUGIN_DISABLED_IN_PLAN);
+        assert_eq!(code, DenyCode::PluginDisabledInPlan);
         assert!(message.starts_with("mcp__files__delete is disabled in Plan mode"));
         // Declared plan-safe: the permission mode decides again (and the session grant counts).
         let safe = Request {
@@ -600,7 +593,10 @@ mod tests {
                     Some("ask")
                 )
                 .verdict,
-            Verdict::Deny { code: TOOL_DENIED, .. }
+            Verdict::Deny {
+                code: DenyCode::ToolDenied,
+                ..
+            }
         ));
     }
 
@@ -658,7 +654,10 @@ mod tests {
                 };
                 assert!(matches!(
                     p.decide(&headless, Some(mode)).verdict,
-                    Verdict::Deny { code: TOOL_DENIED, .. }
+                    Verdict::Deny {
+                        code: DenyCode::ToolDenied,
+                        ..
+                    }
                 ));
             }
             assert_eq!(p.decide(&outside, Some("auto")).verdict, ALLOW_MODE);
