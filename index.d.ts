@@ -458,7 +458,7 @@ export declare function compactionParseStream(sse: string): CompactionStreamOk |
 /**
  * The outgoing payload (JSON text) with the stored checkpoint replayed, as JSON text; null when anything does not
  * match exactly, when either text is not JSON, or on a contained panic (the request then goes out unchanged, as
- * for any mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
+ * on every mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
  * pool, so the whole conversation of every provider request never stalls the event loop.
  */
 export declare function compactionReplay(payloadJson: string, detailsJson: string, current: CompactionCompat): Promise<string | null>

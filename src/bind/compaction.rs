@@ -213,7 +213,7 @@ pub fn compaction_result(
 
 /// The outgoing payload (JSON text) with the stored checkpoint replayed, as JSON text; null when anything does not
 /// match exactly, when either text is not JSON, or on a contained panic (the request then goes out unchanged, as
-/// for any mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
+/// on every mismatch: a replay never fails a request). Async: parse, match and serialisation run on the blocking
 /// pool, so the whole conversation of every provider request never stalls the event loop.
 #[napi(catch_unwind, ts_return_type = "Promise<string | null>")]
 pub async fn compaction_replay(

@@ -33,13 +33,13 @@ export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT
 export type AgentCode = (typeof AGENT_CODES)[number];
 /** What a Task call fails with: its own codes, or the host's code of a refused argument, slot or task adoption. */
 export type TaskCode = AgentCode | HostFailure["code"];
-export const AGENT_NOT_FOUND = "AGENT_NOT_FOUND";
-export const AGENT_FAILED = "AGENT_FAILED";
-export const AGENT_TIMEOUT = "AGENT_TIMEOUT";
-export const AGENT_ABORTED = "AGENT_ABORTED";
-export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE";
-export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN";
-export const AGENT_TOOL_NOT_DECLARED = "AGENT_TOOL_NOT_DECLARED";
+export const AGENT_NOT_FOUND = "AGENT_NOT_FOUND" satisfies AgentCode;
+export const AGENT_FAILED = "AGENT_FAILED" satisfies AgentCode;
+export const AGENT_TIMEOUT = "AGENT_TIMEOUT" satisfies AgentCode;
+export const AGENT_ABORTED = "AGENT_ABORTED" satisfies AgentCode;
+export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE" satisfies AgentCode;
+export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN" satisfies AgentCode;
+export const AGENT_TOOL_NOT_DECLARED = "AGENT_TOOL_NOT_DECLARED" satisfies AgentCode;
 export const INVALID_ARGUMENT = "INVALID_ARGUMENT";
 
 /** A refused or failed Task call: Pi shows the message (`<code>: <text>`), the audit line takes the code. */

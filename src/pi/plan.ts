@@ -32,11 +32,11 @@ const GOAL_TOOLS = new Set(["EnterGoalMode", "SubmitGoal"]);
 export const PLAN_TOOL_CODES = ["PLAN_TOOL_NOT_ALONE", "ALREADY_IN_PLAN_MODE", "NOT_IN_PLAN_MODE", "PLAN_APPROVAL_UNAVAILABLE", "PLAN_GOAL_ACTIVATION_DISABLED"] as const;
 /** One of the plan tools' own codes. */
 export type PlanToolCode = (typeof PLAN_TOOL_CODES)[number];
-export const PLAN_TOOL_NOT_ALONE = "PLAN_TOOL_NOT_ALONE";
-export const ALREADY_IN_PLAN_MODE = "ALREADY_IN_PLAN_MODE";
-export const NOT_IN_PLAN_MODE = "NOT_IN_PLAN_MODE";
-export const PLAN_APPROVAL_UNAVAILABLE = "PLAN_APPROVAL_UNAVAILABLE";
-export const PLAN_GOAL_ACTIVATION_DISABLED = "PLAN_GOAL_ACTIVATION_DISABLED";
+export const PLAN_TOOL_NOT_ALONE = "PLAN_TOOL_NOT_ALONE" satisfies PlanToolCode;
+export const ALREADY_IN_PLAN_MODE = "ALREADY_IN_PLAN_MODE" satisfies PlanToolCode;
+export const NOT_IN_PLAN_MODE = "NOT_IN_PLAN_MODE" satisfies PlanToolCode;
+export const PLAN_APPROVAL_UNAVAILABLE = "PLAN_APPROVAL_UNAVAILABLE" satisfies PlanToolCode;
+export const PLAN_GOAL_ACTIVATION_DISABLED = "PLAN_GOAL_ACTIVATION_DISABLED" satisfies PlanToolCode;
 /** The approval card's choices. */
 export const APPROVE_PLAN = "Approve: switch to Agent and carry it out";
 export const REJECT_PLAN = "Reject, with a reason";
