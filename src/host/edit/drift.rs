@@ -276,10 +276,8 @@ impl LineMap {
                 } else {
                     ("the version you were shown", &co)
                 };
-                let (count, places): (usize, Vec<String>) = (
-                    copies.len(),
-                    copies.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect(),
-                );
+                let count = copies.len();
+                let places: Vec<String> = copies.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect();
                 return Err(Refusal {
                     why: format!(
                         "lines {}-{hi} with all their unchanged neighbours occur {count} times in {what} (at lines {}{}), \

@@ -137,7 +137,7 @@ export function timer(context: RenderContext, done: boolean): string | undefined
 type SentenceCode = HostFailure["code"] | NonNullable<HostPermissionDecision["code"]> | ShellFailure["code"] | CodeFailure["code"];
 
 /** A human sentence for each stable failure code the toolkit returns (the code itself is shown beside it). */
-const SENTENCES: Partial<Record<SentenceCode, string>> & Record<string, string | undefined> = {
+const SENTENCES: Readonly<Record<string, string | undefined>> = {
 	TOOL_DENIED: "Not run: the call was denied.",
 	TOOL_FAILED: "The call failed.",
 	TOOL_TIMEOUT: "Stopped: the command ran past its timeout and was killed.",
