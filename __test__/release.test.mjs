@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
+import { BUNDLE, bundle, bundleIfStale } from "../scripts/bundle.mjs";
 
 const have = (cmd, args) => spawnSync(cmd, args).status === 0;
 const tools = have("cc", ["--version"]) && have("objdump", ["--version"]);
@@ -54,7 +55,10 @@ test("release targets: package.json napi.targets, npm/<platform>/package.json os
 	const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 	assert.deepEqual(pkg.napi.targets, TARGETS.map((t) => t.target));
 	assert.equal(pkg.optionalDependencies, undefined, "no optionalDependencies in the repository (added at publish)");
-	assert.equal(pkg.scripts.prepare, undefined, "no build on install");
+	// No native build on install: `prepare` (a clone's `npm install`, `npm pack`) only bundles the glue, and a registry
+	// install runs no script of ours (docs/release.md "The bundled entry").
+	assert.equal(pkg.scripts.prepare, "node scripts/bundle.mjs");
+	for (const s of ["preinstall", "install", "postinstall"]) assert.equal(pkg.scripts[s], undefined, `no ${s} script`);
 	assert.ok(pkg.files.includes("docs/") && pkg.files.includes("LICENSE"));
 	for (const t of TARGETS) {
 		const pj = JSON.parse(readFileSync(join(ROOT, "npm", t.suffix, "package.json"), "utf8"));
@@ -119,13 +123,26 @@ test("npm run build without Rust: a clear message pointing at the registry insta
 	}
 });
 
-test("Pi names the extension pi-codex-toolkit: the manifest's entry, through Pi's own label code on both versions", async () => {
+test("Pi loads the bundle of src/ and names it pi-codex-toolkit: the manifest's entry, through Pi's own label code on both versions", async () => {
 	const entry = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).pi.extensions;
-	assert.deepEqual(entry, ["./src/pi-codex-toolkit/index.ts"]);
-	// The entry is the extension itself: it re-exports the default export embedders get from src/index.ts.
-	const [viaEntry, viaIndex] = await Promise.all([import(join(ROOT, entry[0])), import(join(ROOT, "src/index.ts"))]);
+	assert.deepEqual(entry, ["./dist/pi-codex-toolkit/index.ts"]);
+	assert.equal(join(ROOT, entry[0]), BUNDLE);
+	// The file Pi loads is exactly what src/ bundles to now (docs/release.md "The bundled entry").
+	await bundleIfStale();
+	const fresh = mkdtempSync(join(tmpdir(), "pct-bundle-"));
+	try {
+		await bundle(join(fresh, "index.ts"));
+		assert.ok(readFileSync(BUNDLE).equals(readFileSync(join(fresh, "index.ts"))), "the bundle is stale: run node scripts/bundle.mjs");
+	} finally {
+		rmSync(fresh, { recursive: true, force: true });
+	}
+	// It exports what embedders get from src/index.ts, and imports nothing of Pi's by path (Pi hands over its own).
+	const [viaEntry, viaIndex] = await Promise.all([import(BUNDLE), import(join(ROOT, "src/index.ts"))]);
+	assert.deepEqual(Object.keys(viaEntry).sort(), Object.keys(viaIndex).sort());
 	assert.equal(typeof viaEntry.default, "function");
-	assert.equal(viaEntry.default, viaIndex.default);
+	assert.equal(typeof viaEntry.createPiCodexToolkit, "function");
+	const text = readFileSync(BUNDLE, "utf8");
+	for (const m of text.matchAll(/^import .* from "([^"]+)";$/gm)) assert.match(m[1], /^(node:|@earendil-works\/|typebox)/, m[0]);
 	for (const dir of ["pi-087", "pi-1x"]) {
 		const { InteractiveMode } = await import(join(ROOT, "node_modules", dir, "dist/modes/interactive/interactive-mode.js"));
 		const mode = Object.create(InteractiveMode.prototype);
@@ -136,6 +153,6 @@ test("Pi names the extension pi-codex-toolkit: the manifest's entry, through Pi'
 		assert.equal(label("/home/u/work/some-clone/src/index.ts", { source: "local", scope: "temporary" }), "src", `${dir}: what the old entry showed`);
 		// An npm install: the package name first.
 		const base = "/home/u/.pi/agent/npm/node_modules/pi-codex-toolkit";
-		assert.equal(label(join(base, entry[0]), { source: "npm:pi-codex-toolkit", scope: "user", baseDir: base }), "pi-codex-toolkit:src/pi-codex-toolkit", dir);
+		assert.equal(label(join(base, entry[0]), { source: "npm:pi-codex-toolkit", scope: "user", baseDir: base }), "pi-codex-toolkit:dist/pi-codex-toolkit", dir);
 	}
 });

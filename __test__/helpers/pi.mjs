@@ -9,9 +9,14 @@ import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { onExit } from "../../scripts/tmp.mjs";
+import { bundleIfStale } from "../../scripts/bundle.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const FAUX = join(ROOT, "__test__/fixtures/faux-model.ts");
+
+// Pi loads the package through its manifest, i.e. the bundle of src/ (docs/release.md "The bundled entry"): a suite
+// started on its own after an edit must not run an older bundle.
+await bundleIfStale();
 
 /** The Pi versions every end-to-end suite runs against. */
 export const PI_VERSIONS = [

@@ -1,7 +1,7 @@
 /**
- * The file Pi loads through the package manifest (`"pi": {"extensions": [...]}`). Pi lists a local extension
- * (`pi -e <dir>`) by the folder of its `index.ts`, so the entry lives in a folder named after the package and Pi
- * shows `pi-codex-toolkit` instead of `src` (docs/release.md "How Pi names the extension"). Everything else is in
- * `../index.ts`, which embedders keep importing.
+ * The unbundled entry: `pi -e src/pi-codex-toolkit/index.ts` runs the glue straight from src/ (while editing it,
+ * without rebuilding). The manifest names the bundle of src/ instead, dist/pi-codex-toolkit/index.ts, which starts
+ * faster (docs/release.md "The bundled entry"). Both live in a folder named after the package because Pi lists a
+ * local extension by the folder of its `index.ts` (docs/release.md "How Pi names the extension").
  */
 export { default } from "../index.ts";

@@ -33,7 +33,7 @@ export interface InvocationHooks {
 /** Options of the embedder factory. */
 export interface ToolkitOptions {
 	invocationHooks?: InvocationHooks;
-	/** Pins the extension identity used for tool ownership (defaults to the manifest's entry, src/pi-codex-toolkit/index.ts). */
+	/** Pins the extension identity used for tool ownership (defaults to the entry file this code was loaded from: the bundle the manifest names, or src/pi-codex-toolkit/index.ts when run unbundled). */
 	sourcePath?: string;
 }
 

@@ -48,7 +48,9 @@ export class Toolkit implements ToolkitHost {
 		this.hooks = options.invocationHooks ?? {};
 		this.agentDir = getAgentDir();
 		this.configPath = native.configPath(this.agentDir);
-		// The file Pi loads through the manifest (docs/release.md "How Pi names the extension").
+		// The entry file this code was loaded from: relative to the bundle (dist/pi-codex-toolkit/index.ts, the
+		// manifest's entry) it is the bundle itself, relative to src/pi/ the unbundled entry (docs/release.md
+		// "The bundled entry").
 		this.entryPath = fileURLToPath(new URL("../pi-codex-toolkit/index.ts", import.meta.url));
 		this.pinnedSource = options.sourcePath;
 		this.effectiveConfig = native.configDefaults();

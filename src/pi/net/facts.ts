@@ -18,9 +18,10 @@ export interface SidecarModel {
 /** The registry last seen on a context (kept by the rules glue's `observe`). */
 export const REGISTRY_KEY = "net.registry";
 
-/** The first model of `provider` on its Responses API with the credential kind the route needs. */
-function firstWithAuth(registry: Registry, provider: string, api: string, want: "oauth" | "api-key"): NetRouteFacts | null {
-	for (const m of registry.getAll?.() ?? []) {
+/** The first model of `provider` on its Responses API with the credential kind the route needs. `models` is one
+ * `getAll()` shared by the lookups of a snapshot: Pi rebuilds the whole list on every call (milliseconds each). */
+function firstWithAuth(registry: Registry, models: readonly PiModel[], provider: string, api: string, want: "oauth" | "api-key"): NetRouteFacts | null {
+	for (const m of models) {
 		if (m.provider === provider && m.api === api && authKind(registry, m) === want) return routeFacts(registry, m);
 	}
 	return null;
@@ -46,9 +47,10 @@ export function netInput(registry: Registry | undefined, model: PiModel | undefi
 		}
 	}
 	if (image && registry) {
+		const models = registry.getAll?.() ?? [];
 		out.imageCandidates = [
-			firstWithAuth(registry, "openai-codex", "openai-codex-responses", "oauth"),
-			firstWithAuth(registry, "openai", "openai-responses", "api-key"),
+			firstWithAuth(registry, models, "openai-codex", "openai-codex-responses", "oauth"),
+			firstWithAuth(registry, models, "openai", "openai-responses", "api-key"),
 		].filter((f): f is NetRouteFacts => f !== null);
 	}
 	return out;
