@@ -2,7 +2,7 @@
 // benchmark share: a staged copy of this checkout, a PATH without Rust, an RPC `/pct status` (docs/release.md).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -124,6 +124,9 @@ export function stageCheckout(work) {
 		mkdirSync(dirname(join(stage, f)), { recursive: true });
 		cpSync(join(ROOT, f), join(stage, f));
 	}
+	// The clone's devDependencies, as in a real clone after `npm install`: `npm pack`/`publish` run the `prepare`
+	// script, which bundles the glue with esbuild (docs/release.md "The bundled entry").
+	symlinkSync(join(ROOT, "node_modules"), join(stage, "node_modules"), "dir");
 	// Release binaries from `npm run build:all` when present, else the host build `npm test` made; for the host
 	// target the newer of the two, so a build:all left from an older checkout never hides the current build. A
 	// binary built with test seams is never packed (docs/release.md "Test seams"): for the host target the root

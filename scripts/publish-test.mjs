@@ -57,7 +57,10 @@ test("npm publish from a checkout: present platform packages published, the rest
 	assert.equal(view.status, 0, view.stderr);
 	const meta = JSON.parse(view.stdout);
 	assert.deepEqual(meta.optionalDependencies, Object.fromEntries(binaries.map((s) => [`pi-codex-toolkit-${s}`, VERSION])));
-	assert.equal(meta.scripts?.prepare, undefined, "no build on install");
+	// `prepare` bundles the glue in a clone and before packing; npm never runs it for a registry install (the
+	// tarball has no scripts/ folder, so the install below would fail if it did), and nothing else runs on install.
+	assert.equal(meta.scripts?.prepare, "node scripts/bundle.mjs");
+	for (const s of ["preinstall", "install", "postinstall"]) assert.equal(meta.scripts?.[s], undefined, `no ${s} script`);
 	for (const s of binaries) {
 		const p = JSON.parse(spawnSync("npm", ["view", `pi-codex-toolkit-${s}@${VERSION}`, "--json"], { cwd: work, env: npmEnv(), encoding: "utf8" }).stdout);
 		const t = TARGETS.find((x) => x.suffix === s);
