@@ -7,7 +7,9 @@
 // Build the release addon first (`npm run build`). Usage: node bench/patch-pi.mjs [--quick] [--runs N] [--pi 1.6.0]
 // [--base DIR] (--quick: 1,000 files only, 3 rounds; --base: also time another checkout of the toolkit, with its own
 // release build, in the same rounds, e.g. a `git worktree` of main, for a before/after ratio).
-// PCT_BENCH_CODEX=/path/to/codex uses that binary (see bench/patch.mjs).
+// PCT_BENCH_CODEX=/path/to/codex uses that binary (see bench/patch.mjs). --disk-load: a second process keeps the disk
+// busy for the whole run (4 MiB written, fsync'd and deleted, over and over, in a temp folder on the same file
+// system), so both sides meet the same contention.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -33,6 +35,17 @@ const fmt = ({ min, med, max }, digits = 0) => `${med.toFixed(digits)} (${min.to
 const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
 
 const BASE = arg("--base") && resolve(arg("--base"));
+
+/** `--disk-load`: the writer process (see the header), stopped when this one exits. */
+function startDiskLoad() {
+	const file = join(sandbox("pct-bench-disk-load-").base, "load.bin");
+	const code = `const fs = require("node:fs"); const b = Buffer.alloc(4 << 20, 7); for (;;) { const fd = fs.openSync(${JSON.stringify(file)}, "w"); fs.writeSync(fd, b); fs.fsyncSync(fd); fs.closeSync(fd); fs.unlinkSync(${JSON.stringify(file)}); }`;
+	const child = spawn(process.execPath, ["-e", code], { stdio: "ignore" });
+	child.unref();
+	process.on("exit", () => child.kill("SIGKILL"));
+	return child;
+}
+const diskLoad = process.argv.includes("--disk-load") ? startDiskLoad() : null;
 
 /** One Pi run in json mode: the faux model calls apply_patch once with `patchFile`'s text; returns Pi's tool ms. */
 async function runPi(version, box, patchFile, extension = ROOT) {
@@ -63,7 +76,7 @@ function reviewedChanges(box) {
 
 const codex = codexApplyPatch();
 const versions = PI_VERSIONS.filter((v) => !arg("--pi") || v.name === arg("--pi"));
-console.log(`baseline: ${codex.version} apply_patch, whole process (spawn included)`);
+console.log(`baseline: ${codex.version} apply_patch, whole process (spawn included)${diskLoad ? "; disk load on (a writer fsyncs 4 MiB over and over)" : ""}`);
 const rows = [];
 for (const version of versions) {
 	for (const scale of SCALES) {
