@@ -13,16 +13,21 @@
 //      (docs/host.md "Bash") is what a later process's first call uses; one uncounted process writes it first
 //      and is shown on its own (the first process ever, or the first after a profile edit; it waits 6 s instead of
 //      --think so its probe ends before it exits).
+//  (d) with --pi: (c) through the real Pi tool call: each sample is a `pi -p` process (Pi 1.6.0, the faux model, Bash
+//      admitted) whose model waits --think ms, then calls Bash `true` five times in five turns; each call is timed from
+//      Pi's `tool_execution_start` to its `tool_execution_end` (bench/fixtures/tool-timing.ts), so the permission
+//      gate, the wrapper and the result rendering are in; the processes share one agent dir, as in (c).
 // Build the release addon first (`npm run build`). Pi needs Node 22:
 //   node_modules/node/bin/node bench/bash.mjs [--runs N] [--big-runs N] [--samples N] [--think MS] [--quick]
-//   [--first-call-only]
-import { mkdirSync, rmSync } from "node:fs";
+//   [--first-call-only] [--pi]
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { execFileSync } from "node:child_process";
 import { createBashTool, getShellConfig } from "@earendil-works/pi-coding-agent";
 import { tempDir } from "../scripts/tmp.mjs";
+import { FAUX, NODE22, PI_VERSIONS, sandbox, writeToolConfig } from "../__test__/helpers/pi.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(ROOT, "index.js"));
@@ -135,10 +140,54 @@ function firstCall(samples, think) {
 	return median(ratio);
 }
 
+/** (d): one `pi -p` process per sample, five Bash calls each; returns the ratio first/later as (c) does. With
+ * `theirs`, the same with Pi's own `bash` tool and no toolkit (the baseline: what Pi's first tool call costs anyway). */
+function piFirstCall(samples, think, theirs = false) {
+	const version = PI_VERSIONS.find((v) => v.name === "1.6.0");
+	const box = sandbox("pct-bench-bash-pi-");
+	writeToolConfig(box, { hostTools: { enabled: true } });
+	const TIMING = join(ROOT, "bench/fixtures/tool-timing.ts");
+	const tool = theirs ? "bash" : "Bash";
+	const sample = (ms) => {
+		const script = join(box.base, "script.mjs");
+		const call = `{ tools: [{ name: "${tool}", args: { command: "true" } }] }`;
+		writeFileSync(script, `export default [async () => { await new Promise((r) => setTimeout(r, ${ms})); return ${call}; }, ${Array(4).fill(call).join(", ")}, { text: "done" }];\n`);
+		const times = join(box.base, "times.jsonl");
+		rmSync(times, { force: true });
+		const env = { ...process.env, PI_CODING_AGENT_DIR: box.agentDir, TMPDIR: box.tmp, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", PCT_FAUX_SCRIPT: script, PCT_BENCH_TIMES: times };
+		delete env.NODE_OPTIONS;
+		const args = [version.cli, "--no-session", "-ne", "-e", FAUX, "-e", TIMING, ...(theirs ? [] : ["-e", ROOT]), "--provider", "faux", "--model", "faux-1", "-p", "go"];
+		execFileSync(NODE22, args, { cwd: box.cwd, env, stdio: "ignore" });
+		const recs = readFileSync(times, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+		if (recs.length !== 5 || recs.some((r) => r.tool !== tool || r.isError)) throw new Error(`unexpected tool calls: ${JSON.stringify(recs)}`);
+		return recs.map((r) => r.ms);
+	};
+	const w = sample(6000);
+	console.log(`    uncounted first process (6 s before its calls): first call ${w[0].toFixed(2)} ms, later ${median(w.slice(1)).toFixed(2)} ms`);
+	const first = [], later = [], ratio = [];
+	for (let i = 0; i < samples; i++) {
+		const t = sample(think);
+		const rest = median(t.slice(1));
+		first.push(t[0]);
+		later.push(rest);
+		ratio.push(t[0] / rest);
+	}
+	console.log(`(d) the same through Pi ${version.name}'s tool call (tool_execution_start -> end), ${theirs ? "Pi's own bash tool, no toolkit" : "the toolkit's Bash"}, ${samples} Pi processes, ${think} ms after the model was asked (SHELL=${process.env.SHELL ?? "unset"})`);
+	console.log(`    first call:  ${fmt(first)}`);
+	console.log(`    later calls: ${fmt(later)}`);
+	console.log(`    ratio first/later: median ${median(ratio).toFixed(2)}x (min ${Math.min(...ratio).toFixed(2)}, max ${Math.max(...ratio).toFixed(2)})`);
+	return median(ratio);
+}
+
 try {
 	if (process.argv.includes("--first-call-only")) {
 		const f = firstCall(arg("--samples", quick ? 5 : 11), arg("--think", 500));
 		if (f > 1.2) console.log(`    goal <= 1.2x not met (${f.toFixed(2)}x)`);
+		if (process.argv.includes("--pi")) {
+			const g = piFirstCall(arg("--samples", quick ? 5 : 11), arg("--think", 500));
+			if (g > 1.2) console.log(`    goal <= 1.2x not met (${g.toFixed(2)}x)`);
+			piFirstCall(arg("--samples", quick ? 5 : 11), arg("--think", 500), true);
+		}
 		s.closeTasks();
 		rmSync(dir, { recursive: true, force: true });
 		process.exit(0);
