@@ -423,14 +423,22 @@ fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Optio
     let (g, a, b) = if let [(g, a, b, _)] = level[..] {
         (g, a, b)
     } else {
-        let beyond: Vec<usize> = level
-            .iter()
-            .map(|&(g, a, b, _)| resumed(m, &old, (lead, trail), (g, a, b), cursor))
-            .collect();
-        let top = *beyond.iter().max()?;
-        let mut at_top = level.iter().zip(&beyond).filter(|(_, &r)| r == top);
+        // Weighed again: first the context standing past lines inserted since, then (as in matching, where the
+        // strictest tier with a hit wins) how much of the standing context also holds in each stricter tier.
+        let weight = |&(g, a, b, _): &(usize, usize, usize, bool)| {
+            let holds = |tier| {
+                let above = (0..a).filter(|&j| line_eq(file[g - a + j], old[lead - a + j], tier));
+                let below = (0..b).filter(|&j| line_eq(file[g + core_len + j], old[lead + core_len + j], tier));
+                above.count() + below.count()
+            };
+            let strict = [holds(Tier::Exact), holds(Tier::TrimEnd), holds(Tier::Trim)];
+            (resumed(m, &old, (lead, trail), (g, a, b), cursor), strict)
+        };
+        let weights: Vec<_> = level.iter().map(weight).collect();
+        let top = *weights.iter().max()?;
+        let mut at_top = level.iter().zip(&weights).filter(|(_, w)| **w == top);
         match (at_top.next(), at_top.next()) {
-            (Some((&(g, a, b, true), _)), None) if top > 0 => (g, a, b),
+            (Some((&(g, a, b, true), _)), None) => (g, a, b),
             _ => return None,
         }
     };
@@ -970,6 +978,16 @@ mod tests {
         assert!(run("b\nc\nd\nx\nnew\ne\nf\ng\nq\nb\nc\nd\nx\nr", chunk)
             .unwrap_err()
             .contains("context mismatch"));
+    }
+
+    #[test]
+    fn a_tie_in_the_loosest_tier_is_broken_by_context_that_holds_in_a_stricter_one() {
+        // A line added inside a closing block, whose line above changed since: between `  }` and `}`, and between
+        // the two `}`, as much context stands ignoring indentation, but only at the first does it hold exactly.
+        let chunk = "@@\n     a\n   }\n+  b\n }\n";
+        assert_eq!(run("    z\n  }\n}\n}", chunk).unwrap(), "    z\n  }\n  b\n}\n}");
+        // The same indentation at both places: nothing tells them apart, refused.
+        assert!(run("    z\n}\n}\n}", chunk).unwrap_err().contains("context mismatch"));
     }
 
     #[test]
