@@ -4,7 +4,8 @@
 // case is played in every scenario kind below, and every tool gets a call derived only from L and the intended
 // change, exactly as a model that read L would write it:
 //   - toolkit Edit (HostSession.read of L, then HostSession.edit with L's tag and L's line numbers);
-//   - toolkit apply_patch (the Codex patch of the change with 3 context lines, applyPatch);
+//   - toolkit apply_patch (the Codex patch of the change with 3 context lines, applyPatch; a chunk whose lines are
+//     not unique in L after the previous chunk gets an `@@` line from L, or else more context, as `patchSection` says);
 //   - Pi's edit tool (1.6.0, createEditTool of node_modules/pi-1x; each oldText grown with context lines until it
 //     is unique in L, as its prompt asks);
 //   - Codex's apply_patch (the `codex` binary of @openai/codex, run as apply_patch with the same patch; installed on
