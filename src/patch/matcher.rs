@@ -787,6 +787,21 @@ mod tests {
     }
 
     #[test]
+    fn a_locator_only_narrows_the_search_forward() {
+        let file = "fn a() {\n    return 1;\n}\nfn b() {\n    return 1;\n}\nfn c() {\n    return 1;\n}";
+        // Two hits after the locator are still refused: it narrows the search, it never picks the first.
+        assert!(run(file, "@@ fn b() {\n-    return 1;\n+    return 2;\n")
+            .unwrap_err()
+            .contains("matches at line 5 and at line 8 (searching from line 5)"));
+        // A repeated locator line: the first at or after the cursor, so a later place is never skipped.
+        let file = "x\n    return 1;\nx\n    return 2;";
+        assert_eq!(
+            run(file, "@@ x\n-    return 2;\n+    return 3;\n").unwrap(),
+            "x\n    return 1;\nx\n    return 3;"
+        );
+    }
+
+    #[test]
     fn chunks_apply_in_order() {
         let file = "a\nb\nc\nd\ne";
         assert_eq!(run(file, "@@\n-b\n+B\n@@\n-d\n+D\n").unwrap(), "a\nB\nc\nD\ne");
