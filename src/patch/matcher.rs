@@ -343,9 +343,10 @@ const MAX_RECOVERY_CANDIDATES: usize = 100_000;
 /// core could be the chunk's own with a line changed since (a one-line core, or one with a line still in its slot)
 /// has as much either, and at least one context line stands on each side that had any; so a window whose context two
 /// places share equally, or whose own core changed (a conflict: its context then still points at it), is refused,
-/// never guessed. Places level on that count are weighed again with the context that stands past lines inserted
-/// since ([`resumed`]); the byte-identical one that then has strictly the most wins. Returns the place where the kept lines start and the chunk lines kept (the core and its standing
-/// context).
+/// never guessed. Places level on that count are weighed again, first with the context that stands past lines
+/// inserted since ([`resumed`]), then by how much of their standing context holds in each stricter tier; the
+/// byte-identical one then strictly ahead wins. Returns the place where the kept lines start and the chunk lines kept
+/// (the core and its standing context).
 fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Option<(usize, Vec<ChunkLine<'p>>)> {
     let is_ctx = |l: &ChunkLine<'_>| matches!(l, ChunkLine::Context(_));
     let lead = lines.iter().take_while(|l| is_ctx(l)).count();
