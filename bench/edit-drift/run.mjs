@@ -194,9 +194,10 @@ function occurrences(hay, needle, from) {
  * unique from L alone, as the instructions a model follows ask: first with an `@@ <line>` anchor, Codex's "use the @@
  * operator to indicate the class or function to which the snippet belongs" (the nearest line above the chunk, not
  * blank and not only punctuation, that the tools find first at or after the previous chunk and after which the old
- * side occurs once; one indented no deeper than the chunk's lines is preferred, as an enclosing line would be); when no anchor can (the repeat lies after the change), with more context lines, one at a time
- * below then above and never into a neighbouring chunk, as the toolkit's tool description ("the old lines must match
- * exactly once") and its ambiguous-context error ask. Both tools get the same patch. */
+ * side occurs once; one indented no deeper than the chunk's lines is preferred, as an enclosing line would be);
+ * when no anchor can (the repeat lies after the change), with more context lines, one at a time below then above
+ * and never into a neighbouring chunk, as the toolkit's tool description ("the old lines must match exactly once")
+ * and its ambiguous-context error ask. Both tools get the same patch. */
 function patchSection(rel, Ls, edit) {
 	const groups = [];
 	for (const h of edit) {
