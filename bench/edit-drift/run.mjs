@@ -4,7 +4,8 @@
 // case is played in every scenario kind below, and every tool gets a call derived only from L and the intended
 // change, exactly as a model that read L would write it:
 //   - toolkit Edit (HostSession.read of L, then HostSession.edit with L's tag and L's line numbers);
-//   - toolkit apply_patch (the Codex patch of the change with 3 context lines, applyPatch);
+//   - toolkit apply_patch (the Codex patch of the change with 3 context lines, applyPatch; a chunk whose lines are
+//     not unique in L after the previous chunk gets an `@@` line from L, or else more context, as `patchSection` says);
 //   - Pi's edit tool (1.6.0, createEditTool of node_modules/pi-1x; each oldText grown with context lines until it
 //     is unique in L, as its prompt asks);
 //   - Codex's apply_patch (the `codex` binary of @openai/codex, run as apply_patch with the same patch; installed on
@@ -181,8 +182,22 @@ function piEdits(L, Ls, edit) {
 	});
 }
 
+/** Where `needle` (lines) occurs exactly in `hay` (lines) at or after `from`: the first two start positions. */
+function occurrences(hay, needle, from) {
+	const out = [];
+	for (let p = from; p + needle.length <= hay.length && out.length < 2; p++) if (needle.every((l, k) => hay[p + k] === l)) out.push(p);
+	return out;
+}
+
 /** The Codex patch section (`*** Update File` and its hunks) of the change: hunks with 3 context lines, those whose
- * context would overlap joined. */
+ * context would overlap joined. A chunk whose old side is not unique in L at or after the previous chunk is made
+ * unique from L alone, as the instructions a model follows ask: first with an `@@ <line>` anchor, Codex's "use the @@
+ * operator to indicate the class or function to which the snippet belongs" (the nearest line above the chunk, not
+ * blank and not only punctuation, that the tools find first at or after the previous chunk and after which the old
+ * side occurs once; one indented no deeper than the chunk's lines is preferred, as an enclosing line would be);
+ * when no anchor can (the repeat lies after the change), with more context lines, one at a time below then above
+ * and never into a neighbouring chunk, as the toolkit's tool description ("the old lines must match exactly once")
+ * and its ambiguous-context error ask. Both tools get the same patch. */
 function patchSection(rel, Ls, edit) {
 	const groups = [];
 	for (const h of edit) {
@@ -191,9 +206,29 @@ function patchSection(rel, Ls, edit) {
 		else groups.push([h]);
 	}
 	let p = `*** Update File: ${rel}\n`;
-	for (const g of groups) {
-		const lo = Math.max(0, g[0][0] - 3), hi = Math.min(Ls.length, g.at(-1)[0] + g.at(-1)[1] + 3);
-		p += "@@\n";
+	let cursor = 0;
+	for (const [gi, g] of groups.entries()) {
+		let lo = Math.max(0, g[0][0] - 3), hi = Math.min(Ls.length, g.at(-1)[0] + g.at(-1)[1] + 3);
+		const unique = (from, a, b) => occurrences(Ls, Ls.slice(a, b), from).length === 1;
+		let anchor = null;
+		if (hi > lo && !unique(cursor, lo, hi)) {
+			// An enclosing line (indented no deeper than the chunk) first, then any line.
+			const indent = (l) => /^[ \t]*/.exec(l)[0].length;
+			const depth = Math.min(...Ls.slice(lo, hi).filter((l) => l.trim()).map(indent));
+			for (const enclosing of [true, false])
+				for (let a = lo - 1; a >= cursor && anchor === null; a--)
+					if (/[\p{L}\p{N}_]/u.test(Ls[a]) && (!enclosing || indent(Ls[a]) <= depth) && Ls.indexOf(Ls[a], cursor) === a && unique(a + 1, lo, hi))
+						anchor = a;
+			if (anchor === null) {
+				// More context: below first, then above, staying clear of the previous and the next chunk.
+				const floor = cursor, ceil = gi + 1 < groups.length ? Math.max(0, groups[gi + 1][0][0] - 3) : Ls.length;
+				for (let side = 0; !unique(cursor, lo, hi) && (lo > floor || hi < ceil); side++) {
+					if ((side % 2 === 0 && hi < ceil) || lo === floor) hi++;
+					else lo--;
+				}
+			}
+		}
+		p += anchor === null ? "@@\n" : `@@ ${Ls[anchor]}\n`;
 		let at = lo;
 		for (const [s, d, add] of g) {
 			for (; at < s; at++) p += ` ${Ls[at]}\n`;
@@ -201,6 +236,7 @@ function patchSection(rel, Ls, edit) {
 			for (const l of add) p += `+${l}\n`;
 		}
 		for (; at < hi; at++) p += ` ${Ls[at]}\n`;
+		cursor = hi;
 	}
 	return p;
 }

@@ -5,7 +5,7 @@
 //! whole patch linear in the file size, each tier has a lazily built hash index of the file's lines
 //! (hash -> ascending chain of line numbers); a pattern is looked up through its rarest line and verified.
 //!
-//! Over 600 lines only with its inline tests (the code itself is about 460 lines).
+//! Over 600 lines only with its inline tests (the code itself is about 590 lines).
 
 use super::error::{PatchCode, PatchError};
 use super::parser::{clip, Chunk, ChunkLine};
@@ -343,8 +343,10 @@ const MAX_RECOVERY_CANDIDATES: usize = 100_000;
 /// core could be the chunk's own with a line changed since (a one-line core, or one with a line still in its slot)
 /// has as much either, and at least one context line stands on each side that had any; so a window whose context two
 /// places share equally, or whose own core changed (a conflict: its context then still points at it), is refused,
-/// never guessed. Returns the place where the kept lines start and the chunk lines kept (the core and its standing
-/// context).
+/// never guessed. Places level on that count are weighed again, first with the context that stands past lines
+/// inserted since ([`resumed`]), then by how much of their standing context holds in each stricter tier; the
+/// byte-identical one then strictly ahead wins. Returns the place where the kept lines start and the chunk lines kept
+/// (the core and its standing context).
 fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Option<(usize, Vec<ChunkLine<'p>>)> {
     let is_ctx = |l: &ChunkLine<'_>| matches!(l, ChunkLine::Context(_));
     let lead = lines.iter().take_while(|l| is_ctx(l)).count();
@@ -404,28 +406,94 @@ fn recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) -> Optio
     // changed since (a conflict): the core is one line, or a line of it still stands in its slot.
     let could_be_changed =
         |g: usize| core_len == 1 || (0..core_len).any(|j| line_eq(file[g + j], old[lead + j], Tier::Punctuation));
-    let mut best: Option<(usize, usize, usize)> = None; // (standing, place, how many places have it)
-    let mut rival = 0; // the most standing context at a place whose core differs but could have been changed
+    // Every competing place: (place, standing above, standing below, whether its core is byte-identical).
+    let mut weighed = Vec::new();
     for g in places {
         let (a, b) = standing(g);
-        if !core_at(g) {
-            if could_be_changed(g) {
-                rival = rival.max(a + b);
-            }
-            continue;
-        }
-        match best {
-            Some((s, _, ref mut k)) if a + b == s => *k += 1,
-            Some((s, _, _)) if a + b < s => {}
-            _ => best = Some((a + b, g, 1)),
+        let own = core_at(g);
+        if own || could_be_changed(g) {
+            weighed.push((g, a, b, own));
         }
     }
-    let (most, g, ties) = best?;
-    let (a, b) = standing(g);
-    if ties != 1 || rival >= most || (lead > 0 && a == 0) || (trail > 0 && b == 0) {
+    let most = weighed.iter().filter(|w| w.3).map(|w| w.1 + w.2).max()?;
+    if weighed.iter().any(|w| !w.3 && w.1 + w.2 > most) {
+        return None;
+    }
+    // The places level at the top, in file order; one of them alone is the answer, several are weighed again.
+    let level: Vec<(usize, usize, usize, bool)> = weighed.into_iter().filter(|w| w.1 + w.2 == most).collect();
+    let (g, a, b) = if let [(g, a, b, _)] = level[..] {
+        (g, a, b)
+    } else {
+        // Weighed again: first the context standing past lines inserted since, then (as in matching, where the
+        // strictest tier with a hit wins) how much of the standing context also holds in each stricter tier.
+        let weight = |&(g, a, b, _): &(usize, usize, usize, bool)| {
+            let holds = |tier| {
+                let above = (0..a).filter(|&j| line_eq(file[g - a + j], old[lead - a + j], tier));
+                let below = (0..b).filter(|&j| line_eq(file[g + core_len + j], old[lead + core_len + j], tier));
+                above.count() + below.count()
+            };
+            let strict = [holds(Tier::Exact), holds(Tier::TrimEnd), holds(Tier::Trim)];
+            (resumed(m, &old, (lead, trail), (g, a, b), cursor), strict)
+        };
+        let weights: Vec<_> = level.iter().map(weight).collect();
+        let top = *weights.iter().max()?;
+        let mut at_top = level.iter().zip(&weights).filter(|(_, w)| **w == top);
+        match (at_top.next(), at_top.next()) {
+            (Some((&(g, a, b, true), _)), None) => (g, a, b),
+            _ => return None,
+        }
+    };
+    if (lead > 0 && a == 0) || (trail > 0 && b == 0) {
         return None;
     }
     Some((g - a, lines[lead - a..lines.len() - (trail - b)].to_vec()))
+}
+
+/// How far past the point where a side's standing context breaks off the rest of that side may still be found.
+const MAX_DRIFT_GAP: usize = 100;
+
+/// The tie-break of [`recover`] (docs/patch.md "Drift"): how many of the chunk's context lines stand at place `g`
+/// (standing `a` above, `b` below) once lines inserted since are skipped. A side whose context broke off also counts
+/// the rest of its lines when they stand as one block, in order, past at least one other line and at most
+/// [`MAX_DRIFT_GAP`] lines past the break (above, never before the cursor). The skipped lines may hold anything, even
+/// another place of the chunk, so a rest that two places can reach counts for both and keeps them level.
+fn resumed(
+    m: &Matcher<'_>,
+    old: &[&str],
+    (lead, trail): (usize, usize),
+    (g, a, b): (usize, usize, usize),
+    cursor: usize,
+) -> usize {
+    let file = m.lines;
+    let core_len = old.len() - lead - trail;
+    let block_at = |rest: &[&str], p: usize| {
+        rest.iter()
+            .enumerate()
+            .all(|(j, l)| line_eq(file[p + j], l, Tier::Punctuation))
+    };
+    let mut found = 0;
+    // Above: the rest `old[..lead - a]` ends (exclusive) at `e`, skipping 1..=MAX_DRIFT_GAP rows above row `g - a`.
+    let rest = &old[..lead - a];
+    if !rest.is_empty()
+        && (1..=MAX_DRIFT_GAP)
+            .map_while(|gap| (g - a).checked_sub(gap))
+            .take_while(|&e| e >= cursor + rest.len())
+            .any(|e| block_at(rest, e - rest.len()))
+    {
+        found += rest.len();
+    }
+    // Below: the rest starts at `p`, skipping 1..=MAX_DRIFT_GAP rows below row `g + core_len + b - 1`.
+    let rest = &old[lead + core_len + b..];
+    let limit = file.len();
+    if !rest.is_empty()
+        && (1..=MAX_DRIFT_GAP)
+            .map(|gap| g + core_len + b + gap)
+            .take_while(|&p| p + rest.len() <= limit)
+            .any(|p| block_at(rest, p))
+    {
+        found += rest.len();
+    }
+    a + b + found
 }
 
 /// Change-by-change recovery (docs/patch.md "Drift"): a chunk with unchanged lines between its changes that matched
@@ -720,6 +788,21 @@ mod tests {
     }
 
     #[test]
+    fn a_locator_only_narrows_the_search_forward() {
+        let file = "fn a() {\n    return 1;\n}\nfn b() {\n    return 1;\n}\nfn c() {\n    return 1;\n}";
+        // Two hits after the locator are still refused: it narrows the search, it never picks the first.
+        assert!(run(file, "@@ fn b() {\n-    return 1;\n+    return 2;\n")
+            .unwrap_err()
+            .contains("matches at line 5 and at line 8 (searching from line 5)"));
+        // A repeated locator line: the first at or after the cursor, so a later place is never skipped.
+        let file = "x\n    return 1;\nx\n    return 2;";
+        assert_eq!(
+            run(file, "@@ x\n-    return 2;\n+    return 3;\n").unwrap(),
+            "x\n    return 1;\nx\n    return 3;"
+        );
+    }
+
+    #[test]
     fn chunks_apply_in_order() {
         let file = "a\nb\nc\nd\ne";
         assert_eq!(run(file, "@@\n-b\n+B\n@@\n-d\n+D\n").unwrap(), "a\nB\nc\nD\ne");
@@ -876,6 +959,68 @@ mod tests {
         assert!(run("a\nb\nc2", "@@\n a\n-b\n+B\n c\n*** End of File\n").is_err());
         // Chunks stay in order: the only recoverable place lies before the cursor.
         assert!(run("d\nx\ne\nz\nb\nz", "@@\n z\n-b\n+B\n z\n@@\n c\n d\n-x\n+X\n e\n").is_err());
+    }
+
+    #[test]
+    fn a_tie_is_broken_by_context_that_resumes_past_lines_inserted_since() {
+        let chunk = "@@\n b\n c\n d\n-x\n+X\n e\n f\n g\n";
+        // Both places have b c d above and e below; only at the first do f, g follow, past one line inserted since.
+        assert_eq!(
+            run("b\nc\nd\nx\ne\nnew\nf\ng\nq\nb\nc\nd\nx\ne\nr", chunk).unwrap(),
+            "b\nc\nd\nX\ne\nnew\nf\ng\nq\nb\nc\nd\nx\ne\nr"
+        );
+        // The rest of the context resumes at both places: still a tie, refused.
+        let both = "b\nc\nd\nx\ne\nnew\nf\ng\nq\nb\nc\nd\nx\ne\nnew2\nf\ng";
+        assert!(run(both, chunk).unwrap_err().contains("context mismatch"));
+        // The skipped lines may hold the other place: f, g below the second place are reached from both, so they
+        // count for both and the tie stands (they could be the first place's context with a copy inserted between).
+        let across = "b\nc\nd\nx\ne\nr\nb\nc\nd\nx\ne\nnew\nf\ng";
+        assert!(run(across, chunk).unwrap_err().contains("context mismatch"));
+        // At most MAX_DRIFT_GAP lines may lie between the break and the rest.
+        let gap = |k: usize| {
+            let inserted: String = (0..k).map(|i| format!("new{i}\n")).collect();
+            format!("b\nc\nd\nx\ne\n{inserted}f\ng\nq\nb\nc\nd\nx\ne\nr")
+        };
+        assert!(run(&gap(MAX_DRIFT_GAP), chunk).unwrap().starts_with("b\nc\nd\nX\ne\n"));
+        assert!(run(&gap(MAX_DRIFT_GAP + 1), chunk)
+            .unwrap_err()
+            .contains("context mismatch"));
+        // Above the core too: b, c stand above the second place past one inserted line.
+        assert_eq!(
+            run("q\nd\nx\ne\nf\ng\nb\nc\nnew\nd\nx\ne\nf\ng", chunk).unwrap(),
+            "q\nd\nx\ne\nf\ng\nb\nc\nnew\nd\nX\ne\nf\ng"
+        );
+        // No line stands right below the core at either place: refused, even though e, f, g stand further down.
+        assert!(run("b\nc\nd\nx\nnew\ne\nf\ng\nq\nb\nc\nd\nx\nr", chunk)
+            .unwrap_err()
+            .contains("context mismatch"));
+    }
+
+    #[test]
+    fn a_tie_in_the_loosest_tier_is_broken_by_context_that_holds_in_a_stricter_one() {
+        // A line added inside a closing block, whose line above changed since: between `  }` and `}`, and between
+        // the two `}`, as much context stands ignoring indentation, but only at the first does it hold exactly.
+        let chunk = "@@\n     a\n   }\n+  b\n }\n";
+        assert_eq!(run("    z\n  }\n}\n}", chunk).unwrap(), "    z\n  }\n  b\n}\n}");
+        // The same indentation at both places: nothing tells them apart, refused.
+        assert!(run("    z\n}\n}\n}", chunk).unwrap_err().contains("context mismatch"));
+    }
+
+    #[test]
+    fn a_changed_copy_level_with_the_place_loses_to_context_that_resumes_there() {
+        let chunk = "@@\n });\n \n req\n-.get(0)\n-.expect(0)\n+.get(1)\n+.expect(1)\n })\n \n it(n)\n";
+        let own = "});\n\nreq\n.get(0)\n.expect(0)\n})\n\nit(c)\n";
+        let copy = "});\n\nreq\n.get(0)\n.expect(9)\n})\n\nit(z)";
+        // The copy could be the chunk's place with `.expect` changed, and as much context stands there; but only
+        // past the byte-identical place does `it(n)` follow, after a test inserted since.
+        let file = [own, "})\n\nit(n)\n", copy].concat();
+        assert_eq!(
+            run(&file, chunk).unwrap(),
+            [own.replace("(0)", "(1)").as_str(), "})\n\nit(n)\n", copy].concat()
+        );
+        // `it(n)` after the copy instead: the copy is as well explained, and as its core differs, nothing is guessed.
+        let file = [own, copy, "\nit(n)"].concat();
+        assert!(run(&file, chunk).unwrap_err().contains("context mismatch"));
     }
 
     #[test]
