@@ -12,15 +12,20 @@ import { ALL_ON } from "./helpers/configs.mjs";
 const quick = process.argv.includes("--quick");
 const runsArg = process.argv.indexOf("--runs");
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : quick ? 3 : 10;
+// The third element is the entry Pi loads: the package (its manifest names the bundle of src/, docs/release.md "The
+// bundled entry"), or src/ unbundled, as Pi loaded it before the bundle (the before/after of that change).
+const UNBUNDLED = join(ROOT, "src/pi-codex-toolkit/index.ts");
 const CONFIGS = [
-	["Pi alone", null],
-	["toolkit, every feature off", {}],
-	["toolkit, every feature on", ALL_ON],
+	["Pi alone", null, null],
+	["toolkit, every feature off", {}, ROOT],
+	["toolkit, every feature on", ALL_ON, ROOT],
+	["toolkit unbundled (src/), every feature off", {}, UNBUNDLED],
+	["toolkit unbundled (src/), every feature on", ALL_ON, UNBUNDLED],
 ];
 
-async function once_(version, box, withToolkit) {
+async function once_(version, box, entry) {
 	const args = [version.cli, "--no-session", "-ne", "-e", FAUX];
-	if (withToolkit) args.push("-e", ROOT);
+	if (entry) args.push("-e", entry);
 	args.push("--provider", "faux", "--model", "faux-1", "-p", "go");
 	const script = join(box.base, "script.mjs");
 	writeFileSync(script, `export default [{ text: "done" }];`);
@@ -46,10 +51,10 @@ for (const version of PI_VERSIONS.filter((v) => piArg < 0 || v.name === process.
 		return box;
 	});
 	// One warm-up round (module caches, page cache), not counted.
-	for (let i = 0; i < CONFIGS.length; i++) await once_(version, boxes[i], CONFIGS[i][1] !== null);
+	for (let i = 0; i < CONFIGS.length; i++) await once_(version, boxes[i], CONFIGS[i][2]);
 	const times = CONFIGS.map(() => []);
 	for (let r = 0; r < RUNS; r++) {
-		for (let i = 0; i < CONFIGS.length; i++) times[i].push(await once_(version, boxes[i], CONFIGS[i][1] !== null));
+		for (let i = 0; i < CONFIGS.length; i++) times[i].push(await once_(version, boxes[i], CONFIGS[i][2]));
 	}
 	console.log(`\nPi ${version.name}: start-up, ${RUNS} interleaved rounds (wall ms of pi -p with one scripted answer)\n`);
 	console.log("| configuration | median ms | ratio to Pi alone: median (min–max over rounds) |");
