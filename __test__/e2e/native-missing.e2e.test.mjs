@@ -12,11 +12,12 @@ import { platformTriple } from "../../src/pi/native.ts";
 const TRIPLE = platformTriple();
 const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 
-/** The package as npm would unpack it, minus the platform package: package.json, loader, types, TypeScript glue. */
+/** The package as npm would unpack it, minus the platform package: package.json, loader, types, TypeScript glue and
+ * its bundle (the manifest's entry, docs/release.md "The bundled entry"). */
 function packageWithoutBinary(box) {
 	const dir = join(box.base, "pkg");
 	mkdirSync(dir);
-	for (const f of ["package.json", "index.js", "index.d.ts", "src"]) cpSync(join(ROOT, f), join(dir, f), { recursive: true, filter: (p) => !p.endsWith(".rs") });
+	for (const f of ["package.json", "index.js", "index.d.ts", "src", "dist"]) cpSync(join(ROOT, f), join(dir, f), { recursive: true, filter: (p) => !p.endsWith(".rs") });
 	return dir;
 }
 

@@ -63,7 +63,7 @@ for (const version of PI_VERSIONS) {
 				assert.equal(owner("exec"), "", "exec (the taken pair's sibling) is never registered");
 				assert.equal(owner("Bash"), "", "Bash (the taken group's sibling) is never registered");
 				for (const n of ["apply_patch", "exec_command", "write_stdin", "find_tools", "Read", "Glob", "Grep", "Write", "Edit"]) {
-					assert.match(owner(n), /src\/pi-codex-toolkit\/index\.ts$/, `${n} is ours`);
+					assert.match(owner(n), /dist\/pi-codex-toolkit\/index\.ts$/, `${n} is ours`);
 					// With find_tools on, Glob and Grep are on demand (docs/rules.md "On-demand host tools").
 					assert.equal(p.active.includes(n), n !== "Glob" && n !== "Grep", `${n} active (not on demand)`);
 				}
