@@ -1,6 +1,7 @@
 // Host Grep benchmark (docs/host.md): the in-process Grep of HostSession against ripgrep (`rg`, on PATH) over the
 // same large tree, in interleaved pairs (ours, rg, ours, rg, ...) so drift of the machine's speed hits both; the
-// ratio ours/rg is taken pair by pair and its median reported. The issue's goal is <= 1.15x rg's wall time.
+// ratio ours/rg is taken pair by pair and its median reported. The goal is <= 1.0x rg's wall time (docs/host.md
+// "Benchmark").
 //
 // Both sides search the same files: hidden files included, `.git` skipped, `.gitignore` honoured even outside a git
 // repository (`rg --hidden --no-require-git -g '!.git'`). Ours is timed around the call (the addon is loaded once);
@@ -99,5 +100,5 @@ async function one(s, pattern) {
 	const fmt = (xs) => `median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`;
 	console.log(`ours (in-process Grep, content mode): ${fmt(a)}`);
 	console.log(`rg -n (whole process):               ${fmt(b)}`);
-	console.log(`ratio ours/rg, pair by pair: median ${median(ratio).toFixed(2)}x (min ${Math.min(...ratio).toFixed(2)}, max ${Math.max(...ratio).toFixed(2)}); goal <= 1.15x`);
+	console.log(`ratio ours/rg, pair by pair: median ${median(ratio).toFixed(2)}x (min ${Math.min(...ratio).toFixed(2)}, max ${Math.max(...ratio).toFixed(2)}); goal <= 1.0x`);
 }

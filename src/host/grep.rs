@@ -14,10 +14,10 @@ use super::args;
 use super::error::{Deadline, HostError};
 use super::fileio;
 use super::glob;
+use super::grep_lines::LineMatcher;
 use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{LineSet, Recorder, Seen, MAX_RETAINED_FILE};
 use super::tag::{self, Normalized, TagStream, Tagged};
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
@@ -217,7 +217,7 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// Bytes read from a file per chunk.
+/// Bytes read per chunk when the rest of a file is drained for its tag.
 const CHUNK: usize = 64 * 1024;
 /// Longest line Grep searches, in bytes (the searcher's buffer holds one line at least): a file with a longer line is
 /// reported as not searched (docs/host.md "Large files"). Memory per search thread stays about this size.
@@ -226,11 +226,11 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// The file as Grep searches it, streamed: a leading BOM dropped and CRLF/CR as LF (the tools' line numbering), each
 /// raw chunk checked for a NUL (binary: stop), also fed to the tag stream on the detail pass, the deadline checked
 /// per chunk. A stop is an I/O error to the searcher; `stop` says which.
+///
+/// Each chunk is read straight into the searcher's buffer and normalised there in place (the result is never
+/// longer than the raw bytes), so a file's bytes are copied once and no buffer is allocated per file.
 struct Normalizing<'a> {
     file: fs::File,
-    raw: Vec<u8>,
-    out: Vec<u8>,
-    pos: usize,
     started: bool,
     after_cr: bool,
     eof: bool,
@@ -238,15 +238,15 @@ struct Normalizing<'a> {
     text: Option<&'a mut Vec<u8>>,
     deadline: Deadline,
     stop: Option<Stop>,
+    /// Normalised bytes not yet handed out, for reads smaller than a BOM (empty otherwise).
+    spill: Vec<u8>,
+    spill_at: usize,
 }
 
 impl<'a> Normalizing<'a> {
     fn new(file: fs::File, deadline: Deadline, tag: Option<&'a mut TagStream>, text: Option<&'a mut Vec<u8>>) -> Self {
         Normalizing {
             file,
-            raw: vec![0; CHUNK],
-            out: Vec::with_capacity(CHUNK),
-            pos: 0,
             started: false,
             after_cr: false,
             eof: false,
@@ -254,6 +254,8 @@ impl<'a> Normalizing<'a> {
             text,
             deadline,
             stop: None,
+            spill: Vec::new(),
+            spill_at: 0,
         }
     }
 
@@ -262,25 +264,26 @@ impl<'a> Normalizing<'a> {
         std::io::Error::other("grep: stopped")
     }
 
-    /// Reads the next raw chunk into `out`; false at the end of the file.
-    fn refill(&mut self) -> std::io::Result<bool> {
-        self.out.clear();
-        self.pos = 0;
-        while self.out.is_empty() {
+    /// Reads the next raw chunk into `buf` and normalises it there: the normalised length, 0 at the end of the file.
+    fn fill(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
             if self.eof {
-                return Ok(false);
+                return Ok(0);
             }
             if self.deadline.passed() {
                 return Err(self.halt(Stop::Deadline));
             }
-            let mut n = match self.file.read(&mut self.raw) {
+            let mut n = match self.file.read(buf) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.halt(Stop::Failed(e.to_string()))),
             };
             // The BOM is decided on the first three bytes (a short first read is topped up).
-            while !self.started && n < 3 && n > 0 {
-                match self.file.read(&mut self.raw[n..]) {
+            while !self.started && n < 3 && n > 0 && n < buf.len() {
+                match self.file.read(&mut buf[n..]) {
                     Ok(0) => break,
                     Ok(k) => n += k,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -289,68 +292,98 @@ impl<'a> Normalizing<'a> {
             }
             if n == 0 {
                 self.eof = true;
-                return Ok(false);
+                return Ok(0);
             }
-            let raw = &self.raw[..n];
-            if memchr::memchr(0, raw).is_some() {
-                return Err(self.halt(Stop::Binary));
-            }
+            let raw = &buf[..n];
+            // One pass finds the first NUL or CR; only a file with CRs is scanned again (for a NUL past the CR).
+            let first_cr = match memchr::memchr2(0, b'\r', raw) {
+                Some(p) if raw[p] == 0 => return Err(self.halt(Stop::Binary)),
+                Some(p) if memchr::memchr(0, &raw[p..]).is_some() => return Err(self.halt(Stop::Binary)),
+                Some(p) => p,
+                None => n,
+            };
             if let Some(t) = self.tag.as_deref_mut() {
                 match self.text.as_deref_mut() {
                     Some(keep) => t.push(raw, &mut |x| keep.extend_from_slice(x)),
                     None => t.push(raw, &mut |_| {}),
                 }
             }
-            let mut b = raw;
+            let mut i = 0;
             if !self.started {
                 self.started = true;
-                b = b.strip_prefix(tag::BOM.as_bytes()).unwrap_or(b);
+                if raw.starts_with(tag::BOM.as_bytes()) {
+                    i = tag::BOM.len();
+                }
             }
             if self.after_cr {
                 self.after_cr = false;
-                if b.first() == Some(&b'\n') {
-                    b = &b[1..];
-                }
-            }
-            let mut i = 0;
-            while let Some(off) = memchr::memchr(b'\r', &b[i..]) {
-                let p = i + off;
-                self.out.extend_from_slice(&b[i..p]);
-                self.out.push(b'\n');
-                i = p + 1;
-                if i == b.len() {
-                    self.after_cr = true;
-                } else if b[i] == b'\n' {
+                if i < n && buf[i] == b'\n' {
                     i += 1;
                 }
             }
-            self.out.extend_from_slice(&b[i..]);
+            if first_cr == n && i == 0 {
+                return Ok(n);
+            }
+            // Compact in place: `w` trails `i`, each CR (or CRLF) becomes one LF.
+            let mut w = 0;
+            while let Some(off) = memchr::memchr(b'\r', &buf[i..n]) {
+                let p = i + off;
+                buf.copy_within(i..p, w);
+                w += p - i;
+                buf[w] = b'\n';
+                w += 1;
+                i = p + 1;
+                if i == n {
+                    self.after_cr = true;
+                } else if buf[i] == b'\n' {
+                    i += 1;
+                }
+            }
+            if w != i {
+                buf.copy_within(i..n, w);
+            }
+            w += n - i;
+            if w > 0 {
+                return Ok(w);
+            }
+            // The chunk was only a BOM or the LF of a CRLF split across reads: read on.
         }
-        Ok(true)
     }
 
     /// Reads what the search left (the tag covers the whole file); a NUL there still makes the file binary.
     fn drain(&mut self) -> std::io::Result<()> {
-        while self.refill()? {}
+        let mut buf = vec![0; CHUNK];
+        while self.fill(&mut buf)? > 0 {}
         Ok(())
     }
 }
 
 impl std::io::Read for Normalizing<'_> {
     fn read(&mut self, dst: &mut [u8]) -> std::io::Result<usize> {
-        if self.pos == self.out.len() && !self.refill()? {
-            return Ok(0);
+        if self.spill_at == self.spill.len() && dst.len() >= tag::BOM.len() {
+            return self.fill(dst);
         }
-        let n = dst.len().min(self.out.len() - self.pos);
-        dst[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
-        self.pos += n;
+        // A read too small to decide the BOM in (the searcher never asks for one): a chunk is normalised into a
+        // buffer of our own and handed out from there.
+        if self.spill_at == self.spill.len() {
+            let mut spill = std::mem::take(&mut self.spill);
+            spill.resize(CHUNK, 0);
+            let n = self.fill(&mut spill);
+            spill.truncate(*n.as_ref().unwrap_or(&0));
+            self.spill = spill;
+            self.spill_at = 0;
+            n?;
+        }
+        let n = dst.len().min(self.spill.len() - self.spill_at);
+        dst[..n].copy_from_slice(&self.spill[self.spill_at..self.spill_at + n]);
+        self.spill_at += n;
         Ok(n)
     }
 }
 
 /// Per-thread search state: the matcher, the searcher and the folder handles files are opened through.
 struct Worker {
-    matcher: RegexMatcher,
+    matcher: LineMatcher,
     searcher: Searcher,
     mode: OutputMode,
     deadline: Deadline,
@@ -366,7 +399,7 @@ fn searcher(b: &mut SearcherBuilder) -> Searcher {
 impl Worker {
     /// The walk's worker: it only asks whether a file matches, so it stops at the first match and keeps no context
     /// (the detail pass recounts and collects rows for the files actually shown).
-    fn probe(matcher: &RegexMatcher, deadline: Deadline) -> Worker {
+    fn probe(matcher: &LineMatcher, deadline: Deadline) -> Worker {
         Worker {
             matcher: matcher.clone(),
             searcher: searcher(SearcherBuilder::new().line_number(false).max_matches(Some(1))),
@@ -376,7 +409,7 @@ impl Worker {
     }
 
     /// The detail pass's worker: line numbers, context and the per-file cap of the requested mode.
-    fn new(matcher: &RegexMatcher, a: &GrepArgs, per_file: Option<u64>, deadline: Deadline) -> Worker {
+    fn new(matcher: &LineMatcher, a: &GrepArgs, per_file: Option<u64>, deadline: Deadline) -> Worker {
         let searcher = searcher(
             SearcherBuilder::new()
                 .line_number(true)
@@ -453,6 +486,164 @@ impl Worker {
     }
 }
 
+/// The detail pass, searched ahead of the render on every core: helper threads take the next files in the render's
+/// order while this thread renders, and this thread searches too whenever the file it needs next is not ready. How
+/// far ahead they may go grows with what was shown (twice the files taken so far, plus one per thread, and never
+/// more than four files per thread ahead of the render), so a call whose first file fills the limit searches about
+/// one file per core, a long list keeps every core busy with no pause between batches, the files searched and then
+/// not shown stay bounded by those shown, and the results held at once (each file's rows and text, at most
+/// `MAX_RETAINED_FILE` of text) stay bounded by the number of threads.
+struct Ahead<'a> {
+    matcher: &'a LineMatcher,
+    args: &'a GrepArgs,
+    per_file: Option<u64>,
+    deadline: Deadline,
+    walk_root: &'a Path,
+    shown_root: &'a str,
+    /// The files in the render's order.
+    paths: &'a [PathBuf],
+    threads: usize,
+    state: Mutex<AheadState>,
+    changed: std::sync::Condvar,
+}
+
+struct AheadState {
+    /// The next file no thread has taken.
+    next: usize,
+    /// Files the render has asked for.
+    taken: usize,
+    done: bool,
+    results: Vec<Option<Result<FileHits, Stop>>>,
+}
+
+impl<'a> Ahead<'a> {
+    /// Runs `render` with the detail search of each path, in the given order, while helpers search ahead.
+    #[allow(clippy::too_many_arguments)]
+    fn run<T>(
+        matcher: &'a LineMatcher,
+        args: &'a GrepArgs,
+        per_file: Option<u64>,
+        deadline: Deadline,
+        walk_root: &'a Path,
+        shown_root: &'a str,
+        paths: &'a [PathBuf],
+        render: impl FnOnce(&mut dyn FnMut(&Path) -> Result<FileHits, Stop>) -> T,
+    ) -> Result<T, HostError> {
+        let mut local = (
+            Worker::new(matcher, args, per_file, deadline),
+            fileio::Fs::open_dir(walk_root, shown_root)?,
+        );
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let ahead = Ahead {
+            matcher,
+            args,
+            per_file,
+            deadline,
+            walk_root,
+            shown_root,
+            paths,
+            threads,
+            state: Mutex::new(AheadState {
+                next: 0,
+                taken: 0,
+                done: false,
+                results: paths.iter().map(|_| None).collect(),
+            }),
+            changed: std::sync::Condvar::new(),
+        };
+        let ahead = &ahead;
+        Ok(std::thread::scope(|sc| {
+            for _ in 1..threads.min(paths.len()) {
+                sc.spawn(move || {
+                    // A helper that cannot open the folder leaves the files to the others.
+                    if let Ok(dirs) = fileio::Fs::open_dir(ahead.walk_root, ahead.shown_root) {
+                        ahead.help(&mut (
+                            Worker::new(ahead.matcher, ahead.args, ahead.per_file, ahead.deadline),
+                            dirs,
+                        ));
+                    }
+                });
+            }
+            let out = render(&mut |p: &Path| ahead.take(&mut local, p));
+            ahead.lock().done = true;
+            ahead.changed.notify_all();
+            out
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, AheadState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next file a thread may take now, if any (and marks it taken).
+    fn claim(&self, st: &mut AheadState) -> Option<usize> {
+        let reach = (2 * st.taken + self.threads)
+            .min(st.taken + 4 * self.threads)
+            .min(self.paths.len());
+        (st.next < reach).then(|| {
+            st.next += 1;
+            st.next - 1
+        })
+    }
+
+    fn search(&self, state: &mut (Worker, fileio::Fs), i: usize) -> Result<FileHits, Stop> {
+        let p = &self.paths[i];
+        let rel = rel_beneath(self.walk_root, p).unwrap_or_default();
+        state.0.search(&mut state.1, &rel, p, true)
+    }
+
+    /// A helper's loop: search what may be searched, wait when nothing may, stop when the render is done.
+    fn help(&self, state: &mut (Worker, fileio::Fs)) {
+        let mut st = self.lock();
+        loop {
+            if st.done || st.next == self.paths.len() {
+                return;
+            }
+            match self.claim(&mut st) {
+                Some(i) => {
+                    drop(st);
+                    let r = self.search(state, i);
+                    st = self.lock();
+                    st.results[i] = Some(r);
+                    self.changed.notify_all();
+                }
+                None => st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+
+    /// The detail search of `p`, the next path in the render's order: ready, searched here, or waited for (this
+    /// thread searches other files while it waits).
+    fn take(&self, local: &mut (Worker, fileio::Fs), p: &Path) -> Result<FileHits, Stop> {
+        let mut st = self.lock();
+        let i = st.taken;
+        debug_assert_eq!(self.paths.get(i).map(PathBuf::as_path), Some(p));
+        st.taken += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(r) = st.results.get_mut(i).and_then(Option::take) {
+                return r;
+            }
+            if i >= self.paths.len() {
+                return Err(Stop::Nothing);
+            }
+            match self.claim(&mut st) {
+                Some(j) => {
+                    drop(st);
+                    let r = self.search(local, j);
+                    if j == i {
+                        return r;
+                    }
+                    st = self.lock();
+                    st.results[j] = Some(r);
+                    self.changed.notify_all();
+                }
+                None => st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+}
+
 thread_local! {
     /// The walk threads' folder handles beneath the searched folder (folder handles are per thread; the walk's
     /// threads live for one search, so a handle never outlives its call).
@@ -481,18 +672,13 @@ fn rel_beneath(root: &Path, p: &Path) -> Option<String> {
     p.strip_prefix(root).ok()?.to_str().map(str::to_string)
 }
 
-fn build_matcher(a: &GrepArgs) -> Result<RegexMatcher, HostError> {
-    RegexMatcherBuilder::new()
-        .case_insensitive(a.ignore_case)
-        .fixed_strings(a.literal)
-        .line_terminator(Some(b'\n'))
-        .build(&a.pattern)
-        .map_err(|e| {
-            HostError::invalid(format!(
-                "invalid regex '{}': {e}. Fix the pattern, or pass literal: true to search for the text as is.",
-                a.pattern
-            ))
-        })
+fn build_matcher(a: &GrepArgs) -> Result<LineMatcher, HostError> {
+    LineMatcher::new(&a.pattern, a.ignore_case, a.literal).map_err(|e| {
+        HostError::invalid(format!(
+            "invalid regex '{}': {e}. Fix the pattern, or pass literal: true to search for the text as is.",
+            a.pattern
+        ))
+    })
 }
 
 /// Searches `target` (a file or a directory, already resolved and, if external, approved) and records what it
@@ -611,44 +797,52 @@ pub fn grep(
     };
     let mut hits: Vec<(String, PathBuf)> = hits.into_iter().map(|p| (show(&p), p)).collect();
     hits.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut detail = Worker::new(&matcher, a, per_file, deadline);
+    let paths: Vec<PathBuf> = hits.iter().map(|(_, p)| p.clone()).collect();
     let walk_root = if meta.is_file() {
         parent
     } else {
         target.canonical.as_path()
     };
-    let mut dirs = fileio::Fs::open_dir(walk_root, &target.shown)?;
     let detail_binary = AtomicU64::new(0);
-    let mut out = render(
-        target,
+    let binary = binary.into_inner();
+    let mut out = Ahead::run(
+        &matcher,
         a,
-        limit,
-        hits,
-        &mut |p: &Path| {
-            let rel = rel_beneath(walk_root, p).unwrap_or_default();
-            match detail.search(&mut dirs, &rel, p, true) {
-                Ok(h) => Some(h),
-                Err(Stop::Binary) => {
-                    detail_binary.fetch_add(1, Ordering::Relaxed);
-                    None
-                }
-                Err(Stop::Deadline) => {
-                    timed_out.store(true, Ordering::Relaxed);
-                    None
-                }
-                Err(Stop::Failed(why)) => {
-                    failed
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((p.to_path_buf(), why));
-                    None
-                }
-                Err(Stop::Nothing) => None,
-            }
+        per_file,
+        deadline,
+        walk_root,
+        &target.shown,
+        &paths,
+        |take| {
+            render(
+                target,
+                a,
+                limit,
+                hits,
+                &mut |p: &Path| match take(p) {
+                    Ok(h) => Some(h),
+                    Err(Stop::Binary) => {
+                        detail_binary.fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                    Err(Stop::Deadline) => {
+                        timed_out.store(true, Ordering::Relaxed);
+                        None
+                    }
+                    Err(Stop::Failed(why)) => {
+                        failed
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push((p.to_path_buf(), why));
+                        None
+                    }
+                    Err(Stop::Nothing) => None,
+                },
+                binary,
+                store,
+            )
         },
-        binary.into_inner(),
-        store,
-    );
+    )?;
     if timed_out.load(Ordering::Relaxed) {
         return Err(deadline.error("Grep"));
     }
@@ -980,6 +1174,60 @@ mod tests {
     }
 
     #[test]
+    fn the_detail_pass_searched_ahead_keeps_the_order_the_counts_and_the_tags() {
+        // Enough files for the helpers to run ahead of the render, of uneven sizes (one large), with a varying number
+        // of matches, so results arrive out of order and the limit falls inside the list.
+        let bodies: Vec<(String, String)> = (0..120)
+            .map(|k| {
+                let rows = if k == 7 { 40_000 } else { 1 + k % 5 };
+                let body: String = (0..rows)
+                    .map(|r| format!("line {r} {}\n", if r % 2 == 0 { "hit" } else { "no" }))
+                    .collect();
+                (format!("d{}/f{k:03}.txt", k % 4), body)
+            })
+            .collect();
+        let files: Vec<(&str, &[u8])> = bodies.iter().map(|(n, b)| (n.as_str(), b.as_bytes())).collect();
+        let (_t, roots) = setup(&files);
+        let mut expected: Vec<&(String, String)> = bodies.iter().collect();
+        expected.sort_by(|x, y| x.0.cmp(&y.0));
+        let mut st = SnapshotStore::new();
+        let r = run(
+            &roots,
+            &mut st,
+            json!({"pattern": "hit", "outputMode": "count", "limit": 100}),
+        )
+        .unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.counts.len(), 100);
+        for (c, (name, body)) in r.counts.iter().zip(&expected) {
+            assert_eq!(&c.path, name);
+            assert_eq!(c.count, body.matches("hit").count() as u64, "{name}");
+            assert_eq!(r.tags[name], tag::tag_of(body), "{name}");
+        }
+        // Content mode: the limit of matches ends the list part-way; every shown row is from its own file, in order.
+        let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": 150})).unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.matches.len(), 150);
+        let shown: Vec<&String> = expected.iter().map(|(n, _)| n).take(r.files.len()).collect();
+        assert_eq!(r.files.iter().collect::<Vec<_>>(), shown);
+        let mut at = 0;
+        for f in &r.files {
+            let body = &expected.iter().find(|(n, _)| n == f).unwrap().1;
+            let rows: Vec<&GrepMatch> = r.matches[at..].iter().take_while(|m| &m.path == f).collect();
+            at += rows.len();
+            for m in rows {
+                assert_eq!(
+                    body.lines().nth(m.line as usize - 1),
+                    Some(m.text.as_str()),
+                    "{f}:{}",
+                    m.line
+                );
+            }
+        }
+        assert_eq!(at, 150);
+    }
+
+    #[test]
     fn count_and_files_modes_mint_tags_with_empty_seen_sets() {
         let (_t, roots) = setup(&[("a.txt", b"x\nx\ny\n"), ("b.txt", b"x\n")]);
         let mut st = SnapshotStore::new();
@@ -1134,6 +1382,35 @@ mod tests {
         let mut st = SnapshotStore::new();
         let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
         assert_eq!(r.files, vec!["a.txt"]);
+    }
+
+    #[test]
+    fn the_reader_normalises_in_place_whatever_the_read_size() {
+        // CRLF and lone CR split at every possible read boundary, a BOM shorter than some reads, a trailing CR.
+        let raw = "\u{feff}a\r\nb\rc\r\n\r\nd\r\re\r".as_bytes();
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, raw).unwrap();
+        for size in [1, 2, 3, 4, 5, 7, 64] {
+            let mut ts = TagStream::new();
+            let mut r = Normalizing::new(fs::File::open(&path).unwrap(), Deadline::none(), Some(&mut ts), None);
+            let mut got = Vec::new();
+            let mut buf = vec![0; size];
+            loop {
+                let n = std::io::Read::read(&mut r, &mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                "a\nb\nc\n\nd\n\ne\n",
+                "read size {size}"
+            );
+            let tag = ts.finish(&mut |_| {}).unwrap();
+            assert_eq!(tag.tag, tag::tag_of("a\nb\nc\n\nd\n\ne\n"), "read size {size}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod fileio;
 pub mod glob;
 pub mod grep;
+pub mod grep_lines;
 pub mod paths;
 pub mod permission;
 pub mod read;
