@@ -185,6 +185,9 @@ mod tests {
             (r"\bFUNCTION\s+\w+error\b", true),
             (r"Error\B", false),
             (r"(?m:^)function\s+\w+Error\b$", false),
+            (r"^function\s+\w+Error\b", false),
+            (r"\bError\b.$", false),
+            (r"(?-i)function\s+\w+Error\b", true),
             (r"\b(?:function|x)\b", false),
         ] {
             let ours = LineMatcher::new(pattern, ci, false).unwrap();
@@ -201,6 +204,9 @@ mod tests {
         }
         let m = LineMatcher::new(r"function\s+[a-z]+Error\b", false, false).unwrap();
         assert_eq!(lines(&m, text), vec![1, 4, 5, 9]);
+        // Anchors keep their meaning per line.
+        let m = LineMatcher::new(r"^function\s+\w+Error\b", false, false).unwrap();
+        assert_eq!(lines(&m, text), vec![1, 8, 9]);
     }
 
     #[test]
