@@ -5,9 +5,9 @@
 // stay imports, so jiti still hands over Pi's copies; the native loader is required at run time, as from src/.
 // The file is TypeScript by name only: jiti caches its transform of `.ts` files (a `.js` one in an ESM package is
 // imported natively, which would bypass Pi's module aliases).
-// Run by `npm install` (prepare), `npm pack`/`npm publish`, the builds and `npm test`; `--if-stale` rebuilds only
-// when a file under src/ is newer than the bundle (the test helpers call `bundleIfStale`, so a suite never runs an
-// old bundle).
+// Run by `npm install`, `npm pack` and `npm publish` (the `prepare` script); the addon builds do not run it. The test
+// helpers call `bundleIfStale` (as `--if-stale` does: rebuild only when a file under src/ is newer than the bundle),
+// so a suite never runs an old bundle.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
