@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { procState, until } from "./helpers/shell.mjs";
@@ -195,4 +196,30 @@ test("with a working watchdog the status carries no watchdogFailure", async () =
 	assert.equal(r.ok, true, r.text);
 	assert.equal("watchdogFailure" in m.status(), false);
 	await m.close();
+});
+
+test("when Node exits, a job's exit trap gets up to a second before SIGKILL (a lock it holds is released)", { timeout: 60000 }, async () => {
+	const dir = mkdtempSync(join(tmpdir(), "pct-watchdog-trap-"));
+	try {
+		const done = join(dir, "cleaned");
+		// The trap outlasts the old fixed 0.2 s grace: its sleep starts after the SIGTERM, so only SIGKILL can cut it.
+		const child = spawn(process.execPath, ["-e", `
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const m = new native.ShellManager({});
+(async () => {
+	const r = await m.exec({ cmd: ${JSON.stringify(`trap 'sleep 0.5; echo ok > ${done}; exit 0' TERM; echo ready; sleep 1000 & wait`)}, yield_time_ms: 500 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } });
+	console.log(r.details.stdout.trim());
+	process.stdin.once("data", () => process.exit(0));
+})();`], { stdio: ["pipe", "pipe", "pipe"] });
+		let stdout = "";
+		child.stdout.on("data", (d) => (stdout += d));
+		const exited = new Promise((r) => child.on("exit", r));
+		assert.equal(await until(() => stdout.includes("ready"), 30000), true, "the job started");
+		child.stdin.write("go\n");
+		await exited;
+		assert.equal(await until(() => existsSync(done), 10000), true, "the exit trap ran to its end before the SIGKILL");
+		assert.equal(readFileSync(done, "utf8"), "ok\n");
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
 });

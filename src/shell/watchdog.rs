@@ -44,8 +44,13 @@ stop() {
     p=${p#/proc/}; kill -s "$1" -- "${p%/environ}" 2>/dev/null
   done
 }
+left() {
+  for g in $groups; do kill -0 -- "-$g" 2>/dev/null && return 0; done
+  grep -lsqz "^PCT_JOB=$inst:" /proc/[0-9]*/environ 2>/dev/null
+}
 stop TERM
-sleep 0.2 2>/dev/null
+n=0
+while [ "$n" -lt 20 ] && left; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
 stop KILL
 stop KILL
 set -f
