@@ -202,12 +202,14 @@ test("when Node exits, a job's exit trap gets up to a second before SIGKILL (a l
 	const dir = mkdtempSync(join(tmpdir(), "pct-watchdog-trap-"));
 	try {
 		const done = join(dir, "cleaned");
-		// The trap outlasts the old fixed 0.2 s grace: its sleep starts after the SIGTERM, so only SIGKILL can cut it.
+		// An EXIT trap (pyenv's rehash releases its lock in one) that outlasts the old fixed 0.2 s grace. It runs on the
+		// watchdog's SIGTERM, or on the SIGHUP of the job's terminal closing with Node, whichever comes first, and
+		// ignores both from then on (so does its sleep), so only SIGKILL can cut it short.
 		const child = spawn(process.execPath, ["-e", `
 const native = require(${JSON.stringify(join(root, "index.js"))});
 const m = new native.ShellManager({});
 (async () => {
-	const r = await m.exec({ cmd: ${JSON.stringify(`trap 'sleep 0.5; echo ok > ${done}; exit 0' TERM; echo ready; sleep 1000 & wait`)}, yield_time_ms: 500 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } });
+	const r = await m.exec({ cmd: ${JSON.stringify(`trap 'trap "" TERM HUP; sleep 0.5; echo ok > ${done}' EXIT; trap 'exit 0' TERM HUP; echo ready; sleep 1000 & wait`)}, yield_time_ms: 500 }, { cwd: "/tmp", shell: { shell: "/bin/bash", args: ["-c"] } });
 	console.log(r.details.stdout.trim());
 	process.stdin.once("data", () => process.exit(0));
 })();`], { stdio: ["pipe", "pipe", "pipe"] });
