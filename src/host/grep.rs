@@ -494,12 +494,7 @@ impl Worker {
 /// not shown stay bounded by those shown, and the results held at once (each file's rows and text, at most
 /// `MAX_RETAINED_FILE` of text) stay bounded by the number of threads.
 struct Ahead<'a> {
-    matcher: &'a LineMatcher,
-    args: &'a GrepArgs,
-    per_file: Option<u64>,
-    deadline: Deadline,
-    walk_root: &'a Path,
-    shown_root: &'a str,
+    spec: DetailSpec<'a>,
     /// The files in the render's order.
     paths: &'a [PathBuf],
     threads: usize,
@@ -516,31 +511,37 @@ struct AheadState {
     results: Vec<Option<Result<FileHits, Stop>>>,
 }
 
+/// What each thread of the detail pass searches with: the matcher and the mode's settings, and the folder its files
+/// are opened beneath (each thread makes its own worker and folder handles from it).
+struct DetailSpec<'a> {
+    matcher: &'a LineMatcher,
+    args: &'a GrepArgs,
+    per_file: Option<u64>,
+    deadline: Deadline,
+    walk_root: &'a Path,
+    shown_root: &'a str,
+}
+
+impl DetailSpec<'_> {
+    fn worker(&self) -> Result<(Worker, fileio::Fs), HostError> {
+        Ok((
+            Worker::new(self.matcher, self.args, self.per_file, self.deadline),
+            fileio::Fs::open_dir(self.walk_root, self.shown_root)?,
+        ))
+    }
+}
+
 impl<'a> Ahead<'a> {
     /// Runs `render` with the detail search of each path, in the given order, while helpers search ahead.
-    #[allow(clippy::too_many_arguments)]
     fn run<T>(
-        matcher: &'a LineMatcher,
-        args: &'a GrepArgs,
-        per_file: Option<u64>,
-        deadline: Deadline,
-        walk_root: &'a Path,
-        shown_root: &'a str,
+        spec: DetailSpec<'a>,
         paths: &'a [PathBuf],
         render: impl FnOnce(&mut dyn FnMut(&Path) -> Result<FileHits, Stop>) -> T,
     ) -> Result<T, HostError> {
-        let mut local = (
-            Worker::new(matcher, args, per_file, deadline),
-            fileio::Fs::open_dir(walk_root, shown_root)?,
-        );
+        let mut local = spec.worker()?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let ahead = Ahead {
-            matcher,
-            args,
-            per_file,
-            deadline,
-            walk_root,
-            shown_root,
+            spec,
             paths,
             threads,
             state: Mutex::new(AheadState {
@@ -556,11 +557,8 @@ impl<'a> Ahead<'a> {
             for _ in 1..threads.min(paths.len()) {
                 sc.spawn(move || {
                     // A helper that cannot open the folder leaves the files to the others.
-                    if let Ok(dirs) = fileio::Fs::open_dir(ahead.walk_root, ahead.shown_root) {
-                        ahead.help(&mut (
-                            Worker::new(ahead.matcher, ahead.args, ahead.per_file, ahead.deadline),
-                            dirs,
-                        ));
+                    if let Ok(mut worker) = ahead.spec.worker() {
+                        ahead.help(&mut worker);
                     }
                 });
             }
@@ -588,7 +586,7 @@ impl<'a> Ahead<'a> {
 
     fn search(&self, state: &mut (Worker, fileio::Fs), i: usize) -> Result<FileHits, Stop> {
         let p = &self.paths[i];
-        let rel = rel_beneath(self.walk_root, p).unwrap_or_default();
+        let rel = rel_beneath(self.spec.walk_root, p).unwrap_or_default();
         state.0.search(&mut state.1, &rel, p, true)
     }
 
@@ -702,29 +700,8 @@ pub fn grep(
     let binary = AtomicU64::new(0);
     let failed: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
     let timed_out = AtomicBool::new(false);
-    // What a search that did not finish means for the call: binary is counted, a passed deadline ends the call,
-    // any other stop is reported for that file.
-    let settle = |r: Result<FileHits, Stop>, path: &Path| -> Option<PathBuf> {
-        match r {
-            Ok(h) => Some(h.path),
-            Err(Stop::Nothing) => None,
-            Err(Stop::Binary) => {
-                binary.fetch_add(1, Ordering::Relaxed);
-                None
-            }
-            Err(Stop::Deadline) => {
-                timed_out.store(true, Ordering::Relaxed);
-                None
-            }
-            Err(Stop::Failed(why)) => {
-                failed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((path.to_path_buf(), why));
-                None
-            }
-        }
-    };
+    let found_in =
+        |r: Result<FileHits, Stop>, path: &Path| settle(r, path, &binary, &timed_out, &failed).map(|h| h.path);
     let mut hits: Vec<PathBuf> = Vec::new();
     let parent = target.canonical.parent().unwrap_or(Path::new("/"));
     if meta.is_file() {
@@ -739,7 +716,7 @@ pub fn grep(
             let mut dirs = fileio::Fs::open_dir(parent, &target.shown)?;
             let name = target.canonical.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let r = Worker::probe(&matcher, deadline).search(&mut dirs, name, &target.canonical, false);
-            hits.extend(settle(r, &target.canonical));
+            hits.extend(found_in(r, &target.canonical));
         }
     } else if meta.is_dir() {
         let mut w = glob::walker(&target.canonical);
@@ -755,7 +732,7 @@ pub fn grep(
             let mut worker = Worker::probe(&matcher, deadline);
             let found = &found;
             let timed_out = &timed_out;
-            let settle = &settle;
+            let found_in = &found_in;
             Box::new(move |entry| {
                 if deadline.passed() || timed_out.load(Ordering::Relaxed) {
                     timed_out.store(true, Ordering::Relaxed);
@@ -769,7 +746,7 @@ pub fn grep(
                     let r = with_thread_dirs(&target.canonical, &target.shown, |dirs| {
                         worker.search(dirs, &rel, entry.path(), false)
                     });
-                    if let Some(p) = settle(r, entry.path()) {
+                    if let Some(p) = found_in(r, entry.path()) {
                         found.lock().unwrap_or_else(|p| p.into_inner()).push(p);
                     }
                 }
@@ -805,44 +782,25 @@ pub fn grep(
     };
     let detail_binary = AtomicU64::new(0);
     let binary = binary.into_inner();
-    let mut out = Ahead::run(
-        &matcher,
-        a,
+    let spec = DetailSpec {
+        matcher: &matcher,
+        args: a,
         per_file,
         deadline,
         walk_root,
-        &target.shown,
-        &paths,
-        |take| {
-            render(
-                target,
-                a,
-                limit,
-                hits,
-                &mut |p: &Path| match take(p) {
-                    Ok(h) => Some(h),
-                    Err(Stop::Binary) => {
-                        detail_binary.fetch_add(1, Ordering::Relaxed);
-                        None
-                    }
-                    Err(Stop::Deadline) => {
-                        timed_out.store(true, Ordering::Relaxed);
-                        None
-                    }
-                    Err(Stop::Failed(why)) => {
-                        failed
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((p.to_path_buf(), why));
-                        None
-                    }
-                    Err(Stop::Nothing) => None,
-                },
-                binary,
-                store,
-            )
-        },
-    )?;
+        shown_root: &target.shown,
+    };
+    let mut out = Ahead::run(spec, &paths, |take| {
+        render(
+            target,
+            a,
+            limit,
+            hits,
+            &mut |p: &Path| settle(take(p), p, &detail_binary, &timed_out, &failed),
+            binary,
+            store,
+        )
+    })?;
     if timed_out.load(Ordering::Relaxed) {
         return Err(deadline.error("Grep"));
     }
@@ -885,6 +843,36 @@ pub fn grep(
         out.unsearched = failed.into_iter().map(|(p, why)| (show(&p), why)).collect();
     }
     Ok(out)
+}
+
+/// What a search that did not finish means for the call: a binary file is counted in `binary`, a passed deadline
+/// ends the call, any other stop is reported for that file.
+fn settle(
+    r: Result<FileHits, Stop>,
+    path: &Path,
+    binary: &AtomicU64,
+    timed_out: &AtomicBool,
+    failed: &Mutex<Vec<(PathBuf, String)>>,
+) -> Option<FileHits> {
+    match r {
+        Ok(h) => Some(h),
+        Err(Stop::Nothing) => None,
+        Err(Stop::Binary) => {
+            binary.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+        Err(Stop::Deadline) => {
+            timed_out.store(true, Ordering::Relaxed);
+            None
+        }
+        Err(Stop::Failed(why)) => {
+            failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((path.to_path_buf(), why));
+            None
+        }
+    }
 }
 
 /// Files that could not be searched listed by name (the count covers the rest).
