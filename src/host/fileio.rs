@@ -16,7 +16,7 @@ use crate::patch::beneath::{self, Root as Dirs, Stamp};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -44,14 +44,132 @@ const RELEASE_BESIDE_MIN: usize = 512 * 1024;
 /// Drops `old` after the call replaced or removed its file: for a large file on a short-lived thread, so the kernel's
 /// release of the old inode (its page cache and blocks, paid when its last handle closes) and the freeing of the read
 /// buffer do not delay the call's result (docs/host.md "Edit"). Inline when small or when no thread can be started.
+/// The thread runs at idle priority: on a machine with few cores it would otherwise take a core from the next call's
+/// read and hash, and nothing waits for it.
 pub fn release(old: Existing) {
     if old.bytes.len() < RELEASE_BESIDE_MIN {
         return;
     }
     // A failed spawn drops the closure, and with it `old`, here.
-    let _ = std::thread::Builder::new()
-        .name("pct-release".into())
-        .spawn(move || drop(old));
+    let _ = std::thread::Builder::new().name("pct-release".into()).spawn(move || {
+        idle_priority();
+        drop(old);
+    });
+}
+
+/// Moves the calling thread to the idle scheduling class (Linux `SCHED_IDLE`; lowering a thread's own priority
+/// needs no privilege). Elsewhere, and if the call fails, the thread keeps its priority.
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: 0 names the calling thread; `param` is valid for the call.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    }
+}
+
+/// One prepared replacement of an existing file ([`Fs::prepare_replace`]): the folder's own handle (reached beneath
+/// `/` without a symlink when it was prepared), the file's name in it and what was read of the old file. When the
+/// file has one link, the new bytes go to a temp file created exclusively in that folder (mode and owner copied) and
+/// renamed over the name after a re-check of the stamp; with more than one link a rename would split the links, so
+/// the bytes are rewritten in place after that re-check (module header).
+pub struct Replacement {
+    dir: OwnedFd,
+    name: CString,
+    shown: String,
+    stamp: Stamp,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    nlink: u64,
+}
+
+impl Replacement {
+    /// Writes `bytes` as the file's new content. Refuses (TOOL_FAILED, nothing written) when the file changed since
+    /// it was read; a failure after the temp file was created removes it.
+    pub fn run(self, bytes: &[u8]) -> Result<(), HostError> {
+        let shown = &self.shown;
+        let err = |e: io::Error| io_err(shown, &e);
+        if self.nlink > 1 {
+            // Hard links: rewrite in place so every link keeps seeing one file.
+            let mut f = self.open_at(&self.name, libc::O_RDWR).map_err(err)?;
+            let now = beneath::fstat(&f).map_err(err)?;
+            if !now.unchanged(&self.stamp) {
+                return Err(self.concurrent());
+            }
+            let done = f.set_len(0).and_then(|_| f.rewind()).and_then(|_| f.write_all(bytes));
+            return done.map_err(err);
+        }
+        let tmp = format!(
+            ".{}.pct-{}.tmp",
+            self.name.to_string_lossy(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let tmp = cstr(&tmp).map_err(err)?;
+        let mut f = self
+            .open_at(&tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
+            .map_err(err)?;
+        let staged = (|| -> io::Result<()> {
+            f.write_all(bytes)?;
+            // SAFETY: valid fd; a failed fchown (not the owner's user) keeps the caller's ownership.
+            unsafe { libc::fchown(f.as_raw_fd(), self.uid, self.gid) };
+            // SAFETY: valid fd.
+            if unsafe { libc::fchmod(f.as_raw_fd(), self.mode as libc::mode_t) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })();
+        drop(f);
+        let unlink_tmp = || {
+            // SAFETY: valid dirfd and name.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), tmp.as_ptr(), 0) };
+        };
+        if let Err(e) = staged {
+            unlink_tmp();
+            return Err(err(e));
+        }
+        match beneath::stat_at(&self.dir, &self.name) {
+            Ok(Some(now)) if now.unchanged(&self.stamp) => {}
+            Ok(_) => {
+                unlink_tmp();
+                return Err(self.concurrent());
+            }
+            Err(e) => {
+                unlink_tmp();
+                return Err(err(e));
+            }
+        }
+        let (d, name) = (self.dir.as_raw_fd(), &self.name);
+        // SAFETY: valid dirfd and names.
+        if unsafe { libc::renameat(d, tmp.as_ptr(), d, name.as_ptr()) } < 0 {
+            let e = io::Error::last_os_error();
+            unlink_tmp();
+            return Err(err(e));
+        }
+        Ok(())
+    }
+
+    fn concurrent(&self) -> HostError {
+        HostError::new(
+            TOOL_FAILED,
+            format!(
+                "{} changed on disk while the call ran; nothing was written. Read it again, then retry.",
+                self.shown
+            ),
+        )
+    }
+
+    /// Opens `name` in the folder with `flags`, never through a final symlink (mode 0600 when it creates).
+    fn open_at(&self, name: &CString, flags: libc::c_int) -> io::Result<File> {
+        let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: valid dirfd and NUL-terminated name.
+        let fd = unsafe { libc::openat(self.dir.as_raw_fd(), name.as_ptr(), flags, 0o600 as libc::c_uint) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the fd was just opened and is owned by the File.
+        Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+    }
 }
 
 /// The handles of one call: directory handles beneath `/`.
@@ -267,87 +385,25 @@ impl Fs {
     /// Replaces the content of the existing file `rel` read as `old` with `bytes`, keeping mode (and owner where
     /// permitted). Refuses (TOOL_FAILED, nothing written) when the file changed since `old` was read.
     pub fn replace(&mut self, rel: &str, old: &Existing, bytes: &[u8], shown: &str) -> Result<(), HostError> {
-        let concurrent = || {
-            HostError::new(
-                TOOL_FAILED,
-                format!("{shown} changed on disk while the call ran; nothing was written. Read it again, then retry."),
-            )
-        };
-        if old.nlink > 1 {
-            // Hard links: rewrite in place so every link keeps seeing one file.
-            let (dir, name) = beneath::split(rel);
-            let dfd = self.dirs.dir(dir).map_err(|e| io_err(shown, &e))?;
-            let c = cstr(name).map_err(|e| io_err(shown, &e))?;
-            // SAFETY: valid dirfd and name.
-            let fd = unsafe {
-                libc::openat(
-                    dfd.as_raw_fd(),
-                    c.as_ptr(),
-                    libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                return Err(io_err(shown, &io::Error::last_os_error()));
-            }
-            // SAFETY: owned fd.
-            let mut f: File = unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) };
-            let now = beneath::fstat(&f).map_err(|e| io_err(shown, &e))?;
-            if !now.unchanged(&old.stamp) {
-                return Err(concurrent());
-            }
-            let done = f.set_len(0).and_then(|_| f.rewind()).and_then(|_| f.write_all(bytes));
-            return done.map_err(|e| io_err(shown, &e));
-        }
+        self.prepare_replace(rel, old, shown)?.run(bytes)
+    }
+
+    /// The replacement of `rel` (read as `old`) as a value that owns its folder handle, so it can run on another
+    /// thread than this call's handles (Edit writes a large file while this thread hashes the new text).
+    pub fn prepare_replace(&mut self, rel: &str, old: &Existing, shown: &str) -> Result<Replacement, HostError> {
         let (dir, name) = beneath::split(rel);
-        let tmp_name = format!(".{name}.pct-{}.tmp", uuid::Uuid::new_v4().simple());
-        let tmp_rel = if dir.is_empty() {
-            tmp_name.clone()
-        } else {
-            format!("{dir}/{tmp_name}")
-        };
-        let mut f = self
-            .dirs
-            .create_file(dir, &tmp_name, 0o600)
-            .map_err(|e| io_err(shown, &e))?;
-        let staged = (|| -> io::Result<()> {
-            f.write_all(bytes)?;
-            // SAFETY: valid fd; a failed fchown (not the owner's user) keeps the caller's ownership.
-            unsafe { libc::fchown(f.as_raw_fd(), old.uid, old.gid) };
-            // SAFETY: valid fd.
-            if unsafe { libc::fchmod(f.as_raw_fd(), old.mode as libc::mode_t) } < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        })();
-        if let Err(e) = staged {
-            let _ = self.dirs.unlink(&tmp_rel);
-            return Err(io_err(shown, &e));
-        }
-        match self.dirs.stat(rel) {
-            Ok(Some(now)) if now.unchanged(&old.stamp) => {}
-            Ok(_) => {
-                let _ = self.dirs.unlink(&tmp_rel);
-                return Err(concurrent());
-            }
-            Err(e) => {
-                let _ = self.dirs.unlink(&tmp_rel);
-                return Err(io_err(shown, &e));
-            }
-        }
-        let renamed = (|| -> io::Result<()> {
-            let dfd = self.dirs.dir(dir)?;
-            let (a, b) = (cstr(&tmp_name)?, cstr(name)?);
-            // SAFETY: valid dirfd and names.
-            if unsafe { libc::renameat(dfd.as_raw_fd(), a.as_ptr(), dfd.as_raw_fd(), b.as_ptr()) } < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        })();
-        if let Err(e) = renamed {
-            let _ = self.dirs.unlink(&tmp_rel);
-            return Err(io_err(shown, &e));
-        }
-        Ok(())
+        let dfd = self.dirs.dir(dir).map_err(|e| io_err(shown, &e))?;
+        let dir = dfd.try_clone().map_err(|e| io_err(shown, &e))?;
+        Ok(Replacement {
+            dir,
+            name: cstr(name).map_err(|e| io_err(shown, &e))?,
+            shown: shown.to_string(),
+            stamp: old.stamp,
+            mode: old.mode,
+            uid: old.uid,
+            gid: old.gid,
+            nlink: old.nlink,
+        })
     }
 
     /// Removes the file `rel` if it is still the one read as `old`.

@@ -89,6 +89,30 @@ pub fn fstat(f: &impl AsRawFd) -> io::Result<Stamp> {
     Ok(Stamp::of(unsafe { &st.assume_init() }))
 }
 
+/// The stamp of `name` in the folder `dir` without following a final symlink; `None` when it is missing.
+pub fn stat_at(dir: &impl AsRawFd, name: &std::ffi::CStr) -> io::Result<Option<Stamp>> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: valid dirfd and name; `st` is written on success.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            st.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::ENOENT) {
+            Ok(None)
+        } else {
+            Err(e)
+        };
+    }
+    // SAFETY: fstatat succeeded.
+    Ok(Some(Stamp::of(unsafe { &st.assume_init() })))
+}
+
 impl Root {
     /// Opens the workspace folder itself (following symlinks: the workspace path is the user's choice).
     pub fn open(cwd: &Path) -> io::Result<Root> {
@@ -189,20 +213,7 @@ impl Root {
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let c = cstr(name)?;
-        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: valid dirfd and name; `st` is written on success.
-        let rc = unsafe { libc::fstatat(dfd.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            return if e.raw_os_error() == Some(libc::ENOENT) {
-                Ok(None)
-            } else {
-                Err(e)
-            };
-        }
-        // SAFETY: fstatat succeeded.
-        Ok(Some(Stamp::of(unsafe { &st.assume_init() })))
+        stat_at(&*dfd, &cstr(name)?)
     }
 
     /// Opens an existing file beneath the root with `O_NOFOLLOW` (`write` = read-write, else read-only).

@@ -134,29 +134,33 @@ pub fn land(
         None => Ok(()),
     };
     review.map_err(crate::host::write::review_failed)?;
-    // The new text is normalised and hashed (its tag and fingerprint) on a second thread while this one writes it.
-    let (written, (new_owned, (new_digest, new_tag, new_fp))) = on_the_side(
-        applied.bytes.len(),
+    // The new text lands on a second thread (the replacement owns its folder handle) while this one normalises it and
+    // takes its SHA-256, the longest step; the writer then takes the fingerprint when the text is its own normal form.
+    let replacement = if changed {
+        Some(fs.prepare_replace(rel, old, &t.shown)?)
+    } else {
+        None
+    };
+    let bytes = applied.bytes.as_str();
+    let ((new_owned, (new_digest, new_tag)), (written, new_fp)) = on_the_side(
+        bytes.len(),
         || {
-            let n = tag::normalize_str(&applied.bytes);
-            let (digest, tag_) = tag::digest_and_tag(&n);
-            let id = (digest, tag_, tag::fingerprint(&n));
+            let w = replacement.map_or(Ok(()), |r| r.run(bytes.as_bytes()));
+            (w, tag::normal_in_place(bytes).map(tag::fingerprint))
+        },
+        || {
+            let n = tag::normalize_str(bytes);
+            let id = tag::digest_and_tag(&n);
             // A copy only when normalisation changed the text (a BOM or CR).
             let owned = match n {
-                Cow::Borrowed(b) if b.len() == applied.bytes.len() => None,
+                Cow::Borrowed(b) if b.len() == bytes.len() => None,
                 other => Some(other.into_owned()),
             };
             (owned, id)
         },
-        || {
-            if changed {
-                fs.replace(rel, old, applied.bytes.as_bytes(), &t.shown)
-            } else {
-                Ok(())
-            }
-        },
     );
     written?;
+    let new_fp = new_fp.unwrap_or_else(|| tag::fingerprint(new_owned.as_deref().unwrap_or(bytes)));
     let mut final_t = t;
     if let Some(d) = &dest {
         let drel = rel_of(&d.canonical)?;
