@@ -89,11 +89,21 @@ pub fn normalize_string(s: String) -> Normalized {
 
 /// The tag of normalized `text` whose SHA-256 is `digest` (one hash when no line has trailing whitespace).
 pub fn tag_with_digest(text: &str, digest: &[u8; 32]) -> String {
-    if needs_trim(text) {
+    tag_given(text, digest, needs_trim(text))
+}
+
+/// [`tag_with_digest`] when [`needs_trim`] of `text` is already known (`trim`), e.g. taken on another thread.
+pub fn tag_given(text: &str, digest: &[u8; 32], trim: bool) -> String {
+    if trim {
         tag_of_normalized(text)
     } else {
         format!("{:02X}{:02X}", digest[30], digest[31])
     }
+}
+
+/// SHA-256 of `text` exactly: the identity digest of normalized text.
+pub fn digest(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
 }
 
 /// Hashes normalized text: its identity digest, its tag and its fingerprint.
@@ -114,13 +124,13 @@ pub fn fingerprint(text: &str) -> u128 {
 /// The identity digest (SHA-256 of `text` exactly) and the tag of normalized `text`. Most files have no trailing
 /// whitespace: then the trimmed text is the text, and one hash serves both.
 pub fn digest_and_tag(text: &str) -> ([u8; 32], String) {
-    let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-    (digest, tag_with_digest(text, &digest))
+    let d = digest(text);
+    (d, tag_with_digest(text, &d))
 }
 
 /// Whether any line of normalized text ends in a space, tab or CR (so the tag's trimming changes the text). Three
 /// substring searches: a search per line end costs about three times as much on a file of short lines.
-fn needs_trim(text: &str) -> bool {
+pub fn needs_trim(text: &str) -> bool {
     let b = text.as_bytes();
     if matches!(b.last(), Some(b' ' | b'\t' | b'\r')) {
         return true;

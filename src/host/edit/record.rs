@@ -135,32 +135,38 @@ pub fn land(
     };
     review.map_err(crate::host::write::review_failed)?;
     // The new text lands on a second thread (the replacement owns its folder handle) while this one normalises it and
-    // takes its SHA-256, the longest step; the writer then takes the fingerprint when the text is its own normal form.
+    // takes its SHA-256, the longest step. The writer then scans it for trailing blanks (whether the tag needs the
+    // trimming hash) and takes its fingerprint, when the text is its own normal form (no CR: most files).
     let replacement = if changed {
         Some(fs.prepare_replace(rel, old, &t.shown)?)
     } else {
         None
     };
     let bytes = applied.bytes.as_str();
-    let ((new_owned, (new_digest, new_tag)), (written, new_fp)) = on_the_side(
+    let ((new_owned, new_digest), (written, scanned)) = on_the_side(
         bytes.len(),
         || {
             let w = replacement.map_or(Ok(()), |r| r.run(bytes.as_bytes()));
-            (w, tag::normal_in_place(bytes).map(tag::fingerprint))
+            (
+                w,
+                tag::normal_in_place(bytes).map(|n| (tag::needs_trim(n), tag::fingerprint(n))),
+            )
         },
         || {
             let n = tag::normalize_str(bytes);
-            let id = tag::digest_and_tag(&n);
+            let d = tag::digest(&n);
             // A copy only when normalisation changed the text (a BOM or CR).
             let owned = match n {
                 Cow::Borrowed(b) if b.len() == bytes.len() => None,
                 other => Some(other.into_owned()),
             };
-            (owned, id)
+            (owned, d)
         },
     );
     written?;
-    let new_fp = new_fp.unwrap_or_else(|| tag::fingerprint(new_owned.as_deref().unwrap_or(bytes)));
+    let normal = new_owned.as_deref().unwrap_or(bytes);
+    let (trim, new_fp) = scanned.unwrap_or_else(|| (tag::needs_trim(normal), tag::fingerprint(normal)));
+    let new_tag = tag::tag_given(normal, &new_digest, trim);
     let mut final_t = t;
     if let Some(d) = &dest {
         let drel = rel_of(&d.canonical)?;
