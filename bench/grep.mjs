@@ -10,15 +10,25 @@
 // agree (`filesWithMatches` vs `rg -l`); files ripgrep treats differently (a NUL after a match past its first
 // buffer) are reported, not hidden.
 //
-// Build the release addon first (`npm run build`). Usage:
-//   node bench/grep.mjs [--root DIR] [--pattern REGEX] [--runs N] [--once]
+// `--pi`: the same searches end to end through Pi 1.6.0's tool call (tool_execution_start -> end, timed by
+// bench/fixtures/tool-timing.ts), where the user waits for them. Each round starts two `pi -p` processes in the tree
+// (the faux model calls the tool CALLS times with `{pattern}`): one with the toolkit (host tools on) calling Grep, and
+// one without it calling Pi's own grep tool (`--tools grep`: ripgrep from PATH, Pi's JSON parsing and render). Both
+// tools show at most 100 matches by default; Pi's stops ripgrep at the 100th, ours counts every match of the tree
+// (so a pattern with more matches than that is not the same work). The first call of each process is not counted (a
+// Pi process's first tool call runs code for the first time, whatever the tool: bench/bash.mjs (d)); each process
+// gives the median of its later calls, and the ratio ours/Pi's is taken round by round.
+//
+// Build the release addon first (`npm run build`). Pi needs Node 22 for --pi. Usage:
+//   node bench/grep.mjs [--root DIR] [--pattern REGEX] [--runs N] [--once] [--pi]
 // Default root: the project's node_modules (tens of thousands of files).
-import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { tempDir } from "../scripts/tmp.mjs";
+import { FAUX, NODE22, PI_VERSIONS, sandbox, writeToolConfig } from "../__test__/helpers/pi.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(ROOT, "index.js"));
@@ -56,9 +66,51 @@ try {
 	const s = new native.HostSession(root, agent, "bench");
 	const files = spawnSync("rg", ["--files", ...RG], { cwd: root, encoding: "utf8", maxBuffer: 1 << 30, stdio: NO_STDIN }).stdout.split("\n").filter(Boolean).length;
 	console.log(`tree: ${root} (${files} files searched by rg), ${runs} interleaved pairs per pattern`);
-	for (const pattern of patterns) await one(s, pattern);
+	if (process.argv.includes("--pi")) for (const pattern of patterns) throughPi(pattern);
+	else for (const pattern of patterns) await one(s, pattern);
 } finally {
 	rmSync(agent, { recursive: true, force: true });
+}
+
+/** `--pi`: one pattern through Pi's tool call, ours against Pi's grep tool (header above). */
+function throughPi(pattern) {
+	const CALLS = 6;
+	const version = PI_VERSIONS.find((v) => v.name === "1.6.0");
+	const box = sandbox("pct-bench-grep-pi-");
+	writeToolConfig(box, { hostTools: { enabled: true } });
+	const TIMING = join(ROOT, "bench/fixtures/tool-timing.ts");
+	const sample = (theirs) => {
+		const tool = theirs ? "grep" : "Grep";
+		const call = `{ tools: [{ name: "${tool}", args: { pattern: ${JSON.stringify(pattern)} } }] }`;
+		const script = join(box.base, "script.mjs");
+		writeFileSync(script, `export default [${Array(CALLS).fill(call).join(", ")}, { text: "done" }];\n`);
+		const times = join(box.base, "times.jsonl");
+		rmSync(times, { force: true });
+		const env = { ...process.env, PI_CODING_AGENT_DIR: box.agentDir, TMPDIR: box.tmp, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", PCT_FAUX_SCRIPT: script, PCT_BENCH_TIMES: times };
+		delete env.NODE_OPTIONS;
+		const ext = theirs ? ["--tools", "grep"] : ["-e", ROOT];
+		const args = [version.cli, "--no-session", "-ne", "-e", FAUX, "-e", TIMING, ...ext, "--provider", "faux", "--model", "faux-1", "-p", "go"];
+		execFileSync(NODE22, args, { cwd: root, env, stdio: "ignore" });
+		const recs = readFileSync(times, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+		if (recs.length !== CALLS || recs.some((r) => r.tool !== tool || r.isError)) throw new Error(`unexpected tool calls: ${JSON.stringify(recs)}`);
+		return median(recs.slice(1).map((r) => r.ms));
+	};
+	// One uncounted round (page cache, jiti's cache of the toolkit's bundle).
+	sample(false);
+	sample(true);
+	const a = [], b = [], ratio = [];
+	for (let i = 0; i < runs; i++) {
+		const x = sample(false);
+		const y = sample(true);
+		a.push(x);
+		b.push(y);
+		ratio.push(x / y);
+	}
+	const fmt = (xs) => `median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`;
+	console.log(`\npattern /${pattern}/ through Pi ${version.name}'s tool call, ${runs} rounds (median of calls 2-${CALLS} of each process)`);
+	console.log(`ours (the toolkit's Grep):            ${fmt(a)}`);
+	console.log(`Pi's grep tool (ripgrep from PATH):   ${fmt(b)}`);
+	console.log(`ratio ours/Pi's, round by round: median ${median(ratio).toFixed(2)}x (min ${Math.min(...ratio).toFixed(2)}, max ${Math.max(...ratio).toFixed(2)}); goal <= 1.0x`);
 }
 
 async function one(s, pattern) {

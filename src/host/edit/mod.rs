@@ -311,7 +311,8 @@ fn edit_opened(
     record::land(hook, fs, &mut store, &mut regs, captured, &basis, landing, warnings)
 }
 
-/// Texts at least this large are hashed on a second thread beside other work (a thread costs tens of microseconds).
+/// Texts at least this large are identified, and written, on a second thread beside other work (a thread costs tens of
+/// microseconds).
 const SIDE_THREAD_MIN: usize = 512 * 1024;
 
 /// Runs `side` on a second thread while `main` runs on this one, and returns both results (sequentially when `len`
@@ -325,7 +326,7 @@ fn on_the_side<S: Send, M>(len: usize, side: impl FnOnce() -> S + Send, main: im
     std::thread::scope(|sc| {
         let run = || lock(&slot).take().map(|f| f());
         let spawned = std::thread::Builder::new()
-            .name("pct-edit-hash".into())
+            .name("pct-edit-side".into())
             .spawn_scoped(sc, run)
             .ok();
         let m = main();
