@@ -44,28 +44,14 @@ const RELEASE_BESIDE_MIN: usize = 512 * 1024;
 /// Drops `old` after the call replaced or removed its file: for a large file on a short-lived thread, so the kernel's
 /// release of the old inode (its page cache and blocks, paid when its last handle closes) and the freeing of the read
 /// buffer do not delay the call's result (docs/host.md "Edit"). Inline when small or when no thread can be started.
-/// The thread runs at idle priority: on a machine with few cores it would otherwise take a core from the next call's
-/// read and hash, and nothing waits for it.
 pub fn release(old: Existing) {
     if old.bytes.len() < RELEASE_BESIDE_MIN {
         return;
     }
     // A failed spawn drops the closure, and with it `old`, here.
-    let _ = std::thread::Builder::new().name("pct-release".into()).spawn(move || {
-        idle_priority();
-        drop(old);
-    });
-}
-
-/// Moves the calling thread to the idle scheduling class (Linux `SCHED_IDLE`; lowering a thread's own priority
-/// needs no privilege). Elsewhere, and if the call fails, the thread keeps its priority.
-fn idle_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: 0 names the calling thread; `param` is valid for the call.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-    }
+    let _ = std::thread::Builder::new()
+        .name("pct-release".into())
+        .spawn(move || drop(old));
 }
 
 /// One prepared replacement of an existing file ([`Fs::prepare_replace`]): the folder's own handle (reached beneath
