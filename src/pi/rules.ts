@@ -273,7 +273,11 @@ export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): boolean
 	if (f && !(f.hostTools?.configured && f.toolDiscovery?.effective === "active") && before === "") return false;
 	host.rules.loadedOnDemand = [];
 	try {
-		host.rules.loadedOnDemand = call.evidence(snapshot(host), contextEvidence(ctx));
+		// Only a successful tool result proves a load (docs/rules.md "On-demand host tools"): a context without one,
+		// as every new session has, proves nothing, so the snapshot (Pi's tool list, and its model list when a
+		// network feature is on: about a millisecond on Pi 1.6.0) and the addon call are skipped.
+		const evidence = contextEvidence(ctx);
+		if (evidence.some((r) => !r.isError)) host.rules.loadedOnDemand = call.evidence(snapshot(host), evidence);
 	} catch {
 		// No readable context: nothing is proven, the tools stay on demand.
 	}
