@@ -36,6 +36,8 @@ export class Toolkit implements ToolkitHost {
 	revision: string | null = null;
 	/** Whether a valid config was read or saved since load (decides the reload message ending). */
 	hasLastKnownGood = false;
+	/** Whether `raw`/`revision` were put in force by `adopt` (before, the all-off defaults are in force). */
+	private adopted = false;
 	lastError: ConfigError | null = null;
 	applyError: string | null = null;
 	private effectiveConfig: EffectiveConfig;
@@ -122,7 +124,11 @@ export class Toolkit implements ToolkitHost {
 			return { ok: false, message: configErrorMessage(out.code!, out.detail, this.hasLastKnownGood) };
 		}
 		this.lastError = null;
-		this.adopt(out.status === "ok" ? (out.raw ?? null) : null, out.revision ?? null);
+		const raw = out.status === "ok" ? (out.raw ?? null) : null;
+		const revision = out.revision ?? null;
+		// The same bytes as the config in force (the revision is their SHA-256, docs/config.md "Reads"), as when a
+		// session start re-reads the file the load just read: the config in force stays, nothing is converted again.
+		if (!(this.adopted && revision === this.revision && (raw === null) === (this.raw === null))) this.adopt(raw, revision);
 		if (out.status === "ok") this.hasLastKnownGood = true;
 		return { ok: true };
 	}
@@ -130,6 +136,7 @@ export class Toolkit implements ToolkitHost {
 	/** Puts a raw config in force (after a good read or a successful save). */
 	adopt(raw: Record<string, unknown> | null, revision: string | null): void {
 		const before = this.effectiveConfig;
+		this.adopted = true;
 		this.raw = raw;
 		this.revision = revision;
 		this.effectiveConfig = native.configEffective(raw);
