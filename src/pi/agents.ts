@@ -21,7 +21,7 @@ import type { AgentDefinition, AgentsLoaded, HostFailure } from "../../index.js"
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
-import { reviewSweepPending, reviewTarget } from "./review.ts";
+import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
 
@@ -474,10 +474,6 @@ export function register(host: ToolkitHost): void {
 	});
 
 	async function runTask(params: TaskParams, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<TaskDetails> | undefined, ctx: ExtensionContext) {
-		// The delegate records its changes in this session's review store: a start-up review sweep still running
-		// finishes first (src/pi/review.ts).
-		const sweep = reviewSweepPending();
-		if (sweep) await sweep;
 		if (DELEGATE) fail(AGENT_UNAVAILABLE, "A delegate cannot delegate; do the work with your own tools.");
 		if (host.config().subagents?.enabled !== true) fail(AGENT_UNAVAILABLE, "Task subagents are off: set subagents.enabled to true with /pct config, then retry.");
 		const rt = hostRuntime(host);

@@ -12,23 +12,7 @@ import { say } from "./messages.ts";
 import { native } from "./native.ts";
 import { DELEGATE } from "./delegate.ts";
 
-/**
- * The start-up sweep while it runs (chained: a session started meanwhile sweeps after it), else null. A session
- * start does not wait for its sweep: on the addon's blocking pool it answered 5–15 ms later while V8's start-up work
- * held both cores, and Pi's start waited that long. What touches a review store waits for it instead (a call that
- * records changes, `/pct review`, the removal at shutdown; `reviewSweepPending`), so none of them overlaps a sweep,
- * as none did when the start waited (docs/review.md "Lifetime and limits").
- */
-let sweeping: Promise<void> | null = null;
-
-/** The running start-up sweep, to await before anything that reads or writes a review store; null when none runs
- * (the usual case by the first tool call: no wait, so calls keep the order they had). */
-export function reviewSweepPending(): Promise<void> | null {
-	return sweeping;
-}
-
-/** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). Its callers
- * await `reviewSweepPending()` first. */
+/** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). */
 export function reviewTarget(agentDir: string, ctx: ExtensionContext | null | undefined): ReviewTarget | undefined {
 	// A Task delegate's changes belong to its parent's session (docs/agents.md "Review").
 	if (DELEGATE) return DELEGATE.review;
@@ -126,7 +110,6 @@ async function show(ctx: ExtensionContext, agentDir: string, sessionId: string, 
 export async function reviewCommand(agentDir: string, ctx: ExtensionCommandContext, args: string): Promise<void> {
 	const sessionId = ctx.sessionManager?.getSessionId?.();
 	if (!sessionId) return say(ctx, "Review is unavailable: Pi gave this session no id.", "warning");
-	await reviewSweepPending();
 	const [verb, ...rest] = args.split(/\s+/).filter(Boolean);
 	const key = rest.join(" ");
 	if (verb === "show" && key) return show(ctx, agentDir, sessionId, key);
@@ -169,18 +152,11 @@ export function register(host: ToolkitHost): void {
 	// A delegate writes into its parent's store and never sweeps or removes stores (its parent owns them).
 	if (DELEGATE) return;
 	host.pi.on("session_start", async (_event, ctx) => {
-		const current = ctx?.sessionManager?.getSessionId?.();
-		// Not awaited (see `sweeping`). A sweep that cannot run leaves the stores for the next start.
-		const sweep: Promise<void> = (sweeping ?? Promise.resolve())
-			.then(() => native.reviewSweep(host.agentDir, current))
-			.then(
-				() => undefined,
-				() => undefined,
-			)
-			.then(() => {
-				if (sweeping === sweep) sweeping = null;
-			});
-		sweeping = sweep;
+		try {
+			await native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());
+		} catch {
+			// A sweep that cannot run leaves the stores for the next start; it never blocks the session.
+		}
 	});
 	host.pi.on("session_shutdown", async (_event, ctx) => {
 		const sm = ctx?.sessionManager;
@@ -188,7 +164,6 @@ export function register(host: ToolkitHost): void {
 		// A session with a file can be resumed later: its review stays until the file is gone.
 		if (id && !sm?.getSessionFile?.()) {
 			try {
-				await reviewSweepPending();
 				await native.reviewRemoveSession(host.agentDir, id);
 			} catch {
 				// Left for the start-up sweep (idle in-memory stores go after a day).

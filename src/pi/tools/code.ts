@@ -12,7 +12,7 @@ import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
-import { reviewSweepPending, reviewTarget } from "../review.ts";
+import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
@@ -182,10 +182,6 @@ export function register(host: ToolkitHost): void {
 		});
 		try {
 			if (req.phase === "policy") {
-				// A nested patch records review changes: a start-up review sweep still running finishes first
-				// (src/pi/review.ts).
-				const sweep = req.tool === "apply_patch" ? reviewSweepPending() : null;
-				if (sweep) await sweep;
 				if (!nestedAdmitted(req.tool)) return disabled();
 				// The permission policy (docs/permissions.md): a nested call gets exactly the decision and card of its
 				// direct twin, one card at a time, before the embedder's hooks run.

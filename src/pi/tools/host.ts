@@ -36,7 +36,7 @@ import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, type PermissionCode, type PermissionOutcome } from "../permission.ts";
-import { reviewSweepPending, reviewTarget } from "../review.ts";
+import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
 import { DELEGATE } from "../delegate.ts";
 
@@ -206,9 +206,6 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 		promptSnippet: spec.promptSnippet,
 		parameters: spec.parameters,
 		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<unknown> | undefined, ctx: ExtensionContext) {
-			// Write and Edit record review changes: a start-up review sweep still running finishes first (src/pi/review.ts).
-			const sweep = spec.risk === "edit" ? reviewSweepPending() : null;
-			if (sweep) await sweep;
 			const t0 = now();
 			if (!host.isAdmitted(spec.name)) throw new Error(HOST_NOT_ENABLED);
 			const params = (rawParams ?? {}) as Record<string, unknown>;

@@ -10,7 +10,7 @@ import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
-import { reviewSweepPending, reviewTarget } from "../review.ts";
+import { reviewTarget } from "../review.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime, type HostRuntime } from "./host.ts";
 
@@ -91,9 +91,6 @@ export function register(host: ToolkitHost): void {
 		parameters: PARAMETERS,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: APPLY_PATCH_LARK } },
 		async execute(toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
-			// A patch records review changes: a start-up review sweep still running finishes first (src/pi/review.ts).
-			const sweep = reviewSweepPending();
-			if (sweep) await sweep;
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
 			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");
