@@ -4,7 +4,7 @@
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
 import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
-import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, RegistrationPlan, RulesConfigError, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
+import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, NetInput, RegistrationPlan, RulesConfigError, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
 import { resolveShell, shellStatusLines } from "./tools/shell.ts";
 import { netInput, REGISTRY_KEY } from "./net/facts.ts";
@@ -134,6 +134,15 @@ function operationModeOf(host: RulesHost): "agent" | "plan" {
 	return rt?.permissions?.operationMode === "plan" ? "plan" : "agent";
 }
 
+/**
+ * The snapshot's network facts (src/pi/net/facts.ts): empty unless a network feature is on; then a read of Pi's
+ * model list, which Pi copies on every read (and rebuilds on Pi 1.6.0: a millisecond or more). A sync reads them
+ * once for its registration plan and its projection (Toolkit.sync); nothing between the two changes the registry.
+ */
+export function netFacts(host: RulesHost): NetInput {
+	return netInput(host.shared?.get(REGISTRY_KEY) as Registry | undefined, host.rules.model, host.config());
+}
+
 /** The snapshot every addon decision takes (see src/rules/input.rs). */
 export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, withDescriptions = false): RulesInput {
 	const ids = host.identities;
@@ -159,7 +168,7 @@ export function snapshot(host: RulesHost, overrides: Partial<RulesInput> = {}, w
 		configError: host.lastError,
 		applyError: applyError(host),
 		toolkit: { name: "pi-codex-toolkit", version: host.packageVersion ?? native.engineVersion() },
-		net: netInput(host.shared?.get(REGISTRY_KEY) as Registry | undefined, m, host.config()),
+		net: overrides.net ?? netFacts(host),
 		operationMode: operationModeOf(host),
 		planHiddenByUs: [...host.rules.planHiddenByUs],
 		...overrides,
@@ -205,12 +214,12 @@ function emit(host: RulesHost, record: DiagnosticsRecord): void {
 /**
  * One sync: decide in Rust, apply with setActiveTools, commit the state, emit the record. On a failed apply the
  * previous projection stays committed; the error goes to `applyError` and the still-committed route is emitted
- * again with `cleanupPending: true`.
+ * again with `cleanupPending: true`. `overrides` replace parts of the snapshot (a sync's network facts).
  */
-export function syncRules(host: RulesHost): void {
+export function syncRules(host: RulesHost, overrides: Partial<RulesInput> = {}): void {
 	let out: RulesDecision;
 	try {
-		out = call.resolve(snapshot(host));
+		out = call.resolve(snapshot(host, overrides));
 		if (out.changed) host.pi.setActiveTools(out.active);
 	} catch (e: unknown) {
 		host.applyError = e instanceof Error ? e.message : String(e);
@@ -231,9 +240,10 @@ export function syncRules(host: RulesHost): void {
 	emit(host, out.diagnostics);
 }
 
-/** Which of the `offered` (declared, unregistered) tool names to register now (src/rules/registration.rs). */
-export function registrationPlan(host: RulesHost, offered: string[]): RegistrationPlan {
-	return call.plan(snapshot(host), offered);
+/** Which of the `offered` (declared, unregistered) tool names to register now (src/rules/registration.rs);
+ * `overrides` as for syncRules. */
+export function registrationPlan(host: RulesHost, offered: string[], overrides: Partial<RulesInput> = {}): RegistrationPlan {
+	return call.plan(snapshot(host, overrides), offered);
 }
 
 /** A new, resumed or forked session: deferred names hide again (loads are never persisted or replayed). */
@@ -273,7 +283,11 @@ export function rebuildOnDemand(host: RulesHost, ctx: ExtensionContext): boolean
 	if (f && !(f.hostTools?.configured && f.toolDiscovery?.effective === "active") && before === "") return false;
 	host.rules.loadedOnDemand = [];
 	try {
-		host.rules.loadedOnDemand = call.evidence(snapshot(host), contextEvidence(ctx));
+		// Only a successful tool result proves a load (docs/rules.md "On-demand host tools"): a context without one,
+		// as every new session has, proves nothing, so the snapshot (Pi's tool list, and its model list when a
+		// network feature is on: about a millisecond on Pi 1.6.0) and the addon call are skipped.
+		const evidence = contextEvidence(ctx);
+		if (evidence.some((r) => !r.isError)) host.rules.loadedOnDemand = call.evidence(snapshot(host), evidence);
 	} catch {
 		// No readable context: nothing is proven, the tools stay on demand.
 	}

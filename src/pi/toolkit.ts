@@ -8,8 +8,8 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolDefinit
 import type { FeatureLifecycle, InvocationHooks, ToolkitHost, ToolkitOptions } from "./host.ts";
 import { configErrorMessage } from "./messages.ts";
 import { native } from "./native.ts";
-import type { EffectiveConfig, RulesConfigError } from "../../index.js";
-import { findTools, newRulesState, observe, registrationPlan, type RulesState, syncRules } from "./rules.ts";
+import type { EffectiveConfig, RulesConfigError, RulesInput } from "../../index.js";
+import { findTools, netFacts, newRulesState, observe, registrationPlan, type RulesState, syncRules } from "./rules.ts";
 
 /** The last failed read, shown by /pct status and reload (its code is one of docs/config.md "Reads"). */
 export type ConfigError = RulesConfigError;
@@ -36,6 +36,8 @@ export class Toolkit implements ToolkitHost {
 	revision: string | null = null;
 	/** Whether a valid config was read or saved since load (decides the reload message ending). */
 	hasLastKnownGood = false;
+	/** Whether `raw`/`revision` were put in force by `adopt` (before, the all-off defaults are in force). */
+	private adopted = false;
 	lastError: ConfigError | null = null;
 	applyError: string | null = null;
 	private effectiveConfig: EffectiveConfig;
@@ -65,14 +67,15 @@ export class Toolkit implements ToolkitHost {
 	/**
 	 * Registers the declared tools the config turns on whose names no other extension owns (the addon decides:
 	 * src/rules/registration.rs). Pi accepts registerTool after load and refreshes its tool list; a taken name is
-	 * never registered, so its feature reports `name-taken` and the rest of the toolkit works.
+	 * never registered, so its feature reports `name-taken` and the rest of the toolkit works. `facts`: the parts of
+	 * the snapshot this sync already read (its network facts).
 	 */
-	private registerWanted(): void {
+	private registerWanted(facts: Partial<RulesInput>): void {
 		const todo = [...this.offered.keys()].filter((n) => !this.registeredNames.has(n));
 		if (todo.length === 0) return;
 		let names: string[];
 		try {
-			names = registrationPlan(this, todo).register;
+			names = registrationPlan(this, todo, facts).register;
 		} catch (e) {
 			this.applyError = `registration failed: ${e instanceof Error ? e.message : String(e)}`;
 			return;
@@ -121,7 +124,11 @@ export class Toolkit implements ToolkitHost {
 			return { ok: false, message: configErrorMessage(out.code!, out.detail, this.hasLastKnownGood) };
 		}
 		this.lastError = null;
-		this.adopt(out.status === "ok" ? (out.raw ?? null) : null, out.revision ?? null);
+		const raw = out.status === "ok" ? (out.raw ?? null) : null;
+		const revision = out.revision ?? null;
+		// The same bytes as the config in force (the revision is their SHA-256, docs/config.md "Reads"), as when a
+		// session start re-reads the file the load just read: the config in force stays, nothing is converted again.
+		if (!(this.adopted && revision === this.revision && (raw === null) === (this.raw === null))) this.adopt(raw, revision);
 		if (out.status === "ok") this.hasLastKnownGood = true;
 		return { ok: true };
 	}
@@ -129,6 +136,7 @@ export class Toolkit implements ToolkitHost {
 	/** Puts a raw config in force (after a good read or a successful save). */
 	adopt(raw: Record<string, unknown> | null, revision: string | null): void {
 		const before = this.effectiveConfig;
+		this.adopted = true;
 		this.raw = raw;
 		this.revision = revision;
 		this.effectiveConfig = native.configEffective(raw);
@@ -181,8 +189,15 @@ export class Toolkit implements ToolkitHost {
 	 */
 	sync(ctx?: ExtensionContext, model?: ExtensionContext["model"]): void {
 		observe(this, ctx, model);
-		this.registerWanted();
-		syncRules(this);
+		// One read of the network facts serves the registration plan and the projection (netFacts says why).
+		let facts: Partial<RulesInput> = {};
+		try {
+			facts = { net: netFacts(this) };
+		} catch {
+			// Each snapshot reads them again and fails where it always did.
+		}
+		this.registerWanted(facts);
+		syncRules(this, facts);
 		// Reload, model change and session start retry cleanup a feature could not finish (reported until it does).
 		for (const cb of this.lifecycles.values()) void cb.retry?.().catch(() => undefined);
 	}

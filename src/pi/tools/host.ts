@@ -29,7 +29,7 @@
  * root) never ask.
  */
 import { SessionManager, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
-import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentToolUpdateCallback, ExtensionContext, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
@@ -111,6 +111,8 @@ export class HostRuntime {
 	private prompt = 0;
 	/** An exhausted retry budget asked to end the turn after the current tool batch (see `register`). */
 	stopAfterBatch = false;
+	/** Set by `register`: called when a stop is requested (it subscribes the turn_end handler that carries it out). */
+	onStopRequested: (() => void) | null = null;
 	readonly agentDir: string;
 	constructor(agentDir: string) {
 		this.agentDir = agentDir;
@@ -134,6 +136,12 @@ export class HostRuntime {
 
 	nextPrompt(): void {
 		this.prompt++;
+	}
+
+	/** Ends the run after the current tool batch (an exhausted retry budget, docs/host.md "Retry budget"). */
+	requestStopAfterBatch(): void {
+		this.stopAfterBatch = true;
+		this.onStopRequested?.();
 	}
 
 	get turn(): string {
@@ -279,7 +287,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
 				// `isError` on returned results; the text says what failed either way.
 				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
-					rt.stopAfterBatch = true;
+					rt.requestStopAfterBatch();
 					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
 					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
 				}
@@ -437,12 +445,20 @@ export function register(host: ToolkitHost): void {
 	});
 	// Pi ends the run after a tool batch only when every result of the batch carries `terminate`; an exhausted Edit
 	// batched with other calls (a Read, say) would not stop the turn. So at the end of such a batch the run is aborted
-	// before the next model request (docs/host.md "Retry budget").
-	host.pi.on("turn_end", async (event, ctx) => {
+	// before the next model request (docs/host.md "Retry budget"). The handler is subscribed only while a stop is
+	// pending and leaves at the turn end it runs in: while any extension handles turn_end, Pi rebuilds a preview of
+	// the session's whole context at the end of every turn, which would cost every turn of every session.
+	let offTurnEnd: (() => void) | null = null;
+	const stopAtTurnEnd = async (event: TurnEndEvent, ctx: ExtensionContext) => {
+		offTurnEnd?.();
+		offTurnEnd = null;
 		if (!rt.stopAfterBatch) return;
 		rt.stopAfterBatch = false;
 		if ((event.toolResults?.length ?? 0) > 1) ctx.abort();
-	});
+	};
+	rt.onStopRequested = () => {
+		offTurnEnd ??= host.pi.on("turn_end", stopAtTurnEnd);
+	};
 	host.lifecycle("hostTools", {
 		shutdown: async () => rt.close(),
 	});
