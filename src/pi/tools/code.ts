@@ -26,10 +26,10 @@ const ABORTED_BEFORE = "aborted: The call was cancelled before it started; no ce
 /** Lark grammar of the freeform variant: the raw program, optionally led by the pragma line. */
 export const EXEC_SOURCE_GRAMMAR = String.raw`
 start: pragma_source | plain_source
-pragma_source: PRAGMA NEWLINE SOURCE
+pragma_source: PRAGMA_LINE NEWLINE SOURCE
 plain_source: SOURCE
 
-PRAGMA: /[ \t]*\/\/ @exec:[^\r\n]*/
+PRAGMA_LINE: /[ \t]*\/\/ @exec:[^\r\n]*/
 NEWLINE: /\r?\n/
 SOURCE: /[\s\S]+/
 `;
