@@ -396,9 +396,8 @@ mod tests {
             let fifo = std::ffi::CString::new(p.with_file_name("fifo.jsonl").to_str().unwrap()).unwrap();
             // SAFETY: `fifo` is a valid NUL-terminated path.
             assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-            let started = std::time::Instant::now();
+            // (A blocking open of the FIFO would hang here: the test runner's timeout reports it.)
             assert!(append(&tmp, &call("fifo"), 1).is_err());
-            assert!(started.elapsed() < std::time::Duration::from_secs(2));
             let other = tmp.join("other");
             std::fs::create_dir_all(&other).unwrap();
             let audit = p.parent().unwrap();
