@@ -15,17 +15,20 @@ use std::time::SystemTime;
 /// The most folder pairs remembered (one per session working directory in practice); past it the cache starts over.
 const MAX_ENTRIES: usize = 32;
 
+/// One `*.md` entry of a folder: its path, size and modification time.
+type FileStamp = (PathBuf, u64, Option<SystemTime>);
+
 /// What a definitions folder looked like: `None` when it cannot be listed (missing), else its own modification time
-/// and each `*.md` entry's name, size and modification time, sorted by name.
+/// and each `*.md` entry, sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Stamp(Option<(Option<SystemTime>, Vec<(PathBuf, u64, Option<SystemTime>)>)>);
+struct Stamp(Option<(Option<SystemTime>, Vec<FileStamp>)>);
 
 fn stamp(dir: &Path) -> Stamp {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Stamp(None);
     };
     let own = std::fs::metadata(dir).and_then(|m| m.modified()).ok();
-    let mut files: Vec<(PathBuf, u64, Option<SystemTime>)> = entries
+    let mut files: Vec<FileStamp> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
