@@ -916,18 +916,18 @@ fn peek_cuts_on_a_character_boundary_and_clamps_its_size() {
     assert_eq!(s.peek(1000).0, "é".repeat(10));
     let calls = super::live::LiveCalls::default();
     let slot = calls.begin("x");
-    *slot.lock().unwrap() = Some(super::live::LiveStreams {
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(super::live::LiveStreams {
         out: std::sync::Arc::new(std::sync::Mutex::new(StreamOut::new(1 << 20, &store))),
         err: std::sync::Arc::new(std::sync::Mutex::new(StreamOut::new(64, &store))),
         started: std::time::Instant::now(),
     });
     slot.lock()
-        .unwrap()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .as_ref()
         .unwrap()
         .out
         .lock()
-        .unwrap()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push_bytes(&[b'x'; 40_000]);
     assert_eq!(calls.peek("x", 0).unwrap().stdout.len(), 1, "0 is clamped to 1");
     assert_eq!(calls.peek("x", usize::MAX).unwrap().stdout.len(), super::live::PEEK_MAX);
