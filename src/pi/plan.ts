@@ -255,10 +255,10 @@ function registerPlanTools(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: "EnterPlanMode",
 		label: "Enter Plan mode",
+		// Sent with Agent's first request (never on demand: docs/rules.md "On-demand host tools"), so kept short.
 		description:
-			"Switch this session from Agent to Plan mode before a change that deserves a plan the user approves first. In Plan " +
-			"mode you read and explore (Write, Edit and apply_patch are refused), then submit the plan with SubmitPlan. Must be " +
-			"the only tool call of its message. Takes no arguments.",
+			"Switch to Plan mode before a change the user should approve first: explore (Write, Edit and apply_patch are " +
+			"refused), then submit the plan with SubmitPlan. Call it alone; no arguments.",
 		promptSnippet: "EnterPlanMode: switch to Plan mode (explore, then SubmitPlan for approval)",
 		parameters: Type.Object({}),
 		async execute(toolCallId: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
