@@ -14,7 +14,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { DELEGATE, delegateCardHead } from "./delegate.ts";
+import { DELEGATE, delegateCardHead, syncDelegatePolicy } from "./delegate.ts";
 import { currentTraceId } from "./trace.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
@@ -175,6 +175,8 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 			configuredMode(config),
 		);
 	};
+	// A delegate decides under the session's policy now, not the copy it started with (docs/agents.md).
+	await syncDelegatePolicy(state.permissions, ctx);
 	let d: HostPermissionDecision;
 	try {
 		d = decide();
@@ -194,6 +196,7 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 	const w0 = now();
 	return inCardQueue(host, async () => {
 		// The earlier card may have changed the answer (allow-session, a mode switch): decide again.
+		await syncDelegatePolicy(state.permissions, ctx);
 		const again = decide();
 		const late = settled(again);
 		if (late) return { ...late, waitMs: now() - w0 };

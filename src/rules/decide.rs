@@ -544,8 +544,8 @@ fn admit_host_and_plan_tools(
     // The plan tools: each admitted on its own, visible in its operation mode only (src/rules/plan_mode.rs).
     let (plan_admitted, plan_visible) = super::plan_mode::plan_tools(input, reg);
     push_unique(admitted, &plan_admitted);
-    // EnterPlanMode is on demand like Glob and Grep (the `ON_DEMAND` table): the seed's first Agent request
-    // carries only the four work tools.
+    // The plan tools are never on demand: a mode tool is callable whenever its mode allows it (docs/rules.md
+    // "On-demand host tools"), so EnterPlanMode is in Agent's first request and SubmitPlan in Plan's.
     for n in plan_visible {
         if holds(n) {
             push_unique(held, &[n]);
