@@ -334,7 +334,8 @@ export interface AgentsLimits {
 }
 
 /**
- * Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` and resolves each definition's tools against
+ * Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` (again only when a folder changed:
+ * src/agents/cache.rs) and resolves each definition's tools against
  * the parent's live `catalog` (active tools plus the deferred ones).
  */
 export declare function agentsLoad(agentDir: string, projectDir: string | undefined | null, catalog: Array<string>): AgentsLoaded
@@ -1401,8 +1402,11 @@ export interface NetSource {
 
 /**
  * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
- * (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
- * that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
+ * (docs/net.md, docs/compaction.md). Test seam `PCT_TEST_NET_TIMEOUT_MS`: a positive integer replaces all three, so a
+ * suite can exercise the timeout against a server that never answers without waiting 30 s; `/N` runs a shortened
+ * clock instead, each feature's own timeout divided by N, so a suite can show which timeout a feature uses (the
+ * compaction timeout at `/100` is 1.8 s). Only the process environment of a build with test seams can set it
+ * (src/seams.rs).
  */
 export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
 

@@ -396,9 +396,8 @@ mod tests {
             let fifo = std::ffi::CString::new(p.with_file_name("fifo.jsonl").to_str().unwrap()).unwrap();
             // SAFETY: `fifo` is a valid NUL-terminated path.
             assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-            let started = std::time::Instant::now();
+            // (A blocking open of the FIFO would hang here: the test runner's timeout reports it.)
             assert!(append(&tmp, &call("fifo"), 1).is_err());
-            assert!(started.elapsed() < std::time::Duration::from_secs(2));
             let other = tmp.join("other");
             std::fs::create_dir_all(&other).unwrap();
             let audit = p.parent().unwrap();
@@ -421,7 +420,7 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let order = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
         let dir = format!("turns-{}", uuid::Uuid::new_v4());
         // The first turn is held: the later ones of its log must wait, another log's must not.
         let mut first = Turn::take(&dir, "a");
@@ -433,7 +432,7 @@ mod tests {
                 t.wait().await;
                 // Jitter so a turn that did not wait would overtake.
                 tokio::time::sleep(std::time::Duration::from_millis(u64::from(20 - i) % 3)).await;
-                order.lock().unwrap().push(i);
+                order.lock().push(i);
                 drop(t);
             }));
         }
@@ -445,7 +444,7 @@ mod tests {
             first.wait().await;
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         });
-        assert!(order.lock().unwrap().is_empty(), "nothing passed the held first turn");
+        assert!(order.lock().is_empty(), "nothing passed the held first turn");
         drop(first);
         drop(other);
         rt.block_on(async {
@@ -453,7 +452,7 @@ mod tests {
                 h.await.unwrap();
             }
         });
-        assert_eq!(*order.lock().unwrap(), (1..=20).collect::<Vec<_>>());
+        assert_eq!(*order.lock(), (1..=20).collect::<Vec<_>>());
         let key = format!("{dir}\0a");
         assert!(!tails().contains_key(&key), "the last turn removes its log's entry");
         // A turn taken after the queue drained does not wait.

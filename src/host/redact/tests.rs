@@ -164,12 +164,9 @@ fn secret_key_names() {
 }
 
 #[test]
-fn redaction_is_linear_on_large_hostile_input() {
+fn large_hostile_input_without_a_secret_is_left_as_it_is() {
     // A long run that keeps every rule busy: many `a=`, `:`, `Bearer ` and `://` starts with no secret to find.
+    // Its time is linear by construction (the `regex` crate does not backtrack); this checks the result only.
     let text = "a=b: Bearer x ://u:".repeat(16_000);
-    let t = std::time::Instant::now();
-    let r = redact_text(&text);
-    assert_eq!(r.len(), text.len());
-    // About 0.3 MB: well under a second optimised, a few seconds in a debug build on a busy machine.
-    assert!(t.elapsed() < std::time::Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(redact_text(&text), text);
 }
