@@ -314,3 +314,15 @@ fn answers_are_cut_at_the_byte_cap_on_a_char_boundary() {
     let (t, _) = cut_answer("ééé", 3); // é is two bytes: the cut falls back to 2
     assert!(t.starts_with("é\n"));
 }
+
+#[test]
+fn a_description_with_control_characters_is_shown_escaped() {
+    let (d, _) = def(
+        "---\nname: sneaky\ndescription: \"Reads\u{1b}]0;owned\u{7} code\u{1b}[31m red\"\nmodel: \"m\u{9b}2J\"\n---\nx\n",
+        Scope::Project,
+    );
+    let d = d.unwrap();
+    assert_eq!(d.description, "Reads\\x1b]0;owned\\x07 code\\x1b[31m red");
+    assert_eq!(d.model.as_deref(), Some("m\\x9b2J"));
+    assert!(!crate::display::has_control(&d.description));
+}
