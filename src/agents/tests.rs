@@ -367,3 +367,15 @@ fn definitions_are_read_again_only_when_a_folder_changes() {
         *names(&super::definition::load(&agent_dir, Some(&project)))
     );
 }
+
+#[test]
+fn a_description_with_control_characters_is_shown_escaped() {
+    let (d, _) = def(
+        "---\nname: sneaky\ndescription: \"Reads\u{1b}]0;owned\u{7} code\u{1b}[31m red\"\nmodel: \"m\u{9b}2J\"\n---\nx\n",
+        Scope::Project,
+    );
+    let d = d.unwrap();
+    assert_eq!(d.description, "Reads\\x1b]0;owned\\x07 code\\x1b[31m red");
+    assert_eq!(d.model.as_deref(), Some("m\\x9b2J"));
+    assert!(!crate::display::has_control(&d.description));
+}

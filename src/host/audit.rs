@@ -37,6 +37,8 @@ pub struct Call {
     pub error_code: Option<String>,
     /// The Task delegate that made the call (docs/agents.md "Audit"); none for the session's own model.
     pub agent: Option<String>,
+    /// The sensitive path the call named or touched (docs/permissions.md "Sensitive paths").
+    pub sensitive: Option<String>,
 }
 
 /// The persisted line (field order is the spec's).
@@ -63,6 +65,8 @@ struct Line<'a> {
     error_code: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     agent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sensitive: Option<&'a str>,
 }
 
 /// Every secret inside a string (src/host/redact.rs: auth headers, secret `NAME=value`, URL credentials, password
@@ -152,6 +156,7 @@ pub fn line(call: &Call, ts: u64) -> String {
         ok: call.ok,
         error_code: call.error_code.as_deref(),
         agent: call.agent.as_deref(),
+        sensitive: call.sensitive.as_deref(),
     };
     serde_json::to_string(&l).unwrap_or_default()
 }
@@ -296,7 +301,20 @@ mod tests {
             ok: false,
             error_code: Some("TOOL_FAILED".into()),
             agent: None,
+            sensitive: None,
         }
+    }
+
+    #[test]
+    fn a_call_naming_a_sensitive_path_says_which_and_others_have_no_sensitive_field() {
+        let plain: Value = serde_json::from_str(&line(&call("s1"), 1)).unwrap();
+        assert!(plain.get("sensitive").is_none());
+        let named = Call {
+            sensitive: Some("~/.ssh".into()),
+            ..call("s1")
+        };
+        let v: Value = serde_json::from_str(&line(&named, 1)).unwrap();
+        assert_eq!(v["sensitive"], "~/.ssh");
     }
 
     #[test]

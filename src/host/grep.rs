@@ -719,7 +719,7 @@ pub fn grep(
             hits.extend(found_in(r, &target.canonical));
         }
     } else if meta.is_dir() {
-        let mut w = glob::walker(&target.canonical);
+        let mut w = glob::walker(&target.canonical, roots.sensitive());
         if let Some(g) = &a.glob {
             let ov = OverrideBuilder::new(&target.canonical)
                 .add(g)

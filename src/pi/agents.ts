@@ -25,6 +25,7 @@ import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, type LivePolicy, parseCardHead, POLICY_QUERY, type DelegateInfo } from "./delegate.ts";
 import { onOperationMode } from "./plan.ts";
+import { safeConfirm, safeEditor, safeInput, safeSelect } from "./render/safe.ts";
 
 export const TASK = "Task";
 
@@ -256,20 +257,20 @@ async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: Extensio
 	try {
 		if (rec.method === "select") {
 			const options = Array.isArray(rec.options) ? rec.options.filter((o): o is string => typeof o === "string") : [];
-			const value = await ctx.ui.select(named(rec.title), options, { signal });
+			const value = await safeSelect(ctx.ui, named(rec.title), options, { signal });
 			if (value === undefined) return { cancelled: true };
 			const head = ownHead(rec.title);
 			// "Allow for this session" on a delegate's card is the parent session's grant too (per tool name).
 			if (head && value === ALLOW_SESSION) hostRuntime(host).permissions.allowSession(head.tool);
 			return { value };
 		}
-		if (rec.method === "confirm") return { confirmed: await ctx.ui.confirm(named(rec.title), typeof rec.message === "string" ? rec.message : "", { signal }) };
+		if (rec.method === "confirm") return { confirmed: await safeConfirm(ctx.ui, named(rec.title), typeof rec.message === "string" ? rec.message : "", { signal }) };
 		if (rec.method === "input") {
-			const value = await ctx.ui.input(named(rec.title), rec.placeholder, { signal });
+			const value = await safeInput(ctx.ui, named(rec.title), rec.placeholder, { signal });
 			return value === undefined ? { cancelled: true } : { value };
 		}
 		if (rec.method === "editor") {
-			const value = await ctx.ui.editor(named(rec.title), rec.prefill);
+			const value = await safeEditor(ctx.ui, named(rec.title), rec.prefill);
 			return value === undefined ? { cancelled: true } : { value };
 		}
 	} catch {

@@ -17,6 +17,7 @@ import { auditCall, type AuditDecision, cardPreview, configuredMode, type Permis
 import { toolOrigin } from "./origin.ts";
 import { syncDelegatePolicy } from "./delegate.ts";
 import { hostRuntime } from "./tools/host.ts";
+import { safeInput, safeSelect, safeStatus } from "./render/safe.ts";
 
 /** The custom session entry that stores the operation mode. */
 export const MODE_ENTRY = "pct-operation-mode";
@@ -80,7 +81,7 @@ function storedMode(ctx: ExtensionContext): string | undefined | null {
 function showMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mode): void {
 	if (!ctx?.hasUI) return;
 	try {
-		ctx.ui.setStatus(STATUS_KEY, mode === "plan" ? (autoOn(host) ? `Plan mode (${PLAN_AUTO_NOTE})` : "Plan mode") : undefined);
+		safeStatus(ctx.ui, STATUS_KEY, mode === "plan" ? (autoOn(host) ? `Plan mode (${PLAN_AUTO_NOTE})` : "Plan mode") : undefined);
 	} catch {
 		// A UI without a footer.
 	}
@@ -307,7 +308,7 @@ function registerPlanTools(host: ToolkitHost): void {
 			let choice: string | undefined;
 			const w0 = performance.now();
 			try {
-				choice = await ctx.ui.select(`Approve this plan? (saved to ${where})
+				choice = await safeSelect(ctx.ui, `Approve this plan? (saved to ${where})
 ${cardPreview(plan)}`, [APPROVE_PLAN, REJECT_PLAN], signal ? { signal } : undefined);
 			} catch {
 				choice = undefined;
@@ -323,7 +324,7 @@ ${plan}`, { ...details, approved: true });
 			let reason: string | undefined;
 			if (choice === REJECT_PLAN) {
 				try {
-					reason = (await ctx.ui.input("Why is the plan rejected? (the model reads this)", "", signal ? { signal } : undefined))?.trim();
+					reason = (await safeInput(ctx.ui, "Why is the plan rejected? (the model reads this)", "", signal ? { signal } : undefined))?.trim();
 				} catch {
 					reason = undefined;
 				}

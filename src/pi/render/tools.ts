@@ -25,6 +25,7 @@ import {
 	title,
 	type RenderContext,
 } from "./format.ts";
+import { shownDeep } from "./safe.ts";
 
 type Args = Record<string, unknown>;
 type Result = { content: { type: string; text?: string }[]; details?: unknown };
@@ -44,11 +45,13 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 	return {
 		renderCall: (args: unknown, theme: Theme, context: unknown): Component => {
 			const ctx = context as RenderContext;
-			return text(ctx, spec.call((args ?? {}) as Args, theme, ctx));
+			// The model's arguments and the result are drawn only after every control in them is made visible
+			// (docs/permissions.md "What reaches the terminal").
+			return text(ctx, spec.call(shownDeep((args ?? {}) as Args), theme, ctx));
 		},
 		renderResult: (result: unknown, options: unknown, theme: Theme, context: unknown): Component => {
 			const ctx = context as RenderContext;
-			const r = result as Result;
+			const r = shownDeep(result as Result);
 			const o = options as Opts;
 			const done = !o.isPartial;
 			// A partial result (live output) takes the timer over from the call line.

@@ -16,6 +16,7 @@ import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
+import { safeConfirm } from "../render/safe.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -179,7 +180,9 @@ function nestedGate(g: GateHost): (req: GateRequest) => Promise<GateAnswer> {
 		const rt = hostRuntime(host);
 		const risk = req.tool === "apply_patch" ? "edit" : req.tool === "write_stdin" && req.sendsInput === false ? "read" : "bash";
 		const via = `code cell ${req.cellId}`;
-		const gate = await permissionGate(host, rt, g.lastCtx() ?? undefined, { tool: req.tool, risk, preview: req.preview, via });
+		// A nested command's text is scanned for sensitive paths like a direct one's (docs/permissions.md).
+		const command = risk === "bash" ? (req.preview ?? "") : undefined;
+		const gate = await permissionGate(host, rt, g.lastCtx() ?? undefined, { tool: req.tool, risk, preview: req.preview, via, command, cwd: req.cwd });
 		await auditCall(host, rt, {
 			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
 			tool: req.tool,
@@ -232,7 +235,7 @@ function nestedGate(g: GateHost): (req: GateRequest) => Promise<GateAnswer> {
 				reason: 'No interactive UI can approve apply_patch from a code cell; nothing was changed. Set Code Mode nested apply_patch approval to "always" in /pct config, or run Pi with a UI.',
 			};
 		}
-		const ok = await ctx.ui.confirm("Code Mode nested tool", `Code Mode cell ${req.cellId} will run apply_patch.\n\n${req.preview ?? ""}`);
+		const ok = await safeConfirm(ctx.ui, "Code Mode nested tool", `Code Mode cell ${req.cellId} will run apply_patch.\n\n${req.preview ?? ""}`);
 		if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
 		if (!nestedAdmitted("apply_patch")) return disabled("apply_patch");
 		return { allow: true };
