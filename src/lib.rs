@@ -27,3 +27,4 @@ mod rules;
 mod seams;
 mod session_id;
 pub mod shell;
+pub mod worktree;
