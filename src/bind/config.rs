@@ -39,6 +39,9 @@ pub struct EffectiveConfig {
     /// The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`.
     #[napi(ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }")]
     pub permissions: Value,
+    /// Isolated session worktrees (docs/worktrees.md).
+    #[napi(ts_type = "{ enabled: boolean; init: string | null }")]
+    pub worktrees: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,

@@ -23,6 +23,7 @@ import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
 import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
+import { worktreeEnv } from "./worktree.ts";
 import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
 
 export const TASK = "Task";
@@ -297,7 +298,8 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	};
 	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];
 	if (def.prompt) args.push("--append-system-prompt", def.prompt);
-	const env: NodeJS.ProcessEnv = { ...process.env, [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
+	// In a worktree session the delegate shares the session's root and PI_PORT block (docs/worktrees.md "Delegates").
+	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
 	let child: ChildProcess;
 	try {
 		child = spawn(process.execPath, args, { cwd: ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });

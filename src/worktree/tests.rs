@@ -698,3 +698,10 @@ fn project_of_reads_branch_head_and_sub_folder() {
     );
     assert_eq!(p.head, sh(&b.project, &["rev-parse", "HEAD"]));
 }
+
+#[test]
+fn every_code_is_in_the_docs_table_in_order() {
+    let doc = include_str!("../../docs/worktrees.md");
+    let words: Vec<&str> = WorktreeCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(crate::codes::check::doc_table(doc, "### Codes"), words);
+}
