@@ -61,6 +61,9 @@ function confirms(answers, seen = []) {
 for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] new → tools write in the worktree, not the project → merge fast-forwards; hooks never run`, async () => {
 		const { box, mark } = project();
+		// The init command runs once in the new worktree with the three variables (it writes outside the checkout).
+		const initOut = join(box.base, "init.txt");
+		writeToolConfig(box, { hostTools: { enabled: true }, worktrees: { enabled: true, init: `echo "$PI_PORT|$PI_PROJECT_ROOT|$PI_WORKTREE_ROOT|$(pwd)" >> '${initOut}'; echo init-said-hello` } });
 		const steps = [
 			{ tools: [{ name: "Write", args: { path: "out.txt", content: "from the agent\n" } }] },
 			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_PROJECT_ROOT|$PI_WORKTREE_ROOT|$(pwd)\" > env.txt" } }] },
@@ -69,7 +72,14 @@ for (const version of PI_VERSIONS) {
 		const seen = [];
 		const pi = new RpcPi({ version, box, script: script(box, steps), ui: confirms([true], seen) });
 		try {
-			const wt = await enter(pi, "feat");
+			const entered = await pct(pi, "/pct worktree new feat");
+			const wt = /Worktree feat created at (\S+) on branch pct\/feat/.exec(entered)?.[1];
+			assert.ok(wt, entered);
+			assert.match(entered, /^Running worktrees\.init in \S+: echo /m);
+			assert.match(entered, /^worktrees\.init finished \(output: \S+feat\.init\.log\)\.$/m);
+			assert.match(entered, /This session now works in the worktree/);
+			const [initPort, initProject, initRoot, initPwd] = readFileSync(initOut, "utf8").trim().split("|");
+			assert.deepEqual([initProject, initRoot, initPwd], [git(box.cwd, "rev-parse", "--show-toplevel"), wt, wt]);
 			assert.equal(readFileSync(join(wt, ".env"), "utf8"), "TOKEN=1\n", ".worktreeinclude copied the ignored file");
 			assert.equal(git(wt, "symbolic-ref", "--short", "HEAD"), "pct/feat");
 			const state = await pi.command("get_state");
@@ -82,6 +92,7 @@ for (const version of PI_VERSIONS) {
 			assert.equal(projectRoot, git(box.cwd, "rev-parse", "--show-toplevel"));
 			assert.equal(worktreeRoot, wt);
 			assert.equal(pwd, wt);
+			assert.equal(port, initPort, "the session keeps the block the init command had");
 			const status = await pct(pi, "/pct status");
 			assert.match(status, new RegExp(`^Worktree: feat \\(pct/feat\\) at ${wt.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}; project .*; PI_PORT ${port}$`, "m"));
 			const where = await pct(pi, "/pct worktree");
