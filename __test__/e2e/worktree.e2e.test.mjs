@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, RpcPi, sandbox, writeScript, writeToolConfig } from "../helpers/pi.mjs";
 
@@ -194,6 +194,35 @@ for (const version of PI_VERSIONS) {
 			assert.throws(() => lstatSync(wt));
 			assert.equal(git(box.cwd, "show", "refs/pct/snapshots/gone:draft.txt"), "draft");
 			assert.equal(git(box.cwd, "branch", "--list", "pct/gone"), "");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a Task delegate of a worktree session works in the worktree with the session's PI_PORT; its definition is read from the project`, async () => {
+		const { box } = project();
+		writeToolConfig(box, { hostTools: { enabled: true }, subagents: { enabled: true }, worktrees: { enabled: true } });
+		// An untracked project definition: only the project checkout has it (the worktree starts from HEAD).
+		mkdirSync(join(box.cwd, ".pi", "agents"), { recursive: true });
+		writeFileSync(join(box.cwd, ".pi", "agents", "writer.md"), "---\nname: writer\ndescription: Writes files\ntools: Write, Bash\n---\nWrite what you are told.\n");
+		const child = writeScript(box, `export default { writer: ${JSON.stringify([
+			{ tools: [{ name: "Write", args: { path: "by-delegate.txt", content: "delegate\n" } }] },
+			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_WORKTREE_ROOT|$(pwd)\" > delegate-env.txt" } }] },
+			{ text: "DELEGATE DONE" },
+		])} };`);
+		const parent = script(box, [{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write it" } }] }, { text: "parent done" }]);
+		const pi = new RpcPi({ version, box, script: parent, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		try {
+			const wt = await enter(pi, "deleg");
+			const port = /; PI_PORT (\d+)$/m.exec(await pct(pi, "/pct status"))?.[1];
+			assert.ok(port);
+			const r = await pi.prompt("delegate", 120000);
+			const task = r.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+			assert.ok(task, pi.stderr.slice(-2000));
+			assert.equal(task.isError, false, JSON.stringify(task.result));
+			assert.equal(readFileSync(join(wt, "by-delegate.txt"), "utf8"), "delegate\n");
+			assert.ok(!existsSync(join(box.cwd, "by-delegate.txt")), "nothing landed in the project");
+			assert.deepEqual(readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|"), [port, wt, wt]);
 		} finally {
 			await pi.close();
 		}

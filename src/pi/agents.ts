@@ -23,7 +23,7 @@ import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
 import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
-import { worktreeEnv } from "./worktree.ts";
+import { projectFolder, worktreeEnv } from "./worktree.ts";
 import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
 
 export const TASK = "Task";
@@ -129,7 +129,8 @@ function catalog(host: ToolkitHost): string[] {
 
 /** Every definition of the session, resolved against the parent's catalog. */
 export function loadAgents(host: ToolkitHost, cwd: string): AgentsLoaded {
-	return native.agentsLoad(host.agentDir, cwd, catalog(host).filter((n) => n !== TASK));
+	// Project definitions stay keyed by the project, also in a worktree session (docs/worktrees.md "Layout").
+	return native.agentsLoad(host.agentDir, projectFolder(host, cwd), catalog(host).filter((n) => n !== TASK));
 }
 
 /** `/pct agents`: every definition with its resolved tools and warnings. */

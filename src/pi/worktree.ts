@@ -56,6 +56,15 @@ export function worktreeEnv(host: Pick<ToolkitHost, "shared">): Record<string, s
 	return env;
 }
 
+/** The project folder that corresponds to `cwd`: in a worktree session the same place in the project checkout
+ * (subagent definitions and other project-keyed state are read there), else `cwd` itself. */
+export function projectFolder(host: Pick<ToolkitHost, "shared">, cwd: string): string {
+	const w = currentWorktree(host);
+	if (!w) return cwd;
+	if (cwd === w.path) return w.project;
+	return cwd.startsWith(`${w.path}/`) ? join(w.project, cwd.slice(w.path.length + 1)) : cwd;
+}
+
 /** `env` with the worktree variables under it (a hook's own values win). */
 export function withWorktreeEnv(host: Pick<ToolkitHost, "shared">, env: Record<string, string> | undefined): Record<string, string> | undefined {
 	const w = worktreeEnv(host);
