@@ -1,8 +1,9 @@
 // Worktree creation benchmark (docs/worktrees.md): creating a worktree of a 10,000-file repository with
 // `worktreeCreate` (project checks, `git worktree add`, lock, `.worktreeinclude`, record) against `git worktree add`
 // alone (goal <= 1.5x), and the `.worktreeinclude` copy cost per MiB against `cp -r` of the same folder.
-//  Rounds are interleaved (ours, baseline, ours, ...); each round's worktree is removed untimed. The session switch
-//  itself is Pi's (a session file and `switchSession`) and is not part of these numbers.
+//  Rounds are interleaved (ours, baseline, ours, ...); each round's worktree is removed untimed. A third part times
+//  `/pct worktree new` in a real Pi (1.6.0, RPC mode) — the create and the session switch into the worktree, until
+//  the command answers — against `git worktree add` alone in the same round.
 // Build the release addon first (`npm run build`): node bench/worktree.mjs [--runs N] [--quick]
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -10,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { tempDir } from "../scripts/tmp.mjs";
+import { PI_VERSIONS, RpcPi, sandbox, writeConfig } from "../__test__/helpers/pi.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(ROOT, "index.js"));
@@ -104,3 +106,38 @@ console.log(`  ours worktreeCreate with include     ${fmt(withInc)}`);
 console.log(`  ours worktreeCreate without include  ${fmt(without)}`);
 console.log(`  include cost                         median ${median(perMib).toFixed(2)} ms per MiB`);
 console.log(`  baseline cp -r of the folder         ${fmt(cp)} (${(median(cp) / MIB).toFixed(2)} ms per MiB)`);
+
+// `/pct worktree new` in a real Pi, switch included, against `git worktree add` in the same round.
+{
+	rmSync(join(ws, ".worktreeinclude"), { force: true });
+	const box = sandbox("pct-worktree-bench-pi-");
+	writeConfig(box, { worktrees: { enabled: true } });
+	const version = PI_VERSIONS.find((v) => v.name.startsWith("1.")) ?? PI_VERSIONS[0];
+	const pi = new RpcPi({ version, box, cwd: ws });
+	const viaPi = [];
+	const plainAdd = [];
+	const rs = [];
+	try {
+		await pi.prompt("/pct status");
+		for (let r = 0; r < runs; r++) {
+			const name = `pi${r}`;
+			const t = performance.now();
+			const out = await pi.prompt(`/pct worktree new ${name}`, 600000);
+			const ms = performance.now() - t;
+			if (!out.notifications.some((n) => n.includes("This session now works in the worktree"))) throw new Error(out.notifications.join("\n"));
+			await pi.prompt("/pct worktree leave", 600000);
+			const d = await pi.prompt(`/pct worktree delete ${name} force`, 600000);
+			if (!d.notifications.some((n) => n.startsWith(`Deleted worktree ${name}`))) throw new Error(d.notifications.join("\n"));
+			const g = baseline();
+			viaPi.push(ms);
+			plainAdd.push(g);
+			rs.push(ms / g);
+		}
+	} finally {
+		await pi.close();
+	}
+	console.log(`/pct worktree new in Pi ${version.name} (create + session switch), ${N} files, ${runs} rounds`);
+	console.log(`  ours /pct worktree new     ${fmt(viaPi)}`);
+	console.log(`  baseline git worktree add  ${fmt(plainAdd)}`);
+	console.log(`  ratio ours/baseline        median ${median(rs).toFixed(2)}x (goal <= 1.5x)`);
+}

@@ -228,6 +228,29 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
+	test(`[pi ${version.name}] a worktree whose Pi was killed is listed as leftover at the next start, never deleted`, async () => {
+		const { box } = project();
+		const first = new RpcPi({ version, box });
+		let wt;
+		try {
+			wt = await enter(first, "crashed");
+		} finally {
+			// No session_shutdown: the lock of a dead process stays behind.
+			first.child.kill("SIGKILL");
+			await first.exited;
+		}
+		const second = new RpcPi({ version, box });
+		try {
+			await second.prompt("/pct status");
+			const note = second.notifications.find((n) => n.startsWith("Worktrees of "));
+			assert.ok(note, second.notifications.join("\n"));
+			assert.match(note, /left over from earlier sessions \(kept; \/pct worktree delete <id> removes one\):\n {2}crashed {2}leftover {2}pct\/crashed .* — its session \(pid \d+\) is gone$/);
+			assert.ok(existsSync(join(wt, "a.txt")), "the sweep deletes nothing");
+		} finally {
+			await second.close();
+		}
+	});
+
 	test(`[pi ${version.name}] outside a git project and on a detached HEAD: a refusal that changes nothing`, async () => {
 		const box = sandbox("pct-wt-e2e-");
 		writeToolConfig(box, { worktrees: { enabled: true } });
