@@ -95,6 +95,9 @@ for (const version of PI_VERSIONS) {
 			assert.equal(port, initPort, "the session keeps the block the init command had");
 			const status = await pct(pi, "/pct status");
 			assert.match(status, new RegExp(`^Worktree: feat \\(pct/feat\\) at ${wt.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}; project .*; PI_PORT ${port}$`, "m"));
+			// The footer names the worktree.
+			const footer = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
+			assert.equal(footer.at(-1)?.statusText, "worktree feat (pct/feat)");
 			const where = await pct(pi, "/pct worktree");
 			assert.match(where, /^Worktree feat \(/m);
 			assert.match(where, /^changed files: 2$/m);
@@ -113,6 +116,8 @@ for (const version of PI_VERSIONS) {
 			assert.match(list, /^ {2}feat {2}in-use \(this session\) {2}pct\/feat /m);
 			const left = await pct(pi, "/pct worktree leave");
 			assert.match(left, /Back in the project checkout/);
+			const cleared = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
+			assert.equal(cleared.at(-1)?.statusText, undefined, "the footer line goes with the worktree");
 			assert.doesNotMatch(git(box.cwd, "worktree", "list", "--porcelain"), /locked/, "leaving unlocks it");
 			const deleted = await pct(pi, "/pct worktree delete feat");
 			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted\.$/m);
