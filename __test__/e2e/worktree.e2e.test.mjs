@@ -130,14 +130,20 @@ for (const version of PI_VERSIONS) {
 
 	test(`[pi ${version.name}] the token is refused once the project moved; a conflict stays in the worktree`, async () => {
 		const { box } = project();
+		writeToolConfig(box, { hostTools: { enabled: true }, shellSessions: { enabled: true }, worktrees: { enabled: true } });
 		const steps = [
 			{ tools: [{ name: "Write", args: { path: "a.txt", content: "worktree side\n" } }] },
+			// exec_command (Shell Sessions) runs in the worktree with the worktree variables.
+			{ tools: [{ name: "exec_command", args: { cmd: "echo \"$PI_WORKTREE_ROOT|$(pwd)|$PI_PORT\" > shell-env.txt" } }] },
 			{ text: "done" },
 		];
 		const pi = new RpcPi({ version, box, script: script(box, steps), ui: confirms([false]) });
 		try {
 			const wt = await enter(pi, "tok");
 			await pi.prompt("go");
+			const [root, pwd, port] = readFileSync(join(wt, "shell-env.txt"), "utf8").trim().split("|");
+			assert.deepEqual([root, pwd], [wt, wt]);
+			assert.match(port, /^4\d{4}$/);
 			const declined = await pct(pi, "/pct worktree merge");
 			const token = /To merge this preview later: \/pct worktree merge ([0-9a-f]{16})/.exec(declined)?.[1];
 			assert.ok(token, declined);
