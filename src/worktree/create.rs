@@ -292,18 +292,21 @@ pub fn run_init(
     });
     let mut tail: Vec<u8> = Vec::new();
     let mut written: u64 = 0;
+    let mut cut = false;
     let mut buf = [0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                if written < INIT_LOG_MAX {
-                    let take = (n as u64).min(INIT_LOG_MAX - written) as usize;
+                let take = (n as u64).min(INIT_LOG_MAX - written) as usize;
+                if take > 0 {
                     let _ = file.write_all(&buf[..take]);
                     written += take as u64;
-                    if written == INIT_LOG_MAX {
-                        let _ = file.write_all(b"\n[pi-codex-toolkit: the rest of the output was not kept]\n");
-                    }
+                }
+                // Output beyond the limit: one note, written once, only when there really was more.
+                if take < n && !cut {
+                    cut = true;
+                    let _ = file.write_all(b"\n[pi-codex-toolkit: the rest of the output was not kept]\n");
                 }
                 tail.extend_from_slice(&buf[..n]);
                 if tail.len() > 2 * INIT_TAIL {

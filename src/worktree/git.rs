@@ -133,6 +133,8 @@ pub struct Git {
     config: Vec<String>,
     /// The environment the child inherits before scrubbing: this process's, unless a test supplies one.
     parent_env: Option<Vec<(String, String)>>,
+    /// The program started: `git`, unless a test supplies a stand-in (to prove the time and output limits).
+    program: String,
 }
 
 impl Git {
@@ -143,7 +145,15 @@ impl Git {
             extra_env: Vec::new(),
             config: Vec::new(),
             parent_env: None,
+            program: "git".into(),
         }
+    }
+
+    /// The same runner starting `program` instead of git (the tests' stand-ins for a slow or talkative git).
+    #[cfg(test)]
+    pub fn with_program(mut self, program: &str) -> Git {
+        self.program = program.into();
+        self
     }
 
     /// The same runner whose children inherit `env` (before scrubbing) instead of this process's environment:
@@ -207,7 +217,7 @@ impl Git {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("git");
+        let mut c = Command::new(&self.program);
         c.args(self.argv(args));
         match &self.parent_env {
             Some(env) => {

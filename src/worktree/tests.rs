@@ -175,21 +175,136 @@ fn a_real_git_ignores_redirecting_variables_hooks_and_fsmonitor() {
     assert_eq!(sh(&b.project, &["log", "--format=%s", "-1"]), "second");
 }
 
+/// A stand-in for git: a shell script that ignores its arguments.
+fn stand_in(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
 #[test]
 fn failures_timeouts_and_output_bounds_are_errors() {
+    use super::git::{GitError, MAX_OUTPUT};
     let b = setup();
     let g = Git::new(&b.project);
     match g.run(&["rev-parse", "--verify", "no-such-ref"]) {
-        Err(super::git::GitError::Failed { status: Some(128), .. }) => {}
+        Err(GitError::Failed { status: Some(128), .. }) => {}
         other => panic!("{other:?}"),
     }
-    // `git hash-object --stdin` waits on stdin, which is empty: it finishes; a zero limit stops anything.
-    let slow = Git::new(&b.project).with_timeout(Duration::from_millis(0));
-    assert!(matches!(
-        slow.run(&["log"]),
-        Err(super::git::GitError::Timeout(_)) | Ok(_)
-    ));
     assert!(g.yes(&["merge-base", "--is-ancestor", "HEAD", "HEAD"]).unwrap());
+    // The time limit stops the whole process group (the stand-in's own child `sleep` too).
+    let slow = stand_in(&b.root, "slow", "sleep 30 & sleep 30; wait");
+    let t = std::time::Instant::now();
+    match Git::new(&b.project)
+        .with_program(&slow)
+        .with_timeout(Duration::from_millis(300))
+        .run(&["status"])
+    {
+        Err(GitError::Timeout(d)) => assert_eq!(d, Duration::from_millis(300)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the group was killed, not waited for"
+    );
+    // Output: exactly MAX_OUTPUT bytes are an answer; one more is a failure.
+    let exact = stand_in(&b.root, "exact", &format!("head -c {MAX_OUTPUT} /dev/zero"));
+    assert_eq!(
+        Git::new(&b.project)
+            .with_program(&exact)
+            .run(&["x"])
+            .unwrap()
+            .stdout
+            .len(),
+        MAX_OUTPUT
+    );
+    let over = stand_in(&b.root, "over", &format!("head -c {} /dev/zero", MAX_OUTPUT + 1));
+    assert!(matches!(
+        Git::new(&b.project).with_program(&over).run(&["x"]),
+        Err(GitError::TooLarge)
+    ));
+    let err_over = stand_in(&b.root, "errover", &format!("head -c {} /dev/zero >&2", MAX_OUTPUT + 1));
+    assert!(matches!(
+        Git::new(&b.project).with_program(&err_over).run(&["x"]),
+        Err(GitError::TooLarge)
+    ));
+    assert!(matches!(
+        Git::new(&b.project).with_program("/no/such/git").run(&["x"]),
+        Err(GitError::Spawn(_))
+    ));
+}
+
+#[test]
+fn the_include_file_and_init_log_limits_hold_at_their_boundary() {
+    use super::create::INIT_LOG_MAX;
+    use super::include::MAX_INCLUDE_BYTES;
+    let b = setup();
+    let inc = b.project.join(".worktreeinclude");
+    let at_limit = format!(".env\n{}", "#".repeat(MAX_INCLUDE_BYTES as usize - 5));
+    assert_eq!(at_limit.len() as u64, MAX_INCLUDE_BYTES);
+    fs::write(&inc, &at_limit).unwrap();
+    assert!(matcher(&b.project).is_some());
+    fs::write(&inc, format!("{at_limit}#")).unwrap();
+    assert!(matcher(&b.project).is_none(), "a larger include file is not read");
+    let log = b.root.join("init.log");
+    let env = vec![];
+    let sh = ["-c".to_string()];
+    let limit_cmd = format!("head -c {INIT_LOG_MAX} /dev/zero");
+    run_init(
+        "/bin/sh",
+        &sh,
+        &limit_cmd,
+        &b.project,
+        &env,
+        &log,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert_eq!(
+        fs::metadata(&log).unwrap().len(),
+        INIT_LOG_MAX,
+        "exactly the limit: all kept, no note"
+    );
+    let over_cmd = format!("head -c {} /dev/zero; echo END", INIT_LOG_MAX + 10);
+    let o = run_init(
+        "/bin/sh",
+        &sh,
+        &over_cmd,
+        &b.project,
+        &env,
+        &log,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let note = b"\n[pi-codex-toolkit: the rest of the output was not kept]\n";
+    let kept = fs::read(&log).unwrap();
+    assert!(kept.ends_with(note));
+    assert_eq!(kept.len() as u64, INIT_LOG_MAX + note.len() as u64);
+    assert!(
+        o.tail.ends_with("END\n") && o.tail.len() == super::create::INIT_TAIL,
+        "the tail is the real end"
+    );
+}
+
+#[test]
+fn a_preview_lists_at_most_fifty_commits_and_gives_the_total() {
+    use super::merge::PREVIEW_MAX;
+    let b = setup();
+    let r = worktree(&b, "many");
+    let wt = PathBuf::from(&r.path);
+    for k in 0..=PREVIEW_MAX {
+        commit_file(&wt, &format!("f{k}.txt"), "x\n", &format!("c{k}"));
+    }
+    let pv = prepare(&r).unwrap();
+    assert_eq!((pv.commits.len(), pv.commits_total), (PREVIEW_MAX, PREVIEW_MAX + 1));
+    assert_eq!((pv.files.len(), pv.files_total), (PREVIEW_MAX, PREVIEW_MAX + 1));
+    assert!(
+        pv.commits[0].ends_with(&format!(" c{PREVIEW_MAX}")),
+        "newest first: {}",
+        pv.commits[0]
+    );
 }
 
 // ---- layout ----
