@@ -668,6 +668,8 @@ export interface EffectiveConfig {
   subagents: { enabled: boolean; timeoutSeconds: number }
   /** The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`. */
   permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[]; sensitivePaths: string[] }
+  /** Isolated session worktrees (docs/worktrees.md). */
+  worktrees: { enabled: boolean; init: string | null }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -1961,3 +1963,112 @@ export interface ToolResultEvidence {
   /** The message's top-level `addedToolNames` (older records). */
   addedToolNames?: unknown
 }
+
+/**
+ * Where a session folder stands: not in a worktree (`null`), or in one (`ok: true` with its record, or
+ * `WORKTREE_MISSING` when its folder or a folder on the way is missing or a link). Synchronous: a few `lstat`s,
+ * run before every toolkit tool call of a worktree session.
+ */
+export declare function worktreeCheck(agentDir: string, cwd: string): WorktreeResult | null
+
+/** Creates a worktree of the project at `cwd` (named `name`, else a fresh id), locked for process `pid`. */
+export declare function worktreeCreate(agentDir: string, cwd: string, name: string | undefined | null, pid: number): Promise<WorktreeResult>
+
+/** Deletes worktree `id` of `project` (see src/worktree/manage.rs `delete`). */
+export declare function worktreeDelete(agentDir: string, project: string, id: string, force: boolean, pid: number): Promise<WorktreeResult>
+
+/** One worktree of the project (`/pct worktree list`, the start-up sweep). */
+export interface WorktreeEntry {
+  id: string
+  path: string
+  branch: string
+  state: 'in-use' | 'idle' | 'missing' | 'leftover'
+  /** Why it is missing or leftover. */
+  why?: string
+  lockPid?: number
+  createdMs: number
+}
+
+/** Runs the init command once in `dir` as `shell ...args command`, with `env` added; output to `log`. */
+export declare function worktreeInit(shell: string, args: Array<string>, command: string, dir: string, env: Record<string, string>, log: string): Promise<WorktreeResult>
+
+/** The worktrees of `project` with their state. */
+export declare function worktreeList(agentDir: string, project: string): Promise<WorktreeResult>
+
+/**
+ * `git worktree lock` (`lock: true`, for process `pid`) or unlock (only a lock `pid` holds) of the session's
+ * worktree.
+ */
+export declare function worktreeLock(agentDir: string, cwd: string, lock: boolean, pid: number): Promise<WorktreeResult>
+
+/** Merge step 2: fast-forward the project when `token` still matches both sides. */
+export declare function worktreeMergeApply(agentDir: string, cwd: string, token: string): Promise<WorktreeResult>
+
+/** Merge step 1: commit the worktree's work, sync the project branch into it, preview (with the token). */
+export declare function worktreeMergePrepare(agentDir: string, cwd: string): Promise<WorktreeResult>
+
+/** Leases the `PI_PORT` block of `holder` (its own block if it has one). */
+export declare function worktreePortLease(agentDir: string, holder: string): WorktreeResult
+
+/** Frees `holder`'s port block; `true` when it held one. */
+export declare function worktreePortRelease(holder: string): boolean
+
+/** The project of a session folder (`root`, `branch`, key in `id`); refusals as `create` has them. */
+export declare function worktreeProject(cwd: string): Promise<WorktreeResult>
+
+/**
+ * What a worktree call resolves. `ok: false` carries `code` and `message`; the other fields belong to the call
+ * that fills them (docs/worktrees.md "Commands").
+ */
+export interface WorktreeResult {
+  ok: boolean
+  code?: 'WORKTREE_NOT_GIT' | 'WORKTREE_DETACHED_HEAD' | 'WORKTREE_UNBORN_HEAD' | 'WORKTREE_MISSING' | 'WORKTREE_EXISTS' | 'WORKTREE_BAD_NAME' | 'WORKTREE_NOT_FOUND' | 'WORKTREE_CONFLICT' | 'WORKTREE_MOVED' | 'WORKTREE_PROJECT_DIRTY' | 'WORKTREE_UNMERGED' | 'WORKTREE_IN_USE' | 'WORKTREE_NO_PORTS' | 'WORKTREE_GIT_FAILED' | 'WORKTREE_IO' | 'internal-panic'
+  message?: string
+  /** The worktree id, folder, branch, project folder, base commit and project branch it came from. */
+  id?: string
+  path?: string
+  branch?: string
+  project?: string
+  base?: string
+  baseBranch?: string
+  /** create: where the session should work (the worktree, or the same sub-folder inside it). */
+  cwd?: string
+  /** create: what `.worktreeinclude` copied. */
+  filesCopied?: number
+  linksCopied?: number
+  bytesCopied?: number
+  skipped?: Array<string>
+  addMs?: number
+  totalMs?: number
+  /** status: the project's branch now, commits ahead/behind it, `git status --porcelain` lines. */
+  projectBranch?: string
+  ahead?: number
+  behind?: number
+  changed?: Array<string>
+  changedTotal?: number
+  /** list. */
+  entries?: Array<WorktreeEntry>
+  /** merge preview: both commits, the commits and files the project would get (capped; totals given), the token. */
+  projectCommit?: string
+  worktreeCommit?: string
+  commits?: Array<string>
+  commitsTotal?: number
+  files?: Array<string>
+  filesTotal?: number
+  committedWork?: boolean
+  synced?: boolean
+  token?: string
+  /** delete: the snapshot ref and what happened to the folder (`tree`, `link`, `nothing`, or why it stayed). */
+  snapshot?: string
+  folder?: string
+  /** init: exit status (null: killed), whether the time limit hit, the end of the output and the log file. */
+  status?: number
+  timedOut?: boolean
+  tail?: string
+  log?: string
+  /** port lease: the first port of the block. */
+  port?: number
+}
+
+/** Where the session's worktree stands against the project. */
+export declare function worktreeStatus(agentDir: string, cwd: string): Promise<WorktreeResult>

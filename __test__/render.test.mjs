@@ -291,7 +291,8 @@ test("with Pi's real theme, the Edit diff is Pi's renderDiff (its removed/added 
 
 test("/pct completions: sub-commands, then their arguments", async () => {
 	const { pctCompletions, PERMISSION_MODE_TEXT } = await import("../src/pi/commands.ts");
-	assert.deepEqual(pctCompletions("").map((c) => c.value), ["config", "status", "reload", "jobs", "review", "permission", "mode", "agents"]);
+	assert.deepEqual(pctCompletions("").map((c) => c.value), ["config", "status", "reload", "jobs", "review", "permission", "mode", "agents", "worktree"]);
+	assert.deepEqual(pctCompletions("worktree m").map((c) => c.value), ["worktree merge"]);
 	assert.deepEqual(pctCompletions("mode ").map((c) => c.value), ["mode plan", "mode agent"]);
 	assert.deepEqual(pctCompletions("re").map((c) => c.value), ["reload", "review"]);
 	assert.deepEqual(pctCompletions("permission a").map((c) => c.value), ["permission ask", "permission accept-edits", "permission auto"]);

@@ -12,6 +12,7 @@ import { nativeLoad } from "./pi/native.ts";
 import { afterToolCall, onDemandCatalog, rebuildOnDemand, resetSessionLoads } from "./pi/rules.ts";
 import { traced } from "./pi/trace.ts";
 import { Toolkit } from "./pi/toolkit.ts";
+import { guardWorktree } from "./pi/worktree.ts";
 import { registerUnavailable } from "./pi/unavailable.ts";
 
 export type { InvocationCall, InvocationHooks, PolicyDecision, ToolkitOptions } from "./pi/host.ts";
@@ -25,8 +26,11 @@ export function createPiCodexToolkit(options: ToolkitOptions = {}) {
 		// Feature modules declare their tools through a view of `pi` whose registerTool only records them: nothing
 		// reaches Pi at load, so no name can collide there. Each sync registers the wanted, free ones (docs/rules.md).
 		// Every toolkit tool is drawn by src/pi/render (docs/render.md); a definition's own renderers win. Every call
-		// gets a trace id, in its result's details and its audit line (src/pi/trace.ts).
-		const declaringPi = Object.create(pi, { registerTool: { value: (def: ToolDefinition) => tk.offer(traced({ ...renderersFor(def.name), ...def })) } });
+		// gets a trace id, in its result's details and its audit line (src/pi/trace.ts). In a worktree session every call
+		// first checks the worktree folder (WORKTREE_MISSING, docs/worktrees.md).
+		const declaringPi = Object.create(pi, {
+			registerTool: { value: (def: ToolDefinition) => tk.offer(traced(guardWorktree(tk.agentDir, { ...renderersFor(def.name), ...def }))) },
+		});
 		const host = Object.create(tk, { pi: { value: declaringPi } });
 		for (const register of FEATURES) register(host);
 		registerPctCommand(tk, tk.registeredNames);

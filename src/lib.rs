@@ -28,3 +28,4 @@ mod rules;
 mod seams;
 mod session_id;
 pub mod shell;
+pub mod worktree;

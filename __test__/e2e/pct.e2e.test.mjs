@@ -31,7 +31,7 @@ for (const version of PI_VERSIONS) {
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
 			assert.deepEqual(usage.notifications, [
-				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|agents]",
+				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|agents|worktree [new|list|merge|leave|delete]]",
 			]);
 		} finally {
 			await pi.close();

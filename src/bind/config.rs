@@ -41,6 +41,9 @@ pub struct EffectiveConfig {
         ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[]; sensitivePaths: string[] }"
     )]
     pub permissions: Value,
+    /// Isolated session worktrees (docs/worktrees.md).
+    #[napi(ts_type = "{ enabled: boolean; init: string | null }")]
+    pub worktrees: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]
     pub execution: Option<Value>,

@@ -21,6 +21,7 @@ pub mod plan;
 pub mod review;
 pub mod rules;
 pub mod shell;
+pub mod worktree;
 
 /// The addon's version, so the TypeScript side can refuse a stale binary.
 #[napi(catch_unwind)]

@@ -24,6 +24,7 @@ pub fn defaults() -> Value {
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
         "subagents": {"enabled": false, "timeoutSeconds": crate::agents::limits::DEFAULT_TIMEOUT_SECONDS},
         "permissions": {"mode": null, "planSafeTools": [], "sensitivePaths": []},
+        "worktrees": {"enabled": false, "init": null},
         "debug": false
     })
 }
@@ -106,10 +107,29 @@ pub fn validate(root: &Value) -> Result<(), String> {
     if let Some(p) = section(root, "permissions")? {
         validate_permissions(p)?;
     }
+    if let Some(w) = section(root, "worktrees")? {
+        validate_worktrees(w)?;
+    }
     if !matches!(root.get("debug"), None | Some(Value::Bool(_))) {
         return Err("debug must be true or false".into());
     }
     Ok(())
+}
+
+/// The longest `worktrees.init` command, in bytes.
+pub const MAX_INIT_BYTES: usize = 4096;
+
+/// `worktrees` (docs/worktrees.md "Configuration"): `enabled`, and `init` null or a command line run once in each
+/// new worktree.
+fn validate_worktrees(w: &Map<String, Value>) -> Result<(), String> {
+    boolean(w, "worktrees", "enabled")?;
+    match w.get("init") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= MAX_INIT_BYTES && !s.contains('\0') => Ok(()),
+        Some(_) => Err(format!(
+            "worktrees.init must be null or a non-empty command of at most {MAX_INIT_BYTES} bytes"
+        )),
+    }
 }
 
 /// Most names `permissions.planSafeTools` may list.
@@ -379,6 +399,7 @@ mod tests {
             "hostTools",
             "interactiveTools",
             "permissions",
+            "worktrees",
         ] {
             assert_eq!(err(json!({ s: true })), format!("{s} must be an object"));
         }
@@ -522,6 +543,30 @@ mod tests {
         assert_eq!(
             raw,
             json!({"applyPatch": {"x": 1}, "codeMode": {"approvalMode": "always"}, "execution": {"version": 1, "rules": []}})
+        );
+    }
+
+    #[test]
+    fn worktrees_section() {
+        assert!(validate(&json!({"worktrees": {"enabled": true, "init": "npm ci"}})).is_ok());
+        assert!(validate(&json!({"worktrees": {"init": null}})).is_ok());
+        assert_eq!(err(json!({"worktrees": []})), "worktrees must be an object");
+        assert_eq!(
+            err(json!({"worktrees": {"enabled": "y"}})),
+            "worktrees.enabled must be true or false"
+        );
+        let too_long = "x".repeat(MAX_INIT_BYTES + 1);
+        for bad in [json!(""), json!("  "), json!(1), json!(too_long), json!("a\u{0}b")] {
+            assert_eq!(
+                err(json!({"worktrees": {"init": bad}})),
+                "worktrees.init must be null or a non-empty command of at most 4096 bytes"
+            );
+        }
+        assert!(validate(&json!({"worktrees": {"init": "x".repeat(MAX_INIT_BYTES)}})).is_ok());
+        assert_eq!(defaults()["worktrees"], json!({"enabled": false, "init": null}));
+        assert_eq!(
+            effective(&json!({"worktrees": {"enabled": true, "init": "make", "x": 1}}))["worktrees"],
+            json!({"enabled": true, "init": "make"})
         );
     }
 

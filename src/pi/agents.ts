@@ -26,6 +26,7 @@ import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, type LivePolicy, parseCardHead, POLICY_QUERY, type DelegateInfo } from "./delegate.ts";
 import { onOperationMode } from "./plan.ts";
 import { safeConfirm, safeEditor, safeInput, safeSelect } from "./render/safe.ts";
+import { projectFolder, worktreeEnv } from "./worktree.ts";
 
 export const TASK = "Task";
 
@@ -131,7 +132,8 @@ function catalog(host: ToolkitHost): string[] {
 
 /** Every definition of the session, resolved against the parent's catalog. */
 export function loadAgents(host: ToolkitHost, cwd: string): AgentsLoaded {
-	return native.agentsLoad(host.agentDir, cwd, catalog(host).filter((n) => n !== TASK));
+	// Project definitions stay keyed by the project, also in a worktree session (docs/worktrees.md "Layout").
+	return native.agentsLoad(host.agentDir, projectFolder(host, cwd), catalog(host).filter((n) => n !== TASK));
 }
 
 /** `/pct agents`: every definition with its resolved tools and warnings. */
@@ -316,7 +318,8 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	};
 	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];
 	if (def.prompt) args.push("--append-system-prompt", def.prompt);
-	const env: NodeJS.ProcessEnv = { ...process.env, [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
+	// In a worktree session the delegate shares the session's root and PI_PORT block (docs/worktrees.md "Delegates").
+	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
 	let child: ChildProcess;
 	try {
 		child = spawn(process.execPath, args, { cwd: ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });

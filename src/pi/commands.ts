@@ -19,6 +19,7 @@ import { presetRows } from "./presets.ts";
 import { configuredMode } from "./permission.ts";
 import { modeCommand, refreshModeFooter } from "./plan.ts";
 import { safeInput, safeSelect } from "./render/safe.ts";
+import { worktreeCommand, worktreeStatusLine } from "./worktree.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -43,6 +44,7 @@ export const SUBCOMMANDS: Record<string, string[]> = {
 	permission: [...PERMISSION_MODES, "default"],
 	mode: ["plan", "agent"],
 	agents: [],
+	worktree: ["new", "list", "merge", "leave", "delete"],
 };
 
 /** Completions for what follows `/pct `: sub-commands, then their arguments. */
@@ -63,12 +65,12 @@ export function pctCompletions(prefix: string): { value: string; label: string }
 export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 	registerFooter(tk.pi, tk);
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|mode|agents]",
+		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|mode|agents|worktree]",
 		getArgumentCompletions: pctCompletions,
 		handler: async (args: string, ctx: Ctx) => {
 			const sub = (args ?? "").trim();
 			if (sub === "" || sub === "config") return configMenu(tk, ctx);
-			if (sub === "status") return say(ctx, statusText(tk, ctx, registered));
+			if (sub === "status") return say(ctx, worktreeStatusLine(tk) + statusText(tk, ctx, registered));
 			if (sub === "todos") return say(ctx, (tk.shared.get(TODOS_KEY) as (() => string) | undefined)?.() ?? "The todo list is not available in this build.");
 			if (sub === "jobs" || sub.startsWith("jobs ")) return jobsCommand(tk, ctx, sub.slice("jobs".length).trim());
 			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
@@ -78,6 +80,7 @@ export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
 				return say(ctx, r.text, r.level);
 			}
 			if (sub === "agents") return say(ctx, agentsText(tk, ctx.cwd));
+			if (sub === "worktree" || sub.startsWith("worktree ")) return worktreeCommand(tk, ctx, sub.slice("worktree".length).trim());
 			if (sub === "reload") {
 				const r = tk.reload();
 				tk.sync(ctx);

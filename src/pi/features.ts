@@ -16,8 +16,11 @@ import { register as registerCompaction } from "./compaction.ts";
 import { register as registerReview } from "./review.ts";
 import { register as registerInteractive } from "./tools/interactive.ts";
 import { register as registerAgents, registerDelegateGuard } from "./agents.ts";
+import { register as registerWorktrees } from "./worktree.ts";
 
 export const FEATURES: ReadonlyArray<(host: ToolkitHost) => void> = [
+	// First: a worktree session's lock, PI_PORT and state are in place before any other session_start handler runs.
+	registerWorktrees,
 	registerPatch,
 	registerShell,
 	registerCode,

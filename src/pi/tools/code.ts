@@ -17,6 +17,7 @@ import { errorText } from "../messages.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
 import { safeConfirm } from "../render/safe.ts";
+import { withWorktreeEnv, worktreeRefusal } from "../worktree.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -204,13 +205,16 @@ function nestedGate(g: GateHost): (req: GateRequest) => Promise<GateAnswer> {
 		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
 		if (req.sessionId) call.sessionId = req.sessionId;
 		if (!nestedAdmitted(req.tool)) return disabled(req.tool);
+		// A nested call of a worktree session whose folder went missing changes nothing (docs/worktrees.md).
+		const missing = worktreeRefusal(host.agentDir, req.cwd);
+		if (missing) return { allow: false, code: "policy-denied", reason: missing };
 		// The permission policy (docs/permissions.md): a nested call gets exactly the decision and card of its
 		// direct twin, one card at a time, before the embedder's hooks run.
 		const refusal = await nestedPermission(req);
 		if (refusal) return refusal;
 		const hooked = await runInvocationHooks(host.hooks, call);
 		if (!hooked.ok) return { allow: false, code: "policy-denied", reason: `${hooked.reason} Nothing was started.` };
-		const env = hooked.env;
+		const env = withWorktreeEnv(host, hooked.env);
 		// Hooks may be async: the capability may have been disabled meanwhile.
 		if (!nestedAdmitted(req.tool)) return disabled(req.tool);
 		return {

@@ -14,6 +14,7 @@ import { Type } from "typebox";
 import type { HostBashFailed, HostBashOk, HostFailure, HostSession, HostTaskListOk, HostTaskOk } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { hostRuntime, hostTool } from "./host.ts";
+import { worktreeEnv } from "../worktree.ts";
 
 /**
  * What the engine resolves for one of these tools, as the host-tool wrapper takes it: a failed command
@@ -173,7 +174,8 @@ export function register(host: ToolkitHost): void {
 			parameters: t.parameters,
 			risk: t.risk,
 			command: t.name === "Bash" ? (p) => (typeof p.command === "string" ? p.command : "") : undefined,
-			run: ({ session, params, signal, onUpdate }) => t.call(session, params, signal, onUpdate),
+			// Bash in a worktree session gets PI_PORT, PI_PROJECT_ROOT and PI_WORKTREE_ROOT (docs/worktrees.md).
+			run: ({ session, params, signal, onUpdate }) => (t.name === "Bash" ? runBash(session, params, signal, worktreeEnv(host), onUpdate) : t.call(session, params, signal, onUpdate)),
 		});
 	}
 }

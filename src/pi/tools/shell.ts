@@ -13,6 +13,7 @@ import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
+import { withWorktreeEnv } from "../worktree.ts";
 import { LIVE_BYTES, LIVE_POLL_MS } from "./host-bash.ts";
 
 /** The gate message when the pair is not admitted. */
@@ -185,7 +186,7 @@ export function register(host: ToolkitHost): void {
 		if ("sessionId" in norm.request) call.sessionId = norm.request.sessionId;
 		const hooked = await runInvocationHooks(host.hooks, call);
 		if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was started.`);
-		const env = hooked.env;
+		const env = withWorktreeEnv(host, hooked.env);
 		// Hooks may be async: the capability or the session may have changed meanwhile.
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		if (mgr !== manager) throw new Error(MANAGER_REPLACED);

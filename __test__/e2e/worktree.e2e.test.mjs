@@ -1,0 +1,287 @@
+// Isolated session worktrees through the real Pi (0.87.1 and 1.6.0) in RPC mode with the scripted faux model
+// (docs/worktrees.md): /pct worktree new switches the session into the worktree, a tool writes there and not in the
+// project, merge fast-forwards the project; hooks never run; a token is refused once the project moved; a conflict
+// stays in the worktree; a linked-over worktree fails every tool with WORKTREE_MISSING; delete keeps a snapshot.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PI_VERSIONS, RpcPi, sandbox, writeScript, writeToolConfig } from "../helpers/pi.mjs";
+
+const ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "core.hooksPath=/dev/null"];
+const git = (cwd, ...args) => execFileSync("git", [...ID, ...args], { cwd, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } }).trim();
+
+/** A sandbox whose workspace is a git project on `main` with one commit, hooks that would leave a mark, and the
+ * toolkit's host tools and worktrees on. */
+function project() {
+	const box = sandbox("pct-wt-e2e-");
+	git(box.cwd, "init", "-q", "-b", "main");
+	writeFileSync(join(box.cwd, "a.txt"), "one\n");
+	writeFileSync(join(box.cwd, ".gitignore"), ".env\n");
+	writeFileSync(join(box.cwd, ".env"), "TOKEN=1\n");
+	writeFileSync(join(box.cwd, ".worktreeinclude"), ".env\n");
+	git(box.cwd, "add", "a.txt", ".gitignore", ".worktreeinclude");
+	git(box.cwd, "commit", "-q", "-m", "first");
+	const mark = join(box.base, "hook-ran");
+	for (const hook of ["pre-commit", "post-commit", "post-checkout", "post-merge", "pre-merge-commit", "commit-msg", "reference-transaction"]) {
+		const p = join(box.cwd, ".git", "hooks", hook);
+		writeFileSync(p, `#!/bin/sh\necho ${hook} >> '${mark}'\n`);
+		chmodSync(p, 0o755);
+	}
+	writeToolConfig(box, { hostTools: { enabled: true }, worktrees: { enabled: true } });
+	return { box, mark };
+}
+
+const script = (box, steps) => writeScript(box, `export default ${JSON.stringify(steps)};`);
+
+/** Runs a /pct command and returns its notifications as one text. */
+async function pct(pi, cmd) {
+	return (await pi.prompt(cmd)).notifications.join("\n");
+}
+
+/** `/pct worktree new <name>`: resolves the worktree folder the session switched into. */
+async function enter(pi, name) {
+	const text = await pct(pi, `/pct worktree new ${name}`);
+	const m = /Worktree (\S+) created at (\S+) on branch pct\/\1/.exec(text);
+	assert.ok(m, text);
+	assert.match(text, /This session now works in the worktree/);
+	return m[2];
+}
+
+/** Answers confirm dialogs from a queue (true/false), recording their titles. */
+function confirms(answers, seen = []) {
+	return (req) => {
+		seen.push(req);
+		if (req.method !== "confirm") return { cancelled: true };
+		return { confirmed: answers.shift() ?? false };
+	};
+}
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] new → tools write in the worktree, not the project → merge fast-forwards; hooks never run`, async () => {
+		const { box, mark } = project();
+		// The init command runs once in the new worktree with the three variables (it writes outside the checkout).
+		const initOut = join(box.base, "init.txt");
+		writeToolConfig(box, { hostTools: { enabled: true }, worktrees: { enabled: true, init: `echo "$PI_PORT|$PI_PROJECT_ROOT|$PI_WORKTREE_ROOT|$(pwd)" >> '${initOut}'; echo init-said-hello` } });
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "out.txt", content: "from the agent\n" } }] },
+			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_PROJECT_ROOT|$PI_WORKTREE_ROOT|$(pwd)\" > env.txt" } }] },
+			{ text: "done" },
+		];
+		const seen = [];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: confirms([true], seen) });
+		try {
+			const entered = await pct(pi, "/pct worktree new feat");
+			const wt = /Worktree feat created at (\S+) on branch pct\/feat/.exec(entered)?.[1];
+			assert.ok(wt, entered);
+			assert.match(entered, /^Running worktrees\.init in \S+: echo /m);
+			assert.match(entered, /^worktrees\.init finished \(output: \S+feat\.init\.log\)\.$/m);
+			assert.match(entered, /This session now works in the worktree/);
+			const [initPort, initProject, initRoot, initPwd] = readFileSync(initOut, "utf8").trim().split("|");
+			assert.deepEqual([initProject, initRoot, initPwd], [git(box.cwd, "rev-parse", "--show-toplevel"), wt, wt]);
+			assert.equal(readFileSync(join(wt, ".env"), "utf8"), "TOKEN=1\n", ".worktreeinclude copied the ignored file");
+			assert.equal(git(wt, "symbolic-ref", "--short", "HEAD"), "pct/feat");
+			const state = await pi.command("get_state");
+			assert.equal(state.success, true);
+			await pi.prompt("go");
+			assert.equal(readFileSync(join(wt, "out.txt"), "utf8"), "from the agent\n");
+			assert.ok(!existsSync(join(box.cwd, "out.txt")), "nothing landed in the project");
+			const [port, projectRoot, worktreeRoot, pwd] = readFileSync(join(wt, "env.txt"), "utf8").trim().split("|");
+			assert.ok(Number(port) >= 41000 && Number(port) <= 48990 && (Number(port) - 41000) % 10 === 0, port);
+			assert.equal(projectRoot, git(box.cwd, "rev-parse", "--show-toplevel"));
+			assert.equal(worktreeRoot, wt);
+			assert.equal(pwd, wt);
+			assert.equal(port, initPort, "the session keeps the block the init command had");
+			const status = await pct(pi, "/pct status");
+			assert.match(status, new RegExp(`^Worktree: feat \\(pct/feat\\) at ${wt.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}; project .*; PI_PORT ${port}$`, "m"));
+			// The footer names the worktree.
+			const footer = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
+			assert.equal(footer.at(-1)?.statusText, "worktree feat (pct/feat)");
+			const where = await pct(pi, "/pct worktree");
+			assert.match(where, /^Worktree feat \(/m);
+			assert.match(where, /^changed files: 2$/m);
+			// Locked while the session uses it.
+			assert.match(git(box.cwd, "worktree", "list", "--porcelain"), /locked pi-codex-toolkit session \(pid \d+\)/);
+			const merged = await pct(pi, "/pct worktree merge");
+			const dialog = seen.find((r) => r.method === "confirm");
+			assert.match(dialog.title, /^Merge worktree feat into main\?$/);
+			assert.match(dialog.message, /^commits: 1$/m);
+			assert.match(dialog.message, /^ {2}A env\.txt$/m);
+			assert.match(dialog.message, /^ {2}A out\.txt$/m);
+			assert.match(merged, /^Merged: main fast-forwarded /m);
+			assert.equal(readFileSync(join(box.cwd, "out.txt"), "utf8"), "from the agent\n");
+			assert.equal(git(box.cwd, "rev-parse", "HEAD"), git(wt, "rev-parse", "HEAD"));
+			const list = await pct(pi, "/pct worktree list");
+			assert.match(list, /^ {2}feat {2}in-use \(this session\) {2}pct\/feat /m);
+			const left = await pct(pi, "/pct worktree leave");
+			assert.match(left, /Back in the project checkout/);
+			const cleared = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
+			assert.equal(cleared.at(-1)?.statusText, undefined, "the footer line goes with the worktree");
+			assert.doesNotMatch(git(box.cwd, "worktree", "list", "--porcelain"), /locked/, "leaving unlocks it");
+			const deleted = await pct(pi, "/pct worktree delete feat");
+			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted\.$/m);
+			assert.ok(!existsSync(wt));
+			assert.ok(!existsSync(mark), `a repository hook ran: ${existsSync(mark) ? readFileSync(mark, "utf8") : ""}`);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] the token is refused once the project moved; a conflict stays in the worktree`, async () => {
+		const { box } = project();
+		writeToolConfig(box, { hostTools: { enabled: true }, shellSessions: { enabled: true }, worktrees: { enabled: true } });
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "a.txt", content: "worktree side\n" } }] },
+			// exec_command (Shell Sessions) runs in the worktree with the worktree variables.
+			{ tools: [{ name: "exec_command", args: { cmd: "echo \"$PI_WORKTREE_ROOT|$(pwd)|$PI_PORT\" > shell-env.txt" } }] },
+			{ text: "done" },
+		];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: confirms([false]) });
+		try {
+			const wt = await enter(pi, "tok");
+			await pi.prompt("go");
+			const [root, pwd, port] = readFileSync(join(wt, "shell-env.txt"), "utf8").trim().split("|");
+			assert.deepEqual([root, pwd], [wt, wt]);
+			assert.match(port, /^4\d{4}$/);
+			const declined = await pct(pi, "/pct worktree merge");
+			const token = /To merge this preview later: \/pct worktree merge ([0-9a-f]{16})/.exec(declined)?.[1];
+			assert.ok(token, declined);
+			// The person commits in the project meanwhile: the token no longer matches.
+			writeFileSync(join(box.cwd, "b.txt"), "b\n");
+			git(box.cwd, "add", "b.txt");
+			git(box.cwd, "commit", "-q", "-m", "project moved");
+			const head = git(box.cwd, "rev-parse", "HEAD");
+			const refused = await pct(pi, `/pct worktree merge ${token}`);
+			assert.match(refused, /^WORKTREE_MOVED: The token [0-9a-f]{16} does not match/m);
+			assert.equal(git(box.cwd, "rev-parse", "HEAD"), head);
+			// Now a conflicting project commit: the next merge syncs, conflicts in the worktree, the project is untouched.
+			writeFileSync(join(box.cwd, "a.txt"), "project side\n");
+			git(box.cwd, "commit", "-q", "-am", "project edits a");
+			const conflict = await pct(pi, "/pct worktree merge");
+			assert.match(conflict, /^WORKTREE_CONFLICT: Merging main into the worktree conflicts in 1 file\(s\): a\.txt\. The conflict is in the worktree .*the project is untouched\./m);
+			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "project side\n");
+			assert.match(readFileSync(join(wt, "a.txt"), "utf8"), /^<<<<<<< /m);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a linked-over worktree fails every tool with WORKTREE_MISSING; delete keeps a snapshot and removes only the link`, async () => {
+		const { box } = project();
+		const steps = [
+			{ tools: [{ name: "Write", args: { path: "draft.txt", content: "draft\n" } }] },
+			{ text: "written" },
+			{ tools: [{ name: "Write", args: { path: "x.txt", content: "must not land\n" } }, { name: "Read", args: { path: "draft.txt" } }] },
+			{ text: "done" },
+		];
+		const pi = new RpcPi({ version, box, script: script(box, steps), ui: confirms([true]) });
+		try {
+			const wt = await enter(pi, "gone");
+			await pi.prompt("write a draft");
+			assert.ok(existsSync(join(wt, "draft.txt")));
+			// The person commits the draft on the worktree branch (work the project does not have).
+			git(wt, "add", "draft.txt");
+			git(wt, "commit", "-q", "-m", "draft");
+			// The worktree folder is swapped for a link to a look-alike folder.
+			const elsewhere = join(box.base, "elsewhere");
+			renameSync(wt, elsewhere);
+			symlinkSync(elsewhere, wt);
+			const r = await pi.prompt("try again");
+			const ends = r.events.filter((e) => e.type === "tool_execution_end");
+			assert.equal(ends.length, 2);
+			for (const e of ends) {
+				assert.equal(e.isError, true, JSON.stringify(e.result));
+				const text = e.result.content.map((c) => c.text).join("\n");
+				assert.match(text, /^WORKTREE_MISSING: The worktree folder is not usable: .* is a symbolic link\./, text);
+			}
+			assert.ok(!existsSync(join(elsewhere, "x.txt")) && !existsSync(join(box.cwd, "x.txt")), "nothing was written anywhere");
+			const where = await pct(pi, "/pct worktree");
+			assert.match(where, /^WORKTREE_MISSING: /m);
+			await pct(pi, "/pct worktree leave");
+			const list = await pct(pi, "/pct worktree list");
+			assert.match(list, /^ {2}gone {2}missing {2}pct\/gone .*is a symbolic link/m);
+			const deleted = await pct(pi, "/pct worktree delete gone");
+			assert.match(deleted, /only the link at its folder removed \(its target is untouched\)/);
+			assert.match(deleted, /its work is kept under refs\/pct\/snapshots\/gone/);
+			assert.ok(existsSync(join(elsewhere, "draft.txt")), "the link's target is untouched");
+			assert.throws(() => lstatSync(wt));
+			assert.equal(git(box.cwd, "show", "refs/pct/snapshots/gone:draft.txt"), "draft");
+			assert.equal(git(box.cwd, "branch", "--list", "pct/gone"), "");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a Task delegate of a worktree session works in the worktree with the session's PI_PORT; its definition is read from the project`, async () => {
+		const { box } = project();
+		writeToolConfig(box, { hostTools: { enabled: true }, subagents: { enabled: true }, worktrees: { enabled: true } });
+		// An untracked project definition: only the project checkout has it (the worktree starts from HEAD).
+		mkdirSync(join(box.cwd, ".pi", "agents"), { recursive: true });
+		writeFileSync(join(box.cwd, ".pi", "agents", "writer.md"), "---\nname: writer\ndescription: Writes files\ntools: Write, Bash\n---\nWrite what you are told.\n");
+		const child = writeScript(box, `export default { writer: ${JSON.stringify([
+			{ tools: [{ name: "Write", args: { path: "by-delegate.txt", content: "delegate\n" } }] },
+			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_WORKTREE_ROOT|$(pwd)\" > delegate-env.txt" } }] },
+			{ text: "DELEGATE DONE" },
+		])} };`);
+		const parent = script(box, [{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write it" } }] }, { text: "parent done" }]);
+		const pi = new RpcPi({ version, box, script: parent, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		try {
+			const wt = await enter(pi, "deleg");
+			const port = /; PI_PORT (\d+)$/m.exec(await pct(pi, "/pct status"))?.[1];
+			assert.ok(port);
+			const r = await pi.prompt("delegate", 120000);
+			const task = r.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
+			assert.ok(task, pi.stderr.slice(-2000));
+			assert.equal(task.isError, false, JSON.stringify(task.result));
+			assert.equal(readFileSync(join(wt, "by-delegate.txt"), "utf8"), "delegate\n");
+			assert.ok(!existsSync(join(box.cwd, "by-delegate.txt")), "nothing landed in the project");
+			assert.deepEqual(readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|"), [port, wt, wt]);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] a worktree whose Pi was killed is listed as leftover at the next start, never deleted`, async () => {
+		const { box } = project();
+		const first = new RpcPi({ version, box });
+		let wt;
+		try {
+			wt = await enter(first, "crashed");
+		} finally {
+			// No session_shutdown: the lock of a dead process stays behind.
+			first.child.kill("SIGKILL");
+			await first.exited;
+		}
+		const second = new RpcPi({ version, box });
+		try {
+			// The sweep runs in the background after start-up: wait for its notification (it may already be there).
+			const isSweep = (n) => typeof n === "string" && n.startsWith("Worktrees of ");
+			const note = second.notifications.find(isSweep) ?? (await second.waitFor((r) => r.type === "extension_ui_request" && r.method === "notify" && isSweep(r.message), 60000)).message;
+			assert.match(note, /left over from earlier sessions \(kept; \/pct worktree delete <id> removes one\):\n {2}crashed {2}leftover {2}pct\/crashed .* — its session \(pid \d+\) is gone$/);
+			assert.ok(existsSync(join(wt, "a.txt")), "the sweep deletes nothing");
+		} finally {
+			await second.close();
+		}
+	});
+
+	test(`[pi ${version.name}] outside a git project and on a detached HEAD: a refusal that changes nothing`, async () => {
+		const box = sandbox("pct-wt-e2e-");
+		writeToolConfig(box, { worktrees: { enabled: true } });
+		const pi = new RpcPi({ version, box });
+		try {
+			assert.match(await pct(pi, "/pct worktree new"), /^WORKTREE_NOT_GIT: /m);
+			git(box.cwd, "init", "-q", "-b", "main");
+			assert.match(await pct(pi, "/pct worktree new"), /^WORKTREE_UNBORN_HEAD: /m);
+			writeFileSync(join(box.cwd, "a.txt"), "a\n");
+			git(box.cwd, "add", "a.txt");
+			git(box.cwd, "commit", "-q", "-m", "first");
+			git(box.cwd, "checkout", "-q", "--detach");
+			assert.match(await pct(pi, "/pct worktree new"), /^WORKTREE_DETACHED_HEAD: /m);
+			assert.ok(!existsSync(join(box.agentDir, "pi-codex-toolkit", "worktrees")));
+			assert.match(await pct(pi, "/pct worktree"), /not in a worktree/);
+		} finally {
+			await pi.close();
+		}
+	});
+}
