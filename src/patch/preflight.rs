@@ -88,7 +88,13 @@ impl Step {
 #[derive(Debug)]
 pub struct Plan {
     pub steps: Vec<Step>,
+    /// What the model should know beyond the operations (a patch carried over through the copy it was shown).
+    pub notes: Vec<String>,
 }
+
+/// The copies of a workspace file (by its patch path) as the session's host tools showed them to the model, newest
+/// first (docs/patch.md "Drift"); none without a session.
+pub type Shown<'a> = &'a dyn Fn(&str) -> Vec<std::sync::Arc<str>>;
 
 /// Validates every path of a parsed patch (syntax only), in patch order.
 pub fn validate_paths(cwd: &Path, patch: &Patch<'_>) -> Result<Vec<Vec<PatchPath>>, PatchError> {
@@ -200,11 +206,56 @@ fn must_be_absent(p: &PatchPath, found: Found) -> Result<(), PatchError> {
     }
 }
 
-/// New content of an Update/Move source.
-fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) -> Result<Vec<u8>, PatchError> {
+/// New content of an Update/Move source. A chunk whose context no longer matches (or matches twice) is located
+/// through a copy of the file the model was shown, when the session has one (`shown.rs`), with a note saying so.
+fn updated(
+    p: &PatchPath,
+    original: &[u8],
+    chunks: &[super::parser::Chunk<'_>],
+    shown_copies: Shown<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, PatchError> {
     let shown = paths::shown(&p.rel);
     let src = text::decode(original, &shown)?;
-    let edits = matcher::plan(&shown, &src.lines, chunks)?;
+    let edits = match matcher::plan(&shown, &src.lines, chunks) {
+        Ok(edits) => edits,
+        Err(mut e) if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) => {
+            let mut why: Option<String> = None;
+            let mut carried = None;
+            for copy in shown_copies(&p.rel) {
+                if crate::host::tag::lines(&copy) == src.lines {
+                    continue; // the file as it is now: nothing to carry over
+                }
+                match super::shown::carry(&shown, &copy, &src.lines, chunks) {
+                    Ok(edits) => {
+                        carried = Some(edits);
+                        break;
+                    }
+                    Err(w) => {
+                        why.get_or_insert(w);
+                    }
+                }
+            }
+            match (carried, why) {
+                (Some(edits), _) => {
+                    notes.push(format!(
+                        "'{shown}' changed since it was shown to you; the patch was matched against the version you \
+                         were shown and carried over to the current file (Read it to see the result)."
+                    ));
+                    edits
+                }
+                (None, Some(why)) => {
+                    e.reason.push_str(&format!(
+                        "\nThe version of '{shown}' you were shown before it changed could not place the patch \
+                         either: {why}."
+                    ));
+                    return Err(e);
+                }
+                (None, None) => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    };
     let lines = matcher::apply_edits(&src.lines, &edits);
     Ok(text::encode(lines, src.style, original.len() + 64))
 }
@@ -212,7 +263,7 @@ fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) 
 /// Runs the whole preflight. The order of checks is: path syntax (all), aliases by name, then per operation in
 /// patch order the filesystem checks (components, existence), then aliases by identity, then sizes, contents and
 /// matches. Sources are read through `root` (beneath the workspace, no symlinks); Delete reads no content.
-pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan, PatchError> {
+pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>, shown: Shown<'_>) -> Result<Plan, PatchError> {
     let all = validate_paths(cwd, patch)?;
     let named: Vec<(usize, &str)> = all
         .iter()
@@ -242,6 +293,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
     paths::check_identities(&identities)?;
 
     let mut total = 0u64;
+    let mut notes = Vec::new();
     let mut steps = Vec::with_capacity(patch.hunks.len());
     for (hunk, ps) in patch.hunks.iter().zip(all) {
         let mut ps = ps.into_iter();
@@ -271,7 +323,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
             }
             Hunk::Update { chunks, .. } => {
                 let (old, stamp) = read_source(root, &first, true, &mut total)?;
-                let new = updated(&first, &old, chunks)?;
+                let new = updated(&first, &old, chunks, shown, &mut notes)?;
                 let rewrite = Rewrite { old, new };
                 match ps.next() {
                     Some(to) => Step::Move {
@@ -289,7 +341,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
             }
         });
     }
-    Ok(Plan { steps })
+    Ok(Plan { steps, notes })
 }
 
 /// The stamp of a source that is renamed or removed without being read (through the handles beneath the root).
