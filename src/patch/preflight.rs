@@ -217,26 +217,31 @@ fn updated(
 ) -> Result<Vec<u8>, PatchError> {
     let shown = paths::shown(&p.rel);
     let src = text::decode(original, &shown)?;
-    let edits = match matcher::plan(&shown, &src.lines, chunks) {
+    // The copies the model was shown that differ from the file now. With one, a chunk that does not match the file
+    // as it is is placed through it; the standing-context recovery only runs when the patch was not written from any
+    // of them (where a copy finds the place ambiguous or conflicting, a guess would be the one wrong answer).
+    let copies: Vec<_> = shown_copies(&p.rel)
+        .into_iter()
+        .filter(|c| crate::host::tag::lines(c) != src.lines)
+        .collect();
+    let edits = match matcher::plan_with(&shown, &src.lines, chunks, copies.is_empty()) {
         Ok(edits) => edits,
-        Err(mut e) if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) => {
-            let mut why: Option<String> = None;
+        Err(mut e) if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) && !copies.is_empty() => {
+            let mut refused: Option<String> = None;
             let mut carried = None;
-            for copy in shown_copies(&p.rel) {
-                if crate::host::tag::lines(&copy) == src.lines {
-                    continue; // the file as it is now: nothing to carry over
-                }
-                match super::shown::carry(&shown, &copy, &src.lines, chunks) {
+            for copy in &copies {
+                match super::shown::carry(&shown, copy, &src.lines, chunks) {
                     Ok(edits) => {
                         carried = Some(edits);
                         break;
                     }
-                    Err(w) => {
-                        why.get_or_insert(w);
+                    Err(super::shown::Miss::Refused(w)) => {
+                        refused.get_or_insert(w);
                     }
+                    Err(super::shown::Miss::NotInCopy) => {}
                 }
             }
-            match (carried, why) {
+            match (carried, refused) {
                 (Some(edits), _) => {
                     notes.push(format!(
                         "'{shown}' changed since it was shown to you; the patch was matched against the version you \
@@ -251,7 +256,8 @@ fn updated(
                     ));
                     return Err(e);
                 }
-                (None, None) => return Err(e),
+                // Written from none of the copies: placed by its standing context, as without a session.
+                (None, None) => matcher::plan(&shown, &src.lines, chunks)?,
             }
         }
         Err(e) => return Err(e),

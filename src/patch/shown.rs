@@ -36,16 +36,26 @@ fn core(e: Edit<'_>) -> Core<'_> {
     Core { start, removed, new }
 }
 
+/// Why a patch could not be carried over through a shown copy.
+#[derive(Debug)]
+pub enum Miss {
+    /// The patch does not match the copy either (it was not written from it).
+    NotInCopy,
+    /// It matches the copy, but where that is now is ambiguous or conflicting.
+    Refused(String),
+}
+
 /// The edits of `chunks` on the current file `live`, located in the `shown` copy (its text as recorded) and carried
 /// over; `Err` says why not (for the refusal's message). `path` names the file in messages.
-pub fn carry<'p>(path: &str, shown: &str, live: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, String> {
+pub fn carry<'p>(path: &str, shown: &str, live: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, Miss> {
     let old = tag::lines(shown);
-    let edits = matcher::plan(path, &old, chunks).map_err(|e| match e.reason.split_once(". ") {
-        // "context mismatch in 'p'. Chunk 1 of 2 …": the reason without the repeated head.
-        Some((_, rest)) => format!("in that copy too: {}", rest.split('\n').next().unwrap_or(rest)),
-        None => e.reason,
-    })?;
-    let map = LineMap::new(&old, live);
+    let edits = matcher::plan_with(path, &old, chunks, false).map_err(|_| Miss::NotInCopy)?;
+    carry_edits(&old, live, edits).map_err(Miss::Refused)
+}
+
+/// Each of `edits` (on the shown lines `old`) carried to `live`.
+fn carry_edits<'p>(old: &[&str], live: &[&str], edits: Vec<Edit<'p>>) -> Result<Vec<Edit<'p>>, String> {
+    let map = LineMap::new(old, live);
     let mut out: Vec<Edit<'p>> = Vec::with_capacity(edits.len());
     for (k, e) in edits.into_iter().enumerate() {
         let c = core(e);
@@ -53,9 +63,9 @@ pub fn carry<'p>(path: &str, shown: &str, live: &[&str], chunks: &[Chunk<'p>]) -
             continue; // the chunk changes nothing
         }
         let found = if c.removed > 0 {
-            map.offset(&old, live, c.start + 1, c.start + c.removed, false)
+            map.offset(old, live, c.start + 1, c.start + c.removed, false)
         } else {
-            map.gap(&old, c.start)
+            map.gap(old, c.start)
         };
         let d = found.map_err(|r| format!("change {} of the patch: {}", k + 1, r.why))?;
         let at = |i: usize| (i as isize + d) as usize;
@@ -107,7 +117,10 @@ mod tests {
             _ => unreachable!(),
         };
         let lines = tag::lines(live);
-        let edits = carry("f", shown, &lines, &chunks)?;
+        let edits = carry("f", shown, &lines, &chunks).map_err(|m| match m {
+            Miss::NotInCopy => "not in the shown copy".to_string(),
+            Miss::Refused(why) => why,
+        })?;
         Ok(matcher::apply_edits(&lines, &edits).join("\n"))
     }
 
@@ -138,7 +151,7 @@ mod tests {
         );
         // The patch does not match the shown copy either.
         let e = run("a\nb\nc\n", "a\nb\nc\nd\n", "@@\n a\n-q\n+r\n").unwrap_err();
-        assert!(e.starts_with("in that copy too: Chunk 1 of 1 did not match"), "{e}");
+        assert_eq!(e, "not in the shown copy");
     }
 
     #[test]
