@@ -290,7 +290,7 @@ for (const version of PI_VERSIONS) {
 		const r = await runSteps(version, box, [
 			{ tools: [{ name: "Read", args: { path: "f.txt" } }] },
 			// `sed -i '1a item' f.txt` after the Read: the model's line 3 could now be line 3 or 4.
-			`(ctx) => { writeFileSync(${file}, "begin\nitem\nitem\nitem\nitem\nend\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 3.=3:\n+ITEM" } }] }; }`,
+			`(ctx) => { writeFileSync(${file}, "begin\\nitem\\nitem\\nitem\\nitem\\nend\\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 3.=3:\\n+ITEM" } }] }; }`,
 			{ text: "done" },
 		]);
 		const [, refused] = r.toolEnds;
@@ -306,7 +306,7 @@ for (const version of PI_VERSIONS) {
 		const file = JSON.stringify(join(box.cwd, "f.txt"));
 		const r = await runSteps(version, box, [
 			{ tools: [{ name: "Read", args: { path: "f.txt" } }] },
-			`(ctx) => { writeFileSync(${file}, "first\nSECOND\nthird\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\n+fourth" } }] }; }`,
+			`(ctx) => { writeFileSync(${file}, "first\\nSECOND\\nthird\\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\\n+fourth" } }] }; }`,
 			{ text: "done" },
 		]);
 		const [, appended] = r.toolEnds;

@@ -226,7 +226,9 @@ fn updated(
         .collect();
     let edits = match matcher::plan_with(&shown, &src.lines, chunks, copies.is_empty()) {
         Ok(edits) => edits,
-        Err(mut e) if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) && !copies.is_empty() => {
+        Err(mut e)
+            if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) && !copies.is_empty() =>
+        {
             let mut refused: Option<String> = None;
             let mut carried = None;
             for copy in &copies {
