@@ -37,10 +37,12 @@ pub struct Certainty {
     total: usize,
 }
 
-/// Why a pair is not certain: another alignment puts the old line on new line `Some(k)` or leaves it out (`None`).
+/// Why a pair is not certain: another alignment puts the old line on new line `Some(k)` or leaves it out (`None`);
+/// `span` covers every new line some longest alignment pairs it with or leaves it next to (0-based, inclusive).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Doubt {
     pub other: Option<usize>,
+    pub span: (usize, usize),
 }
 
 impl Certainty {
@@ -80,23 +82,23 @@ impl Certainty {
         let mut mask = vec![0u64; self.words];
         let mut v = self.ones();
         for i in 0..n {
-            if i % self.step == 0 {
+            if i.is_multiple_of(self.step) {
                 self.fwd.push(v.clone());
             }
             self.advance(&mut v, &mut mask, i, false);
         }
-        if n % self.step == 0 {
+        if n.is_multiple_of(self.step) {
             self.fwd.push(v.clone());
         }
         self.total = self.zeros(&v, self.new.len());
         let mut v = self.ones();
         for r in 0..n {
-            if r % self.step == 0 {
+            if r.is_multiple_of(self.step) {
                 self.bwd.push(v.clone());
             }
             self.advance(&mut v, &mut mask, n - 1 - r, true);
         }
-        if n % self.step == 0 {
+        if n.is_multiple_of(self.step) {
             self.bwd.push(v);
         }
     }
@@ -132,7 +134,7 @@ impl Certainty {
     fn zeros(&self, v: &[u64], len: usize) -> usize {
         let full = len / 64;
         let mut z: usize = v[..full].iter().map(|w| w.count_zeros() as usize).sum();
-        if len % 64 != 0 {
+        if !len.is_multiple_of(64) {
             let part = v[full] | (u64::MAX << (len % 64));
             z += part.count_zeros() as usize;
         }
@@ -169,39 +171,72 @@ impl Certainty {
     /// puts it.
     pub fn pair(&self, i: usize, j: usize) -> Result<(), Doubt> {
         let m = self.new.len();
+        let last = m.saturating_sub(1);
         if i >= self.old.len() || j >= m || self.old[i] != self.new[j] {
-            return Err(Doubt { other: None });
+            return Err(Doubt {
+                other: None,
+                span: (j.min(last), j.min(last)),
+            });
         }
-        let f = self.forward_row(i);
-        let b = self.backward_row(i + 1);
-        let best = self.total;
-        if f[j] + 1 + b[j + 1] != best {
-            return Err(Doubt { other: None });
+        let (f, b) = (self.forward_row(i), self.backward_row(i + 1));
+        if f[j] + 1 + b[j + 1] != self.total {
+            return Err(Doubt {
+                other: None,
+                span: (j, j),
+            });
         }
-        for &k in &self.at[self.old[i] as usize] {
-            let k = k as usize;
-            if k != j && f[k] + 1 + b[k + 1] >= best {
-                return Err(Doubt { other: Some(k) });
-            }
+        let (other, span, removable) = self.alternatives(i, &f, &b, Some(j));
+        if other.is_none() && !removable {
+            Ok(())
+        } else {
+            Err(Doubt { other, span })
         }
-        if (0..=m).any(|k| f[k] + b[k] >= best) {
-            return Err(Doubt { other: None });
-        }
-        Ok(())
     }
 
     /// Whether every longest alignment leaves old line `i` out (it was changed or removed, whichever way the drift
     /// is explained); otherwise a new line some longest alignment pairs it with.
     pub fn gone(&self, i: usize) -> Result<(), Doubt> {
-        let f = self.forward_row(i);
-        let b = self.backward_row(i + 1);
+        let (f, b) = (self.forward_row(i), self.backward_row(i + 1));
+        match self.alternatives(i, &f, &b, None) {
+            (None, _, _) => Ok(()),
+            (other, span, _) => Err(Doubt { other, span }),
+        }
+    }
+
+    /// For old line `i` with the rows `f = F(i, ·)` and `b = B(i + 1, ·)`: the first new line other than `j` that a
+    /// longest alignment pairs it with; the span of those lines, `j` and (with `j` given) every column where a
+    /// longest alignment leaves the line out; and whether there is such a column.
+    fn alternatives(
+        &self,
+        i: usize,
+        f: &[usize],
+        b: &[usize],
+        j: Option<usize>,
+    ) -> (Option<usize>, (usize, usize), bool) {
+        let last = self.new.len().saturating_sub(1);
+        let mut span: Option<(usize, usize)> = j.map(|j| (j, j));
+        let mut grow = |k: usize| {
+            let k = k.min(last);
+            span = Some(span.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))));
+        };
+        let mut other = None;
         for &k in &self.at[self.old[i] as usize] {
             let k = k as usize;
-            if f[k] + 1 + b[k + 1] >= self.total {
-                return Err(Doubt { other: Some(k) });
+            if Some(k) != j && f[k] + 1 + b[k + 1] >= self.total {
+                other.get_or_insert(k);
+                grow(k);
             }
         }
-        Ok(())
+        let mut removable = false;
+        if j.is_some() {
+            for k in 0..=self.new.len() {
+                if f[k] + b[k] >= self.total {
+                    removable = true;
+                    grow(k);
+                }
+            }
+        }
+        (other, span.unwrap_or((0, 0)), removable)
     }
 }
 

@@ -109,7 +109,9 @@ impl LineMap {
         let n = self.map.len();
         let (wa, wb) = (a.saturating_sub(1).max(1), (b + 1).min(n));
         let d = self.delta(old, wa, wb)?;
-        self.certain(old, wa, wb, d)?;
+        // The lines themselves must be placed by every alignment; a neighbour another alignment would call a line
+        // added since does not change where they are (only the diff's alignment must keep it next to them).
+        self.certain(old, a, b, d)?;
         if exact {
             for i in a..=b {
                 let j = (i as isize - 1 + d) as usize;
@@ -169,7 +171,7 @@ impl LineMap {
                             k + 1,
                             if head { "head" } else { "tail" }
                         ),
-                        show: vec![(k + 1, k + 1)],
+                        show: vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
                     })
                 }
             },
@@ -199,7 +201,7 @@ impl LineMap {
                             j + 1,
                             k + 1
                         ),
-                        vec![(j + 1, j + 1), (k + 1, k + 1)],
+                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
                     ),
                     None => (
                         format!(
@@ -208,7 +210,7 @@ impl LineMap {
                             quote(old[i - 1]),
                             j + 1
                         ),
-                        vec![(j + 1, j + 1)],
+                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
                     ),
                 };
                 return Err(Refusal { why, show });
@@ -311,7 +313,7 @@ mod tests {
         // The block a..c duplicated above, and nothing around it to tell the copies apart: ambiguous.
         let e = off("a\nb\nc", "a\nb\nc\na\nb\nc", 2, 2).unwrap_err();
         assert!(
-            e.contains("line 1 (`a`) could be line 1 or line 4 of the current file"),
+            e.contains("line 2 (`b`) could be line 2 or line 5 of the current file"),
             "{e}"
         );
         // A line inserted between two neighbours: the window was split.
@@ -336,10 +338,10 @@ mod tests {
         let old = "h\ni\nk\nl\nm\nn";
         let new = "k\nl\nm\nh\ni\nk\nl\nm\nn";
         assert_eq!(off(old, new, 4, 4), Ok(3));
-        // The whole file copied: either copy is the original, so refused, showing both places of the first line.
+        // The whole file copied: either copy is the original, so refused, showing every place the line could be.
         let (o, n) = (lines("k\nl\nm"), lines("k\nl\nm\nk\nl\nm"));
         let r = LineMap::new(&o, &n).offset(&o, &n, 2, 2, true).unwrap_err();
-        assert_eq!(r.show, vec![(1, 1), (4, 4)]);
+        assert_eq!(r.show, vec![(2, 5)]);
         // Neighbours that changed around a repeated window do not make it ambiguous when no other alignment is
         // as long: the first copy is still the first.
         assert_eq!(
