@@ -285,3 +285,31 @@ test("Write lands content that only looks like Read rows exactly; a CR inside an
 	assert.equal(e.code, "EDIT_BARE_CR", e.message);
 	assert.equal(readFileSync(ws("lf.txt"), "utf8"), "a\nb\n");
 });
+
+test("a line added inside a run of equal lines refuses the edit instead of writing the wrong one", async () => {
+	// `sed -i '1a item'` after the Read: the `item` the model meant (line 3) could now be line 3 or 4.
+	const { s, ws } = session({ "f.txt": "begin\nitem\nitem\nitem\nend\n" });
+	const r = await s.read({ path: "f.txt" });
+	const now = "begin\nitem\nitem\nitem\nitem\nend\n";
+	writeFileSync(ws("f.txt"), now);
+	const e = await s.edit({ path: "f.txt", tag: r.tag, ops: "PUT 3.=3:\n+ITEM" });
+	assert.equal(e.ok, false);
+	assert.equal(e.code, "EDIT_TAG_MISMATCH");
+	assert.match(e.message, /so its place is ambiguous/);
+	assert.match(e.message, new RegExp(`Redo the edit against the current lines below with tag ${tagOf(now)}`));
+	assert.equal(readFileSync(ws("f.txt"), "utf8"), now);
+	// The rows it shows count as seen under the live tag: the model's second call lands where it points.
+	const e2 = await s.edit({ path: "f.txt", tag: e.liveTag, ops: "PUT 4.=4:\n+ITEM" });
+	assert.equal(e2.ok, true, e2.message);
+	assert.equal(readFileSync(ws("f.txt"), "utf8"), "begin\nitem\nitem\nITEM\nitem\nend\n");
+});
+
+test("an append after the last line lands with a stale warning though another line changed", async () => {
+	const { s, ws } = session({ "f.txt": "first\nsecond\nthird\n" });
+	const r = await s.read({ path: "f.txt" });
+	writeFileSync(ws("f.txt"), "first\nSECOND\nthird\n");
+	const e = await s.edit({ path: "f.txt", tag: r.tag, ops: "PUT >$:\n+fourth" });
+	assert.equal(e.ok, true, e.message);
+	assert.equal(readFileSync(ws("f.txt"), "utf8"), "first\nSECOND\nthird\nfourth\n");
+	assert.match(e.warnings[0], /was stale/);
+});

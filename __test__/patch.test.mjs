@@ -208,3 +208,35 @@ test("an update rewrites in place: inode and hard links are kept; a pure move is
 	assert.equal(statSync(join(dir, "moved/blob.dat")).ino, blob);
 	rmSync(dir, { recursive: true, force: true });
 });
+
+test("a patch whose context drifted is located through the copy the session's Read showed, or refused", async () => {
+	const dir = tempDir("pct-patch-shown-");
+	mkdirSync(join(dir, "ws"));
+	mkdirSync(join(dir, "agent"));
+	const cwd = join(dir, "ws");
+	const s = new native.HostSession(cwd, join(dir, "agent"), "sess-shown");
+	const target = { agentDir: join(dir, "agent"), sessionId: "sess-shown" };
+	const shown = "fn a() {\n    x();\n}\nfn b() {\n    y();\n}\n";
+	writeFileSync(join(cwd, "m.rs"), shown);
+	assert.equal((await s.read({ path: "m.rs" })).ok, true);
+	// The edited window copied above since the Read: its context matches twice in the file, once in the shown copy.
+	const now = "fn b() {\n    y();\n}\n" + shown;
+	writeFileSync(join(cwd, "m.rs"), now);
+	const patch = env("*** Update File: m.rs\n@@\n fn b() {\n-    y();\n+    z();\n }\n");
+	const noSession = await native.applyPatch(cwd, patch);
+	assert.equal(noSession.ok, false);
+	assert.match(noSession.text, /ambiguous context/);
+	const r = await native.applyPatch(cwd, patch, undefined, target);
+	assert.equal(r.ok, true, r.text);
+	assert.equal(readFileSync(join(cwd, "m.rs"), "utf8"), "fn b() {\n    y();\n}\n" + shown.replace("y();", "z();"));
+	assert.match(r.text, /^Applied patch:\n- update m\.rs\nNote: 'm\.rs' changed since it was shown to you; the patch was matched against the version you were shown/);
+	// A line added inside a run of equal lines since the Read: ambiguous in the shown copy's light too, refused.
+	writeFileSync(join(cwd, "f.txt"), "begin\nitem\nitem\nitem\nend\n");
+	assert.equal((await s.read({ path: "f.txt" })).ok, true);
+	writeFileSync(join(cwd, "f.txt"), "begin\nitem\nitem\nitem\nitem\nend\n");
+	const f = await native.applyPatch(cwd, env("*** Update File: f.txt\n@@\n begin\n item\n-item\n+ITEM\n item\n end\n"), undefined, target);
+	assert.equal(f.ok, false);
+	assert.equal(f.code, "context-mismatch");
+	assert.match(f.text, /The version of 'f\.txt' you were shown before it changed could not place the patch either: .*ambiguous/);
+	assert.equal(readFileSync(join(cwd, "f.txt"), "utf8"), "begin\nitem\nitem\nitem\nitem\nend\n");
+});

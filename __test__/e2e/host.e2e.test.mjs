@@ -282,6 +282,39 @@ for (const version of PI_VERSIONS) {
 		assert.equal(get(box, "a.txt"), "x\ny\none\ntwo\nthree\nFOUR\nFIVE!\n", "the refused Edit changed nothing");
 	});
 
+	test(`[pi ${version.name}] a line added inside a run of equal lines: the Edit is refused, never written to the wrong line`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "f.txt", "begin\nitem\nitem\nitem\nend\n");
+		const file = JSON.stringify(join(box.cwd, "f.txt"));
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "f.txt" } }] },
+			// `sed -i '1a item' f.txt` after the Read: the model's line 3 could now be line 3 or 4.
+			`(ctx) => { writeFileSync(${file}, "begin\\nitem\\nitem\\nitem\\nitem\\nend\\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 3.=3:\\n+ITEM" } }] }; }`,
+			{ text: "done" },
+		]);
+		const [, refused] = r.toolEnds;
+		assert.equal(refused.isError, true, toolText(refused));
+		assert.match(toolText(refused), /^EDIT_TAG_MISMATCH: .*so its place is ambiguous/);
+		assert.equal(get(box, "f.txt"), "begin\nitem\nitem\nitem\nitem\nend\n", "the refused Edit changed nothing");
+	});
+
+	test(`[pi ${version.name}] an append after the last line lands with a stale warning though another line changed`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "f.txt", "first\nsecond\nthird\n");
+		const file = JSON.stringify(join(box.cwd, "f.txt"));
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "f.txt" } }] },
+			`(ctx) => { writeFileSync(${file}, "first\\nSECOND\\nthird\\n"); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT >$:\\n+fourth" } }] }; }`,
+			{ text: "done" },
+		]);
+		const [, appended] = r.toolEnds;
+		assert.equal(appended.isError, false, toolText(appended));
+		assert.match(toolText(appended), /Warning: tag [0-9A-F]{4} was stale/);
+		assert.equal(get(box, "f.txt"), "first\nSECOND\nthird\nfourth\n");
+	});
+
 	test(`[pi ${version.name}] unseen lines are revealed and the same Edit then lands; Grep then Edit on matched lines`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON("accept-edits"));

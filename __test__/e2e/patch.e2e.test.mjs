@@ -139,3 +139,23 @@ for (const version of PI_VERSIONS) {
 		assert.equal(existsSync(join(box.cwd, "a.txt")), true);
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] a patch whose context drifted after a toolkit Read is placed through the copy the Read showed`, async () => {
+		const box = sandbox();
+		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true } });
+		const shown = "fn a() {\n    x();\n}\nfn b() {\n    y();\n}\n";
+		put(box, "m.rs", shown);
+		const file = JSON.stringify(join(box.cwd, "m.rs"));
+		const patch = "*** Begin Patch\n*** Update File: m.rs\n@@\n fn b() {\n-    y();\n+    z();\n }\n*** End Patch\n";
+		// After the Read, the edited window is copied above: in the file as it is the context matches twice.
+		const src = `import { writeFileSync } from "node:fs";\nexport default [\n${JSON.stringify({ tools: [{ name: "Read", args: { path: "m.rs" } }] })},\n() => { writeFileSync(${file}, ${JSON.stringify("fn b() {\n    y();\n}\n" + shown)}); return { tools: [{ name: "apply_patch", args: { patch: ${JSON.stringify(patch)} } }] }; },\n{ text: "done" }\n];`;
+		const r = await runJson({ version, box, script: writeScript(box, src) });
+		assert.equal(r.code, 0, r.stderr);
+		const [read, applied] = r.toolEnds;
+		assert.equal(read.isError, false, toolText(read));
+		assert.equal(applied.isError, false, toolText(applied));
+		assert.match(toolText(applied), /^Applied patch:\n- update m\.rs\nNote: 'm\.rs' changed since it was shown to you/);
+		assert.equal(get(box, "m.rs"), "fn b() {\n    y();\n}\n" + shown.replace("y();", "z();"));
+	});
+}

@@ -5,7 +5,9 @@
 // change, exactly as a model that read L would write it:
 //   - toolkit Edit (HostSession.read of L, then HostSession.edit with L's tag and L's line numbers);
 //   - toolkit apply_patch (the Codex patch of the change with 3 context lines, applyPatch; a chunk whose lines are
-//     not unique in L after the previous chunk gets an `@@` line from L, or else more context, as `patchSection` says);
+//     not unique in L after the previous chunk gets an `@@` line from L, or else more context, as `patchSection` says),
+//     twice: without a session (as a model with Pi's read would send it) and after a toolkit Read of L in the same
+//     session, so a chunk whose context drifted is located through the copy that Read showed (docs/patch.md "Drift");
 //   - Pi's edit tool (1.6.0, createEditTool of node_modules/pi-1x; each oldText grown with context lines until it
 //     is unique in L, as its prompt asks);
 //   - Codex's apply_patch (the `codex` binary of @openai/codex, run as apply_patch with the same patch; installed on
@@ -274,7 +276,7 @@ function codexBinary() {
 // binary applies one patch per process, in file order, stopping at the first file that fails (naming it); so each
 // case's scenarios go to it as one multi-file patch, and after a failure the files after the failed one go again.
 
-const TOOL_KEYS = ["edit", "patch", "pi", "codex"];
+const TOOL_KEYS = ["edit", "patch", "patchShown", "pi", "codex"];
 const outcome = (now, live, truth, failed) => (truth !== null && now === truth ? "correct" : failed && now === live ? "refused" : "wrong");
 
 /** Plays cases `ci ≡ worker (mod jobs)`; returns every scenario's outcomes and the retry counts. */
@@ -297,7 +299,7 @@ async function play(worker, jobs, codexLink) {
 		const all = scenarios(c);
 		const files = (tool) => all.map((_, si) => join(caseDir, tool, `s${si}`, name));
 		for (const tool of TOOL_KEYS) for (const f of files(tool)) mkdirSync(dirname(f), { recursive: true });
-		const rec = all.map((sc) => ({ ci, kind: sc.kind, edit: null, patch: null, pi: null, codex: null, retry: null, code: null }));
+		const rec = all.map((sc) => ({ ci, kind: sc.kind, edit: null, patch: null, patchShown: null, pi: null, codex: null, retry: null, code: null }));
 		for (const [si, sc] of all.entries()) {
 			const r = rec[si];
 			// toolkit Edit: Read shows L, then the live file lands, then the edit arrives.
@@ -325,6 +327,16 @@ async function play(worker, jobs, codexLink) {
 				writeFileSync(file, sc.live);
 				const res = await native.applyPatch(base, wrapPatch([patchSection(rel, Ls, c.edit)]));
 				r.patch = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, !res.ok);
+			}
+			// toolkit apply_patch after a toolkit Read of L in the session (its review target names the session)
+			{
+				const rel = `c${ci}/patchShown/s${si}/${name}`, file = join(base, rel);
+				writeFileSync(file, c.L);
+				const rd = await s.read({ path: rel, limit: 100000 });
+				if (!rd.ok) throw new Error(`read: ${rd.message}`);
+				writeFileSync(file, sc.live);
+				const res = await native.applyPatch(base, wrapPatch([patchSection(rel, Ls, c.edit)]), undefined, { agentDir: join(tmp, "agent"), sessionId: `c${ci}` });
+				r.patchShown = outcome(readFileSync(file, "utf8"), sc.live, sc.truth, !res.ok);
 			}
 			// Pi's edit
 			{
@@ -401,7 +413,7 @@ if (workerAt >= 0) {
 	const records = parts.flat().sort((a, b) => a.ci - b.ci);
 	const secs = (performance.now() - t0) / 1000;
 
-	const TOOLS = ["toolkit Edit", "toolkit apply_patch", `Pi edit ${piVersion}`, ...(codex.link ? ["Codex apply_patch"] : [])];
+	const TOOLS = ["toolkit Edit", "toolkit apply_patch", "toolkit apply_patch after Read", `Pi edit ${piVersion}`, ...(codex.link ? ["Codex apply_patch"] : [])];
 	const tally = new Map(); // kind -> tool -> {correct, refused, wrong}
 	const retry = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };
 	const retryConflict = { correct: 0, refused: 0, wrong: 0, unlocatable: 0 };

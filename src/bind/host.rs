@@ -448,6 +448,17 @@ impl crate::review::invalidate::Invalidate for Session {
     fn invalidate(&self, path: &Path) {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).invalidate(path);
     }
+
+    /// The retained texts of `path`, newest first, for apply_patch under drift (docs/patch.md "Drift").
+    fn shown(&self, path: &Path) -> Vec<std::sync::Arc<str>> {
+        let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        store
+            .versions(path)
+            .iter()
+            .rev()
+            .filter_map(|v| v.text.clone())
+            .collect()
+    }
 }
 
 /// Subscribes the session's snapshot store to rollbacks of its Pi session (held weakly), then returns it.

@@ -552,6 +552,17 @@ fn split_recover<'p>(m: &Matcher<'_>, lines: &[ChunkLine<'p>], cursor: usize) ->
 
 /// Computes every edit of an Update (in file order), or the first mismatch/ambiguity as an error.
 pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<Edit<'p>>, PatchError> {
+    plan_with(shown, file, chunks, true)
+}
+
+/// [`plan`], with drift recovery (a chunk whose context matches nowhere, placed by its standing context) only when
+/// `recover`: without it, only chunks that match (exactly once, in some tier) are placed.
+pub fn plan_with<'p>(
+    shown: &str,
+    file: &[&str],
+    chunks: &[Chunk<'p>],
+    recover_drift: bool,
+) -> Result<Vec<Edit<'p>>, PatchError> {
     let m = Matcher::new(file);
     let total = chunks.len();
     let mut cursor = 0usize;
@@ -600,7 +611,7 @@ pub fn plan<'p>(shown: &str, file: &[&str], chunks: &[Chunk<'p>]) -> Result<Vec<
                 old = retry_old;
             }
         }
-        if found == Found::None && !chunk.end_of_file {
+        if found == Found::None && !chunk.end_of_file && recover_drift {
             if let Some((p, kept)) = recover(&m, &lines, cursor) {
                 found = Found::One(p);
                 lines = kept;

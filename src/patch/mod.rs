@@ -14,6 +14,7 @@ mod parser;
 mod paths;
 mod preflight;
 mod review;
+mod shown;
 mod text;
 
 pub use commit::Faults;
@@ -60,6 +61,8 @@ pub struct Operation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
     pub operations: Vec<Operation>,
+    /// Notes after the operations (a file the patch was carried over to after it changed, docs/patch.md "Drift").
+    pub notes: Vec<String>,
 }
 
 impl Applied {
@@ -72,6 +75,10 @@ impl Applied {
                 Some(from) => s.push_str(&format!("move {from} -> {}", op.path)),
                 None => s.push_str(&format!("{} {}", op.kind.as_str(), op.path)),
             }
+        }
+        for n in &self.notes {
+            s.push_str("\nNote: ");
+            s.push_str(n);
         }
         s
     }
@@ -231,7 +238,16 @@ pub fn apply_inner(
     check_workspace(cwd)?;
     let mut root = beneath::Root::open(cwd).map_err(|e| unavailable(cwd, &e))?;
     recover(&mut root, cwd)?;
-    let plan = preflight::preflight(cwd, &mut root, &parsed)?;
+    // The copies the session's host tools showed the model, for a chunk whose context drifted (docs/patch.md
+    // "Drift"): keyed by the canonical path, as the snapshot store is.
+    let canonical_cwd = std::fs::canonicalize(cwd).ok();
+    let shown = |rel: &str| -> Vec<std::sync::Arc<str>> {
+        match (target, &canonical_cwd) {
+            (Some(t), Some(c)) => crate::review::invalidate::shown(&t.session_id, &c.join(rel)),
+            _ => Vec::new(),
+        }
+    };
+    let plan = preflight::preflight(cwd, &mut root, &parsed, &shown)?;
     if abort.load(Ordering::SeqCst) {
         return Err(aborted());
     }
@@ -239,6 +255,7 @@ pub fn apply_inner(
         commit::stage_and_commit(&mut root, &plan, abort, faults, &mut |_| {})?;
         return Ok(Applied {
             operations: operations(&plan),
+            notes: plan.notes,
         });
     };
     let reads = review::read_sources(&mut root, &plan)?;
@@ -253,6 +270,7 @@ pub fn apply_inner(
     result?;
     Ok(Applied {
         operations: operations(&plan),
+        notes: plan.notes,
     })
 }
 

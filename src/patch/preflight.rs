@@ -88,7 +88,13 @@ impl Step {
 #[derive(Debug)]
 pub struct Plan {
     pub steps: Vec<Step>,
+    /// What the model should know beyond the operations (a patch carried over through the copy it was shown).
+    pub notes: Vec<String>,
 }
+
+/// The copies of a workspace file (by its patch path) as the session's host tools showed them to the model, newest
+/// first (docs/patch.md "Drift"); none without a session.
+pub type Shown<'a> = &'a dyn Fn(&str) -> Vec<std::sync::Arc<str>>;
 
 /// Validates every path of a parsed patch (syntax only), in patch order.
 pub fn validate_paths(cwd: &Path, patch: &Patch<'_>) -> Result<Vec<Vec<PatchPath>>, PatchError> {
@@ -200,11 +206,64 @@ fn must_be_absent(p: &PatchPath, found: Found) -> Result<(), PatchError> {
     }
 }
 
-/// New content of an Update/Move source.
-fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) -> Result<Vec<u8>, PatchError> {
+/// New content of an Update/Move source. A chunk whose context no longer matches (or matches twice) is located
+/// through a copy of the file the model was shown, when the session has one (`shown.rs`), with a note saying so.
+fn updated(
+    p: &PatchPath,
+    original: &[u8],
+    chunks: &[super::parser::Chunk<'_>],
+    shown_copies: Shown<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u8>, PatchError> {
     let shown = paths::shown(&p.rel);
     let src = text::decode(original, &shown)?;
-    let edits = matcher::plan(&shown, &src.lines, chunks)?;
+    // The copies the model was shown that differ from the file now. With one, a chunk that does not match the file
+    // as it is is placed through it; the standing-context recovery only runs when the patch was not written from any
+    // of them (where a copy finds the place ambiguous or conflicting, a guess would be the one wrong answer).
+    let copies: Vec<_> = shown_copies(&p.rel)
+        .into_iter()
+        .filter(|c| crate::host::tag::lines(c) != src.lines)
+        .collect();
+    let edits = match matcher::plan_with(&shown, &src.lines, chunks, copies.is_empty()) {
+        Ok(edits) => edits,
+        Err(mut e)
+            if matches!(e.code, PatchCode::ContextMismatch | PatchCode::AmbiguousContext) && !copies.is_empty() =>
+        {
+            let mut refused: Option<String> = None;
+            let mut carried = None;
+            for copy in &copies {
+                match super::shown::carry(&shown, copy, &src.lines, chunks) {
+                    Ok(edits) => {
+                        carried = Some(edits);
+                        break;
+                    }
+                    Err(super::shown::Miss::Refused(w)) => {
+                        refused.get_or_insert(w);
+                    }
+                    Err(super::shown::Miss::NotInCopy) => {}
+                }
+            }
+            match (carried, refused) {
+                (Some(edits), _) => {
+                    notes.push(format!(
+                        "'{shown}' changed since it was shown to you; the patch was matched against the version you \
+                         were shown and carried over to the current file (Read it to see the result)."
+                    ));
+                    edits
+                }
+                (None, Some(why)) => {
+                    e.reason.push_str(&format!(
+                        "\nThe version of '{shown}' you were shown before it changed could not place the patch \
+                         either: {why}."
+                    ));
+                    return Err(e);
+                }
+                // Written from none of the copies: placed by its standing context, as without a session.
+                (None, None) => matcher::plan(&shown, &src.lines, chunks)?,
+            }
+        }
+        Err(e) => return Err(e),
+    };
     let lines = matcher::apply_edits(&src.lines, &edits);
     Ok(text::encode(lines, src.style, original.len() + 64))
 }
@@ -212,7 +271,7 @@ fn updated(p: &PatchPath, original: &[u8], chunks: &[super::parser::Chunk<'_>]) 
 /// Runs the whole preflight. The order of checks is: path syntax (all), aliases by name, then per operation in
 /// patch order the filesystem checks (components, existence), then aliases by identity, then sizes, contents and
 /// matches. Sources are read through `root` (beneath the workspace, no symlinks); Delete reads no content.
-pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan, PatchError> {
+pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>, shown: Shown<'_>) -> Result<Plan, PatchError> {
     let all = validate_paths(cwd, patch)?;
     let named: Vec<(usize, &str)> = all
         .iter()
@@ -242,6 +301,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
     paths::check_identities(&identities)?;
 
     let mut total = 0u64;
+    let mut notes = Vec::new();
     let mut steps = Vec::with_capacity(patch.hunks.len());
     for (hunk, ps) in patch.hunks.iter().zip(all) {
         let mut ps = ps.into_iter();
@@ -271,7 +331,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
             }
             Hunk::Update { chunks, .. } => {
                 let (old, stamp) = read_source(root, &first, true, &mut total)?;
-                let new = updated(&first, &old, chunks)?;
+                let new = updated(&first, &old, chunks, shown, &mut notes)?;
                 let rewrite = Rewrite { old, new };
                 match ps.next() {
                     Some(to) => Step::Move {
@@ -289,7 +349,7 @@ pub fn preflight(cwd: &Path, root: &mut Root, patch: &Patch<'_>) -> Result<Plan,
             }
         });
     }
-    Ok(Plan { steps })
+    Ok(Plan { steps, notes })
 }
 
 /// The stamp of a source that is renamed or removed without being read (through the handles beneath the root).

@@ -361,6 +361,7 @@ fn abort_after_staging_removes_the_temp_files() {
         d.path(),
         &mut root,
         &parser::parse(&envelope("*** Update File: f\n-x\n+y\n*** Add File: g/h\n+new\n")).unwrap(),
+        &|_: &str| Vec::new(),
     )
     .unwrap();
     let before = snapshot(d.path());

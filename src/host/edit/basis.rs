@@ -265,7 +265,7 @@ fn head_tail(
         let map = LineMap::new(&snap_lines, live_lines);
         for (k, (at, op)) in p.ops.iter().enumerate() {
             let head = matches!(op, Op::Insert { at: Pos::Before(1), .. });
-            match map.edge(&snap_lines, live_lines, head) {
+            match map.edge(&snap_lines, head) {
                 Ok(None) => {}
                 Ok(Some(d)) => {
                     carried[k].1 = shift_edge(op, d, snap_len);
@@ -318,17 +318,15 @@ fn carry_over(
     for (at, op) in &p.ops {
         let found = if gate::head_or_tail(op) {
             let head = matches!(op, Op::Insert { at: Pos::Before(1), .. });
-            map.edge(&snap_lines, live_lines, head).map(|d| match d {
+            map.edge(&snap_lines, head).map(|d| match d {
                 None => (0, op.clone()),
                 Some(d) => (d, shift_edge(op, d, snap_len)),
             })
         } else {
             let found = match *op {
                 // An insertion needs only the two lines around its gap (docs/host.md "Edits under drift").
-                Op::Insert { at: Pos::After(n), .. } => map.gap(&snap_lines, live_lines, n as usize),
-                Op::Insert { at: Pos::Before(n), .. } => {
-                    map.gap(&snap_lines, live_lines, (n as usize).saturating_sub(1))
-                }
+                Op::Insert { at: Pos::After(n), .. } => map.gap(&snap_lines, n as usize),
+                Op::Insert { at: Pos::Before(n), .. } => map.gap(&snap_lines, (n as usize).saturating_sub(1)),
                 _ => {
                     let (ca, cb) = gate::claim(op, snap_len);
                     let exact = matches!(op, Op::Replace { .. } | Op::Cut { .. });

@@ -4,9 +4,9 @@
 //! An operation is carried over only when
 //! - the lines it replaces or cuts are byte-identical in the live file (a change to them is a conflict),
 //! - it and one neighbour on each side (the evidence) moved by one and the same offset, and
-//! - the evidence occurs exactly once in the live file and once in the snapshot; while it does not, it grows by one
-//!   unchanged neighbour on each side that moved by the same offset (up to `MAX_EVIDENCE` lines), so a window that
-//!   repeats (`}` lines, a duplicated block) is placed by its surroundings, and refused when they run out.
+//! - every alignment of the two files agrees on that (`certain.rs`): a line in a run of equal lines (`}` lines, a
+//!   repeated block, `item` lines one more of which was added) is not evidence that it stayed put, since the drift
+//!   could have added or removed any line of the run; where the alignments disagree, the place is ambiguous.
 //!
 //! `<1` and `>$` follow their neighbour: when lines were added above the first line (or below the last), the
 //! insertion goes next to the line it was written against, proven the same way; the head or tail of a file whose
@@ -14,18 +14,12 @@
 //! between operations are carried over; the mapping is monotonic, so carried operations keep their order and never
 //! overlap.
 
+use super::certain::Certainty;
 use similar::{capture_diff_deadline, Algorithm, DiffOp};
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How long the diff may run before it settles for a coarser (still correct) answer.
 const DIFF_BUDGET: Duration = Duration::from_secs(2);
-
-/// The most lines the evidence of one operation may grow to before its place counts as ambiguous.
-pub const MAX_EVIDENCE: usize = 256;
-
-/// How many places of an ambiguous window a refusal names.
-const MAX_PLACES: usize = 3;
 
 /// A line as the diff compares it: without surrounding whitespace.
 fn key(s: &str) -> &str {
@@ -43,17 +37,8 @@ pub struct Refusal {
 pub struct LineMap {
     map: Vec<Option<usize>>,
     new_len: usize,
-    /// Line indexes by key, of the live file and of the snapshot, for the uniqueness check.
-    new_by_key: HashMap<String, Vec<usize>>,
-    old_by_key: HashMap<String, Vec<usize>>,
-}
-
-fn by_key(lines: &[&str]) -> HashMap<String, Vec<usize>> {
-    let mut m: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, l) in lines.iter().enumerate() {
-        m.entry(key(l).to_string()).or_default().push(i);
-    }
-    m
+    /// Whether a pair of the diff is one every alignment of the two files makes (`certain.rs`).
+    cert: Certainty,
 }
 
 /// A line for a message: clipped at 80 characters.
@@ -94,8 +79,7 @@ impl LineMap {
         LineMap {
             map,
             new_len: new.len(),
-            new_by_key: by_key(new),
-            old_by_key: by_key(old),
+            cert: Certainty::new(old, new, key),
         }
     }
 
@@ -125,6 +109,9 @@ impl LineMap {
         let n = self.map.len();
         let (wa, wb) = (a.saturating_sub(1).max(1), (b + 1).min(n));
         let d = self.delta(old, wa, wb)?;
+        // The lines themselves must be placed by every alignment; a neighbour another alignment would call a line
+        // added since does not change where they are (only the diff's alignment must keep it next to them).
+        self.certain(old, a, b, d)?;
         if exact {
             for i in a..=b {
                 let j = (i as isize - 1 + d) as usize;
@@ -140,23 +127,24 @@ impl LineMap {
                 }
             }
         }
-        self.unique(old, new, wa, wb, d, true, true)
+        Ok(d)
     }
 
     /// The offset of the gap after old line `after` (1-based; an insertion between `after` and `after + 1`), proven
     /// by the two lines that face it: lines drifting in further out do not move the gap, lines drifting into it
     /// make its place a conflict.
-    pub fn gap(&self, old: &[&str], new: &[&str], after: usize) -> Result<isize, Refusal> {
+    pub fn gap(&self, old: &[&str], after: usize) -> Result<isize, Refusal> {
         let n = self.map.len();
         let (wa, wb) = (after.clamp(1, n.max(1)), (after + 1).min(n));
         let d = self.delta(old, wa, wb)?;
-        self.unique(old, new, wa, wb, d, true, true)
+        self.certain(old, wa, wb, d)?;
+        Ok(d)
     }
 
     /// Where `PUT <1` (`head`) or `PUT >$` goes: `None` (the head or tail) while the snapshot's first (last) line is
     /// still the first (last) line or was itself changed; otherwise `Some` offset of that line, proven like any other
     /// anchor, so the insertion goes next to it.
-    pub fn edge(&self, old: &[&str], new: &[&str], head: bool) -> Result<Option<isize>, Refusal> {
+    pub fn edge(&self, old: &[&str], head: bool) -> Result<Option<isize>, Refusal> {
         let n = self.map.len();
         if n == 0 {
             return Ok(None);
@@ -166,21 +154,69 @@ impl LineMap {
         } else {
             (n - 1, self.new_len.saturating_sub(1))
         };
-        let (wa, wb) = if head {
-            (1, 2.min(n))
-        } else {
-            (n.saturating_sub(1).max(1), n)
-        };
+        // The evidence is the edge line alone: a change to its neighbour says nothing about where the edge is.
+        let w = i + 1;
         match self.map[i] {
-            None => Ok(None),
+            // Changed or removed: the edge stays where it is, if every alignment agrees the line is gone.
+            None => match self.cert.gone(i) {
+                Ok(()) => Ok(None),
+                Err(doubt) => {
+                    let k = doubt.other.unwrap_or(0);
+                    Err(Refusal {
+                        why: format!(
+                            "line {w} ({}) may have been changed since the tag was shown or may still be line {} of \
+                             the current file (lines like it were added or removed next to it), so the {} of the file \
+                             is ambiguous",
+                            quote(old[i]),
+                            k + 1,
+                            if head { "head" } else { "tail" }
+                        ),
+                        show: vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
+                    })
+                }
+            },
             Some(j) => {
-                let d = self.delta(old, wa, wb)?;
-                // Still at the edge, or moved: either way the lines must be placed beyond doubt (a copy of them
-                // elsewhere makes the edge ambiguous too).
-                self.unique(old, new, wa, wb, d, !head, head)?;
+                let d = self.delta(old, w, w)?;
+                // Still at the edge, or moved: either way the line must be placed beyond doubt (a copy of it
+                // elsewhere that another alignment could pick makes the edge ambiguous too).
+                self.certain(old, w, w, d)?;
                 Ok((j != at_edge).then_some(d))
             }
         }
+    }
+
+    /// Whether the pairs of old lines `wa` and `wb` (1-based) with their lines moved by `d` are made by every
+    /// alignment of the two files (the lines between them, moved by `d` too, then are as well: two equal runs
+    /// between two certain pairs align only one way).
+    fn certain(&self, old: &[&str], wa: usize, wb: usize, d: isize) -> Result<(), Refusal> {
+        for i in if wa == wb { vec![wa] } else { vec![wa, wb] } {
+            let j = (i as isize - 1 + d) as usize;
+            if let Err(doubt) = self.cert.pair(i - 1, j) {
+                let (why, show) = match doubt.other {
+                    Some(k) => (
+                        format!(
+                            "line {i} ({}) could be line {} or line {} of the current file (lines like it were added or \
+                             removed next to it since the tag was shown), so its place is ambiguous",
+                            quote(old[i - 1]),
+                            j + 1,
+                            k + 1
+                        ),
+                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
+                    ),
+                    None => (
+                        format!(
+                            "line {i} ({}) could be line {} of the current file or a line removed since the tag was \
+                             shown (lines like it were added or removed next to it), so its place is ambiguous",
+                            quote(old[i - 1]),
+                            j + 1
+                        ),
+                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
+                    ),
+                };
+                return Err(Refusal { why, show });
+            }
+        }
+        Ok(())
     }
 
     /// The one offset by which old lines `wa..=wb` (1-based) all moved.
@@ -211,86 +247,6 @@ impl LineMap {
         }
         Ok(delta.unwrap_or(0))
     }
-
-    /// `d` once the evidence `wa..=wb`, grown by unchanged neighbours that moved by `d`, occurs once in both files.
-    #[allow(clippy::too_many_arguments)]
-    fn unique(
-        &self,
-        old: &[&str],
-        new: &[&str],
-        wa: usize,
-        wb: usize,
-        d: isize,
-        up: bool,
-        down: bool,
-    ) -> Result<isize, Refusal> {
-        let n = self.map.len();
-        let (mut lo, mut hi) = (wa - 1, wb);
-        let starts = |by: &HashMap<String, Vec<usize>>, lines: &[&str], lo: usize, hi: usize| -> Vec<usize> {
-            by.get(key(old[lo])).map_or(Vec::new(), |v| {
-                v.iter()
-                    .copied()
-                    .filter(|&s| {
-                        s + (hi - lo) <= lines.len() && (lo..hi).all(|i| key(lines[s + i - lo]) == key(old[i]))
-                    })
-                    .collect()
-            })
-        };
-        let mut cn = starts(&self.new_by_key, new, lo, hi);
-        let mut co = starts(&self.old_by_key, old, lo, hi);
-        let moved = |i: usize| self.map[i] == Some((i as isize + d) as usize);
-        loop {
-            if cn.len() == 1 && co.len() == 1 {
-                return Ok(d);
-            }
-            let mut grew = false;
-            if hi - lo < MAX_EVIDENCE && up && lo > 0 && moved(lo - 1) {
-                lo -= 1;
-                let k = key(old[lo]);
-                cn.retain_mut(|s| {
-                    *s > 0 && key(new[*s - 1]) == k && {
-                        *s -= 1;
-                        true
-                    }
-                });
-                co.retain_mut(|s| {
-                    *s > 0 && key(old[*s - 1]) == k && {
-                        *s -= 1;
-                        true
-                    }
-                });
-                grew = true;
-            }
-            if hi - lo < MAX_EVIDENCE && down && hi < n && moved(hi) {
-                let (k, len) = (key(old[hi]), hi - lo);
-                cn.retain(|&s| s + len < new.len() && key(new[s + len]) == k);
-                co.retain(|&s| s + len < old.len() && key(old[s + len]) == k);
-                hi += 1;
-                grew = true;
-            }
-            if !grew {
-                // The copies are named where they are: in the current file, or (when only the version shown
-                // repeats them) in that version's numbering.
-                let (what, copies) = if cn.len() > 1 {
-                    ("the current file", &cn)
-                } else {
-                    ("the version you were shown", &co)
-                };
-                let count = copies.len();
-                let places: Vec<String> = copies.iter().take(MAX_PLACES).map(|s| (s + 1).to_string()).collect();
-                return Err(Refusal {
-                    why: format!(
-                        "lines {}-{hi} with all their unchanged neighbours occur {count} times in {what} (at lines {}{}), \
-                         so their place is ambiguous",
-                        lo + 1,
-                        places.join(", "),
-                        if count > MAX_PLACES { ", …" } else { "" }
-                    ),
-                    show: cn.iter().take(MAX_PLACES).map(|&s| (s + 1, s + hi - lo)).collect(),
-                });
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -307,11 +263,12 @@ mod tests {
     }
 
     #[test]
-    fn a_window_repeated_only_in_the_version_shown_names_its_copies_there() {
-        // `k k` is once in the live file but twice in the tagged text, and its neighbour below changed.
+    fn a_window_repeated_only_in_the_version_shown_is_ambiguous() {
+        // `k k` is once in the live file but twice in the tagged text, and its neighbour below changed: the live
+        // `k k` may be either copy (the other one then changed).
         let why = off("k\nk\nX\nk\nk", "k\nk\nY\nk\nQ", 1, 1).unwrap_err();
         assert!(
-            why.contains("occur 2 times in the version you were shown (at lines 1, 4)"),
+            why.contains("line 1 (`k`) could be line 1 of the current file or a line removed"),
             "{why}"
         );
     }
@@ -322,18 +279,18 @@ mod tests {
         let (o, n) = (lines(old), lines("a\nb\nx\ny\nc\nd\ne"));
         let map = LineMap::new(&o, &n);
         // After line 3 (`c`): lines drifted in between 2 and 3, outside the gap, so it moved by 2.
-        assert_eq!(map.gap(&o, &n, 3), Ok(2));
+        assert_eq!(map.gap(&o, 3), Ok(2));
         // After line 2 (`b`): the drift landed in that very gap, so its place is a conflict.
         assert!(map
-            .gap(&o, &n, 2)
+            .gap(&o, 2)
             .unwrap_err()
             .why
             .contains("inserted or removed between lines 2 and 3"));
         // A replacement of line 3 still needs its neighbour above, which the drift separated from it.
         assert!(map.offset(&o, &n, 3, 3, true).is_err());
         // After the last line and after line 0 (before the first) need only the one line there is.
-        assert_eq!(map.gap(&o, &n, 5), Ok(2));
-        assert_eq!(map.gap(&o, &n, 0), Ok(0));
+        assert_eq!(map.gap(&o, 5), Ok(2));
+        assert_eq!(map.gap(&o, 0), Ok(0));
     }
 
     #[test]
@@ -355,7 +312,10 @@ mod tests {
         assert!(off(old, "a\nB\nc\nd\ne", 4, 4).is_ok());
         // The block a..c duplicated above, and nothing around it to tell the copies apart: ambiguous.
         let e = off("a\nb\nc", "a\nb\nc\na\nb\nc", 2, 2).unwrap_err();
-        assert!(e.contains("occur 2 times in the current file (at lines 1, 4)"), "{e}");
+        assert!(
+            e.contains("line 2 (`b`) could be line 2 or line 5 of the current file"),
+            "{e}"
+        );
         // A line inserted between two neighbours: the window was split.
         assert!(off("p\nq\nr\ns", "p\nq\nNEW\nr\ns", 2, 3)
             .unwrap_err()
@@ -369,8 +329,8 @@ mod tests {
     }
 
     #[test]
-    fn repeated_windows_grow_until_unique() {
-        // `}` / `}` repeats in the version read; the grown evidence (up to `fn a`) places it.
+    fn repeated_windows_are_placed_where_every_alignment_agrees() {
+        // `}` / `}` repeats in the version read; every alignment keeps the whole file below `top`.
         let old = "a\n}\n}\n}\nb\n}\n}\n}\nc";
         let new = format!("top\n{old}");
         assert_eq!(off(old, &new, 3, 3), Ok(1));
@@ -378,14 +338,16 @@ mod tests {
         let old = "h\ni\nk\nl\nm\nn";
         let new = "k\nl\nm\nh\ni\nk\nl\nm\nn";
         assert_eq!(off(old, new, 4, 4), Ok(3));
-        // Grown to the file's ends and still two copies: refused, naming both places.
+        // The whole file copied: either copy is the original, so refused, showing every place the line could be.
         let (o, n) = (lines("k\nl\nm"), lines("k\nl\nm\nk\nl\nm"));
         let r = LineMap::new(&o, &n).offset(&o, &n, 2, 2, true).unwrap_err();
-        assert_eq!(r.show, vec![(1, 3), (4, 6)]);
-        // The growth stops at MAX_EVIDENCE lines.
-        let body = vec!["same"; MAX_EVIDENCE + 10].join("\n");
-        let (old, new) = (format!("{body}\nend"), format!("{body}\nend\n{body}\nend"));
-        assert!(off(&old, &new, 5, 5).unwrap_err().contains("ambiguous"));
+        assert_eq!(r.show, vec![(2, 5)]);
+        // Neighbours that changed around a repeated window do not make it ambiguous when no other alignment is
+        // as long: the first copy is still the first.
+        assert_eq!(
+            off("P\nk\nl\nm\nQ\nk\nl\nm\nR", "P2\nk\nl\nm\nQ2\nk\nl\nm\nR2", 3, 3),
+            Ok(0)
+        );
     }
 
     #[test]
@@ -398,7 +360,7 @@ mod tests {
     fn head_and_tail_follow_their_neighbour() {
         let edge = |old: &str, new: &str, head| {
             let (o, n) = (lines(old), lines(new));
-            LineMap::new(&o, &n).edge(&o, &n, head).map_err(|r| r.why)
+            LineMap::new(&o, &n).edge(&o, head).map_err(|r| r.why)
         };
         assert_eq!(edge("a\nb\nc", "a\nb\nc\nd", true), Ok(None));
         assert_eq!(edge("a\nb\nc", "x\ny\na\nb\nc", true), Ok(Some(2)));
@@ -414,6 +376,36 @@ mod tests {
         assert!(edge("a\nb\nc", "a\nb\na\nb\nc", true)
             .unwrap_err()
             .contains("ambiguous"));
+    }
+
+    #[test]
+    fn a_line_added_inside_a_run_of_equal_lines_makes_the_run_ambiguous() {
+        // `sed -i '1a item'`: the fourth `item` could be any of the run, so the middle one's place is unknown.
+        let (old, new) = ("begin\nitem\nitem\nitem\nend", "begin\nitem\nitem\nitem\nitem\nend");
+        let e = off(old, new, 3, 3).unwrap_err();
+        assert!(e.contains("so its place is ambiguous"), "{e}");
+        let (o, n) = (lines(old), lines(new));
+        let map = LineMap::new(&o, &n);
+        assert!(map.gap(&o, 2).is_err() && map.gap(&o, 3).is_err());
+        // Outside the run every alignment agrees: `begin` stayed, `end` moved by one.
+        assert_eq!(
+            off(old, new, 5, 5).map_err(|_| ()),
+            Err(()),
+            "its neighbour is in the run"
+        );
+        assert_eq!(map.gap(&o, 0), Ok(0));
+        assert_eq!(map.edge(&o, false).map_err(|r| r.why), Ok(None));
+    }
+
+    #[test]
+    fn the_tail_is_proven_by_the_last_line_alone() {
+        // The line above the last one changed: `>$` still belongs after `third`, which is still the last line.
+        let (o, n) = (lines("first\nsecond\nthird"), lines("first\nSECOND\nthird"));
+        assert_eq!(LineMap::new(&o, &n).edge(&o, false).map_err(|r| r.why), Ok(None));
+        assert_eq!(LineMap::new(&o, &n).edge(&o, true).map_err(|r| r.why), Ok(None));
+        // A common last line (`}`) whose neighbour changed is still certain: no other alignment moves it.
+        let (o, n) = (lines("a\n}\nb\n}"), lines("a\n}\nB\n}"));
+        assert_eq!(LineMap::new(&o, &n).edge(&o, false).map_err(|r| r.why), Ok(None));
     }
 
     #[test]

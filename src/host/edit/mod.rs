@@ -12,7 +12,10 @@
 pub mod apply;
 pub mod basis;
 pub mod budget;
+pub mod certain;
 pub mod drift;
+#[cfg(test)]
+pub mod drift_cases;
 pub mod gate;
 pub mod limits;
 pub mod parse;

@@ -1066,3 +1066,109 @@ fn a_replaced_large_file_is_let_go_after_the_call() {
     }
     assert!(open.is_empty(), "still open: {open:?}");
 }
+
+/// `sed -i '1a item'` under a Read of `begin`, three `item` lines, `end`: the edited line moved into a run of equal
+/// lines, so its place is ambiguous and the edit is refused (writing line 3 would hit the wrong `item`).
+#[test]
+fn a_line_added_inside_a_run_of_equal_lines_is_refused_not_guessed() {
+    let s = setup();
+    s.put("f.txt", b"begin\nitem\nitem\nitem\nend\n");
+    let t = s.read("f.txt");
+    s.put("f.txt", b"begin\nitem\nitem\nitem\nitem\nend\n");
+    let (code, msg) = s.code("f.txt", &t, "PUT 3.=3:\n+ITEM");
+    assert_eq!(code, EDIT_TAG_MISMATCH);
+    assert!(msg.contains("so its place is ambiguous"), "{msg}");
+    assert!(msg.contains("Redo the edit against the current lines below"), "{msg}");
+    assert_eq!(s.get("f.txt"), "begin\nitem\nitem\nitem\nitem\nend\n");
+    // The tail is certain (every alignment keeps `end` last): an insertion there lands.
+    s.ed("f.txt", &t, "PUT >$:\n+after").unwrap();
+    assert_eq!(s.get("f.txt"), "begin\nitem\nitem\nitem\nitem\nend\nafter\n");
+}
+
+/// A changed line far from a tail insertion does not stop it: `>$` lands after the last line with a stale warning.
+#[test]
+fn a_tail_insertion_is_not_refused_for_a_change_elsewhere() {
+    let s = setup();
+    s.put("f.txt", b"first\nsecond\nthird\n");
+    let t = s.read("f.txt");
+    s.put("f.txt", b"first\nSECOND\nthird\n");
+    let r = s.ed("f.txt", &t, "PUT >$:\n+fourth").unwrap();
+    assert_eq!(s.get("f.txt"), "first\nSECOND\nthird\nfourth\n");
+    assert!(r.warnings[0].contains("was stale"), "{:?}", r.warnings);
+    // And the head likewise.
+    let t = s.read("f.txt");
+    s.put("f.txt", b"first\nSECOND!\nthird\nfourth\n");
+    s.ed("f.txt", &t, "PUT <1:\n+zeroth").unwrap();
+    assert_eq!(s.get("f.txt"), "zeroth\nfirst\nSECOND!\nthird\nfourth\n");
+}
+
+/// Generated drift over duplicate-heavy files (`drift_cases`): every edit Edit carries over equals the truth (the
+/// edit applied to the shown file, then the drift replayed); refusals are allowed, a conflict must be refused, and
+/// a refusal leaves the file as it was.
+#[test]
+fn carried_over_edits_equal_the_true_alignment() {
+    use super::drift_cases::{self as dc, Hunk, Rng};
+    let s = setup();
+    let (mut carried, mut refused, mut cases) = (0, 0, 0);
+    for seed in 0..2500u64 {
+        let mut rng = Rng::new(seed);
+        let old = dc::file(&mut rng);
+        let Some((drift, new)) = dc::drift(&mut rng, &old) else {
+            continue;
+        };
+        let n = old.len();
+        // One or two operations, in the shown file's numbering, and their hunks.
+        let mut ops: Vec<(String, Hunk)> = Vec::new();
+        for k in 0..1 + usize::from(rng.chance(30)) {
+            let rows: Vec<String> = (0..1 + rng.below(2)).map(|r| format!("NEW{k}{r}")).collect();
+            let body: String = rows.iter().map(|r| format!("\n+{r}")).collect();
+            let a = 1 + rng.below(n);
+            let b = (a + rng.below(2)).min(n);
+            ops.push(match rng.below(6) {
+                0 => (format!("PUT {a}.={b}:{body}"), (a - 1, b - a + 1, rows)),
+                1 => (format!("CUT {a}.={b}"), (a - 1, b - a + 1, vec![])),
+                2 => (format!("PUT >{a}:{body}"), (a, 0, rows)),
+                3 => (format!("PUT <{a}:{body}"), (a - 1, 0, rows)),
+                4 => (format!("PUT <1:{body}"), (0, 0, rows)),
+                _ => (format!("PUT >$:{body}"), (n, 0, rows)),
+            });
+        }
+        ops.sort_by_key(|(_, h)| (h.0, h.1));
+        let hunks: Vec<Hunk> = ops.iter().map(|(_, h)| h.clone()).collect();
+        if hunks.windows(2).any(|w| w[1].0 < w[0].0 + w[0].1 || w[1].0 == w[0].0) {
+            continue; // overlapping or sharing a place: EDIT_RANGE_INVALID, not drift
+        }
+        cases += 1;
+        let ops_text = ops.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>().join("\n");
+        s.put("f", dc::text(&old).as_bytes());
+        let t = s.read("f");
+        s.put("f", dc::text(&new).as_bytes());
+        let truth = dc::merge(&old, &hunks, &drift);
+        let got = s.ed("f", &t, &ops_text);
+        let after = s.get("f");
+        match got {
+            Ok(_) => {
+                carried += 1;
+                assert_eq!(
+                    Some(after.clone()),
+                    truth.as_deref().map(dc::text),
+                    "seed {seed}: shown {old:?}, now {new:?}, ops {ops_text:?}: carried over wrong"
+                );
+            }
+            Err(e) => {
+                refused += 1;
+                assert_eq!(
+                    after,
+                    dc::text(&new),
+                    "seed {seed}: a refusal ({}) changed the file",
+                    e.error.code
+                );
+            }
+        }
+    }
+    // The generator reaches both outcomes often enough to mean something.
+    assert!(
+        cases > 1000 && carried > 300 && refused > 100,
+        "{cases} cases, {carried} carried, {refused} refused"
+    );
+}
