@@ -47,8 +47,8 @@ export interface PermissionAsk {
 	/** What will run, shown on the card: a command, a patch, the arguments. Cut to a few lines there. */
 	preview?: string;
 	/** The card's own text for a host tool (src/pi/render/card.ts: the command, the diff, the path); replaces the
-	 * generic head and the preview. */
-	title?: string;
+	 * generic head and the preview. A function is called only when a card is shown (a Write's diff is made then). */
+	title?: string | (() => Promise<string>);
 	/** Who asks when it is not the model directly, e.g. `code cell cell-3`. */
 	via?: string;
 	signal?: AbortSignal;
@@ -133,10 +133,11 @@ export function cardTitle(ask: PermissionAsk, d: HostPermissionDecision): string
 		? paths.map((p) => (p.root === "external" ? `${p.canonical} (outside the workspace: ${p.external})` : p.path)).join(", ")
 		: "the workspace";
 	const verb = d.risk === "read" ? "read" : d.risk === "edit" ? "change" : d.risk === "bash" ? "run a command in" : "run in";
-	const head = d.cardReason ? `${d.cardReason}: allow ${ask.tool}?${ask.title ? `\n${ask.title}` : ""}` : (ask.title ?? `Allow ${ask.tool} to ${verb} ${where}?`);
+	const own = typeof ask.title === "string" ? ask.title : undefined;
+	const head = d.cardReason ? `${d.cardReason}: allow ${ask.tool}?${own ? `\n${own}` : ""}` : (own ?? `Allow ${ask.tool} to ${verb} ${where}?`);
 	const via = ask.via ? `\n(asked by ${ask.via})` : "";
 	const plan = d.opMode === "plan" && d.mode === "auto" && d.risk === "bash" ? "\nPlan mode with auto: this command may still change files." : "";
-	const preview = ask.preview && !ask.title ? `\n${cardPreview(ask.preview)}` : "";
+	const preview = ask.preview && !own ? `\n${cardPreview(ask.preview)}` : "";
 	return `${head}${via}${plan}${preview}`;
 }
 
@@ -197,8 +198,11 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 		const again = decide();
 		const late = settled(again);
 		if (late) return { ...late, waitMs: now() - w0 };
+		// The host tool's own text is made only now that a card is shown (a Write's diff, off the main thread).
+		const own = typeof ask.title === "function" ? await ask.title().catch(() => undefined) : ask.title;
+		const shown = { ...ask, title: own };
 		// A delegate's card names it first (docs/agents.md "Cards"): the parent relays it to its own UI.
-		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(ask, again)}` : cardTitle(ask, again);
+		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(shown, again)}` : cardTitle(shown, again);
 		const choice = await askUser(ctx as ExtensionContext, title, !!ext, ask.signal);
 		const waitMs = now() - w0;
 		if (choice === ALLOW_SESSION && !ext) {

@@ -8,14 +8,16 @@
  * sentence for the person, the stable code, and the model-facing message muted below.
  */
 import type { Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { highlightCode, renderDiff } from "@earendil-works/pi-coding-agent";
+import { getLanguageFromPath, highlightCode, renderDiff } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import { editOpsDiff, lineDiff, patchFiles, readForPreview, splitLines, type DiffView } from "./diff.ts";
+import { editOpsDiff, patchFiles, readForPreview, splitLines, writePreview, type DiffView, type ScreenDiff } from "./diff.ts";
 import {
 	COLLAPSED_LIST_LINES,
 	errorView,
+	expandHint,
 	failure,
 	head,
+	moreLines,
 	pathOf,
 	pathText,
 	resultText,
@@ -293,80 +295,157 @@ const grep = make({
 
 // ---- host writes and apply_patch --------------------------------------------------------------------------
 
+type View = DiffView & { notes?: string[]; created?: boolean };
+type PreviewState = { preview?: View; previewKey?: string; previewPending?: boolean };
+
 /**
- * The preview of a call that changes a file, taken once, when the call is drawn before it runs (the file on disk is
- * then the one the call will change). A row drawn again later (expanding, a resumed session) keeps it; a row first
- * drawn after the call ran has none and shows what the arguments alone say.
+ * The preview of a call that changes a file, asked for once, when the call is first drawn with its arguments complete
+ * and before it runs (the file on disk is then the one the call will change). It is made off Pi's main thread (the
+ * engine's bounded diff, an async file read) and the row is redrawn when it is ready, as Pi's own edit does. A row
+ * first drawn after the call ran (a resumed session) asks for none: its result carries the change.
  */
-function preview(ctx: RenderContext, make: () => DiffView & { notes?: string[] }): (DiffView & { notes?: string[] }) | undefined {
-	const st = ctx.state as { preview?: DiffView & { notes?: string[] }; previewKey?: string };
-	const key = JSON.stringify(ctx.args ?? {});
-	if (st.preview && st.previewKey === key) return st.preview;
-	if (!ctx.argsComplete) return undefined;
-	if (ctx.executionStarted && st.previewKey !== undefined) return st.preview;
+function preview(ctx: RenderContext, key: string, make: () => Promise<View>): View | undefined {
+	const st = ctx.state as PreviewState;
+	if (st.previewKey === key) return st.preview;
+	if (!ctx.argsComplete || (ctx.executionStarted && st.previewKey === undefined)) return undefined;
 	st.previewKey = key;
-	st.preview = make();
-	return st.preview;
+	st.preview = undefined;
+	st.previewPending = true;
+	make().then(
+		(v) => {
+			if (st.previewKey !== key) return;
+			st.preview = v;
+			st.previewPending = false;
+			ctx.invalidate();
+		},
+		() => {
+			st.previewPending = false;
+		},
+	);
+	return undefined;
 }
 
-/** Write's view: a diff against the existing file, or the new file's lines. */
-export function writeView(args: Args, cwd: string, readFile = true): DiffView & { created: boolean } {
-	const path = str(pathOf(args));
-	const content = str(args.content) ?? "";
-	const before = readFile && path ? readForPreview(path, cwd) : undefined;
-	if (before !== undefined) return { ...lineDiff(before, content), created: false };
-	const lines = splitLines(content);
-	const width = String(Math.max(lines.length, 1)).length;
-	return { text: lines.map((l, i) => `+${String(i + 1).padStart(width)} ${l}`).join("\n"), added: lines.length, removed: 0, created: true };
+/** A cheap identity of a call's arguments (the content is not serialised on every redraw). */
+function argsKey(args: Args): string {
+	const content = str(args.content);
+	return `${str(pathOf(args)) ?? ""}\0${content === undefined ? "" : `${content.length}:${content.slice(0, 64)}:${content.slice(-64)}`}\0${str(args.ops) ?? ""}`;
 }
 
-/** Edit's view: its operations against the file's lines as they are now. */
-export function editView(args: Args, cwd: string, readFile = true): DiffView & { notes: string[] } {
+/** The note under a view that has no rows or dropped some: the engine's summary, or the rows not kept. */
+function viewNotes(theme: Theme, v: DiffView): string[] {
+	const out: string[] = [];
+	if (v.summary) out.push(theme.fg("warning", v.summary));
+	if (v.omittedRows) out.push(theme.fg("muted", `... (${v.omittedRows} more diff lines not kept; /pct review show has the whole change)`));
+	return out;
+}
+
+/** `+a -r` (`≤+a ≤-r` when the engine's diff could only bound them). */
+function viewCounts(theme: Theme, v: DiffView): string {
+	const c = counts(theme, v);
+	return v.exact === false ? `${theme.fg("muted", "≤")}${c}` : c;
+}
+
+/** A diff view as a row body: its rows (the first ones collapsed), then its notes. */
+function viewBody(theme: Theme, v: DiffView, expanded: boolean): string {
+	return [diffBody(theme, v.text, expanded), ...(expanded || !v.text ? viewNotes(theme, v) : [])].filter(Boolean).join("\n");
+}
+
+/** A new file's first lines, as Pi's write shows them: highlighted by the file's language, without row numbers. */
+function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expanded: boolean): string {
+	const rows = v.text ? v.text.split("\n").map((r) => r.replace(/^\+\s*\d+ /, "")) : [];
+	if (!rows.length) return "";
+	const shown = expanded ? rows : rows.slice(0, COLLAPSED_LIST_LINES);
+	let lines: string[];
+	const lang = path ? getLanguageFromPath(path) : undefined;
+	try {
+		lines = lang ? highlightCode(shown.join("\n").replace(/\t/g, "   "), lang) : shown.map((l) => theme.fg("toolOutput", l.replace(/\t/g, "   ")));
+	} catch {
+		lines = shown.map((l) => theme.fg("toolOutput", l.replace(/\t/g, "   ")));
+	}
+	const total = v.added;
+	const more = total - shown.length;
+	const tailNote = more > 0 && !expanded ? [`${theme.fg("muted", `... (${more} more lines, ${total} total,`)} ${expandHint(theme)}${theme.fg("muted", ")")}`] : [];
+	return [...lines, ...tailNote, ...(expanded ? viewNotes(theme, v) : [])].join("\n");
+}
+
+/** Write's preview: the engine's diff against the file on disk, or the new file's lines. */
+export function writeView(args: Args, cwd: string): Promise<View> {
+	return writePreview(str(pathOf(args)) ?? "", cwd, str(args.content) ?? "");
+}
+
+/** Edit's preview: its operations against the file's lines as they are now (read without blocking). */
+export async function editView(args: Args, cwd: string): Promise<View> {
 	const path = str(pathOf(args));
-	const before = readFile && path ? readForPreview(path, cwd) : undefined;
+	const before = path ? await readForPreview(path, cwd) : undefined;
 	return editOpsDiff(str(args.ops) ?? "", before === undefined ? undefined : splitLines(before));
+}
+
+/** The engine's view of a landed change, from a result's details. */
+function landedView(d: unknown): DiffView | undefined {
+	const v = (d as { diff?: ScreenDiff | null } | undefined)?.diff;
+	return v && typeof v.text === "string" ? v : undefined;
+}
+
+/** The header of a Write or Edit row and, while the call has not returned, its preview under it. */
+function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: RenderContext, make: () => Promise<View>): string {
+	const v = preview(ctx, argsKey(args), make);
+	const landed = ctx.state.landed as DiffView | undefined;
+	const c = landed ?? v;
+	const headLine = `${title(theme, name)} ${pathText(theme, pathOf(args))}${c ? ` ${viewCounts(theme, c)}` : ""}`;
+	// Once the call returned, its result shows what changed.
+	if (!v || !ctx.isPartial || landed) return headLine;
+	const body = v.created ? newFileBody(theme, v, str(pathOf(args)), ctx.expanded) : viewBody(theme, v, ctx.expanded);
+	const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
+	const parts = [body, ...notes].filter(Boolean);
+	return parts.length ? `${headLine}\n\n${parts.join("\n")}` : headLine;
+}
+
+/** Keeps a landed view for the call line's counts, redrawing the row the first time. */
+function noteLanded(ctx: RenderContext, v: DiffView | undefined): void {
+	if (v && !ctx.state.landed) {
+		ctx.state.landed = v;
+		ctx.invalidate();
+	}
 }
 
 const write = make({
 	call(args, theme, ctx) {
-		const v = preview(ctx, () => writeView(args, ctx.cwd, !ctx.executionStarted));
-		const headLine = `${title(theme, "Write")} ${pathText(theme, pathOf(args))}${v ? ` ${counts(theme, v)}` : ""}`;
-		if (!v || !ctx.expanded) return headLine;
-		return `${headLine}\n\n${diffBody(theme, v.text, true)}`;
+		return changeCall("Write", args, theme, ctx, () => writeView(args, ctx.cwd));
 	},
-	result(r, _o, theme) {
+	result(r, o, theme, ctx) {
 		const d = (r.details ?? {}) as { created?: boolean; lines?: number; stripped?: string[] };
-		const what = d.created ? `created, ${plural(d.lines ?? 0, "line")}` : `written, ${plural(d.lines ?? 0, "line")}`;
-		const stripped = d.stripped?.length ? theme.fg("warning", ` (removed from the content: ${d.stripped.join(", ")})`) : "";
-		return theme.fg("muted", what) + stripped;
+		const v = landedView(d);
+		noteLanded(ctx, v);
+		const stripped = d.stripped?.length ? theme.fg("warning", `(removed from the content: ${d.stripped.join(", ")})`) : "";
+		let body: string;
+		if (!v) body = theme.fg("muted", `${d.created ? "created" : "written"}, ${plural(d.lines ?? 0, "line")}`);
+		else if (d.created) body = newFileBody(theme, v, str(pathOf(ctx.args)), o.expanded) || theme.fg("muted", "created, empty");
+		else body = viewBody(theme, v, o.expanded) || theme.fg("muted", `written, no line changes (${plural(d.lines ?? 0, "line")})`);
+		return [body, stripped].filter(Boolean).join("\n");
 	},
 });
 
 const edit = make({
 	call(args, theme, ctx) {
-		const v = preview(ctx, () => editView(args, ctx.cwd, !ctx.executionStarted));
-		const landed = ctx.state.landed as { added: number; removed: number } | undefined;
-		const c = landed ?? v;
-		const headLine = `${title(theme, "Edit")} ${pathText(theme, pathOf(args))}${c ? ` ${counts(theme, c)}` : ""}`;
-		if (!v || !ctx.expanded) return headLine;
-		const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
-		return [headLine, "", diffBody(theme, v.text, true), ...notes].filter((p, i) => i !== 1 || v.text).join("\n");
+		return changeCall("Edit", args, theme, ctx, () => editView(args, ctx.cwd));
 	},
-	result(r, _o, theme, ctx) {
+	result(r, o, theme, ctx) {
 		const d = (r.details ?? {}) as { added?: number; removed?: number; warnings?: string[]; movedFrom?: string; deleted?: boolean; path?: string };
-		if (typeof d.added === "number" && typeof d.removed === "number" && !ctx.state.landed) {
-			ctx.state.landed = { added: d.added, removed: d.removed };
-			ctx.invalidate();
-		}
+		const v = landedView(d) ?? (typeof d.added === "number" && typeof d.removed === "number" ? { text: "", added: d.added, removed: d.removed } : undefined);
+		noteLanded(ctx, v);
 		const parts: string[] = [];
-		if (d.deleted) parts.push(theme.fg("muted", "file deleted"));
+		if (d.deleted) parts.push(theme.fg("muted", `file deleted (${plural(d.removed ?? 0, "line")})`));
 		if (d.movedFrom) parts.push(theme.fg("muted", `moved from ${d.movedFrom} to ${d.path}`));
+		if (v && !d.deleted) parts.push(viewBody(theme, v, o.expanded));
 		for (const w of d.warnings ?? []) parts.push(theme.fg("warning", w));
-		return parts.join("\n") || undefined;
+		return parts.filter(Boolean).join("\n") || undefined;
 	},
 });
 
-const letter = { add: "A", update: "M", delete: "D" } as const;
+const letter = { add: "A", update: "M", delete: "D", move: "R" } as const;
+
+/** Rows a collapsed apply_patch result shows, across its files (each file's own line always shows). */
+const PATCH_COLLAPSED_ROWS = 12;
 
 const applyPatch = make({
 	call(args, theme, ctx) {
@@ -374,6 +453,8 @@ const applyPatch = make({
 		const added = files.reduce((s, f) => s + f.added, 0);
 		const removed = files.reduce((s, f) => s + f.removed, 0);
 		const headLine = `${title(theme, "apply_patch")}${files.length ? ` ${theme.fg("muted", plural(files.length, "file"))} ${counts(theme, { added, removed })}` : ""}`;
+		// Once the call returned, its result lists the files with what changed in each.
+		if (!ctx.isPartial && !ctx.isError) return headLine;
 		const lines: string[] = [headLine];
 		for (const f of files) {
 			const name = f.moveTo ? `${f.path} → ${f.moveTo}` : f.path;
@@ -382,8 +463,26 @@ const applyPatch = make({
 		}
 		return lines.join("\n");
 	},
-	result(_r, _o, theme) {
-		return theme.fg("muted", "applied");
+	result(r, o, theme) {
+		const ops = ((r.details ?? {}) as { operations?: { operation: keyof typeof letter; path: string; from?: string | null; diff?: ScreenDiff | null }[] }).operations;
+		if (!Array.isArray(ops) || ops.length === 0) return theme.fg("muted", "applied");
+		let budget = o.expanded ? Infinity : PATCH_COLLAPSED_ROWS;
+		let hidden = 0;
+		const lines: string[] = [];
+		for (const op of ops) {
+			const name = op.from ? `${op.from} → ${op.path}` : op.path;
+			const v = op.diff ?? undefined;
+			lines.push(`${theme.fg("warning", letter[op.operation] ?? "?")} ${theme.fg("accent", name)}${v ? ` ${viewCounts(theme, v)}` : op.operation === "delete" ? theme.fg("muted", " deleted") : ""}`);
+			if (!v) continue;
+			const rows = v.text ? coloured(v.text, theme).split("\n") : [];
+			const shown = rows.slice(0, Math.max(0, budget));
+			budget -= shown.length;
+			hidden += rows.length - shown.length;
+			lines.push(...shown.map((l) => `  ${l}`));
+			if (o.expanded || !v.text) lines.push(...viewNotes(theme, v).map((l) => `  ${l}`));
+		}
+		if (hidden > 0) lines.push(moreLines(theme, hidden, "more"));
+		return lines.join("\n");
 	},
 });
 

@@ -237,7 +237,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				refused = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
 			}
 			const decideAndRun = async (): Promise<HostOutcome> => {
-				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: () => cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
 				if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
 				if (gate.prompted || spec.risk === "edit") {
 					// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs
