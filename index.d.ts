@@ -631,6 +631,9 @@ export interface DiagnosticsRecord {
   toolkit: ToolkitId
 }
 
+/** The view of `before` → `after` (`deadlineMs`: how long the diff may run, 250 ms when omitted). */
+export declare function diffTexts(before: string, after: string, deadlineMs?: number | undefined | null): Promise<ScreenDiff>
+
 /**
  * The on-demand names the session's evidence proves loaded (only names on demand under this snapshot's config):
  * what a new prompt, a resume or a compaction starts with.
@@ -889,6 +892,8 @@ export interface HostEditOk {
    * entry; empty when none was).
    */
   review: Array<HostReviewEvidence>
+  /** What changed, for the person (docs/render.md "Diffs"); absent after REM. */
+  diff?: ScreenDiff
 }
 
 /**
@@ -1162,6 +1167,8 @@ export interface HostWriteOk {
   stripped: Array<string>
   /** The review change recorded for this write (empty when none was). */
   review: Array<HostReviewEvidence>
+  /** What changed, for the person: the diff against the replaced file, or the new file's lines (docs/render.md). */
+  diff: ScreenDiff
 }
 
 /** The bounds and the labels the dialogs add (so the glue never spells them itself). */
@@ -1435,6 +1442,8 @@ export interface PatchOperation {
   operation: 'add' | 'update' | 'delete' | 'move'
   path: string
   from?: string
+  /** What changed in this file, for the person (docs/render.md "Diffs"); absent for a delete and a plain move. */
+  diff?: ScreenDiff
 }
 
 /**
@@ -1786,6 +1795,25 @@ export interface RulesTool {
 }
 
 /**
+ * A change as a person sees it: rows in the form Pi's `renderDiff` colours (`+12 text`, `-12 text`, ` 12 text`,
+ * `   ...`), three lines of context, at most 1,000 rows of 400 characters (`omittedRows` counts the rest). When
+ * the diff could not finish within its deadline or a side was too large, `exact` is false, `text` is empty, the
+ * counts are upper bounds and `summary` says why.
+ */
+export interface ScreenDiff {
+  text: string
+  added: number
+  removed: number
+  exact: boolean
+  omittedRows: number
+  /** The first changed line, numbered in the new file. */
+  firstChangedLine?: number
+  summary?: string
+  beforeLines: number
+  afterLines: number
+}
+
+/**
  * Whether `id` passes the one session-id rule (src/session_id.rs) every engine capability applies: the glue asks
  * before using Pi's session id for the scratch directory, the audit file and the review store.
  */
@@ -1923,4 +1951,17 @@ export interface ToolResultEvidence {
   detailsActivated?: unknown
   /** The message's top-level `addedToolNames` (older records). */
   addedToolNames?: unknown
+}
+
+/**
+ * The preview of a Write before it runs: the file at the absolute `path` as it is now against `content`, or the
+ * new file's lines when there is none. Display only (the file is read, never written); the permission decision is
+ * not this function's.
+ */
+export declare function writePreview(path: string, content: string, deadlineMs?: number | undefined | null): Promise<WritePreview>
+
+/** A Write's preview: whether it creates the file, and the view (the new lines, or the diff against the file). */
+export interface WritePreview {
+  created: boolean
+  diff: ScreenDiff
 }

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryEvidence, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sessionIdValid, testSeams } = nativeBinding
+const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, diffTexts, discoveryEvidence, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sessionIdValid, testSeams, writePreview } = nativeBinding
 export { AgentSlot }
 export { AgentTask }
 export { AskSession }
@@ -814,6 +814,7 @@ export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
+export { diffTexts }
 export { discoveryEvidence }
 export { discoveryFindTools }
 export { engineVersion }
@@ -856,4 +857,5 @@ export { rulesResolve }
 export { rulesStatusText }
 export { sessionIdValid }
 export { testSeams }
+export { writePreview }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -374,7 +374,7 @@ export function writeView(args: Args, cwd: string): Promise<View> {
 }
 
 /** Edit's preview: its operations against the file's lines as they are now (read without blocking). */
-export async function editView(args: Args, cwd: string): Promise<View> {
+export async function editView(args: Args, cwd: string): Promise<View & { notes: string[] }> {
 	const path = str(pathOf(args));
 	const before = path ? await readForPreview(path, cwd) : undefined;
 	return editOpsDiff(str(args.ops) ?? "", before === undefined ? undefined : splitLines(before));

@@ -38,6 +38,7 @@ import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, type PermissionCode, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
+import { clockEnd, clockStart, clockWaiting } from "../render/format.ts";
 import { DELEGATE } from "../delegate.ts";
 
 /** The gate message when the host tools are not admitted. */
@@ -207,6 +208,8 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 		parameters: spec.parameters,
 		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<unknown> | undefined, ctx: ExtensionContext) {
 			const t0 = now();
+			// The row's timer counts the work from its approval, not the time the card waited (docs/render.md).
+			clockWaiting(toolCallId);
 			if (!host.isAdmitted(spec.name)) throw new Error(HOST_NOT_ENABLED);
 			const params = (rawParams ?? {}) as Record<string, unknown>;
 			let session: Session;
@@ -248,10 +251,12 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
 				const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
 				const r0 = now();
+				clockStart(toolCallId);
 				try {
 					return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
 				} finally {
 					runMs = now() - r0;
+					clockEnd(toolCallId);
 				}
 			};
 			// The outcome and its audit line: the line is written before the result returns (and, for Write and Edit,
