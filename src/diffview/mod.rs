@@ -194,18 +194,14 @@ fn pieces_of(ops: &[DiffOp], old0: usize, new0: usize, pieces: &mut Vec<Piece>) 
                 new_index,
                 len,
             } => push_equal(pieces, old0 + old_index, new0 + new_index, len),
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => {
+            DiffOp::Delete { old_index, old_len, .. } => {
                 let i = change(pieces);
                 if let Piece::Change(rows) = &mut pieces[i] {
                     rows.extend((0..old_len).map(|k| Row::Del(old0 + old_index + k)));
                 }
                 removed += old_len as u64;
             }
-            DiffOp::Insert {
-                new_index, new_len, ..
-            } => {
+            DiffOp::Insert { new_index, new_len, .. } => {
                 let i = change(pieces);
                 if let Piece::Change(rows) = &mut pieces[i] {
                     rows.extend((0..new_len).map(|k| Row::Add(new0 + new_index + k)));
@@ -295,10 +291,17 @@ pub fn texts(before: &str, after: &str, limits: &Limits) -> View {
 
 /// The view of `before` → `after` as bytes: binary content (a NUL byte or invalid UTF-8) gets a summary, no rows.
 pub fn bytes(before: &[u8], after: &[u8], limits: &Limits) -> View {
-    match (crate::review::diff::as_text(before), crate::review::diff::as_text(after)) {
+    match (
+        crate::review::diff::as_text(before),
+        crate::review::diff::as_text(after),
+    ) {
         (Some(a), Some(b)) => texts(a, b, limits),
         _ => View {
-            summary: Some(format!("binary content ({} → {} bytes): no line diff", before.len(), after.len())),
+            summary: Some(format!(
+                "binary content ({} → {} bytes): no line diff",
+                before.len(),
+                after.len()
+            )),
             ..View::default()
         },
     }

@@ -18,7 +18,11 @@ fn sides(text: &str) -> (String, String) {
     for row in text.lines() {
         let (sign, rest) = row.split_at(1);
         let body = rest.trim_start().split_once(' ').map_or("", |(_, t)| t);
-        let body = if rest.trim_start().chars().all(|c| c.is_ascii_digit()) { "" } else { body };
+        let body = if rest.trim_start().chars().all(|c| c.is_ascii_digit()) {
+            ""
+        } else {
+            body
+        };
         match sign {
             " " => {
                 a.push_str(body);
@@ -58,7 +62,10 @@ fn a_change_shows_numbered_rows_with_three_lines_of_context_and_gaps() {
     assert_eq!(v.summary, None);
     // No change: no rows.
     let same = texts(&before, &before, &LIMITS);
-    assert_eq!((same.text.as_str(), same.added, same.removed, same.exact), ("", 0, 0, true));
+    assert_eq!(
+        (same.text.as_str(), same.added, same.removed, same.exact),
+        ("", 0, 0, true)
+    );
 }
 
 #[test]
@@ -92,7 +99,10 @@ fn full_context_rows_rebuild_both_sides() {
                 _ => {}
             }
         }
-        let (ta, tb) = (a.iter().map(|l| format!("{l}\n")).collect::<String>(), b.iter().map(|l| format!("{l}\n")).collect::<String>());
+        let (ta, tb) = (
+            a.iter().map(|l| format!("{l}\n")).collect::<String>(),
+            b.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        );
         let v = texts(&ta, &tb, &wide(LIMITS));
         assert!(v.exact);
         if ta == tb {
@@ -121,7 +131,10 @@ fn the_deadline_gives_counts_and_a_summary_instead_of_rows() {
     // Upper bounds: the coarse diff still accounts for every line.
     assert!(v.added <= 600 && v.removed <= 600 && v.added + v.removed > 0);
     let s = v.summary.unwrap();
-    assert!(s.starts_with("600 → 600 lines: too many changes to compare within 0 ms"), "{s}");
+    assert!(
+        s.starts_with("600 → 600 lines: too many changes to compare within 0 ms"),
+        "{s}"
+    );
     // The same inputs with time to spare: every line replaced, exactly.
     let patient = Limits {
         deadline: Duration::from_secs(600),
@@ -156,7 +169,10 @@ fn sides_over_the_byte_limit_are_not_compared() {
     let v = texts("a\nb\nc\nd\ne\nf", "a\n", &small);
     assert!(!v.exact && v.text.is_empty());
     assert_eq!((v.added, v.removed, v.before_lines, v.after_lines), (1, 6, 6, 1));
-    assert!(v.summary.unwrap().contains("not compared (a side is over the 0 MiB diff limit)"));
+    assert!(v
+        .summary
+        .unwrap()
+        .contains("not compared (a side is over the 0 MiB diff limit)"));
 }
 
 #[test]

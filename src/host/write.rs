@@ -187,7 +187,10 @@ pub fn write_reviewed(
             )
             .map_err(review_failed)?;
             fs.replace(&rel, &old, &bytes, &target.shown)?;
-            (false, crate::diffview::bytes(&old.bytes, &bytes, &crate::diffview::LIMITS))
+            (
+                false,
+                crate::diffview::bytes(&old.bytes, &bytes, &crate::diffview::LIMITS),
+            )
         }
         None => {
             hook.before_write(&target.canonical, crate::review::store::Operation::Write, None, &bytes)

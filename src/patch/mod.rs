@@ -115,7 +115,9 @@ fn operations(plan: &preflight::Plan) -> Vec<Operation> {
                 from: None,
                 view: None,
             },
-            Step::Move { from, to, rewrite: r, .. } => Operation {
+            Step::Move {
+                from, to, rewrite: r, ..
+            } => Operation {
                 kind: OperationKind::Move,
                 path: to.rel.clone(),
                 from: Some(from.rel.clone()),

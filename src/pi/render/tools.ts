@@ -400,11 +400,13 @@ function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: Rende
 	return parts.length ? `${headLine}\n\n${parts.join("\n")}` : headLine;
 }
 
-/** Keeps a landed view for the call line's counts, redrawing the row the first time. */
+/** Keeps a landed view for the call line's counts, redrawing the row the first time. The redraw waits for the
+ * current one to finish: Pi builds a row's call and result in one pass, and a redraw from inside it would add the
+ * result twice. */
 function noteLanded(ctx: RenderContext, v: DiffView | undefined): void {
 	if (v && !ctx.state.landed) {
 		ctx.state.landed = v;
-		ctx.invalidate();
+		queueMicrotask(() => ctx.invalidate());
 	}
 }
 
