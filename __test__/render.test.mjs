@@ -440,3 +440,11 @@ test("/pct jobs widget: each job with its last output, `stopping…` until the s
 	component.handleInput("\x1b");
 	assert.equal(await closed, true);
 });
+
+test("diff rows are cut to the screen's width before they are drawn (a wrapped long row is what makes pi-tui slow)", async () => {
+	const { cutRows } = await import("../src/pi/render/tools.ts");
+	assert.deepEqual(cutRows(["+1 short", `-2 ${"x".repeat(30)}`, "+3 a\tb"], 10), ["+1 short", `-2 ${"x".repeat(6)}…`, "+3 a   b"]);
+	// Exactly at the width: kept whole; a surrogate pair at the cut is never split.
+	assert.deepEqual(cutRows(["1234567890"], 10), ["1234567890"]);
+	assert.deepEqual(cutRows([`12345678😀xyz`], 10), ["12345678…"]);
+});

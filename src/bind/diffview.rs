@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A change as a person sees it: rows in the form Pi's `renderDiff` colours (`+12 text`, `-12 text`, ` 12 text`,
-/// `   ...`), three lines of context, at most 1,000 rows of 400 characters (`omittedRows` counts the rest). When
+/// `   ...`), three lines of context, at most 500 rows of 400 characters (`omittedRows` counts the rest). When
 /// the diff could not finish within its deadline or a side was too large, `exact` is false, `text` is empty, the
 /// counts are upper bounds and `summary` says why.
 #[napi(object)]

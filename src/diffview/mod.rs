@@ -26,12 +26,13 @@ pub struct Limits {
     pub context: usize,
 }
 
-/// The bounds the tools and cards use: a quarter second of diffing off Node's main thread, 8 MiB a side, 1,000
-/// rows of at most 400 characters (what a person reads; `/pct review show` has the whole change).
+/// The bounds the tools and cards use: a quarter second of diffing off Node's main thread, 2 MiB a side, 500 rows
+/// of at most 400 characters (what a person reads, and what Pi's TUI draws in well under 50 ms; `/pct review show`
+/// has the whole change).
 pub const LIMITS: Limits = Limits {
     deadline: Duration::from_millis(250),
-    max_bytes: 8 * 1024 * 1024,
-    max_rows: 1_000,
+    max_bytes: 2 * 1024 * 1024,
+    max_rows: 500,
     max_line_chars: 400,
     context: 3,
 };

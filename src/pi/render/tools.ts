@@ -71,22 +71,46 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 const counts = (theme: Theme, d: { added: number; removed: number }) =>
 	`${theme.fg("toolDiffAdded", `+${d.added}`)} ${theme.fg("toolDiffRemoved", `-${d.removed}`)}`;
 
-/** Pi's coloured diff, or the plain lines when the theme is not Pi's interactive one (print mode, tests). */
-function coloured(diff: string, theme: Theme): string {
+/** Rows of a diff a row draws at most (the engine keeps as many; an apply_patch envelope is cut here). */
+const DIFF_ROWS_DRAWN = 500;
+
+/** Columns a diff row may take: the terminal's width less the row's indent, so no row wraps (pi-tui wraps a long
+ * line slowly: 1,000 rows of 400 characters took seconds to draw at 120 columns). */
+function rowWidth(indent: number): number {
+	const cols = process.stdout.columns || 120;
+	return Math.max(20, cols - indent - 2);
+}
+
+/** Rows cut to `width` characters (tabs as Pi draws them, three spaces), ending with `…` when cut. */
+export function cutRows(rows: string[], width: number): string[] {
+	return rows.map((r) => {
+		const t = r.includes("\t") ? r.replace(/\t/g, "   ") : r;
+		if (t.length <= width) return t;
+		let end = width - 1;
+		const c = t.charCodeAt(end - 1);
+		if (c >= 0xd800 && c <= 0xdbff) end--;
+		return `${t.slice(0, end)}…`;
+	});
+}
+
+/** Pi's coloured diff of `rows` (cut to the screen), or the plain rows when the theme is not Pi's interactive one
+ * (print mode, tests). Only the rows given are coloured: callers pass the ones they show. */
+function coloured(rows: string[], theme: Theme, indent = 0): string[] {
+	const cut = cutRows(rows, rowWidth(indent));
 	try {
-		return renderDiff(diff);
+		return renderDiff(cut.join("\n")).split("\n");
 	} catch {
-		return diff
-			.split("\n")
-			.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l))
-			.join("\n");
+		return cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
 	}
 }
 
-/** A diff body: the hunks expanded; collapsed, the first lines and "... (N more lines)". */
+/** A diff body: the rows expanded (at most DIFF_ROWS_DRAWN); collapsed, the first ones and "... (N more lines)". */
 function diffBody(theme: Theme, diff: string, expanded: boolean): string {
 	if (!diff) return "";
-	return head(theme, coloured(diff, theme).split("\n"), expanded, COLLAPSED_LIST_LINES);
+	const rows = diff.split("\n");
+	const shown = rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES);
+	const out = coloured(shown, theme).join("\n");
+	return shown.length < rows.length ? `${out}\n${moreLines(theme, rows.length - shown.length, "more")}` : out;
 }
 
 // ---- shells ---------------------------------------------------------------------------------------------------
@@ -354,13 +378,13 @@ function viewBody(theme: Theme, v: DiffView, expanded: boolean): string {
 function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expanded: boolean): string {
 	const rows = v.text ? v.text.split("\n").map((r) => r.replace(/^\+\s*\d+ /, "")) : [];
 	if (!rows.length) return "";
-	const shown = expanded ? rows : rows.slice(0, COLLAPSED_LIST_LINES);
+	const shown = cutRows(rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES), rowWidth(0));
 	let lines: string[];
 	const lang = path ? getLanguageFromPath(path) : undefined;
 	try {
-		lines = lang ? highlightCode(shown.join("\n").replace(/\t/g, "   "), lang) : shown.map((l) => theme.fg("toolOutput", l.replace(/\t/g, "   ")));
+		lines = lang ? highlightCode(shown.join("\n"), lang) : shown.map((l) => theme.fg("toolOutput", l));
 	} catch {
-		lines = shown.map((l) => theme.fg("toolOutput", l.replace(/\t/g, "   ")));
+		lines = shown.map((l) => theme.fg("toolOutput", l));
 	}
 	const total = v.added;
 	const more = total - shown.length;
@@ -461,7 +485,7 @@ const applyPatch = make({
 		for (const f of files) {
 			const name = f.moveTo ? `${f.path} → ${f.moveTo}` : f.path;
 			lines.push(`  ${theme.fg("warning", letter[f.op])} ${theme.fg("accent", name)} ${counts(theme, f)}`);
-			if (ctx.expanded && f.text) lines.push(coloured(f.text, theme).split("\n").map((l) => `    ${l}`).join("\n"));
+			if (ctx.expanded && f.text) lines.push(diffBody(theme, f.text, true).split("\n").map((l) => `    ${l}`).join("\n"));
 		}
 		return lines.join("\n");
 	},
@@ -476,11 +500,11 @@ const applyPatch = make({
 			const v = op.diff ?? undefined;
 			lines.push(`${theme.fg("warning", letter[op.operation] ?? "?")} ${theme.fg("accent", name)}${v ? ` ${viewCounts(theme, v)}` : op.operation === "delete" ? theme.fg("muted", " deleted") : ""}`);
 			if (!v) continue;
-			const rows = v.text ? coloured(v.text, theme).split("\n") : [];
-			const shown = rows.slice(0, Math.max(0, budget));
+			const rows = v.text ? v.text.split("\n") : [];
+			const shown = rows.slice(0, Math.max(0, Math.min(budget, DIFF_ROWS_DRAWN)));
 			budget -= shown.length;
 			hidden += rows.length - shown.length;
-			lines.push(...shown.map((l) => `  ${l}`));
+			lines.push(...coloured(shown, theme, 2).map((l) => `  ${l}`));
 			if (o.expanded || !v.text) lines.push(...viewNotes(theme, v).map((l) => `  ${l}`));
 		}
 		if (hidden > 0) lines.push(moreLines(theme, hidden, "more"));
