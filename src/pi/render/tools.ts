@@ -97,12 +97,22 @@ export function cutRows(rows: string[], width: number): string[] {
  * (print mode, tests). Only the rows given are coloured: callers pass the ones they show. */
 function coloured(rows: string[], theme: Theme, indent = 0): string[] {
 	const cut = cutRows(rows, rowWidth(indent));
+	const plain = () => cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
+	// Pi's renderDiff marks the changed words of a one-line change (a word diff per pair): worth it on the rows a
+	// collapsed view shows, too slow on hundreds of them, which get the same colours without the marks.
+	if (cut.length > RICH_DIFF_ROWS) return plain();
 	try {
 		return renderDiff(cut.join("\n")).split("\n");
 	} catch {
-		return cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
+		return plain();
 	}
 }
+
+/** Rows drawn with Pi's renderDiff (word marks); longer diffs are coloured by row only. */
+const RICH_DIFF_ROWS = 40;
+/** Lines of a new file highlighted by its language (highlighting costs about 2 ms a line); longer views are drawn
+ * in the output colour. */
+const HIGHLIGHT_LINES = 20;
 
 /** A diff body: the rows expanded (at most DIFF_ROWS_DRAWN); collapsed, the first ones and "... (N more lines)". */
 function diffBody(theme: Theme, diff: string, expanded: boolean): string {
@@ -382,7 +392,7 @@ function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expand
 	let lines: string[];
 	const lang = path ? getLanguageFromPath(path) : undefined;
 	try {
-		lines = lang ? highlightCode(shown.join("\n"), lang) : shown.map((l) => theme.fg("toolOutput", l));
+		lines = lang && shown.length <= HIGHLIGHT_LINES ? highlightCode(shown.join("\n"), lang) : shown.map((l) => theme.fg("toolOutput", l));
 	} catch {
 		lines = shown.map((l) => theme.fg("toolOutput", l));
 	}
