@@ -2,8 +2,9 @@
  * `renderCall` / `renderResult` of every toolkit tool (docs/render.md), for both supported Pi versions. Each tool
  * definition spreads `renderersFor(name)` into itself; the execute paths are untouched. The rows behave like Pi's
  * own tools: Bash and exec_command show `$ command`, the tail of their output (live while running when the tool
- * streams updates) and an elapsed timer; Edit, Write and apply_patch show a coloured diff (collapsed: the file and
- * its +/- counts; expanded: the hunks); Read, Grep and Glob show the path, range and counts, never the `[path#TAG]`
+ * streams updates) and an elapsed timer; Edit, Write and apply_patch show what they change — a preview under the
+ * call until it returns, then the engine's landed diff in the result (collapsed: its first rows; expanded: all it
+ * kept), a new file's first lines as Pi's write shows them; Read, Grep and Glob show the path, range and counts, never the `[path#TAG]`
  * rows the model reads; code cells show their program and their nested calls; every error is drawn as an error: a
  * sentence for the person, the stable code, and the model-facing message muted below.
  */
