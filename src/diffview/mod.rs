@@ -152,14 +152,11 @@ fn first_change(pieces: &[Piece]) -> Option<u64> {
     for p in pieces {
         match p {
             Piece::Equal(_, ns, len) => new_pos = ns + len,
-            Piece::Change(rows) => {
-                for r in rows {
-                    match *r {
-                        Row::Add(n) => return Some(n as u64 + 1),
-                        Row::Del(_) => return Some(new_pos as u64 + 1),
-                    }
-                }
-            }
+            Piece::Change(rows) => match rows.first() {
+                Some(Row::Add(n)) => return Some(*n as u64 + 1),
+                Some(Row::Del(_)) => return Some(new_pos as u64 + 1),
+                None => {}
+            },
         }
     }
     None
