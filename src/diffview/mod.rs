@@ -308,13 +308,15 @@ pub fn bytes(before: &[u8], after: &[u8], limits: &Limits) -> View {
 /// The view of a new file: its lines, all added.
 pub fn created(after: &str, limits: &Limits) -> View {
     let al = count_lines(after);
-    let lines: Vec<&str> = after.split_inclusive('\n').collect();
+    // Only the rows a view keeps are split off (a new 64 MiB file costs its line count, not a slice per line).
+    let lines: Vec<&str> = after.split_inclusive('\n').take(limits.max_rows).collect();
     let pieces = if lines.is_empty() {
         Vec::new()
     } else {
         vec![Piece::Change((0..lines.len()).map(Row::Add).collect())]
     };
-    let (text, omitted_rows) = render(&pieces, &|_| "", &|j| lines[j], digits(al), limits);
+    let (text, kept_omitted) = render(&pieces, &|_| "", &|j| lines[j], digits(al), limits);
+    let omitted_rows = kept_omitted + (al - lines.len() as u64);
     View {
         text,
         added: al,
