@@ -632,6 +632,9 @@ export interface DiagnosticsRecord {
   toolkit: ToolkitId
 }
 
+/** The view of `before` → `after` (`deadlineMs`: how long the diff may run, 250 ms when omitted). */
+export declare function diffTexts(before: string, after: string, deadlineMs?: number | undefined | null): Promise<ScreenDiff>
+
 /**
  * The on-demand names the session's evidence proves loaded (only names on demand under this snapshot's config):
  * what a new prompt, a resume or a compaction starts with.
@@ -902,6 +905,8 @@ export interface HostEditOk {
    * entry; empty when none was).
    */
   review: Array<HostReviewEvidence>
+  /** What changed, for the person (docs/render.md "Diffs"); absent after REM. */
+  diff?: ScreenDiff
 }
 
 /**
@@ -1180,6 +1185,8 @@ export interface HostWriteOk {
   stripped: Array<string>
   /** The review change recorded for this write (empty when none was). */
   review: Array<HostReviewEvidence>
+  /** What changed, for the person: the diff against the replaced file, or the new file's lines (docs/render.md). */
+  diff: ScreenDiff
 }
 
 /** The bounds and the labels the dialogs add (so the glue never spells them itself). */
@@ -1456,6 +1463,8 @@ export interface PatchOperation {
   operation: 'add' | 'update' | 'delete' | 'move'
   path: string
   from?: string
+  /** What changed in this file, for the person (docs/render.md "Diffs"); absent for a delete and a plain move. */
+  diff?: ScreenDiff
 }
 
 /**
@@ -1807,6 +1816,25 @@ export interface RulesTool {
 }
 
 /**
+ * A change as a person sees it: rows in the form Pi's `renderDiff` colours (`+12 text`, `-12 text`, ` 12 text`,
+ * `   ...`), three lines of context, at most 500 rows of 400 characters (`omittedRows` counts the rest). When
+ * the diff could not finish within its deadline or a side was too large, `exact` is false, `text` is empty, the
+ * counts are upper bounds and `summary` says why.
+ */
+export interface ScreenDiff {
+  text: string
+  added: number
+  removed: number
+  exact: boolean
+  omittedRows: number
+  /** The first changed line, numbered in the new file. */
+  firstChangedLine?: number
+  summary?: string
+  beforeLines: number
+  afterLines: number
+}
+
+/**
  * Sets the configured sensitive paths (`permissions.sensitivePaths`) for the process: added to the seed list,
  * never replacing it (docs/permissions.md "Sensitive paths"). Invalid entries are dropped (the config refuses them).
  */
@@ -2072,3 +2100,16 @@ export interface WorktreeResult {
 
 /** Where the session's worktree stands against the project. */
 export declare function worktreeStatus(agentDir: string, cwd: string): Promise<WorktreeResult>
+
+/**
+ * The preview of a Write before it runs: the file at the absolute `path` as it is now against `content`, or the
+ * new file's lines when there is none. Display only (the file is read, never written); the permission decision is
+ * not this function's.
+ */
+export declare function writePreview(path: string, content: string, deadlineMs?: number | undefined | null): Promise<WritePreview>
+
+/** A Write's preview: whether it creates the file, and the view (the new lines, or the diff against the file). */
+export interface WritePreview {
+  created: boolean
+  diff: ScreenDiff
+}

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryEvidence, discoveryFindTools, displayText, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sensitiveConfigure, sensitiveInCommand, sensitivePathOf, sessionIdValid, testSeams, worktreeCheck, worktreeCreate, worktreeDelete, worktreeInit, worktreeList, worktreeLock, worktreeMergeApply, worktreeMergePrepare, worktreePortLease, worktreePortRelease, worktreeProject, worktreeStatus } = nativeBinding
+const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, diffTexts, discoveryEvidence, discoveryFindTools, displayText, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sensitiveConfigure, sensitiveInCommand, sensitivePathOf, sessionIdValid, testSeams, worktreeCheck, worktreeCreate, worktreeDelete, worktreeInit, worktreeList, worktreeLock, worktreeMergeApply, worktreeMergePrepare, worktreePortLease, worktreePortRelease, worktreeProject, worktreeStatus, writePreview } = nativeBinding
 export { AgentSlot }
 export { AgentTask }
 export { AskSession }
@@ -814,6 +814,7 @@ export { configPresets }
 export { configRead }
 export { configSave }
 export { configValidate }
+export { diffTexts }
 export { discoveryEvidence }
 export { discoveryFindTools }
 export { displayText }
@@ -872,4 +873,5 @@ export { worktreePortLease }
 export { worktreePortRelease }
 export { worktreeProject }
 export { worktreeStatus }
+export { writePreview }
 export const __napiBindingTarget = __napiLoadedBindingTarget

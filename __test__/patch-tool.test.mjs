@@ -48,7 +48,15 @@ test("success: result text and details", async () => {
 	const r = await exec(tool, cwd, "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch");
 	assert.deepEqual(r, {
 		content: [{ type: "text", text: "Applied patch:\n- add notes/todo.md" }],
-		details: { operations: [{ operation: "add", path: "notes/todo.md" }] },
+		details: {
+			operations: [
+				{
+					operation: "add",
+					path: "notes/todo.md",
+					diff: { text: "+1 first line", added: 1, removed: 0, exact: true, omittedRows: 0, firstChangedLine: 1, beforeLines: 0, afterLines: 1 },
+				},
+			],
+		},
 	});
 });
 

@@ -31,6 +31,8 @@ function tree(dir, base = dir, out = {}) {
 }
 
 const env = (body) => `*** Begin Patch\n${body}*** End Patch\n`;
+/** The screen view an operation carries (docs/render.md "Diffs"). */
+const view = (text, added, removed, firstChangedLine, beforeLines, afterLines) => ({ text, added, removed, exact: true, omittedRows: 0, firstChangedLine, beforeLines, afterLines });
 
 test("applies a multi-file patch and reports text and operations", async () => {
 	const dir = ws({ "a.txt": "one\ntwo\n", "old.txt": "x\n", "m/src.txt": "s\n" });
@@ -41,10 +43,10 @@ test("applies a multi-file patch and reports text and operations", async () => {
 	assert.equal(r.ok, true);
 	assert.equal(r.text, "Applied patch:\n- add notes/todo.md\n- update a.txt\n- delete old.txt\n- move m/src.txt -> n/dst.txt");
 	assert.deepEqual(r.operations, [
-		{ operation: "add", path: "notes/todo.md" },
-		{ operation: "update", path: "a.txt" },
+		{ operation: "add", path: "notes/todo.md", diff: view("+1 first line", 1, 0, 1, 0, 1) },
+		{ operation: "update", path: "a.txt", diff: view(" 1 one\n-2 two\n+2 TWO", 1, 1, 2, 2, 2) },
 		{ operation: "delete", path: "old.txt" },
-		{ operation: "move", path: "n/dst.txt", from: "m/src.txt" },
+		{ operation: "move", path: "n/dst.txt", from: "m/src.txt", diff: view("-1 s\n+1 t", 1, 1, 1, 1, 1) },
 	]);
 	assert.equal(readFileSync(join(dir, "notes/todo.md"), "utf8"), "first line\n");
 	assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "one\nTWO\n");

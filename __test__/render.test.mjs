@@ -1,15 +1,16 @@
 // The toolkit's tool renderers (src/pi/render, docs/render.md) drawn through Pi's own TUI components (pi-tui's
 // Text, Pi's renderDiff and theme): `$ command` and the tail of long output, live output with the elapsed timer,
-// errors in the error colour with a sentence and the code, Edit/Write/apply_patch diffs (collapsed counts, expanded
-// hunks), Read/Grep/Glob summaries without the `[path#TAG]` rows, code cells with their nested calls, the
-// permission card text, and the line diff against a brute-force LCS.
+// errors in the error colour with a sentence and the code, Edit/Write/apply_patch diffs (the preview while a call is
+// pending, the engine's landed diff after: first rows collapsed, all expanded), Read/Grep/Glob summaries without the
+// `[path#TAG]` rows, code cells with their nested calls, and the permission card text. The diff itself is the
+// engine's (__test__/diffview.test.mjs, src/diffview/tests.rs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderersFor, bashSections } from "../src/pi/render/tools.ts";
-import { lineDiff, editOpsDiff, patchFiles } from "../src/pi/render/diff.ts";
-import { errorView, failure } from "../src/pi/render/format.ts";
+import { editOpsDiff, patchFiles } from "../src/pi/render/diff.ts";
+import { clockEnd, clockStart, clockWaiting, errorView, failure } from "../src/pi/render/format.ts";
 import { cardText } from "../src/pi/render/card.ts";
 import { initTheme } from "@earendil-works/pi-coding-agent";
 import { tempDir } from "./helpers/tmp.mjs";
@@ -71,6 +72,25 @@ test("Bash: live output while running, with Elapsed, then Took; the call line's 
 	assert.equal(c.state.interval, undefined, "the redraw timer stops with the final result");
 });
 
+test("the timer of a gated call counts from its approval: none while the card is open, then the work's own time", () => {
+	const id = `gated-${process.pid}`;
+	clockWaiting(id);
+	const c = ctx({ toolCallId: id, args: { command: "sleep 6" }, executionStarted: true });
+	assert.equal(call("Bash", c), "<toolTitle>*$ sleep 6*</toolTitle>", "no timer while the card waits");
+	clockStart(id);
+	assert.match(call("Bash", c), /<muted>Elapsed 0\.\ds<\/muted>$/);
+	clockEnd(id);
+	// Pi's own duration (1.6) includes the 13.9 s the card was open: the row says what the work took.
+	const done = { ...c, isPartial: false, durationMs: 13_900 };
+	const out = result("Bash", done, textResult("exit_code: 0", { stdout: "ok\n", stderr: "", exitCode: 0 }));
+	assert.match(out, /<muted>Took 0\.\ds<\/muted>$/);
+	assert.ok(!out.includes("13.9s"));
+	// A call the glue did not time keeps Pi's duration.
+	const other = ctx({ toolCallId: "untimed", args: { command: "x" }, executionStarted: true, isPartial: false, durationMs: 4_200 });
+	call("Bash", other);
+	assert.match(result("Bash", other, textResult("exit_code: 0", { stdout: "", stderr: "", exitCode: 0 })), /Took 4\.2s/);
+});
+
 test("exec_command and write_stdin: live output (tail) with Elapsed while the call waits, then the result", () => {
 	const c = ctx({ args: { cmd: "npm run build" }, executionStarted: true });
 	assert.match(call("exec_command", c), /<muted>Elapsed 0\.\ds<\/muted>/, "the timer before any output");
@@ -125,49 +145,90 @@ test("errors: every failure text becomes a sentence with its code; the model's m
 	assert.match(result("Read", c, textResult("NOT_FOUND: a.txt does not exist. Check the path with Glob.", {})), /<error>Not found\. \[NOT_FOUND\]<\/error>/);
 });
 
-test("Edit: collapsed = path and +/- counts; expanded = the operations as a coloured diff with line numbers", () => {
+/** Draws a call twice: first to ask for its preview (made off the main thread), then once the row was invalidated. */
+async function callWhenReady(name, c) {
+	let ready;
+	const drawn = new Promise((r) => (ready = r));
+	c.invalidate = () => ready();
+	call(name, c);
+	await drawn;
+	return call(name, c);
+}
+
+/** A landed change's details as the engine returns them (src/bind/diffview.rs). */
+const landed = (text, added, removed, extra = {}) => ({ text, added, removed, exact: true, omittedRows: 0, beforeLines: 0, afterLines: 0, ...extra });
+
+test("Edit: the preview under the call until it returns; then the landed diff, collapsed to its first rows", async () => {
 	const dir = tempDir("pct-render-");
 	writeFileSync(join(dir, "app.py"), "a\nb\nc\nd\n");
 	const args = { path: "app.py", tag: "T", ops: "PUT 2.=2:\n+B\n+B2\nPUT >$:\n+end\nCUT 3.=3 @keep" };
 	const c = ctx({ args, cwd: dir });
-	assert.equal(call("Edit", c), "<toolTitle>*Edit*</toolTitle> <accent>app.py</accent> <toolDiffAdded>+3</toolDiffAdded> <toolDiffRemoved>-2</toolDiffRemoved>");
-	const exp = call("Edit", { ...c, expanded: true });
-	assert.match(exp, /<toolDiffRemoved>-2 b<\/toolDiffRemoved>/);
-	assert.match(exp, /<toolDiffAdded>\+2 B<\/toolDiffAdded>/);
-	assert.match(exp, /<toolDiffAdded>\+3 B2<\/toolDiffAdded>/);
-	assert.match(exp, /<toolDiffContext> 4 d<\/toolDiffContext>/);
-	assert.match(exp, /<toolDiffAdded>\+5 end<\/toolDiffAdded>/);
-	assert.match(exp, /<toolDiffRemoved>-3 c<\/toolDiffRemoved>/);
-	assert.match(exp, /<warning>keeps lines 3\.=3 in register @keep<\/warning>/);
+	// Nothing is read on the main thread: the first draw shows the path, the preview follows.
+	assert.equal(call("Edit", ctx({ args, cwd: dir })), "<toolTitle>*Edit*</toolTitle> <accent>app.py</accent>");
+	const pending = await callWhenReady("Edit", c);
+	assert.match(pending, /^<toolTitle>\*Edit\*<\/toolTitle> <accent>app\.py<\/accent> <toolDiffAdded>\+3<\/toolDiffAdded> <toolDiffRemoved>-2<\/toolDiffRemoved>\n\n/);
+	assert.match(pending, /<toolDiffRemoved>-2 b<\/toolDiffRemoved>/);
+	assert.match(pending, /<toolDiffAdded>\+2 B<\/toolDiffAdded>/);
+	assert.match(pending, /<toolDiffAdded>\+3 B2<\/toolDiffAdded>/);
+	assert.match(pending, /<toolDiffContext> 4 d<\/toolDiffContext>/);
+	assert.match(pending, /<toolDiffAdded>\+5 end<\/toolDiffAdded>/);
+	assert.match(pending, /<toolDiffRemoved>-3 c<\/toolDiffRemoved>/);
+	assert.match(pending, /<warning>keeps lines 3\.=3 in register @keep<\/warning>/);
 	// the preview is taken before the call runs: the file changing afterwards does not change the row
 	writeFileSync(join(dir, "app.py"), "x\n");
-	assert.match(call("Edit", { ...c, expanded: true, executionStarted: true }), /-2 b/);
-	// once landed, the counts are the engine's
+	assert.match(call("Edit", { ...c, executionStarted: true }), /-2 b/);
+	// once it returned: the call line keeps the engine's counts, the result shows the engine's diff
 	const done = { ...c, executionStarted: true, isPartial: false };
-	result("Edit", done, textResult("[app.py#N]", { added: 7, removed: 1, warnings: ["carried over"] }));
-	assert.match(call("Edit", done), /\+7<\/toolDiffAdded> <toolDiffRemoved>-1/);
-	// a row first drawn after the call ran (a resumed session) does not read the file: no made-up old lines
-	const later = ctx({ args: { path: "app.py", ops: "PUT 1.=1:\n+y" }, cwd: dir, executionStarted: true, expanded: true });
-	assert.match(call("Edit", later), /-1 \(not shown: the file is not read after the call ran\)/);
+	const rows = Array.from({ length: 14 }, (_, i) => `+${String(i + 1).padStart(2)} row ${i + 1}`).join("\n");
+	const r = textResult("[app.py#N]", { added: 14, removed: 0, warnings: ["carried over"], diff: landed(rows, 14, 0) });
+	const collapsed = result("Edit", done, r);
+	assert.match(collapsed, /<toolDiffAdded>\+ 1 row 1<\/toolDiffAdded>/);
+	assert.match(collapsed, /<toolDiffAdded>\+10 row 10<\/toolDiffAdded>\n<muted>\.\.\. \(4 more lines,<\/muted> .*to expand/);
+	assert.ok(!collapsed.includes("row 11"));
+	assert.match(collapsed, /<warning>carried over<\/warning>/);
+	assert.match(result("Edit", { ...done, expanded: true }, r, { expanded: true }), /\+14 row 14/);
+	assert.equal(call("Edit", done), "<toolTitle>*Edit*</toolTitle> <accent>app.py</accent> <toolDiffAdded>+14</toolDiffAdded> <toolDiffRemoved>-0</toolDiffRemoved>");
+	// a row first drawn after the call ran (a resumed session) reads nothing: its result has the change
+	const later = ctx({ args: { path: "app.py", ops: "PUT 1.=1:\n+y" }, cwd: dir, executionStarted: true, isPartial: false });
+	assert.equal(call("Edit", later), "<toolTitle>*Edit*</toolTitle> <accent>app.py</accent>");
+	assert.match(result("Edit", later, textResult("", { deleted: true, removed: 3 })), /<muted>file deleted \(3 lines\)<\/muted>/);
 	assert.deepEqual(editOpsDiff("REM", ["a", "b"]).notes, ["deletes the file"]);
 	assert.deepEqual(editOpsDiff("MV b.txt", ["a"]).notes, ["moves the file to b.txt"]);
 });
 
-test("Write: a diff against the existing file, or the new file's lines; counts collapsed", () => {
+test("Write: the engine's diff against the file (or a new file's first lines) before it runs, the landed one after", async () => {
 	const dir = tempDir("pct-render-");
 	writeFileSync(join(dir, "w.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
 	const c = ctx({ args: { path: "w.txt", content: "1\n2\n3\n4\nFIVE\n6\n7\n8\n9\n10\n" }, cwd: dir });
-	assert.match(call("Write", c), /<accent>w\.txt<\/accent> <toolDiffAdded>\+1<\/toolDiffAdded> <toolDiffRemoved>-1<\/toolDiffRemoved>$/);
-	const exp = call("Write", { ...c, expanded: true });
-	assert.match(exp, /- 5 5/);
-	assert.match(exp, /\+ 5 FIVE/);
-	assert.match(exp, /  2 2/, "three context lines before");
-	assert.ok(!exp.includes("  1 1") && !exp.includes("  9 9"), "not more than three");
-	const n = ctx({ args: { path: "new.txt", content: "x\ny\n" }, cwd: dir, expanded: true });
-	assert.match(call("Write", n), /\+2<\/toolDiffAdded> <toolDiffRemoved>-0[\s\S]*\+1 x[\s\S]*\+2 y/);
+	const pending = await callWhenReady("Write", c);
+	assert.match(pending, /<accent>w\.txt<\/accent> <toolDiffAdded>\+1<\/toolDiffAdded> <toolDiffRemoved>-1<\/toolDiffRemoved>\n/);
+	assert.match(pending, /- 5 5/);
+	assert.match(pending, /\+ 5 FIVE/);
+	assert.match(pending, /  2 2/, "three context lines before");
+	assert.ok(!pending.includes("  1 1") && !pending.includes("  9 9"), "not more than three");
+	// a new file: its first lines, as Pi's write shows them (no row numbers), and how many more
+	const content = Array.from({ length: 25 }, (_, i) => `n${i + 1}`).join("\n") + "\n";
+	const n = ctx({ args: { path: "new.txt", content }, cwd: dir });
+	const fresh = await callWhenReady("Write", n);
+	assert.match(fresh, /<toolDiffAdded>\+25<\/toolDiffAdded> <toolDiffRemoved>-0<\/toolDiffRemoved>\n\n<toolOutput>n1<\/toolOutput>/);
+	assert.match(fresh, /<toolOutput>n10<\/toolOutput>\n<muted>\.\.\. \(15 more lines, 25 total,<\/muted>/);
+	assert.ok(!fresh.includes("n11"));
+	// after it ran: the call is the header; the result is the engine's view (a new file's lines, or the diff)
+	const done = { ...n, executionStarted: true, isPartial: false };
+	const rows = Array.from({ length: 25 }, (_, i) => `+${String(i + 1).padStart(2)} n${i + 1}`).join("\n");
+	assert.match(result("Write", done, textResult("Created", { created: true, lines: 25, diff: landed(rows, 25, 0) })), /^\n<toolOutput>n1<\/toolOutput>[\s\S]*\(15 more lines, 25 total,/);
+	assert.equal(call("Write", done), "<toolTitle>*Write*</toolTitle> <accent>new.txt</accent> <toolDiffAdded>+25</toolDiffAdded> <toolDiffRemoved>-0</toolDiffRemoved>");
+	const over = { ...c, executionStarted: true, isPartial: false, state: {} };
+	const big = landed("- 1 a\n+ 1 b", 1200, 1100, { omittedRows: 1300 });
+	assert.match(result("Write", { ...over, expanded: true }, textResult("Wrote", { created: false, lines: 1200, diff: big }), { expanded: true }), /<muted>\.\.\. \(1300 more diff lines not kept; \/pct review show has the whole change\)<\/muted>/);
+	// a diff that hit the engine's deadline: bounded counts and the engine's summary, no rows
+	const slow = landed("", 20000, 20000, { exact: false, summary: "20000 → 20000 lines: too many changes to compare within 250 ms; at most +20000 -20000" });
+	const slowRow = { ...over, state: {} };
+	assert.match(result("Write", slowRow, textResult("Wrote", { created: false, lines: 20000, diff: slow })), /^\n<warning>20000 → 20000 lines: too many changes/);
+	assert.match(call("Write", slowRow), /<muted>≤<\/muted><toolDiffAdded>\+20000<\/toolDiffAdded>/);
 });
 
-test("apply_patch: files with their letter and counts; expanded, the hunks coloured", () => {
+test("apply_patch: while it runs, the files of the envelope; after, each file's diff from the engine", () => {
 	const patch = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** Update File: src/a.js\n*** Move to: src/b.js\n@@ function f\n ctx\n-old\n+new\n*** Delete File: gone.txt\n*** End Patch";
 	const c = ctx({ args: { patch } });
 	const collapsed = call("apply_patch", c);
@@ -180,6 +241,25 @@ test("apply_patch: files with their letter and counts; expanded, the hunks colou
 	assert.match(exp, /<toolDiffRemoved>- old<\/toolDiffRemoved>/);
 	assert.match(exp, /<toolDiffAdded>\+ new<\/toolDiffAdded>/);
 	assert.deepEqual(patchFiles(patch).map((f) => [f.op, f.path, f.added, f.removed]), [["add", "new.txt", 1, 0], ["update", "src/a.js", 1, 1], ["delete", "gone.txt", 0, 0]]);
+	// the result: one line per file with the engine's counts, then its rows (the envelope is not shown again)
+	const done = { ...c, executionStarted: true, isPartial: false };
+	const many = Array.from({ length: 20 }, (_, i) => `+${String(i + 1).padStart(2)} x${i + 1}`).join("\n");
+	const ops = [
+		{ operation: "add", path: "new.txt", diff: landed("+1 hello", 1, 0) },
+		{ operation: "move", path: "src/b.js", from: "src/a.js", diff: landed(" 3 ctx\n- 4 old\n+ 4 new", 1, 1) },
+		{ operation: "delete", path: "gone.txt" },
+		{ operation: "add", path: "long.txt", diff: landed(many, 20, 0) },
+	];
+	assert.equal(call("apply_patch", done), "<toolTitle>*apply_patch*</toolTitle> <muted>3 files</muted> <toolDiffAdded>+2</toolDiffAdded> <toolDiffRemoved>-1</toolDiffRemoved>");
+	const out = result("apply_patch", done, textResult("Applied patch:", { operations: ops }));
+	assert.match(out, /^\n<warning>A<\/warning> <accent>new\.txt<\/accent> <toolDiffAdded>\+1<\/toolDiffAdded> <toolDiffRemoved>-0<\/toolDiffRemoved>\n  <toolDiffAdded>\+1 hello<\/toolDiffAdded>/);
+	assert.match(out, /<warning>R<\/warning> <accent>src\/a\.js → src\/b\.js<\/accent>[^\n]*\n  <toolDiffContext> 3 ctx<\/toolDiffContext>\n  <toolDiffRemoved>- 4 old<\/toolDiffRemoved>\n  <toolDiffAdded>\+ 4 new<\/toolDiffAdded>/);
+	assert.match(out, /<warning>D<\/warning> <accent>gone\.txt<\/accent><muted> deleted<\/muted>/);
+	// collapsed: 12 rows across the files (1 + 3 + 8 of long.txt), then the count of the rest
+	assert.match(out, /x8<\/toolDiffAdded>\n<muted>\.\.\. \(12 more lines,/);
+	assert.ok(!out.includes("x9<"));
+	assert.ok(!out.includes("Applied patch"));
+	assert.match(result("apply_patch", { ...done, expanded: true }, textResult("", { operations: ops }), { expanded: true }), /x20<\/toolDiffAdded>$/);
 });
 
 test("Read/Grep/Glob: path, range and counts; expanded rows without the [path#TAG] headers", () => {
@@ -227,64 +307,32 @@ test("exec_command: `$ cmd`, the output's tail, and a running session named", ()
 	assert.match(result("exec_command", c, textResult("", { status: "completed", exit_code: 1, stdout: "", stderr: "bad\n" })), /<error>Exited with code 1\.<\/error>/);
 });
 
-test("permission cards: the command, the diff, the path and the outside-the-workspace flag", () => {
+test("permission cards: the command, the diff, the path and the outside-the-workspace flag", async () => {
 	const dir = tempDir("pct-card-");
 	writeFileSync(join(dir, "app.py"), "one\ntwo\n");
 	const ws = (path) => ({ ok: true, root: "workspace", canonical: join(dir, path), path });
-	assert.equal(cardText("Bash", { command: "rm -rf build\nmake" }, null, dir), `Allow Bash to run this command?\n$ rm -rf build\n  make\nin the workspace (${dir})`);
+	assert.equal(await cardText("Bash", { command: "rm -rf build\nmake" }, null, dir), `Allow Bash to run this command?\n$ rm -rf build\n  make\nin the workspace (${dir})`);
 	assert.equal(
-		cardText("Edit", { path: "app.py", tag: "T", ops: "PUT 2.=2:\n+TWO" }, ws("app.py"), dir),
+		await cardText("Edit", { path: "app.py", tag: "T", ops: "PUT 2.=2:\n+TWO" }, ws("app.py"), dir),
 		"Allow Edit to change app.py? (+1 -1)\n-2 two\n+2 TWO",
 	);
-	assert.equal(cardText("Write", { path: "app.py", content: "one\n2\n" }, ws("app.py"), dir), "Allow Write to overwrite app.py? (+1 -1)\n 1 one\n-2 two\n+2 2");
-	assert.equal(cardText("Write", { path: "n.txt", content: "x\n" }, ws("n.txt"), dir), "Allow Write to create n.txt? (+1 -0)\n+1 x");
+	assert.equal(await cardText("Write", { path: "app.py", content: "one\n2\n" }, ws("app.py"), dir), "Allow Write to overwrite app.py? (+1 -1)\n 1 one\n-2 two\n+2 2");
+	assert.equal(await cardText("Write", { path: "n.txt", content: "x\n" }, ws("n.txt"), dir), "Allow Write to create n.txt? (+1 -0)\n+1 x");
 	const ext = { ok: true, root: "external", external: "dotdot-escape", canonical: "/etc/hosts", path: "../../etc/hosts" };
-	assert.equal(cardText("Read", { path: "../../etc/hosts" }, ext, dir), "Allow Read to read /etc/hosts (outside the workspace: dotdot-escape, a ../ path that leaves the workspace)?");
+	assert.equal(await cardText("Read", { path: "../../etc/hosts" }, ext, dir), "Allow Read to read /etc/hosts (outside the workspace: dotdot-escape, a ../ path that leaves the workspace)?");
 	const long = Array.from({ length: 50 }, (_, i) => `echo ${i}`).join("\n");
-	const card = cardText("Bash", { command: long }, null, dir).split("\n");
+	const card = (await cardText("Bash", { command: long }, null, dir)).split("\n");
 	assert.equal(card.length, 1 + 30 + 1 + 1);
 	assert.match(card[31], /^… 20 more lines/);
 });
 
-test("lineDiff: a shortest edit script (checked against a brute-force LCS), with numbered context and gaps", () => {
-	let seed = 7;
-	const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 4);
-	const lcs = (a, b) => {
-		const t = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
-		for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) t[i][j] = a[i - 1] === b[j - 1] ? t[i - 1][j - 1] + 1 : Math.max(t[i - 1][j], t[i][j - 1]);
-		return t[a.length][b.length];
-	};
-	for (let k = 0; k < 300; k++) {
-		const a = Array.from({ length: rnd() * 3 }, () => "abcd"[rnd()]);
-		const b = Array.from({ length: rnd() * 3 }, () => "abcd"[rnd()]);
-		const d = lineDiff(a.map((x) => x + "\n").join(""), b.map((x) => x + "\n").join(""), 100);
-		const l = lcs(a, b);
-		assert.deepEqual([d.removed, d.added], [a.length - l, b.length - l], `${a} -> ${b}`);
-		// the kept and added lines, in order, are b; the kept and removed ones are a
-		if (d.added + d.removed === 0) {
-			assert.equal(d.text, "");
-			continue;
-		}
-		const rows = d.text.split("\n");
-		const strip = (r) => r.replace(/^.\s*\d+ /, "");
-		assert.deepEqual(rows.filter((r) => r[0] !== "-").map(strip), b);
-		assert.deepEqual(rows.filter((r) => r[0] !== "+").map(strip), a);
-	}
-	const many = Array.from({ length: 30 }, (_, i) => `l${i}`);
-	const changed = many.map((l, i) => (i === 5 || i === 25 ? l.toUpperCase() : l));
-	const d = lineDiff(many.join("\n"), changed.join("\n"));
-	assert.deepEqual(d.text.split("\n").filter((l) => l.trim() === "..."), ["    ..."], "one gap between the two distant changes");
-	assert.equal(lineDiff("same\n", "same\n").text, "");
-});
-
 test("with Pi's real theme, the Edit diff is Pi's renderDiff (its removed/added colours)", () => {
 	initTheme("dark", false);
-	const dir = tempDir("pct-render-");
-	writeFileSync(join(dir, "x.txt"), "old line\n");
-	const c = ctx({ args: { path: "x.txt", ops: "PUT 1.=1:\n+new line" }, cwd: dir, expanded: true });
-	const out = renderersFor("Edit").renderCall(c.args, theme, c).render(WIDTH).join("\n");
-	const removed = /(\x1b\[[0-9;]*m)-1 old line/.exec(out);
-	const added = /(\x1b\[[0-9;]*m)\+1 new line/.exec(out);
+	const c = ctx({ args: { path: "x.txt", ops: "PUT 1.=1:\n+new line" }, executionStarted: true, isPartial: false });
+	const r = textResult("", { added: 1, removed: 1, diff: landed("-1 old line\n+1 new line", 1, 1) });
+	const out = renderersFor("Edit").renderResult(r, { expanded: false, isPartial: false }, theme, c).render(WIDTH).join("\n");
+	const removed = /(\x1b\[[0-9;]*m)-1 old/.exec(out);
+	const added = /(\x1b\[[0-9;]*m)\+1 new/.exec(out);
 	assert.ok(removed && added, "both rows are coloured by the theme");
 	assert.notEqual(removed[1], added[1], "removed and added rows in different colours");
 });
@@ -349,4 +397,66 @@ test("a Write, Edit or apply_patch call that ended in an error (refused by Plan,
 		if (tool !== "Edit") assert.match(ok, /<toolDiffAdded>\+1<\/toolDiffAdded>/, `${tool} before it ran: ${ok}`);
 		assert.doesNotMatch(refused, /toolDiff(Added|Removed)/, `${tool} after a refusal: ${refused}`);
 	}
+});
+
+test("/pct jobs widget: each job with its last output, `stopping…` until the stop returns, the stop confirmed on screen", async () => {
+	const { jobsLines, jobsWidget } = await import("../src/pi/render/jobs.ts");
+	const plainTheme = { fg: (_c, s) => s, bg: (_c, s) => s, bold: (s) => s };
+	const now = Date.now();
+	const jobs = {
+		tasks: 1,
+		cells: 1,
+		shells: 0,
+		list: [
+			{ kind: "task", id: "bg-1", what: "npm run dev", since: now - 3_000, last: "listening on :3000", status: "running" },
+			{ kind: "cell", id: "cell-2", what: "while (true) {}", since: now - 65_000, status: "running" },
+		],
+	};
+	const lines = jobsLines(plainTheme, 100, jobs, 1, new Set(["cell-2"]), { text: "Stopped task bg-9.", ok: true });
+	assert.equal(lines[0], "Running: 1 task · 1 cell");
+	assert.match(lines[2], /^  task bg-1  npm run dev  3s$/);
+	assert.equal(lines[3], "    listening on :3000");
+	assert.match(lines[4], /^> cell cell-2  while \(true\) \{\}  1m 5s  stopping…$/);
+	assert.ok(lines.includes("Stopped task bg-9."));
+	// Driven as Pi's custom UI: Enter stops the selected job; the list is read again when the stop returns, so the
+	// stopped job is gone from the screen at once, and the confirmation is shown.
+	let list = jobs.list;
+	let renders = 0;
+	let component;
+	const closed = jobsWidget(
+		{
+			ui: {
+				custom: (factory) =>
+					new Promise((resolve) => {
+						component = factory({ requestRender: () => renders++ }, plainTheme, {}, resolve);
+					}),
+			},
+		},
+		{
+			list: () => ({ tasks: list.filter((j) => j.kind === "task").length, cells: list.filter((j) => j.kind === "cell").length, shells: 0, list }),
+			stop: async (j) => {
+				list = list.filter((x) => x.id !== j.id);
+				return `Stopped task ${j.id}.`;
+			},
+		},
+	);
+	assert.match(component.render(100).join("\n"), /> task bg-1/);
+	component.handleInput("\r");
+	assert.match(component.render(100).join("\n"), /task bg-1  npm run dev  \ds  stopping…/);
+	await new Promise((r) => setImmediate(r));
+	const after = component.render(100).join("\n");
+	assert.doesNotMatch(after, /bg-1  npm/);
+	assert.match(after, /Running: 1 cell/);
+	assert.match(after, /Stopped task bg-1\./);
+	assert.ok(renders > 0);
+	component.handleInput("\x1b");
+	assert.equal(await closed, true);
+});
+
+test("diff rows are cut to the screen's width before they are drawn (a wrapped long row is what makes pi-tui slow)", async () => {
+	const { cutRows } = await import("../src/pi/render/tools.ts");
+	assert.deepEqual(cutRows(["+1 short", `-2 ${"x".repeat(30)}`, "+3 a\tb"], 10), ["+1 short", `-2 ${"x".repeat(6)}…`, "+3 a   b"]);
+	// Exactly at the width: kept whole; a surrogate pair at the cut is never split.
+	assert.deepEqual(cutRows(["1234567890"], 10), ["1234567890"]);
+	assert.deepEqual(cutRows([`12345678😀xyz`], 10), ["12345678…"]);
 });

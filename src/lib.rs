@@ -13,6 +13,7 @@ mod codes;
 mod compaction;
 mod computer;
 mod config;
+mod diffview;
 mod digest;
 mod discovery;
 pub mod display;

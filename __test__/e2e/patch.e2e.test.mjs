@@ -4,9 +4,11 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { PI_VERSIONS, runJson, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+import { native } from "../helpers/addon.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 const ENABLED = { applyPatch: { enabled: true } };
+const APP_JS = "function a() {\n  return 1;\n}\n\nfunction b() {\n  return 2;\n}\n\nfunction c() {\n  return 3;\n}\n";
 
 function put(box, rel, text) {
 	mkdirSync(dirname(join(box.cwd, rel)), { recursive: true });
@@ -40,7 +42,7 @@ for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] one multi-file patch: add, update with several chunks, delete, move into new folders`, async () => {
 		const box = sandbox();
 		writeConfig(box, ENABLED);
-		put(box, "src/app.js", "function a() {\n  return 1;\n}\n\nfunction b() {\n  return 2;\n}\n\nfunction c() {\n  return 3;\n}\n");
+		put(box, "src/app.js", APP_JS);
 		put(box, "obsolete.txt", "bye\n");
 		put(box, "old/name.md", "# Title\nbody\n");
 		const patch = [
@@ -72,12 +74,14 @@ for (const version of PI_VERSIONS) {
 		// Every toolkit result carries its call's trace id (docs/host.md "Trace ids"); the rest is the patch's.
 		const { traceId, ...details } = end.result.details;
 		assert.match(traceId, /^pct-[0-9a-f]{16}$/);
+		// Each change carries the engine's screen view of it (docs/render.md "Diffs"): the same view diffTexts gives.
+		const view = (before, after) => native.diffTexts(before, after);
 		assert.deepEqual(details, {
 			operations: [
-				{ operation: "add", path: "notes/todo.md" },
-				{ operation: "update", path: "src/app.js" },
+				{ operation: "add", path: "notes/todo.md", diff: await view("", "first line\n") },
+				{ operation: "update", path: "src/app.js", diff: await view(APP_JS, get(box, "src/app.js")) },
 				{ operation: "delete", path: "obsolete.txt" },
-				{ operation: "move", path: "new/deeper/name.md", from: "old/name.md" },
+				{ operation: "move", path: "new/deeper/name.md", from: "old/name.md", diff: await view("# Title\nbody\n", "# Title\nmoved body\n") },
 			],
 		});
 		assert.equal(get(box, "notes/todo.md"), "first line\n");

@@ -2,6 +2,7 @@
 //! class from src/bind/host.rs. Logic lives in src/host/write.rs and src/host/edit/; these only bind. Both run on
 //! tokio's blocking pool inside the panic guard and resolve, never reject.
 
+use super::diffview::ScreenDiff;
 use super::guard;
 use super::host::{blocking, bounded, failure, outcome_unknown, panicked, HostCallOptions, HostFailure, JsHostSession};
 use crate::host::edit::{self as hedit, EditFailure, EditResult};
@@ -29,6 +30,8 @@ pub struct HostWriteOk {
     pub stripped: Vec<String>,
     /// The review change recorded for this write (empty when none was).
     pub review: Vec<HostReviewEvidence>,
+    /// What changed, for the person: the diff against the replaced file, or the new file's lines (docs/render.md).
+    pub diff: ScreenDiff,
 }
 
 /// The review evidence of a landed Write or Edit (docs/review.md "In the tool result"): the spec's ReviewChange
@@ -112,6 +115,8 @@ pub struct HostEditOk {
     /// The review changes recorded for this edit (REM: a delete; MV: the source's delete and the destination's
     /// entry; empty when none was).
     pub review: Vec<HostReviewEvidence>,
+    /// What changed, for the person (docs/render.md "Diffs"); absent after REM.
+    pub diff: Option<ScreenDiff>,
 }
 
 /// A refused Edit: the code (EDIT_* or a common one) and a message naming the next step; `liveTag` is the file's
@@ -143,6 +148,7 @@ fn write_ok(r: WriteResult, review: Vec<HostReviewEvidence>) -> HostWriteOk {
         lines: r.lines as i64,
         stripped: r.stripped,
         review,
+        diff: r.view.into(),
     }
 }
 
@@ -159,6 +165,7 @@ fn edit_ok(r: EditResult, review: Vec<HostReviewEvidence>) -> HostEditOk {
         moved_from: r.moved_from,
         warnings: r.warnings,
         review,
+        diff: r.view.map(Into::into),
     }
 }
 

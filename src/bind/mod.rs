@@ -9,6 +9,7 @@ pub mod compaction;
 pub mod computer;
 pub mod config;
 pub mod display;
+pub mod diffview;
 pub mod guard;
 pub mod host;
 pub mod host_bash;

@@ -42,6 +42,8 @@ pub struct PatchOperation {
     pub operation: String,
     pub path: String,
     pub from: Option<String>,
+    /// What changed in this file, for the person (docs/render.md "Diffs"); absent for a delete and a plain move.
+    pub diff: Option<super::diffview::ScreenDiff>,
 }
 
 /// Result of applyPatch: ok with the model text (`Applied patch:` ...) and operations, or the exact error text
@@ -85,6 +87,7 @@ fn patch_result(r: std::result::Result<patch::Applied, patch::PatchError>) -> Pa
                     operation: o.kind.as_str().to_string(),
                     path: o.path,
                     from: o.from,
+                    diff: o.view.map(Into::into),
                 })
                 .collect(),
             code: None,

@@ -52,6 +52,8 @@ pub struct WriteResult {
     /// What was stripped from the content (pasted header, row prefixes), for the model to know.
     pub stripped: Vec<String>,
     pub text: String,
+    /// What changed, for the person (docs/render.md "Diffs"): the diff against the replaced file, or the new lines.
+    pub view: crate::diffview::View,
 }
 
 /// Whether `line` is a pasted `[path#TAG]` header.
@@ -175,7 +177,7 @@ pub fn write_reviewed(
     if deadline.passed() {
         return Err(timed_out(&deadline, &target.shown));
     }
-    let created = match existing {
+    let (created, view) = match existing {
         Some(old) => {
             hook.before_write(
                 &target.canonical,
@@ -185,14 +187,18 @@ pub fn write_reviewed(
             )
             .map_err(review_failed)?;
             fs.replace(&rel, &old, &bytes, &target.shown)?;
-            false
+            (
+                false,
+                crate::diffview::bytes(&old.bytes, &bytes, &crate::diffview::LIMITS),
+            )
         }
         None => {
             hook.before_write(&target.canonical, crate::review::store::Operation::Write, None, &bytes)
                 .map_err(review_failed)?;
             fs.mkdirs_for(&rel, &target.shown)?;
             fs.create_new(&rel, &bytes, &target.shown)?;
-            true
+            let new = std::str::from_utf8(&bytes).unwrap_or_default();
+            (true, crate::diffview::created(new, &crate::diffview::LIMITS))
         }
     };
     hook.settle(true);
@@ -218,6 +224,7 @@ pub fn write_reviewed(
         lines,
         stripped,
         text,
+        view,
     })
 }
 

@@ -55,6 +55,8 @@ pub struct Operation {
     pub kind: OperationKind,
     pub path: String,
     pub from: Option<String>,
+    /// What changed, for the person (docs/render.md "Diffs"); None for a Delete and a plain Move.
+    pub view: Option<crate::diffview::View>,
 }
 
 /// A successfully applied patch.
@@ -84,30 +86,49 @@ impl Applied {
     }
 }
 
+/// The operations of a committed plan, each with the person's view of its change (docs/render.md "Diffs"): an
+/// Add's lines, an Update's (or a Move's rewrite's) diff; a Delete has none. One deadline covers the whole patch.
 fn operations(plan: &preflight::Plan) -> Vec<Operation> {
+    use crate::diffview::{self, Limits, LIMITS};
+    use crate::review::diff;
     use preflight::Step;
+    let end = std::time::Instant::now() + LIMITS.deadline;
+    let limits = || Limits {
+        deadline: end.saturating_duration_since(std::time::Instant::now()),
+        ..LIMITS
+    };
+    let rewrite = |r: &preflight::Rewrite| diffview::bytes(&r.old, &r.new, &limits());
     plan.steps
         .iter()
         .map(|s| match s {
-            Step::Add { path, .. } => Operation {
+            Step::Add { path, content } => Operation {
                 kind: OperationKind::Add,
                 path: path.rel.clone(),
                 from: None,
+                view: Some(match diff::as_text(content) {
+                    Some(t) => diffview::created(t, &limits()),
+                    None => diffview::bytes(b"", content, &limits()),
+                }),
             },
-            Step::Update { path, .. } => Operation {
+            Step::Update { path, rewrite: r, .. } => Operation {
                 kind: OperationKind::Update,
                 path: path.rel.clone(),
                 from: None,
+                view: Some(rewrite(r)),
             },
             Step::Delete { path, .. } => Operation {
                 kind: OperationKind::Delete,
                 path: path.rel.clone(),
                 from: None,
+                view: None,
             },
-            Step::Move { from, to, .. } => Operation {
+            Step::Move {
+                from, to, rewrite: r, ..
+            } => Operation {
                 kind: OperationKind::Move,
                 path: to.rel.clone(),
                 from: Some(from.rel.clone()),
+                view: r.as_ref().map(rewrite),
             },
         })
         .collect()

@@ -9,6 +9,7 @@ import { RELOADED, SAVED, USAGE, say } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job } from "./status.ts";
+import { jobsWidget } from "./render/jobs.ts";
 import { choose, type MenuItem } from "./render/menu.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
 import { reviewCommand } from "./review.ts";
@@ -227,6 +228,8 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		return say(ctx, await stopJob(tk, j, cwd));
 	}
 	if (verb !== undefined) return say(ctx, "Usage: /pct jobs [stop <id>|stop all]", "warning");
+	// The live widget in Pi's TUI (docs/render.md "Running work"); the menu below where custom UI is unavailable.
+	if (ctx.hasUI && jobsOf(tk).list.length > 0 && (await jobsWidget(ctx, { list: () => jobsOf(tk), stop: (j) => stopJob(tk, j, cwd) }))) return;
 	for (;;) {
 		const j = jobsOf(tk);
 		const s = summary(j);

@@ -48,8 +48,8 @@ export interface PermissionAsk {
 	/** What will run, shown on the card: a command, a patch, the arguments. Cut to a few lines there. */
 	preview?: string;
 	/** The card's own text for a host tool (src/pi/render/card.ts: the command, the diff, the path); replaces the
-	 * generic head and the preview. */
-	title?: string;
+	 * generic head and the preview. A function is called only when a card is shown (a Write's diff is made then). */
+	title?: string | (() => Promise<string>);
 	/** Who asks when it is not the model directly, e.g. `code cell cell-3`. */
 	via?: string;
 	signal?: AbortSignal;
@@ -157,11 +157,12 @@ export function cardTitle(ask: PermissionAsk & { sensitiveShown?: string }, d: H
 		: "the workspace";
 	const tool = shownLine(ask.tool);
 	const verb = d.risk === "read" ? "read" : d.risk === "edit" ? "change" : d.risk === "bash" ? "run a command in" : "run in";
-	const head = d.cardReason ? `${d.cardReason}: allow ${tool}?${ask.title ? `\n${ask.title}` : ""}` : (ask.title ?? `Allow ${tool} to ${verb} ${where}?`);
+	const own = typeof ask.title === "string" ? ask.title : undefined;
+	const head = d.cardReason ? `${d.cardReason}: allow ${tool}?${own ? `\n${own}` : ""}` : (own ?? `Allow ${tool} to ${verb} ${where}?`);
 	const via = ask.via ? `\n(asked by ${shownLine(ask.via)})` : "";
 	const plan = d.opMode === "plan" && d.mode === "auto" && d.risk === "bash" ? "\nPlan mode with auto: this command may still change files." : "";
 	const sensitive = ask.sensitiveShown ? `\nThis command names ${shownLine(ask.sensitiveShown)}, a sensitive path (credentials and keys): it always asks.` : "";
-	const preview = ask.preview && !ask.title ? `\n${cardPreview(ask.preview)}` : "";
+	const preview = ask.preview && !own ? `\n${cardPreview(ask.preview)}` : "";
 	return `${head}${via}${plan}${sensitive}${preview}`;
 }
 
@@ -234,8 +235,10 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 		const again = decide();
 		const late = settled(again);
 		if (late) return { ...late, waitMs: now() - w0 };
+		// The host tool's own text is made only now that a card is shown (a Write's diff, off the main thread).
+		const own = typeof ask.title === "function" ? await ask.title().catch(() => undefined) : ask.title;
+		const shown = { ...ask, title: own, sensitiveShown: sensitive };
 		// A delegate's card names it first (docs/agents.md "Cards"): the parent relays it to its own UI.
-		const shown = { ...ask, sensitiveShown: sensitive };
 		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(shown, again)}` : cardTitle(shown, again);
 		// A session grant covers neither an external path nor a command naming a sensitive path.
 		const onceOnly = !!ext || sensitive !== undefined;

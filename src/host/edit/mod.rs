@@ -111,6 +111,8 @@ pub struct EditResult {
     pub moved_from: Option<String>,
     pub warnings: Vec<String>,
     pub text: String,
+    /// What changed, for the person (docs/render.md "Diffs"); None after REM.
+    pub view: Option<crate::diffview::View>,
 }
 
 /// A refused Edit: the error, the live tag when the file was read, and the retry budget's verdict.
@@ -295,7 +297,19 @@ fn edit_opened(
     let captured = registers::capture(ops, live_lines)?;
     let mut regs = lock(c.regs_m);
     let sources = registers::sources(ops, &captured, &mut regs)?;
-    let applied = apply::apply(&doc, &apply::steps(ops, &sources, doc.len()));
+    let steps = apply::steps(ops, &sources, doc.len());
+    let applied = apply::apply(&doc, &steps);
+    // The person's view of the change: only the replaced ranges are compared (docs/render.md "Diffs").
+    let reps: Vec<_> = steps
+        .iter()
+        .map(|s| crate::diffview::Replacement {
+            start: s.start,
+            end: s.end,
+            lines: s.lines,
+        })
+        .collect();
+    let view = crate::diffview::replacements(live_lines, &reps, &crate::diffview::LIMITS);
+    drop(steps);
     record::changes(&applied, &old.bytes, p.mv.is_some(), &t.shown, &live.tag)?;
 
     // Record: the MV destination checked, then the review record, the write and the commit.
@@ -311,7 +325,9 @@ fn edit_opened(
         applied,
         dest,
     };
-    record::land(hook, fs, &mut store, &mut regs, captured, &basis, landing, warnings)
+    let mut r = record::land(hook, fs, &mut store, &mut regs, captured, &basis, landing, warnings)?;
+    r.view = Some(view);
+    Ok(r)
 }
 
 /// Texts at least this large are identified, and written, on a second thread beside other work (a thread costs tens of

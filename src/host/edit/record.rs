@@ -42,6 +42,7 @@ pub fn remove(
         moved_from: None,
         text: with_warnings(format!("Deleted {} ({} lines).", t.shown, lines), &warnings),
         warnings,
+        view: None,
     })
 }
 
@@ -236,5 +237,6 @@ pub fn land(
         moved_from: dest.as_ref().map(|_| t.shown.clone()),
         text: with_warnings(text, &warnings),
         warnings,
+        view: None,
     })
 }

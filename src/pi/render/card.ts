@@ -3,7 +3,8 @@
  * person allows the call — the command of a Bash, the diff of an Edit, of a Write over an existing file (the new
  * file's lines otherwise), the path, and whether it is outside the workspace and why. Plain text (no colours): the
  * card is Pi's `ctx.ui.select` title, which RPC clients receive as a string. The decision itself (ask, allow, deny)
- * is the Rust permission table's (src/host/permission.rs); this only words the question.
+ * is the Rust permission table's (src/host/permission.rs); this only words the question. Async: a Write's diff is
+ * the engine's bounded diff, made off Pi's main thread, and an Edit's file is read without blocking it.
  */
 import type { HostPathInfo } from "../../../index.js";
 import { splitLines } from "./diff.ts";
@@ -43,7 +44,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
  * The card for `tool` called with `params` (`info`: the resolved target, null when the call names none; `cwd`: the
  * workspace, where the file of an Edit or Write is read for the diff).
  */
-export function cardText(tool: string, params: Record<string, unknown>, info: HostPathInfo | null | undefined, cwd: string): string {
+export async function cardText(tool: string, params: Record<string, unknown>, info: HostPathInfo | null | undefined, cwd: string): Promise<string> {
 	const where = whereText(info);
 	const path = info ? (info.root === "external" ? info.canonical : info.path) : undefined;
 	switch (tool) {
@@ -55,12 +56,15 @@ export function cardText(tool: string, params: Record<string, unknown>, info: Ho
 			return lines.join("\n");
 		}
 		case "Write": {
-			const v = writeView({ ...params, path: path ?? params.path ?? params.file_path }, cwd);
+			const v = await writeView({ ...params, path: path ?? params.path ?? params.file_path }, cwd);
 			const what = v.created ? `create ${where}` : `overwrite ${where}`;
-			return [`Allow Write to ${what}? (+${v.added} -${v.removed})`, ...capped(v.text ? splitLines(v.text) : ["(no line changes)"])].join("\n");
+			const counts = `${v.exact === false ? "at most " : ""}+${v.added} -${v.removed}`;
+			const body = v.text ? splitLines(v.text) : [v.summary ?? "(no line changes)"];
+			if (v.text && v.omittedRows) body.push(`… ${v.omittedRows} more diff lines not kept`);
+			return [`Allow Write to ${what}? (${counts})`, ...capped(body)].join("\n");
 		}
 		case "Edit": {
-			const v = editView({ ...params, path: path ?? params.path ?? params.file_path }, cwd);
+			const v = await editView({ ...params, path: path ?? params.path ?? params.file_path }, cwd);
 			const body = v.text ? splitLines(v.text) : [];
 			return [`Allow Edit to change ${where}? (+${v.added} -${v.removed})`, ...capped(body), ...v.notes.map((n) => `(${n})`)].join("\n");
 		}

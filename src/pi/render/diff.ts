@@ -1,38 +1,59 @@
 /**
- * Diffs for the screen only (docs/render.md "Diffs"): what an Edit, a Write over an existing file or an apply_patch
- * will change, in the text form Pi's own `renderDiff` colours (`+12 text`, `-12 text`, ` 12 text`, `     ...`).
- * Nothing here decides what lands: the Rust engine applies the call; these views are drawn from the call's
- * arguments (and, for Edit and Write, the file as it is on disk when the call is drawn), so the person sees what
- * the call asks for before approving it.
+ * Diffs for the screen only (docs/render.md "Diffs"): what an Edit, a Write or an apply_patch will change or has
+ * changed, in the text form Pi's own `renderDiff` colours (`+12 text`, `-12 text`, ` 12 text`, `     ...`).
+ * Nothing here decides what lands: the Rust engine applies the call. Line diffs are never computed here: they come
+ * from the engine (src/diffview), off Node's main thread and bounded by a deadline, with the tool result (its
+ * `details.diff`) or, before a call runs, from `native.writePreview`. An Edit's preview is drawn from its operations
+ * (no diff needed), on a file read without blocking the main thread.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
+import type { ScreenDiff } from "../../../index.js";
+import { native } from "../native.ts";
 
-/** A drawn diff: Pi's diff text and its counts. */
+/** A drawn diff: Pi's diff text and its counts; the engine's extra fields when it made the view. */
 export interface DiffView {
 	/** Lines in Pi's `renderDiff` form; "" when there is nothing to show. */
 	text: string;
 	added: number;
 	removed: number;
+	/** False when the engine's diff hit its deadline or a side was too large: no rows, counts are upper bounds. */
+	exact?: boolean;
+	/** Rows of the diff not kept in `text`. */
+	omittedRows?: number;
+	/** Why there are no rows (deadline, size, binary). */
+	summary?: string | null;
 }
+
+export type { ScreenDiff };
 
 /** Files larger than this are not read for a preview (the view then names the ranges only). */
 export const PREVIEW_FILE_CAP = 2 * 1024 * 1024;
-/** Above this many lines on either side, Write's view gives counts only (the diff would not fit a screen anyway). */
-export const DIFF_LINE_CAP = 20_000;
 /** Unchanged lines kept around each change. */
 export const CONTEXT_LINES = 3;
 
-/** The text of `path` (relative to `cwd`), or undefined when it is missing, not a regular file or too large. */
-export function readForPreview(path: string, cwd: string): string | undefined {
+/** The absolute form of `path` (relative to `cwd`). */
+export function absolute(path: string, cwd: string): string {
+	return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/** The text of `path` (relative to `cwd`), or undefined when it is missing, not a regular file or too large; read
+ * without blocking Pi's main thread. */
+export async function readForPreview(path: string, cwd: string): Promise<string | undefined> {
 	try {
-		const abs = isAbsolute(path) ? path : resolve(cwd, path);
-		const st = statSync(abs);
+		const abs = absolute(path, cwd);
+		const st = await stat(abs);
 		if (!st.isFile() || st.size > PREVIEW_FILE_CAP) return undefined;
-		return readFileSync(abs, "utf8");
+		return await readFile(abs, "utf8");
 	} catch {
 		return undefined;
 	}
+}
+
+/** A Write's view before it runs: the engine diffs the file on disk against `content` (or lists the new lines). */
+export async function writePreview(path: string, cwd: string, content: string): Promise<DiffView & { created: boolean }> {
+	const p = await native.writePreview(absolute(path, cwd), content);
+	return { ...p.diff, created: p.created };
 }
 
 /** Lines of a text, without the empty piece after a final newline. */
@@ -40,96 +61,6 @@ export function splitLines(text: string): string[] {
 	const lines = text.replace(/\r\n/g, "\n").split("\n");
 	if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
 	return lines;
-}
-
-type Edit = { kind: " " | "-" | "+"; line: string; oldNo: number; newNo: number };
-
-/** Myers' O(ND) shortest edit script between two line arrays (common prefix and suffix trimmed first). */
-function editScript(a: string[], b: string[]): Edit[] {
-	let pre = 0;
-	while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
-	let suf = 0;
-	while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
-	const A = a.slice(pre, a.length - suf);
-	const B = b.slice(pre, b.length - suf);
-	const n = A.length;
-	const m = B.length;
-	const max = n + m;
-	const v = new Int32Array(2 * max + 2);
-	const trace: Int32Array[] = [];
-	outer: for (let d = 0; d <= max; d++) {
-		trace.push(v.slice());
-		for (let k = -d; k <= d; k += 2) {
-			let x = k === -d || (k !== d && v[max + k - 1] < v[max + k + 1]) ? v[max + k + 1] : v[max + k - 1] + 1;
-			let y = x - k;
-			while (x < n && y < m && A[x] === B[y]) {
-				x++;
-				y++;
-			}
-			v[max + k] = x;
-			if (x >= n && y >= m) break outer;
-		}
-	}
-	// Walk the trace back from (n, m).
-	const mid: Edit[] = [];
-	let x = n;
-	let y = m;
-	for (let d = trace.length - 1; d > 0; d--) {
-		const vd = trace[d];
-		const k = x - y;
-		const prevK = k === -d || (k !== d && vd[max + k - 1] < vd[max + k + 1]) ? k + 1 : k - 1;
-		const px = vd[max + prevK];
-		const py = px - prevK;
-		while (x > px && y > py) mid.push({ kind: " ", line: A[--x], oldNo: 0, newNo: 0 }), y--;
-		if (x === px) mid.push({ kind: "+", line: B[--y], oldNo: 0, newNo: 0 });
-		else mid.push({ kind: "-", line: A[--x], oldNo: 0, newNo: 0 });
-	}
-	while (x > 0 && y > 0) mid.push({ kind: " ", line: A[--x], oldNo: 0, newNo: 0 }), y--;
-	mid.reverse();
-	const all: Edit[] = [];
-	for (let i = 0; i < pre; i++) all.push({ kind: " ", line: a[i], oldNo: 0, newNo: 0 });
-	all.push(...mid);
-	for (let i = a.length - suf; i < a.length; i++) all.push({ kind: " ", line: a[i], oldNo: 0, newNo: 0 });
-	let o = 1;
-	let nn = 1;
-	for (const e of all) {
-		e.oldNo = o;
-		e.newNo = nn;
-		if (e.kind !== "+") o++;
-		if (e.kind !== "-") nn++;
-	}
-	return all;
-}
-
-/** The line diff of two texts with `context` unchanged lines around each change, in Pi's diff form. */
-export function lineDiff(before: string, after: string, context = CONTEXT_LINES): DiffView {
-	const a = splitLines(before);
-	const b = splitLines(after);
-	if (a.length > DIFF_LINE_CAP || b.length > DIFF_LINE_CAP) return { text: "", added: b.length, removed: a.length };
-	const script = editScript(a, b);
-	const width = String(Math.max(a.length, b.length, 1)).length;
-	const keep = new Uint8Array(script.length);
-	script.forEach((e, i) => {
-		if (e.kind === " ") return;
-		for (let j = Math.max(0, i - context); j <= Math.min(script.length - 1, i + context); j++) keep[j] = 1;
-	});
-	const out: string[] = [];
-	let added = 0;
-	let removed = 0;
-	let gap = false;
-	script.forEach((e, i) => {
-		if (e.kind === "+") added++;
-		if (e.kind === "-") removed++;
-		if (!keep[i]) {
-			gap = true;
-			return;
-		}
-		if (gap && out.length > 0) out.push(` ${"".padStart(width)} ...`);
-		gap = false;
-		const no = e.kind === "+" ? e.newNo : e.oldNo;
-		out.push(`${e.kind}${String(no).padStart(width)} ${e.line}`);
-	});
-	return { text: out.join("\n"), added, removed };
 }
 
 /** One parsed Edit operation header (docs/host.md "The operation language"), for display. */

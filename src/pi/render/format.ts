@@ -109,9 +109,35 @@ export function duration(ms: number): string {
 	return `${Math.floor(m / 60)}h ${m % 60}m ${t % 60}s`;
 }
 
+/** When each call's own work ran, as the glue saw it: from the moment it was allowed (after its permission card, if
+ * one was shown) to the moment its work returned. Keyed by Pi's tool call id; the oldest entries go past the cap. */
+const runClock = new Map<string, { start?: number; end?: number }>();
+const RUN_CLOCK_CAP = 512;
+
+/** The call is deciding (a card may be shown): its row shows no timer until the work starts. */
+export function clockWaiting(toolCallId: string): void {
+	runClock.delete(toolCallId);
+	runClock.set(toolCallId, {});
+	if (runClock.size > RUN_CLOCK_CAP) runClock.delete(runClock.keys().next().value as string);
+}
+
+/** The call was allowed and its work starts now. */
+export function clockStart(toolCallId: string): void {
+	const c = runClock.get(toolCallId);
+	if (c) c.start = Date.now();
+}
+
+/** The call's work returned. */
+export function clockEnd(toolCallId: string): void {
+	const c = runClock.get(toolCallId);
+	if (c?.start !== undefined) c.end ??= Date.now();
+}
+
 /**
  * The row's timing: `Elapsed 4.2s` while the call runs (the row is redrawn every second), `Took 4.2s` once it has
- * a result. Called from `renderCall` and `renderResult`; the clock starts when Pi marks the execution started.
+ * a result. Called from `renderCall` and `renderResult`. A call the glue timed (src/pi/tools/host.ts) counts from
+ * its approval, not from when Pi started it: the time a person took to answer its card is not the command's; while
+ * the card is open the row shows no timer. Other calls count from when Pi marks the execution started.
  */
 export function timer(context: RenderContext, done: boolean): string | undefined {
 	const st = context.state;
@@ -127,8 +153,13 @@ export function timer(context: RenderContext, done: boolean): string | undefined
 			clearInterval(st.interval);
 			st.interval = undefined;
 		}
-		if (typeof context.durationMs === "number") return `Took ${duration(context.durationMs)}`;
 	}
+	const clock = runClock.get(context.toolCallId);
+	if (clock) {
+		if (clock.start === undefined) return done && typeof context.durationMs === "number" ? `Took ${duration(context.durationMs)}` : undefined;
+		return `${done ? "Took" : "Elapsed"} ${duration((clock.end ?? (done ? st.endedAt! : Date.now())) - clock.start)}`;
+	}
+	if (done && typeof context.durationMs === "number") return `Took ${duration(context.durationMs)}`;
 	if (st.startedAt === undefined) return undefined;
 	return `${done ? "Took" : "Elapsed"} ${duration((st.endedAt ?? Date.now()) - st.startedAt)}`;
 }

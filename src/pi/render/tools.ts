@@ -2,20 +2,23 @@
  * `renderCall` / `renderResult` of every toolkit tool (docs/render.md), for both supported Pi versions. Each tool
  * definition spreads `renderersFor(name)` into itself; the execute paths are untouched. The rows behave like Pi's
  * own tools: Bash and exec_command show `$ command`, the tail of their output (live while running when the tool
- * streams updates) and an elapsed timer; Edit, Write and apply_patch show a coloured diff (collapsed: the file and
- * its +/- counts; expanded: the hunks); Read, Grep and Glob show the path, range and counts, never the `[path#TAG]`
+ * streams updates) and an elapsed timer; Edit, Write and apply_patch show what they change — a preview under the
+ * call until it returns, then the engine's landed diff in the result (collapsed: its first rows; expanded: all it
+ * kept), a new file's first lines as Pi's write shows them; Read, Grep and Glob show the path, range and counts, never the `[path#TAG]`
  * rows the model reads; code cells show their program and their nested calls; every error is drawn as an error: a
  * sentence for the person, the stable code, and the model-facing message muted below.
  */
 import type { Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { highlightCode, renderDiff } from "@earendil-works/pi-coding-agent";
+import { getLanguageFromPath, highlightCode, renderDiff } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import { editOpsDiff, lineDiff, patchFiles, readForPreview, splitLines, type DiffView } from "./diff.ts";
+import { editOpsDiff, patchFiles, readForPreview, splitLines, writePreview, type DiffView, type ScreenDiff } from "./diff.ts";
 import {
 	COLLAPSED_LIST_LINES,
 	errorView,
+	expandHint,
 	failure,
 	head,
+	moreLines,
 	pathOf,
 	pathText,
 	resultText,
@@ -72,22 +75,56 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 const counts = (theme: Theme, d: { added: number; removed: number }) =>
 	`${theme.fg("toolDiffAdded", `+${d.added}`)} ${theme.fg("toolDiffRemoved", `-${d.removed}`)}`;
 
-/** Pi's coloured diff, or the plain lines when the theme is not Pi's interactive one (print mode, tests). */
-function coloured(diff: string, theme: Theme): string {
+/** Rows of a diff a row draws at most (the engine keeps as many; an apply_patch envelope is cut here). */
+const DIFF_ROWS_DRAWN = 500;
+
+/** Columns a diff row may take: the terminal's width less the row's indent, so no row wraps (pi-tui wraps a long
+ * line slowly: 1,000 rows of 400 characters took seconds to draw at 120 columns). */
+function rowWidth(indent: number): number {
+	const cols = process.stdout.columns || 120;
+	return Math.max(20, cols - indent - 2);
+}
+
+/** Rows cut to `width` characters (tabs as Pi draws them, three spaces), ending with `…` when cut. */
+export function cutRows(rows: string[], width: number): string[] {
+	return rows.map((r) => {
+		const t = r.includes("\t") ? r.replace(/\t/g, "   ") : r;
+		if (t.length <= width) return t;
+		let end = width - 1;
+		const c = t.charCodeAt(end - 1);
+		if (c >= 0xd800 && c <= 0xdbff) end--;
+		return `${t.slice(0, end)}…`;
+	});
+}
+
+/** Pi's coloured diff of `rows` (cut to the screen), or the plain rows when the theme is not Pi's interactive one
+ * (print mode, tests). Only the rows given are coloured: callers pass the ones they show. */
+function coloured(rows: string[], theme: Theme, indent = 0): string[] {
+	const cut = cutRows(rows, rowWidth(indent));
+	const plain = () => cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
+	// Pi's renderDiff marks the changed words of a one-line change (a word diff per pair): worth it on the rows a
+	// collapsed view shows, too slow on hundreds of them, which get the same colours without the marks.
+	if (cut.length > RICH_DIFF_ROWS) return plain();
 	try {
-		return renderDiff(diff);
+		return renderDiff(cut.join("\n")).split("\n");
 	} catch {
-		return diff
-			.split("\n")
-			.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l))
-			.join("\n");
+		return plain();
 	}
 }
 
-/** A diff body: the hunks expanded; collapsed, the first lines and "... (N more lines)". */
+/** Rows drawn with Pi's renderDiff (word marks); longer diffs are coloured by row only. */
+const RICH_DIFF_ROWS = 40;
+/** Lines of a new file highlighted by its language (highlighting costs about 2 ms a line); longer views are drawn
+ * in the output colour. */
+const HIGHLIGHT_LINES = 20;
+
+/** A diff body: the rows expanded (at most DIFF_ROWS_DRAWN); collapsed, the first ones and "... (N more lines)". */
 function diffBody(theme: Theme, diff: string, expanded: boolean): string {
 	if (!diff) return "";
-	return head(theme, coloured(diff, theme).split("\n"), expanded, COLLAPSED_LIST_LINES);
+	const rows = diff.split("\n");
+	const shown = rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES);
+	const out = coloured(shown, theme).join("\n");
+	return shown.length < rows.length ? `${out}\n${moreLines(theme, rows.length - shown.length, "more")}` : out;
 }
 
 // ---- shells ---------------------------------------------------------------------------------------------------
@@ -296,80 +333,160 @@ const grep = make({
 
 // ---- host writes and apply_patch --------------------------------------------------------------------------
 
+type View = DiffView & { notes?: string[]; created?: boolean };
+type PreviewState = { preview?: View; previewKey?: string; previewPending?: boolean };
+
 /**
- * The preview of a call that changes a file, taken once, when the call is drawn before it runs (the file on disk is
- * then the one the call will change). A row drawn again later (expanding, a resumed session) keeps it; a row first
- * drawn after the call ran has none and shows what the arguments alone say.
+ * The preview of a call that changes a file, asked for once, when the call is first drawn with its arguments complete
+ * and before it runs (the file on disk is then the one the call will change). It is made off Pi's main thread (the
+ * engine's bounded diff, an async file read) and the row is redrawn when it is ready, as Pi's own edit does. A row
+ * first drawn after the call ran (a resumed session) asks for none: its result carries the change.
  */
-function preview(ctx: RenderContext, make: () => DiffView & { notes?: string[] }): (DiffView & { notes?: string[] }) | undefined {
-	const st = ctx.state as { preview?: DiffView & { notes?: string[] }; previewKey?: string };
-	const key = JSON.stringify(ctx.args ?? {});
-	if (st.preview && st.previewKey === key) return st.preview;
-	if (!ctx.argsComplete) return undefined;
-	if (ctx.executionStarted && st.previewKey !== undefined) return st.preview;
+function preview(ctx: RenderContext, key: string, make: () => Promise<View>): View | undefined {
+	const st = ctx.state as PreviewState;
+	if (st.previewKey === key) return st.preview;
+	if (!ctx.argsComplete || (ctx.executionStarted && st.previewKey === undefined)) return undefined;
 	st.previewKey = key;
-	st.preview = make();
-	return st.preview;
+	st.preview = undefined;
+	st.previewPending = true;
+	make().then(
+		(v) => {
+			if (st.previewKey !== key) return;
+			st.preview = v;
+			st.previewPending = false;
+			ctx.invalidate();
+		},
+		() => {
+			st.previewPending = false;
+		},
+	);
+	return undefined;
 }
 
-/** Write's view: a diff against the existing file, or the new file's lines. */
-export function writeView(args: Args, cwd: string, readFile = true): DiffView & { created: boolean } {
-	const path = str(pathOf(args));
-	const content = str(args.content) ?? "";
-	const before = readFile && path ? readForPreview(path, cwd) : undefined;
-	if (before !== undefined) return { ...lineDiff(before, content), created: false };
-	const lines = splitLines(content);
-	const width = String(Math.max(lines.length, 1)).length;
-	return { text: lines.map((l, i) => `+${String(i + 1).padStart(width)} ${l}`).join("\n"), added: lines.length, removed: 0, created: true };
+/** A cheap identity of a call's arguments (the content is not serialised on every redraw). */
+function argsKey(args: Args): string {
+	const content = str(args.content);
+	return `${str(pathOf(args)) ?? ""}\0${content === undefined ? "" : `${content.length}:${content.slice(0, 64)}:${content.slice(-64)}`}\0${str(args.ops) ?? ""}`;
 }
 
-/** Edit's view: its operations against the file's lines as they are now. */
-export function editView(args: Args, cwd: string, readFile = true): DiffView & { notes: string[] } {
+/** The note under a view that has no rows or dropped some: the engine's summary, or the rows not kept. */
+function viewNotes(theme: Theme, v: DiffView): string[] {
+	const out: string[] = [];
+	if (v.summary) out.push(theme.fg("warning", v.summary));
+	if (v.omittedRows) out.push(theme.fg("muted", `... (${v.omittedRows} more diff lines not kept; /pct review show has the whole change)`));
+	return out;
+}
+
+/** `+a -r` (`≤+a ≤-r` when the engine's diff could only bound them). */
+function viewCounts(theme: Theme, v: DiffView): string {
+	const c = counts(theme, v);
+	return v.exact === false ? `${theme.fg("muted", "≤")}${c}` : c;
+}
+
+/** A diff view as a row body: its rows (the first ones collapsed), then its notes. */
+function viewBody(theme: Theme, v: DiffView, expanded: boolean): string {
+	return [diffBody(theme, v.text, expanded), ...(expanded || !v.text ? viewNotes(theme, v) : [])].filter(Boolean).join("\n");
+}
+
+/** A new file's first lines, as Pi's write shows them: highlighted by the file's language, without row numbers. */
+function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expanded: boolean): string {
+	const rows = v.text ? v.text.split("\n").map((r) => r.replace(/^\+\s*\d+ /, "")) : [];
+	if (!rows.length) return "";
+	const shown = cutRows(rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES), rowWidth(0));
+	let lines: string[];
+	const lang = path ? getLanguageFromPath(path) : undefined;
+	try {
+		lines = lang && shown.length <= HIGHLIGHT_LINES ? highlightCode(shown.join("\n"), lang) : shown.map((l) => theme.fg("toolOutput", l));
+	} catch {
+		lines = shown.map((l) => theme.fg("toolOutput", l));
+	}
+	const total = v.added;
+	const more = total - shown.length;
+	const tailNote = more > 0 && !expanded ? [`${theme.fg("muted", `... (${more} more lines, ${total} total,`)} ${expandHint(theme)}${theme.fg("muted", ")")}`] : [];
+	return [...lines, ...tailNote, ...(expanded ? viewNotes(theme, v) : [])].join("\n");
+}
+
+/** Write's preview: the engine's diff against the file on disk, or the new file's lines. */
+export function writeView(args: Args, cwd: string): Promise<View> {
+	return writePreview(str(pathOf(args)) ?? "", cwd, str(args.content) ?? "");
+}
+
+/** Edit's preview: its operations against the file's lines as they are now (read without blocking). */
+export async function editView(args: Args, cwd: string): Promise<View & { notes: string[] }> {
 	const path = str(pathOf(args));
-	const before = readFile && path ? readForPreview(path, cwd) : undefined;
+	const before = path ? await readForPreview(path, cwd) : undefined;
 	return editOpsDiff(str(args.ops) ?? "", before === undefined ? undefined : splitLines(before));
+}
+
+/** The engine's view of a landed change, from a result's details. */
+function landedView(d: unknown): DiffView | undefined {
+	const v = (d as { diff?: ScreenDiff | null } | undefined)?.diff;
+	return v && typeof v.text === "string" ? v : undefined;
+}
+
+/** The header of a Write or Edit row and, while the call has not returned, its preview under it. */
+function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: RenderContext, make: () => Promise<View>): string {
+	const v = preview(ctx, argsKey(args), make);
+	const landed = ctx.state.landed as DiffView | undefined;
+	const c = landed ?? v;
+	// A refused or failed call changed nothing: its header promises no counts (docs/render.md).
+	const headLine = `${title(theme, name)} ${pathText(theme, pathOf(args))}${c && !ctx.isError ? ` ${viewCounts(theme, c)}` : ""}`;
+	// Once the call returned, its result shows what changed.
+	if (!v || !ctx.isPartial || landed) return headLine;
+	const body = v.created ? newFileBody(theme, v, str(pathOf(args)), ctx.expanded) : viewBody(theme, v, ctx.expanded);
+	const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
+	const parts = [body, ...notes].filter(Boolean);
+	return parts.length ? `${headLine}\n\n${parts.join("\n")}` : headLine;
+}
+
+/** Keeps a landed view for the call line's counts, redrawing the row the first time. The redraw waits for the
+ * current one to finish: Pi builds a row's call and result in one pass, and a redraw from inside it would add the
+ * result twice. */
+function noteLanded(ctx: RenderContext, v: DiffView | undefined): void {
+	if (v && !ctx.state.landed) {
+		ctx.state.landed = v;
+		queueMicrotask(() => ctx.invalidate());
+	}
 }
 
 const write = make({
 	call(args, theme, ctx) {
-		const v = preview(ctx, () => writeView(args, ctx.cwd, !ctx.executionStarted));
-		const headLine = `${title(theme, "Write")} ${pathText(theme, pathOf(args))}${v && !ctx.isError ? ` ${counts(theme, v)}` : ""}`;
-		if (!v || !ctx.expanded) return headLine;
-		return `${headLine}\n\n${diffBody(theme, v.text, true)}`;
+		return changeCall("Write", args, theme, ctx, () => writeView(args, ctx.cwd));
 	},
-	result(r, _o, theme) {
+	result(r, o, theme, ctx) {
 		const d = (r.details ?? {}) as { created?: boolean; lines?: number; stripped?: string[] };
-		const what = d.created ? `created, ${plural(d.lines ?? 0, "line")}` : `written, ${plural(d.lines ?? 0, "line")}`;
-		const stripped = d.stripped?.length ? theme.fg("warning", ` (removed from the content: ${d.stripped.join(", ")})`) : "";
-		return theme.fg("muted", what) + stripped;
+		const v = landedView(d);
+		noteLanded(ctx, v);
+		const stripped = d.stripped?.length ? theme.fg("warning", `(removed from the content: ${d.stripped.join(", ")})`) : "";
+		let body: string;
+		if (!v) body = theme.fg("muted", `${d.created ? "created" : "written"}, ${plural(d.lines ?? 0, "line")}`);
+		else if (d.created) body = newFileBody(theme, v, str(pathOf(ctx.args)), o.expanded) || theme.fg("muted", "created, empty");
+		else body = viewBody(theme, v, o.expanded) || theme.fg("muted", `written, no line changes (${plural(d.lines ?? 0, "line")})`);
+		return [body, stripped].filter(Boolean).join("\n");
 	},
 });
 
 const edit = make({
 	call(args, theme, ctx) {
-		const v = preview(ctx, () => editView(args, ctx.cwd, !ctx.executionStarted));
-		const landed = ctx.state.landed as { added: number; removed: number } | undefined;
-		const c = landed ?? v;
-		const headLine = `${title(theme, "Edit")} ${pathText(theme, pathOf(args))}${c && !ctx.isError ? ` ${counts(theme, c)}` : ""}`;
-		if (!v || !ctx.expanded) return headLine;
-		const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
-		return [headLine, "", diffBody(theme, v.text, true), ...notes].filter((p, i) => i !== 1 || v.text).join("\n");
+		return changeCall("Edit", args, theme, ctx, () => editView(args, ctx.cwd));
 	},
-	result(r, _o, theme, ctx) {
+	result(r, o, theme, ctx) {
 		const d = (r.details ?? {}) as { added?: number; removed?: number; warnings?: string[]; movedFrom?: string; deleted?: boolean; path?: string };
-		if (typeof d.added === "number" && typeof d.removed === "number" && !ctx.state.landed) {
-			ctx.state.landed = { added: d.added, removed: d.removed };
-			ctx.invalidate();
-		}
+		const v = landedView(d) ?? (typeof d.added === "number" && typeof d.removed === "number" ? { text: "", added: d.added, removed: d.removed } : undefined);
+		noteLanded(ctx, v);
 		const parts: string[] = [];
-		if (d.deleted) parts.push(theme.fg("muted", "file deleted"));
+		if (d.deleted) parts.push(theme.fg("muted", `file deleted (${plural(d.removed ?? 0, "line")})`));
 		if (d.movedFrom) parts.push(theme.fg("muted", `moved from ${d.movedFrom} to ${d.path}`));
+		if (v && !d.deleted) parts.push(viewBody(theme, v, o.expanded));
 		for (const w of d.warnings ?? []) parts.push(theme.fg("warning", w));
-		return parts.join("\n") || undefined;
+		return parts.filter(Boolean).join("\n") || undefined;
 	},
 });
 
-const letter = { add: "A", update: "M", delete: "D" } as const;
+const letter = { add: "A", update: "M", delete: "D", move: "R" } as const;
+
+/** Rows a collapsed apply_patch result shows, across its files (each file's own line always shows). */
+const PATCH_COLLAPSED_ROWS = 12;
 
 const applyPatch = make({
 	call(args, theme, ctx) {
@@ -378,16 +495,36 @@ const applyPatch = make({
 		const removed = files.reduce((s, f) => s + f.removed, 0);
 		// A refused or failed call changed nothing: its header promises no counts (docs/render.md).
 		const headLine = `${title(theme, "apply_patch")}${files.length ? ` ${theme.fg("muted", plural(files.length, "file"))}${ctx.isError ? "" : ` ${counts(theme, { added, removed })}`}` : ""}`;
+		// Once the call returned, its result lists the files with what changed in each.
+		if (!ctx.isPartial && !ctx.isError) return headLine;
 		const lines: string[] = [headLine];
 		for (const f of files) {
 			const name = f.moveTo ? `${f.path} → ${f.moveTo}` : f.path;
 			lines.push(`  ${theme.fg("warning", letter[f.op])} ${theme.fg("accent", name)}${ctx.isError ? "" : ` ${counts(theme, f)}`}`);
-			if (ctx.expanded && f.text) lines.push(coloured(f.text, theme).split("\n").map((l) => `    ${l}`).join("\n"));
+			if (ctx.expanded && f.text) lines.push(diffBody(theme, f.text, true).split("\n").map((l) => `    ${l}`).join("\n"));
 		}
 		return lines.join("\n");
 	},
-	result(_r, _o, theme) {
-		return theme.fg("muted", "applied");
+	result(r, o, theme) {
+		const ops = ((r.details ?? {}) as { operations?: { operation: keyof typeof letter; path: string; from?: string | null; diff?: ScreenDiff | null }[] }).operations;
+		if (!Array.isArray(ops) || ops.length === 0) return theme.fg("muted", "applied");
+		let budget = o.expanded ? Infinity : PATCH_COLLAPSED_ROWS;
+		let hidden = 0;
+		const lines: string[] = [];
+		for (const op of ops) {
+			const name = op.from ? `${op.from} → ${op.path}` : op.path;
+			const v = op.diff ?? undefined;
+			lines.push(`${theme.fg("warning", letter[op.operation] ?? "?")} ${theme.fg("accent", name)}${v ? ` ${viewCounts(theme, v)}` : op.operation === "delete" ? theme.fg("muted", " deleted") : ""}`);
+			if (!v) continue;
+			const rows = v.text ? v.text.split("\n") : [];
+			const shown = rows.slice(0, Math.max(0, Math.min(budget, DIFF_ROWS_DRAWN)));
+			budget -= shown.length;
+			hidden += rows.length - shown.length;
+			lines.push(...coloured(shown, theme, 2).map((l) => `  ${l}`));
+			if (o.expanded || !v.text) lines.push(...viewNotes(theme, v).map((l) => `  ${l}`));
+		}
+		if (hidden > 0) lines.push(moreLines(theme, hidden, "more"));
+		return lines.join("\n");
 	},
 });
 

@@ -38,6 +38,7 @@ import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, syncSensitive, type PermissionCode, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
+import { clockEnd, clockStart, clockWaiting } from "../render/format.ts";
 import { DELEGATE } from "../delegate.ts";
 
 /** The gate message when the host tools are not admitted. */
@@ -209,6 +210,8 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 		parameters: spec.parameters,
 		async execute(toolCallId: string, rawParams: unknown, signal: AbortSignal | undefined, onUpdate: AgentToolUpdateCallback<unknown> | undefined, ctx: ExtensionContext) {
 			const t0 = now();
+			// The row's timer counts the work from its approval, not the time the card waited (docs/render.md).
+			clockWaiting(toolCallId);
 			if (!host.isAdmitted(spec.name)) throw new Error(HOST_NOT_ENABLED);
 			const params = (rawParams ?? {}) as Record<string, unknown>;
 			let session: Session;
@@ -243,7 +246,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			// A sensitive path is refused in every mode, before any card; the audit line says so.
 			if (refused && !refused.ok && refused.code === "SENSITIVE_PATH") gate = { ...gate, ok: false, decision: "denied-sensitive" };
 			const decideAndRun = async (): Promise<HostOutcome> => {
-				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), command: spec.command?.(params), cwd: ctx.cwd, title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), command: spec.command?.(params), cwd: ctx.cwd, title: () => cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
 				if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
 				if (gate.prompted || spec.risk === "edit") {
 					// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs
@@ -254,10 +257,12 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				if (signal?.aborted) return { ok: false, code: "TOOL_FAILED", message: "The call was cancelled before it started; nothing ran." };
 				const approvedPath = paths[0]?.root === "external" ? paths[0].canonical : undefined;
 				const r0 = now();
+				clockStart(toolCallId);
 				try {
 					return await spec.run({ params, session, approvedPath, signal, ctx, turn, toolCallId, runtime: rt, onUpdate });
 				} finally {
 					runMs = now() - r0;
+					clockEnd(toolCallId);
 				}
 			};
 			// The outcome and its audit line: the line is written before the result returns (and, for Write and Edit,

@@ -12,6 +12,7 @@ import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { auditCall, permissionGate } from "../permission.ts";
+import { clockEnd, clockStart, clockWaiting } from "../render/format.ts";
 import { hostRuntime } from "./host.ts";
 import { withWorktreeEnv } from "../worktree.ts";
 import { LIVE_BYTES, LIVE_POLL_MS } from "./host-bash.ts";
@@ -138,6 +139,7 @@ export function register(host: ToolkitHost): void {
 	) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
 		const t0 = performance.now();
+		clockWaiting(toolCallId);
 		const rt = hostRuntime(host);
 		try {
 			if (ctx) rt.for(ctx);
@@ -155,10 +157,12 @@ export function register(host: ToolkitHost): void {
 		try {
 			if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
 			const r0 = performance.now();
+			clockStart(toolCallId);
 			try {
 				return await run(tool, params, signal, ctx, onUpdate);
 			} finally {
 				runMs = performance.now() - r0;
+				clockEnd(toolCallId);
 			}
 		} catch (e) {
 			failure = e instanceof Error ? e.message : String(e);

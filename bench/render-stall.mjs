@@ -1,0 +1,142 @@
+// What the toolkit draws must never hold up Pi (docs/render.md "Diffs"): the longest event-loop stall on Node's main
+// thread while the toolkit makes the permission card, the row preview and the landed result view of the biggest
+// changes it accepts — goal ≤ 50 ms — and how long the card takes to be ready.
+//  Inputs (each in its own temp workspace):
+//   - a Write that rewrites a 20,000-line file, every line changed (the case that froze Pi: 54.8 s before);
+//   - the same file with one line changed (the diff finishes: real rows);
+//   - a Write over a 2 MiB file (the diff limit: the largest file the engine compares) and one over it;
+//   - an Edit preview on a 2 MiB file (the preview read limit);
+//   - the landed result of a Write with 500 rows of 400 characters (the most rows a view keeps), and of a new
+//     500-line Python file (highlighted), drawn through pi-tui's Text and Pi's renderDiff, collapsed and expanded.
+//  And, for scale, the same stall probe while nothing runs (the machine's own noise).
+//  Baseline, in the same run: the hand-written JS line diff the card used before (src/pi/render/diff.ts `lineDiff` at
+//  the commit before the engine's diff replaced it, loaded from git), on a rewrite of 5,000 lines (20,000 with
+//  --full: it takes about a minute there).
+//  The stall is the largest gap between two turns of a setImmediate chain while the work runs (the same gap a
+//  keypress or a redraw would wait); the ratio is baseline / ours for the 5,000-line card. Each case runs once
+//  unmeasured first (warm code, as in a running Pi).
+// Build the addon first (`npm run build`): node bench/render-stall.mjs [--runs N] [--quick] [--full] [--only TEXT]
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { tempDir } from "../scripts/tmp.mjs";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const { cardText } = await import(join(ROOT, "src/pi/render/card.ts"));
+const { renderersFor } = await import(join(ROOT, "src/pi/render/tools.ts"));
+const { initTheme } = await import("@earendil-works/pi-coding-agent");
+initTheme("dark", false);
+
+const i = process.argv.indexOf("--runs");
+const runs = i >= 0 ? Number(process.argv[i + 1]) : process.argv.includes("--quick") ? 3 : 7;
+const full = process.argv.includes("--full");
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Runs `work` while a setImmediate chain measures the gaps between event-loop turns; resolves its duration and the
+ * longest gap (ms). */
+async function stall(work) {
+	let last = performance.now();
+	let worst = 0;
+	let on = true;
+	const tick = () => {
+		const t = performance.now();
+		worst = Math.max(worst, t - last);
+		last = t;
+		if (on) setImmediate(tick);
+	};
+	setImmediate(tick);
+	await new Promise((r) => setImmediate(r));
+	const t0 = performance.now();
+	await work();
+	const ms = performance.now() - t0;
+	on = false;
+	await new Promise((r) => setImmediate(r));
+	// The gap that spans the end of the work counts too.
+	worst = Math.max(worst, performance.now() - last);
+	return { ms, stall: worst };
+}
+
+const lines = (n, f) => Array.from({ length: n }, (_, k) => `${f(k + 1)}\n`).join("");
+const info = (dir, path) => ({ ok: true, root: "workspace", canonical: join(dir, path), path });
+
+// The baseline: diff.ts as it was before the engine's diff, loaded from git history.
+// The newest commit that added or removed `lineDiff` is the one that removed it; its parent has it.
+const before = execFileSync("git", ["log", "--format=%H", "-1", "-S", "export function lineDiff", "--", "src/pi/render/diff.ts"], { cwd: ROOT, encoding: "utf8" }).trim();
+const oldDiffSrc = execFileSync("git", ["show", `${before}~1:src/pi/render/diff.ts`], { cwd: ROOT, encoding: "utf8" });
+const oldDir = tempDir("pct-render-stall-old-");
+writeFileSync(join(oldDir, "diff.ts"), oldDiffSrc);
+const old = await import(pathToFileURL(join(oldDir, "diff.ts")).href);
+if (typeof old.lineDiff !== "function") throw new Error(`the baseline's diff.ts (${before}~1) has no lineDiff`);
+
+async function card(n, f, g) {
+	const dir = tempDir("pct-render-stall-");
+	writeFileSync(join(dir, "big.txt"), lines(n, f));
+	const content = lines(n, g);
+	return () => cardText("Write", { path: "big.txt", content }, info(dir, "big.txt"), dir);
+}
+
+const cases = [];
+const add = async (name, make, baseline = false) => cases.push({ name, run: await make(), baseline });
+await add("card: Write rewriting 5,000 lines (every line changed)", () => card(5_000, (k) => `old line ${k}`, (k) => `new line ${k}`));
+await add("card: Write rewriting 20,000 lines (every line changed)", () => card(20_000, (k) => `old line ${k}`, (k) => `new line ${k}`));
+await add("card: Write of 20,000 lines, one changed", () => card(20_000, (k) => `line ${k}`, (k) => (k === 10_000 ? "changed" : `line ${k}`)));
+await add("card: Write over a 2 MiB file (the diff limit)", () => card((2 * 1024 * 1024) / 64 - 1, (k) => `${"x".repeat(50)} ${String(k).padStart(12)}`, (k) => `${"y".repeat(50)} ${String(k).padStart(12)}`));
+await add("card: Write over an 8 MiB file (over the diff limit: not compared)", () => card((8 * 1024 * 1024) / 64, (k) => `${"x".repeat(50)} ${String(k).padStart(12)}`, (k) => `${"y".repeat(50)} ${String(k).padStart(12)}`));
+await add("card: Edit on a 2 MiB file (the preview read limit)", async () => {
+	const dir = tempDir("pct-render-stall-");
+	writeFileSync(join(dir, "e.txt"), lines(2 * 1024 * 1024 / 32, (k) => `${"e".repeat(20)} ${String(k).padStart(10)}`));
+	return () => cardText("Edit", { path: "e.txt", tag: "T", ops: "PUT 10.=12:\n+ten\n+eleven" }, info(dir, "e.txt"), dir);
+});
+const drawRow = (name, r, path) => {
+	const theme = { fg: (_c, s) => s, bg: (_c, s) => s, bold: (s) => s };
+	return async () => {
+		for (const expanded of [false, true]) {
+			const ctx = { args: { path }, toolCallId: "b", invalidate() {}, lastComponent: undefined, state: {}, cwd: ROOT, executionStarted: true, argsComplete: true, isPartial: false, expanded, showImages: false, isError: false };
+			renderersFor(name).renderResult(r, { expanded, isPartial: false }, theme, ctx).render(120);
+		}
+	};
+};
+await add("row: landed Write, 500 rows of 400 characters, collapsed and expanded", async () => {
+	const rows = Array.from({ length: 500 }, (_, k) => `${k % 2 ? "+" : "-"}${String(k + 1).padStart(4)} ${"z".repeat(400)}`).join("\n");
+	const diff = { text: rows, added: 250, removed: 250, exact: true, omittedRows: 39_500, beforeLines: 20_000, afterLines: 20_000 };
+	return drawRow("Write", { content: [{ type: "text", text: "Wrote" }], details: { created: false, lines: 20_000, diff } }, "big.txt");
+});
+await add("row: landed new 500-line Python file, highlighted, collapsed and expanded", async () => {
+	const rows = Array.from({ length: 500 }, (_, k) => `+${String(k + 1).padStart(3)} def f${k}(x): return [i * ${k} for i in range(x) if i % 3 == 0]  # ${"c".repeat(60)}`).join("\n");
+	const diff = { text: rows, added: 500, removed: 0, exact: true, omittedRows: 0, beforeLines: 0, afterLines: 500 };
+	return drawRow("Write", { content: [{ type: "text", text: "Created" }], details: { created: true, lines: 500, diff } }, "gen.py");
+});
+cases.push({ name: "idle: the probe alone, nothing running (the machine's own noise)", run: () => new Promise((r) => setTimeout(r, 300)) });
+const baseN = full ? 20_000 : 5_000;
+cases.push({
+	name: `baseline: the old JS lineDiff on a ${baseN.toLocaleString("en")}-line rewrite (the card's diff before)`,
+	baseline: true,
+	run: () => old.lineDiff(lines(baseN, (k) => `old line ${k}`), lines(baseN, (k) => `new line ${k}`)),
+});
+
+// `--only <text>`: the cases whose name contains it (and the idle probe).
+const o = process.argv.indexOf("--only");
+if (o >= 0) cases.splice(0, cases.length, ...cases.filter((c) => c.name.includes(process.argv[o + 1]) || c.name.startsWith("idle")));
+const results = new Map(cases.map((c) => [c.name, { ms: [], stall: [] }]));
+// One unmeasured round first: Pi is a long-running process, its code warm (highlight.js loads a language on first
+// use, V8 compiles the wrapping code); the cold first draw is not what a person sees on the hundredth row.
+for (const c of cases) if (!c.baseline) await c.run();
+for (let r = 0; r < runs; r++) {
+	for (const c of cases) {
+		// The baseline at 20,000 lines takes about a minute: once is enough to show it.
+		if (c.baseline && full && r > 0) continue;
+		const m = await stall(c.run);
+		results.get(c.name).ms.push(m.ms);
+		results.get(c.name).stall.push(m.stall);
+	}
+}
+console.log(`runs: ${runs} (median of each; the goal is a stall of at most 50 ms)`);
+for (const [name, m] of results) {
+	console.log(`${name}\n    ready in ${median(m.ms).toFixed(1)} ms, longest main-thread stall ${median(m.stall).toFixed(1)} ms (max ${Math.max(...m.stall).toFixed(1)})`);
+}
+const ours = results.get("card: Write rewriting 5,000 lines (every line changed)");
+const base = [...results].find(([n]) => n.startsWith("baseline"))?.[1];
+if (!full && ours && base) console.log(`5,000-line rewrite card, longest stall: baseline / ours = ${(median(base.stall) / median(ours.stall)).toFixed(0)}x`);
+const worst = Math.max(...[...results].filter(([n]) => !n.startsWith("baseline") && !n.startsWith("idle")).map(([, m]) => median(m.stall)));
+console.log(`the toolkit's longest stall over every input: ${worst.toFixed(1)} ms (goal ≤ 50 ms)`);
