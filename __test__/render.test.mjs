@@ -289,19 +289,6 @@ test("with Pi's real theme, the Edit diff is Pi's renderDiff (its removed/added 
 	assert.notEqual(removed[1], added[1], "removed and added rows in different colours");
 });
 
-test("/pct completions: sub-commands, then their arguments", async () => {
-	const { pctCompletions, PERMISSION_MODE_TEXT } = await import("../src/pi/commands.ts");
-	assert.deepEqual(pctCompletions("").map((c) => c.value), ["config", "status", "reload", "jobs", "review", "permission", "mode", "agents"]);
-	assert.deepEqual(pctCompletions("mode ").map((c) => c.value), ["mode plan", "mode agent"]);
-	assert.deepEqual(pctCompletions("re").map((c) => c.value), ["reload", "review"]);
-	assert.deepEqual(pctCompletions("permission a").map((c) => c.value), ["permission ask", "permission accept-edits", "permission auto"]);
-	assert.deepEqual(pctCompletions("review rollback").map((c) => c.label), ["rollback", "rollback all"]);
-	assert.deepEqual(pctCompletions("jobs ").map((c) => c.value), ["jobs stop all"]);
-	assert.equal(pctCompletions("bogus"), null);
-	assert.equal(pctCompletions("status x"), null);
-	assert.deepEqual(Object.keys(PERMISSION_MODE_TEXT), ["ask", "accept-edits", "auto"]);
-});
-
 test("running work: the summary line, job rows with age and last output, ids followed from results", async () => {
 	const { summary, summaryLine, jobRow, jobsOf, noteResult, forgetJobs, age } = await import("../src/pi/status.ts");
 	assert.equal(summary({ tasks: 2, cells: 1, shells: 1 }), "2 tasks · 1 cell · 1 shell");

@@ -31,8 +31,12 @@ for (const version of PI_VERSIONS) {
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
 			assert.deepEqual(usage.notifications, [
-				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|agents]",
+				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|todos|agents]",
 			]);
+			// Every sub-command of the table dispatches (none answers with the usage line); todos was missing once.
+			const todos = await pi.prompt("/pct todos");
+			assert.equal(todos.notifications.length, 1);
+			assert.doesNotMatch(todos.notifications[0], /^Usage:/);
 		} finally {
 			await pi.close();
 		}
