@@ -56,7 +56,12 @@ export interface PctCommand {
  */
 export const PCT_COMMANDS = [
 	{ name: "config", description: "the settings menu (also plain /pct)" },
-	{ name: "status", description: "what is active and why, running work, the engine's status" },
+	{
+		name: "status",
+		args: "[all]",
+		description: "one screen: the summary, features by state, modes; all: every detail",
+		completions: [{ value: "all", description: "every feature's reason and details, the model, the execution rules" }],
+	},
 	{ name: "reload", description: "re-read the toolkit's config file and re-sync its tools" },
 	{
 		name: "jobs",
@@ -79,9 +84,14 @@ export const PCT_COMMANDS = [
 	},
 	{
 		name: "permission",
-		args: `[${PERMISSION_MODES.join("|")}|default]`,
-		description: "this session's permission mode for every toolkit tool",
-		completions: [...PERMISSION_MODES.map((m) => ({ value: m, description: PERMISSION_MODE_TEXT[m] })), { value: "default", description: "back to the config's mode" }],
+		args: `[${PERMISSION_MODES.join("|")}|default|revoke <tool>|revoke all]`,
+		description: "this session's permission mode for every toolkit tool, and its session grants",
+		completions: [
+			...PERMISSION_MODES.map((m) => ({ value: m, description: PERMISSION_MODE_TEXT[m] })),
+			{ value: "default", description: "back to the config's mode" },
+			{ value: "revoke", description: "take back one tool's \"Allow for this session\"" },
+			{ value: "revoke all", description: "take back every \"Allow for this session\"" },
+		],
 	},
 	{
 		name: "mode",
@@ -95,6 +105,8 @@ export const PCT_COMMANDS = [
 	{ name: "todos", description: "the session's todo list (what the model last sent with TodoWrite)" },
 	{ name: "agents", description: "the Task agent definitions, their tools and warnings" },
 ] as const satisfies readonly PctCommand[];
+
+const PERMISSION: PctCommand = PCT_COMMANDS.find((c) => c.name === "permission")!;
 
 /** A sub-command's name. */
 export type PctName = (typeof PCT_COMMANDS)[number]["name"];
@@ -142,14 +154,14 @@ export function pctCompletions(prefix: string): AutocompleteItem[] | null {
 
 type Handler = (ctx: Ctx, arg: string) => Promise<void> | void;
 
-/** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
-export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
+/** Registers `/pct`. `_registered` = tool names the feature modules registered (kept for the call sites). */
+export function registerPctCommand(tk: Toolkit, _registered: Set<string>): void {
 	registerFooter(tk.pi, tk);
 	// A sub-command that takes no argument answers an argument with the usage line.
 	const bare = (run: (ctx: Ctx) => Promise<void> | void): Handler => (ctx, arg) => (arg === "" ? run(ctx) : say(ctx, PCT_USAGE, "warning"));
 	const handlers: Record<PctName, Handler> = {
 		config: bare((ctx) => configMenu(tk, ctx)),
-		status: bare((ctx) => say(ctx, statusText(tk, ctx, registered))),
+		status: (ctx, arg) => (arg === "" || arg === "all" ? say(ctx, statusText(tk, ctx, arg === "all")) : say(ctx, PCT_USAGE, "warning")),
 		reload: bare((ctx) => {
 			const r = tk.reload();
 			tk.sync(ctx);
@@ -264,27 +276,44 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 	}
 }
 
-/** `/pct permission [ask|accept-edits|auto|default]`: this session's host-tool permission mode (docs/host.md
- * "Permissions"); `default` goes back to hostTools.permissionMode; no argument shows the mode in force. */
+/** The session grants in one line: what "Allow for this session" covers now, and how to take it back. */
+function grantsText(rt: HostRuntime): string {
+	const granted = rt.permissions.allowedTools();
+	return granted.length
+		? `Allowed for this session: ${granted.join(", ")} (/pct permission revoke <tool>|all asks again).`
+		: "Allowed for this session: none.";
+}
+
+/** `/pct permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]`: this session's permission mode for every
+ * toolkit tool (docs/permissions.md); `default` goes back to the config's mode; `revoke` takes back "Allow for this
+ * session" grants; no argument shows the mode in force and the grants. */
 function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
-	if (!rt) return say(ctx, "Host Tools are not available in this build.", "warning");
+	if (!rt) return say(ctx, "Permissions are not available in this build.", "warning");
 	const configured = configuredMode(tk.config()) ?? "ask";
 	if (arg === "") {
 		const o = rt.permissions.sessionOverride;
-		return say(ctx, o ? `Host Tools permission mode: ${o} (this session; the config says ${configured})` : `Host Tools permission mode: ${configured} (from the config)`);
+		const mode = o ? `Permission mode for every toolkit tool: ${o} (this session; the config says ${configured})` : `Permission mode for every toolkit tool: ${configured} (from the config)`;
+		return say(ctx, `${mode}\n${grantsText(rt)}`);
 	}
 	if (arg === "default") {
 		rt.permissions.setOverride(null);
 		refreshModeFooter(tk, ctx);
-		return say(ctx, `Host Tools permission mode for this session: back to the config (${configured}).`);
+		return say(ctx, `Permission mode for this session: back to the config (${configured}).`);
+	}
+	const [verb, ...rest] = arg.split(/\s+/);
+	if (verb === "revoke" && rest.length === 1) {
+		const which = rest[0];
+		const gone = rt.permissions.revokeSession(which === "all" ? null : which);
+		if (gone.length === 0) return say(ctx, which === "all" ? "No tool was allowed for this session." : `${which} was not allowed for this session. ${grantsText(rt)}`, "warning");
+		return say(ctx, `Revoked for this session: ${gone.join(", ")}; ${gone.length === 1 ? "it asks" : "they ask"} again. ${grantsText(rt)}`);
 	}
 	if (!(PERMISSION_MODES as readonly string[]).includes(arg)) {
-		return say(ctx, `Usage: /pct permission [${PERMISSION_MODES.join("|")}|default]`, "warning");
+		return say(ctx, `Usage: ${pctSyntax(PERMISSION)}`, "warning");
 	}
 	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
 	refreshModeFooter(tk, ctx);
-	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
+	say(ctx, `Permission mode for this session: ${arg} for every toolkit tool (the config's ${configured} applies again in the next session).`);
 }
 
 /** The permission-mode submenu: each mode with what it means; the cursor starts on the mode in force. */

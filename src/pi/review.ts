@@ -32,10 +32,10 @@ export const REVIEW_USAGE = "Usage: /pct review [show <n>|rollback <n>|rollback 
 const ROLL_BACK_ALL = "Roll back all (newest first)";
 const CLOSE = "Close";
 
-/** A change as the person names it: `#3 Edit app.py`. */
+/** A change as the person names it: `#3 Edit app.py`, `#4 writer (Task) app.py` for a delegate's change. */
 export function changeName(c: ReviewChange): string {
 	const n = /^#(\d+)/.exec(c.row)?.[1] ?? String(c.version);
-	return `#${n} ${c.tool} ${c.path}`;
+	return `#${n} ${c.by} ${c.path}`;
 }
 
 /** A listing row with its state in words (`rolled back`, not the engine's `rolledBack`). */

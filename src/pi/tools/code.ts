@@ -5,6 +5,11 @@
  * the permission gate of nested calls (src/pi/permission.ts, answered through the native gate callback), the
  * embedder's hooks, progress through onUpdate, Pi's AbortSignal, and the session lifecycle.
  */
+import { failedWith } from "../failure.ts";
+import { cardText } from "../render/card.ts";
+
+/** The engine's cut of a nested call's preview (src/code/limits.rs `APPROVAL_PREVIEW_BYTES`). */
+const NESTED_PREVIEW_BYTES = 800;
 import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CodeManager, GateAnswer, GateRequest, ProgressRecord, ShellConfig, ShellManager } from "../../../index.js";
@@ -21,7 +26,7 @@ import { hostRuntime } from "./host.ts";
 export const CODE_NOT_ENABLED =
 	"Code Mode is not enabled. Enable codeMode in /pct config (or an execution rule with code), then retry.";
 
-const ABORTED_BEFORE = "aborted: The call was cancelled before it started; no cell ran.";
+const ABORTED_BEFORE = "The call was cancelled before it started; no cell ran.";
 
 /** Lark grammar of the freeform variant: the raw program, optionally led by the pragma line. */
 export const EXEC_SOURCE_GRAMMAR = String.raw`
@@ -138,7 +143,12 @@ export function register(host: ToolkitHost): void {
 		const rt = hostRuntime(host);
 		const risk = req.tool === "apply_patch" ? "edit" : req.tool === "write_stdin" && req.sendsInput === false ? "read" : "bash";
 		const via = `code cell ${req.cellId}`;
-		const gate = await permissionGate(host, rt, lastCtx ?? undefined, { tool: req.tool, risk, preview: req.preview, via });
+		// A nested apply_patch shows its direct twin's card (the files and their hunks) when its preview is the whole patch;
+		// a preview that may have been cut (the engine cuts at a character boundary, so within 3 bytes of the limit) is
+		// shown as text with the cut marked, so no count on the card is a guess.
+		const whole = req.tool === "apply_patch" && req.preview !== undefined && req.preview !== null && Buffer.byteLength(req.preview) <= NESTED_PREVIEW_BYTES - 4;
+		const title = whole ? cardText("apply_patch", { patch: req.preview }, null, lastCtx?.cwd ?? process.cwd()) : undefined;
+		const gate = await permissionGate(host, rt, lastCtx ?? undefined, { tool: req.tool, risk, preview: req.preview ?? undefined, title, via });
 		await auditCall(host, rt, {
 			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
 			tool: req.tool,
@@ -249,7 +259,7 @@ export function register(host: ToolkitHost): void {
 		ctx: ExtensionContext,
 	) {
 		if (!host.isAdmitted(tool)) throw new Error(CODE_NOT_ENABLED);
-		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		if (signal?.aborted) return failedWith("aborted", ABORTED_BEFORE);
 		lastCtx = ctx;
 		const m = current();
 		const callId = `${tool}-${process.pid}-${++callSeq}`;
@@ -268,7 +278,10 @@ export function register(host: ToolkitHost): void {
 		try {
 			const options = { cwd: ctx?.cwd ?? process.cwd(), callId };
 			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
-			if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
+			if (!res.ok) {
+				const { ok: _ok, code, message, ...fields } = res;
+				return failedWith(code, message, fields);
+			}
 			const { text, ok: _ok, ...details } = res;
 			return { content: [{ type: "text" as const, text }], details };
 		} finally {
