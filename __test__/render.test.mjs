@@ -332,7 +332,8 @@ test("running work: the summary line, job rows with age and last output, ids fol
 
 test("review: a change named as the person knows it, states in words, the later changes that block a rollback", async () => {
 	const { changeName, rowText, laterChanges } = await import("../src/pi/review.ts");
-	const ch = (version, path, tool, state = "active", extra = {}) => ({ version, path, tool, by: extra.agent ? `${extra.agent} (Task)` : tool, state, row: `#${version} M ${path}  ${tool}  +1 -1  ${state}`, snapshotId: `s${version}`, ...extra });
+	// `version` is the engine's record format (always 1), not the change's place: the listing's order is.
+	const ch = (n, path, tool, state = "active", extra = {}) => ({ version: 1, path, tool, by: extra.agent ? `${extra.agent} (Task)` : tool, state, row: `#${n} M ${path}  ${tool}  +1 -1  ${state}`, snapshotId: `s${n}`, ...extra });
 	const list = [ch(1, "app.py", "Write"), ch(2, "other.py", "Edit"), ch(3, "app.py", "Edit"), ch(4, "app.py", "apply_patch", "rolledBack")];
 	assert.equal(changeName(list[2]), "#3 Edit app.py");
 	assert.equal(changeName(ch(5, "app.py", "Edit", "active", { agent: "writer" })), "#5 writer (Task) app.py", "a delegate's change names the delegate");

@@ -92,7 +92,7 @@ for (const version of PI_VERSIONS) {
 			assert.equal(cards.length, 2, JSON.stringify(cards.map((c) => c.title)));
 			assert.match(cards[0].title, /^Allow Write to create ok\.txt\?/);
 			assert.equal(cards[1].title, "Allow apply_patch to change p.txt? (+1 -0)\nA p.txt +1 -0\n  + hello");
-			if (asData) assert.deepEqual(ends.slice(0, 6).map((e) => e.result.details.errorCode), ["EDIT_TAG_REQUIRED", "NOT_FOUND", "EDIT_PARSE_FAILED", "INVALID_ARGUMENT", "NOT_FOUND", "invalid-patch"]);
+			if (asData) assert.deepEqual(ends.slice(0, 6).map((e) => e.result.details.errorCode), ["EDIT_TAG_REQUIRED", "NOT_FOUND", "EDIT_PARSE_FAILED", "INVALID_ARGUMENT", "NOT_FOUND", "invalid-hunk"]);
 		} finally {
 			await pi.close();
 		}
@@ -120,7 +120,8 @@ for (const version of PI_VERSIONS) {
 			const shown = await pi.prompt("/pct review show 3");
 			assert.match(shown.notifications[0], /^#3 M a\.txt  apply_patch  \+1 -1  active \(modified\)\n--- a\/a\.txt/);
 			assert.doesNotMatch(shown.notifications[0], /message/);
-			await pi.prompt("/pct review rollback 1");
+			const rb = await pi.prompt("/pct review rollback 1");
+			assert.equal(rb.notifications.length, 0, JSON.stringify(rb.notifications));
 			assert.equal(
 				titles.at(-1),
 				"Rollback of #1 apply_patch a.txt refused: #3 apply_patch a.txt changed the file after it. Roll back from the newest: #3 apply_patch a.txt → #1 apply_patch a.txt.",
