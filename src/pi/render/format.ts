@@ -9,7 +9,7 @@ import type { Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { keyHint } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { Text } from "@earendil-works/pi-tui";
-import type { FailureDetails, ToolErrorCode } from "../failure.ts";
+import { thrownFailure, type FailureDetails, type ToolErrorCode } from "../failure.ts";
 
 /** Lines of output a collapsed row shows (Pi's bash shows 5). */
 export const PREVIEW_LINES = 5;
@@ -168,13 +168,16 @@ export interface Failure {
 }
 
 /**
- * The failure a result carries as data (`details.errorCode`, Pi 1.x), with the sentence for the person; undefined
- * when the result has none (Pi 0.87 throws the text, so its error results are text only). Nothing is parsed out of
- * the text: the code and every fact the sentence uses are fields.
+ * The failure a result carries as data (`details.errorCode`, Pi 1.x), or (Pi 0.87, where the text is thrown) the
+ * data this process kept for call `callId`, with the sentence for the person; undefined when there is neither (a
+ * 0.87 row of a saved session). Nothing is parsed out of the text: the code and every fact the sentence uses are
+ * fields.
  */
-export function failureOf(result: { content: { type: string; text?: string }[]; details?: unknown }): Failure | undefined {
-	const details = result.details as FailureDetails | undefined;
-	if (!details || typeof details.errorCode !== "string") return undefined;
+export function failureOf(result: { content: { type: string; text?: string }[]; details?: unknown }, callId?: string): Failure | undefined {
+	const given = result.details as FailureDetails | undefined;
+	// Pi 0.87 (the text thrown): the data kept in this process for the call, when this process threw it.
+	const details = given && typeof given.errorCode === "string" ? given : thrownFailure(callId);
+	if (!details) return undefined;
 	const code = details.errorCode;
 	const text = resultText(result).trim();
 	const message = text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text;
@@ -198,9 +201,10 @@ function messageLines(theme: Theme, message: string, expanded: boolean): string 
 }
 
 /** The error view: the sentence and `[CODE]` in the error colour, the model-facing message below, muted (first line
- * only when collapsed). A result without failure data (Pi 0.87) is shown as its text, in the error colour. */
-export function errorView(theme: Theme, result: { content: { type: string; text?: string }[]; details?: unknown }, expanded: boolean): string {
-	const f = failureOf(result);
+ * only when collapsed). A result without failure data (a saved Pi 0.87 session) is shown as its text, in the error
+ * colour. */
+export function errorView(theme: Theme, result: { content: { type: string; text?: string }[]; details?: unknown }, expanded: boolean, callId?: string): string {
+	const f = failureOf(result, callId);
 	if (!f) {
 		const text = resultText(result).trim();
 		if (!text) return theme.fg("error", "The call failed.");

@@ -55,7 +55,7 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 			if (!done) ctx.state.hasPartial = true;
 			const t = ctx.state.showTimer ? timer(ctx, done) : undefined;
 			let body: string | undefined;
-			if (ctx.isError && !handlesErrors) body = errorView(theme, r, o.expanded);
+			if (ctx.isError && !handlesErrors) body = errorView(theme, r, o.expanded, ctx.toolCallId);
 			else body = spec.result?.(r, o, theme, ctx);
 			const parts = [body, t ? theme.fg("muted", t) : undefined].filter((p): p is string => !!p);
 			return text(ctx, parts.length ? `\n${parts.join("\n\n")}` : "");
@@ -136,9 +136,9 @@ const bash = make(
 			const d = (r.details ?? {}) as Record<string, unknown>;
 			if (ctx.isError) {
 				// The failure's fields (src/pi/failure.ts), never its text: the exit code or signal as a sentence, then the
-				// streams' tail. A failure without data (Pi 0.87, a refusal before the command ran) is the error view.
-				const f = failureOf(r);
-				if (!f || (str(f.details.stdout) === undefined && str(f.details.stderr) === undefined)) return errorView(theme, r, o.expanded);
+				// streams' tail. A failure without streams (a refusal before the command ran) is the error view.
+				const f = failureOf(r, ctx.toolCallId);
+				if (!f || (str(f.details.stdout) === undefined && str(f.details.stderr) === undefined)) return errorView(theme, r, o.expanded, ctx.toolCallId);
 				const exit = num(f.details.exitCode);
 				const signal = str(f.details.signal);
 				const sentence = f.code === "TOOL_FAILED" && exit !== undefined ? `Exited with code ${exit}.` : f.code === "TOOL_FAILED" && signal ? `Killed by ${signal}.` : f.sentence;

@@ -257,9 +257,10 @@ export function register(host: ToolkitHost): void {
 		signal: AbortSignal | undefined,
 		onUpdate: AgentToolUpdateCallback<unknown> | undefined,
 		ctx: ExtensionContext,
+		toolCallId?: string,
 	) {
 		if (!host.isAdmitted(tool)) throw new Error(CODE_NOT_ENABLED);
-		if (signal?.aborted) return failedWith("aborted", ABORTED_BEFORE);
+		if (signal?.aborted) return failedWith("aborted", ABORTED_BEFORE, {}, false, toolCallId);
 		lastCtx = ctx;
 		const m = current();
 		const callId = `${tool}-${process.pid}-${++callSeq}`;
@@ -280,7 +281,7 @@ export function register(host: ToolkitHost): void {
 			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
 			if (!res.ok) {
 				const { ok: _ok, code, message, ...fields } = res;
-				return failedWith(code, message, fields);
+				return failedWith(code, message, fields, false, toolCallId);
 			}
 			const { text, ok: _ok, ...details } = res;
 			return { content: [{ type: "text" as const, text }], details };
@@ -296,7 +297,7 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "Run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
 		parameters: execSchema,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } },
-		execute: (_id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx, id),
 	});
 
 	host.pi.registerTool({
@@ -305,7 +306,7 @@ export function register(host: ToolkitHost): void {
 		description: WAIT_DESCRIPTION,
 		promptSnippet: "Continue or terminate a running code cell",
 		parameters: waitSchema,
-		execute: (_id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx, id),
 	});
 
 	/**

@@ -301,7 +301,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 				// both Pi versions with Pi's `terminate` (the agent stops after this tool batch).
 				const exhausted = fields.budgetExhausted === true;
 				if (exhausted) rt.requestStopAfterBatch();
-				return failedWith(code, message, fields, exhausted);
+				return failedWith(code, message, fields, exhausted, toolCallId);
 			}
 			const { ok: _ok, text, ...details } = outcome as { ok: true; text: string } & Record<string, unknown>;
 			return { content: [{ type: "text" as const, text }], details };

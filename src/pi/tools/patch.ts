@@ -95,16 +95,16 @@ export function register(host: ToolkitHost): void {
 		async execute(toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext): Promise<AgentToolResult<Record<string, unknown>>> {
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
-			if (signal?.aborted) return failed("aborted", "apply_patch failed (no-change): aborted", { outcome: "no-change" });
+			if (signal?.aborted) return failed("aborted", "apply_patch failed (no-change): aborted", { outcome: "no-change" }, false, toolCallId);
 			// Normalization first (parse + path syntax, no filesystem access): a malformed patch never reaches the hooks.
 			const touched = native.patchPaths(cwd, params.patch);
-			if (!touched.ok) return failed(touched.code ?? "invalid-patch", touched.error ?? "apply_patch failed (no-change)", { outcome: "no-change" });
+			if (!touched.ok) return failed(touched.code ?? "invalid-patch", touched.error ?? "apply_patch failed (no-change)", { outcome: "no-change" }, false, toolCallId);
 			// Invocation hooks (identity only, never the patch text), as for every toolkit tool; a patch spawns
 			// nothing, so the context hook's env is not used.
 			const call = { tool: TOOL_NAME, path: "direct", cwd } as const;
 			if (host.hooks.context || host.hooks.policy) {
 				const hooked = await runInvocationHooks(host.hooks, call);
-				if (!hooked.ok) return failedWith("policy-denied", `${hooked.reason} Nothing was changed.`, { outcome: "no-change" });
+				if (!hooked.ok) return failedWith("policy-denied", `${hooked.reason} Nothing was changed.`, { outcome: "no-change" }, false, toolCallId);
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			}
 			// The permission gate (docs/permissions.md): edit risk, decided over every path the patch touches (Move
@@ -150,11 +150,11 @@ export function register(host: ToolkitHost): void {
 			});
 			if (result === undefined) {
 				const decided = gate!;
-				return failedWith(decided.code ?? "TOOL_DENIED", decided.message ?? "", { outcome: "no-change" });
+				return failedWith(decided.code ?? "TOOL_DENIED", decided.message ?? "", { outcome: "no-change" }, false, toolCallId);
 			}
 			await shareRetryBudget(host, ctx, touched.paths, result.ok);
 			// The engine's code and outcome (no-change, partial, unknown) and the operations that did land are data.
-			if (!result.ok) return failed(result.code ?? "commit-failed", result.text, { outcome: result.outcome, operations: result.operations });
+			if (!result.ok) return failed(result.code ?? "commit-failed", result.text, { outcome: result.outcome, operations: result.operations }, false, toolCallId);
 			return {
 				content: [{ type: "text" as const, text: result.text }],
 				details: { operations: result.operations },

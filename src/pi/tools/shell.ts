@@ -125,8 +125,8 @@ class ShellFailed extends ToolFailure {
 		super(f.code, f.message);
 		this.text = f.text;
 	}
-	override result() {
-		return failed(this.code, this.text);
+	override result(callId?: string) {
+		return failed(this.code, this.text, {}, false, callId);
 	}
 }
 
@@ -156,7 +156,7 @@ export function register(host: ToolkitHost): void {
 			// A cwd that is not a directory: the decision and audit still work; the command reports the cwd itself.
 		}
 		const norm = tool === "exec_command" ? manager.normalizeExec(params) : manager.normalizeWrite(params);
-		if (!norm.ok) return failed(norm.code, norm.text);
+		if (!norm.ok) return failed(norm.code, norm.text, {}, false, toolCallId);
 		const preview = "cmd" in norm.request ? `$ ${norm.request.cmd}` : norm.request.input ? `stdin of ${norm.request.sessionId}: ${norm.request.input}` : undefined;
 		const risk = tool === "exec_command" || ("input" in norm.request && norm.request.input !== "") ? "bash" : "read";
 		const gate = await permissionGate(host, rt, ctx, { tool, risk, preview, signal });
@@ -174,7 +174,7 @@ export function register(host: ToolkitHost): void {
 		} catch (e) {
 			if (e instanceof ToolFailure) {
 				code = e.code;
-				return e.result();
+				return e.result(toolCallId);
 			}
 			code = "TOOL_FAILED";
 			throw e;
