@@ -19,7 +19,7 @@ pub(super) struct Sink {
     pub(super) mgr: Weak<Inner>,
 }
 
-/// What a nested call's card shows (docs/code.md "Nested calls"), in the words of the direct tool's card: the patch of
+/// What a nested call's card shows (docs/code.md "Inside a cell"), in the words of the direct tool's card: the patch of
 /// an apply_patch, `$ command` for an exec_command, `stdin of <session>: <text>` for a write_stdin that sends input;
 /// the arguments as JSON for anything else. Cut to `APPROVAL_PREVIEW_BYTES` by the caller.
 pub(super) fn preview_of(tool: &str, args: &Value, args_json: &str) -> String {
