@@ -129,6 +129,11 @@ export declare class HostPermissions {
   decide(request: HostPermissionRequest, configMode?: 'ask' | 'accept-edits' | 'auto' | undefined | null): HostPermissionDecision
   /** The user chose "allow for this session" for `tool`. */
   allowSession(tool: string): void
+  /**
+   * Takes back the "allow for this session" grant of `tool`, or every grant without one (`/pct permission revoke`,
+   * docs/permissions.md); returns the tools whose grant was taken back, sorted.
+   */
+  revokeSession(tool?: string | undefined | null): Array<string>
   /** Tools allowed for this session, sorted. */
   allowedTools(): Array<string>
   /** Sets (or with null clears) the session override; throws `invalid-input` for an unknown mode. */
@@ -209,6 +214,14 @@ export declare class HostSession {
   write(args: Record<string, unknown>, options?: HostCallOptions | undefined | null): Promise<HostWriteOk | HostFailure>
   /** Edit `{path | file_path, tag, ops}`: the line-anchored operations on one existing file (docs/host.md "Edit"). */
   edit(args: Record<string, unknown>, options?: HostEditOptions | undefined | null): Promise<HostEditOk | HostEditFailure>
+  /**
+   * The checks a Read, Write or Edit passes before its permission card (docs/host.md "Before the card"): a call
+   * that cannot succeed (arguments, a folder or missing file for Read, a folder for Write, an Edit's ops, tag or
+   * missing file, an exhausted retry budget) is refused with the code and message the call itself would give, so no
+   * decision is spent on it. An Edit refused here counts against the retry budget of `turn` as the call would.
+   * Cheap: at most a `stat` or an open without a read, on the blocking pool. Throws `invalid-input` for another tool.
+   */
+  precheck(tool: 'Read' | 'Write' | 'Edit', args: Record<string, unknown>, turn?: string | undefined | null): Promise<HostPrecheckOk | HostFailure | HostEditFailure>
   /**
    * An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt
    * and path, and a landed one clears the paths' counts (docs/spec/host-tools.md "Retry budget", docs/host.md).
@@ -564,13 +577,15 @@ export interface ConfigPreset {
   key: string
   label: string
   summary: string
+  /** What the preset leaves off or untouched. */
+  leavesOff: string
 }
 
 /**
- * A draft with preset `key` applied (unrelated settings and unknown fields kept). An unknown key throws
- * `Error { code: "invalid-input" }`.
+ * A draft with preset `key` applied (unrelated settings and unknown fields kept); with `extras` also Interactive
+ * Tools and Task subagents turned on. An unknown key throws `Error { code: "invalid-input" }`.
  */
-export declare function configPresetApply(raw: Record<string, unknown> | null, key: string): Record<string, unknown>
+export declare function configPresetApply(raw: Record<string, unknown> | null, key: string, extras?: boolean | undefined | null): Record<string, unknown>
 
 /** The preset an effective config equals (its key), or null. */
 export declare function configPresetCurrent(effective: EffectiveConfig): string | null
@@ -772,7 +787,11 @@ export interface HostAuditEntry {
   overheadMs: number
   totalMs: number
   ok: boolean
-  errorCode?: string
+  /**
+   * The failed call's stable code: the engine's code of the tool (host, Bash, shell session, code cell, patch),
+   * the permission table's, or one of the glue's own (Plan tools, Task, an invocation policy's refusal).
+   */
+  errorCode?: HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'COMPUTER_DISABLED_IN_PLAN'
   /** The Task delegate that made the call (docs/agents.md "Audit"). */
   agent?: string
   /** The sensitive path the call named (docs/permissions.md "Sensitive paths"). */
@@ -1040,6 +1059,11 @@ export interface HostPermissionRequest {
    * refused with `SENSITIVE_PATH` without a UI (docs/permissions.md "Sensitive paths").
    */
   sensitive?: string
+}
+
+/** A host call that passed its pre-card checks (docs/host.md "Before the card"): the card, if any, comes next. */
+export interface HostPrecheckOk {
+  ok: true
 }
 
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
@@ -1584,7 +1608,11 @@ export interface ReviewChange {
   group?: string
   movedFrom?: string
   movedTo?: string
-  /** The listing row (`#3 M src/app.js  edit  +2 -1  active`). */
+  /** The Task delegate that made the change, when one did. */
+  agent?: string
+  /** Who made the change as the listing names it: `writer (Task)` for a delegate, else the tool. */
+  by: string
+  /** The listing row (`#3 M src/app.js  apply_patch  +2 -1  active`). */
   row: string
 }
 
@@ -1668,6 +1696,8 @@ export interface ReviewTarget {
   messageId?: string
   /** Pi's session file (`undefined` for an in-memory session): the store is swept once it is gone. */
   sessionFile?: string
+  /** The Task delegate making the change (its agent's name): the listing names it `writer (Task)`. */
+  agent?: string
 }
 
 /**

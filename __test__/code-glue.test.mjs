@@ -1,6 +1,7 @@
 // The Pi glue of Code Mode (src/pi/tools/code.ts) with a recording host: registration and the freeform grammar,
 // the gate, hooks for nested calls (identity, denial, re-check after async hooks), the approval dialog
 // (confirm / always / no UI), progress through onUpdate, AbortSignal, and the lifecycle callbacks.
+import { failsAsData } from "./helpers/failure.mjs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
@@ -49,8 +50,8 @@ test("gate: not admitted -> the feature's message; refusals come back as errors 
 	host.admitted.add("exec");
 	await assert.rejects(call("wait", { cell_id: 12 }), { message: CODE_NOT_ENABLED });
 	host.admitted.add("wait");
-	await assert.rejects(call("wait", { cell_id: 12 }), /^Error: invalid-input: /);
-	await assert.rejects(call("exec", { code: "1", uses: ["bash"] }), /^Error: invalid-uses: /);
+	await failsAsData(call("wait", { cell_id: 12 }), "invalid-input", /^invalid-input: /);
+	await failsAsData(call("exec", { code: "1", uses: ["bash"] }), "invalid-uses", /^invalid-uses: /);
 	const r = await call("exec", { code: "print('hi'); return 2" });
 	assert.equal(r.content[0].text, `cell_id ${r.details.cellId}: completed\n[output]\nhi\n[result]\n2`);
 	assert.equal(r.details.cell_id, r.details.cellId);
@@ -102,7 +103,7 @@ test("nested calls get their direct twin's permission card: ask shows it, no UI 
 	// A nested command asks too, and a nested poll does not.
 	r = await call("exec", { code: "return await tools.exec_command({cmd: 'echo hi'}).then(() => 'ran', (e) => e.code)" }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
 	assert.equal(r.details.result, "approval-denied");
-	assert.match(asked[1][0], /^Allow exec_command to run a command in the workspace\?\n\(asked by code cell /);
+	assert.match(asked[1][0], /^Allow exec_command to run a command in the workspace\?\n\(asked by code cell [^)]+\)\n\$ echo hi$/, "the command as the direct card shows it, not JSON");
 	r = await call("exec", { code: "return await tools.write_stdin({session_id: 'pct-shell-none'}).then(() => 'ran', (e) => e.code)" }, { ctx: { cwd: "/tmp", hasUI: true, ui } });
 	assert.notEqual(r.details.result, "approval-denied");
 	assert.equal(asked.length, 2, "a poll is low risk: no card");
@@ -134,8 +135,8 @@ test("Pi's AbortSignal terminates the cell; an already aborted signal starts not
 	const ac = new AbortController();
 	const p = call("exec", { code: "while (true) {}", yield_time_ms: 60000 }, { signal: ac.signal });
 	setTimeout(() => ac.abort(), 50);
-	await assert.rejects(p, /^Error: aborted: /);
-	await assert.rejects(call("exec", { code: "return 1" }, { signal: AbortSignal.abort() }), /^Error: aborted: The call was cancelled before it started/);
+	await failsAsData(p, "aborted", /^aborted: /);
+	await failsAsData(call("exec", { code: "return 1" }, { signal: AbortSignal.abort() }), "aborted", /^aborted: The call was cancelled before it started/);
 	assert.equal(await life.codeMode.beforeSwitch(), true);
 });
 
@@ -144,7 +145,7 @@ test("lifecycle: switch preflight terminates cells; shutdown closes and a fresh 
 	const r = await call("exec", { code: "while (true) {}", yield_time_ms: 0 });
 	assert.equal(r.details.status, "running");
 	assert.equal(await life.codeMode.beforeSwitch(), true);
-	await assert.rejects(call("wait", { cell_id: r.details.cellId }), /^Error: stale-cell: /);
+	await failsAsData(call("wait", { cell_id: r.details.cellId }), "stale-cell", /^stale-cell: /);
 	await life.codeMode.disabled();
 	await life.codeMode.shutdown();
 	const again = await call("exec", { code: "return 'fresh'" });
@@ -267,7 +268,7 @@ test("cleanup-incomplete: new cells are refused, the Apply error is published, a
 	assert.ok(vetoed, "the stuck cell was never caught inside its native search in 5 attempts");
 	assert.match(applyError(), new RegExp(`^cleanup-incomplete \\(Cells ${r.details.cellId} did not confirm that they stopped`));
 	assert.equal(host.shared.get("code.cleanupPending")(), true);
-	await assert.rejects(call("exec", { code: "return 1" }), /^Error: cleanup-incomplete: Code Mode cleanup is incomplete: cells cell-[0-9a-f]+ .*\/pct reload/);
+	await failsAsData(call("exec", { code: "return 1" }), "cleanup-incomplete", /^cleanup-incomplete: Code Mode cleanup is incomplete: cells cell-[0-9a-f]+ .*\/pct reload/);
 	// The kept cell is still reachable with wait.
 	const kept = await call("wait", { cell_id: r.details.cellId, yield_time_ms: 0 });
 	assert.equal(kept.details.cellId, r.details.cellId);

@@ -264,7 +264,7 @@ test("Edit REM with a review target records the deletion before it lands; rollba
 	// The change is recorded (a no-op recorder leaves the list empty and the rollback with nothing to restore).
 	const listed = await native.reviewList(join(dir, "agent"), "sess-1");
 	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId, c.operation, c.status]), [
-		["#1 D gone.sh  delete  +0 -2  active", "Edit", "m-rem", "delete", "deleted"],
+		["#1 D gone.sh  Edit  +0 -2  active", "Edit", "m-rem", "delete", "deleted"],
 	]);
 	const rb = await native.reviewRollback(join(dir, "agent"), "sess-1");
 	assert.equal(rb.ok, true, rb.message);
@@ -312,4 +312,47 @@ test("an append after the last line lands with a stale warning though another li
 	assert.equal(e.ok, true, e.message);
 	assert.equal(readFileSync(ws("f.txt"), "utf8"), "first\nSECOND\nthird\nfourth\n");
 	assert.match(e.warnings[0], /was stale/);
+});
+
+test("precheck: what the call would refuse is refused before the card, word for word; the rest passes", async () => {
+	const { ws, s } = session({ "a.txt": "one\ntwo\n", "dir/x.txt": "x\n" });
+	const ok = { ok: true };
+	// Read: a folder (with the Glob suggestion), a missing file; a file passes. Each as the read itself says it.
+	const dirRead = await s.precheck("Read", { path: "dir" });
+	assert.deepEqual(dirRead, await s.read({ path: "dir" }));
+	assert.deepEqual(dirRead.suggestion, { tool: "Glob", path: "dir", pattern: "*" });
+	assert.deepEqual(await s.precheck("Read", { path: "nope.txt" }), await s.read({ path: "nope.txt" }));
+	assert.equal((await s.precheck("Read", { path: "nope.txt" })).code, "NOT_FOUND");
+	assert.equal((await s.precheck("Read", {})).code, "INVALID_ARGUMENT");
+	assert.deepEqual(await s.precheck("Read", { path: "a.txt" }), ok);
+	// Write: a folder is refused, a new file (even in a new folder) and an existing file pass; nothing is written.
+	const dirWrite = await s.precheck("Write", { path: "dir", content: "x" });
+	assert.equal(dirWrite.code, "INVALID_ARGUMENT");
+	assert.equal(dirWrite.message, (await s.write({ path: "dir", content: "x" })).message);
+	assert.deepEqual(await s.precheck("Write", { path: "new/deep/b.txt", content: "b" }), ok);
+	assert.deepEqual(await s.precheck("Write", { path: "a.txt", content: "b" }), ok);
+	assert.equal((await s.precheck("Write", { path: "a.txt" })).code, "INVALID_ARGUMENT");
+	assert.equal(readFileSync(ws("a.txt"), "utf8"), "one\ntwo\n");
+	// Edit: a malformed tag, bad ops, a missing file without a stand-in; the live tag passes (content is the call's).
+	const tag = (await s.read({ path: "a.txt" })).tag;
+	assert.deepEqual(await s.precheck("Edit", { path: "a.txt", tag, ops: "PUT 1.=1:\n+ONE" }, "T"), ok);
+	assert.deepEqual(await s.precheck("Edit", { path: "a.txt", tag: "FFFF", ops: "PUT 1.=1:\n+ONE" }, "T"), ok, "an unknown tag needs the content: left to the call");
+	const badTag = await s.precheck("Edit", { path: "a.txt", tag: "zz", ops: "PUT 1.=1:\n+ONE" }, "U");
+	assert.deepEqual([badTag.code, badTag.failures, badTag.budgetExhausted], ["EDIT_TAG_REQUIRED", 1, false]);
+	assert.equal((await s.precheck("Edit", { path: "a.txt", tag, ops: "FROB 1" }, "U")).code, "EDIT_PARSE_FAILED");
+	const gone = await s.precheck("Edit", { path: "gone.txt", tag, ops: "PUT 1.=1:\n+ONE" }, "U");
+	assert.equal(gone.code, "NOT_FOUND");
+	// The refusals count against the retry budget as the call's would: the third spends it, the fourth is refused at once.
+	assert.equal(gone.failures, 1, "another path, its own count");
+	const third = await s.precheck("Edit", { path: "a.txt", tag: "zz", ops: "PUT 1.=1:\n+ONE" }, "U");
+	assert.deepEqual([third.failures, third.budgetExhausted], [3, true]);
+	const after = await s.precheck("Edit", { path: "a.txt", tag, ops: "PUT 1.=1:\n+ONE" }, "U");
+	assert.deepEqual([after.budgetExhausted, /already failed 3 times/.test(after.message)], [true, true]);
+	assert.equal(readFileSync(ws("a.txt"), "utf8"), "one\ntwo\n", "nothing was changed");
+	// Word for word what the call says (in a new turn, with a fresh budget).
+	assert.equal(badTag.message, (await s.edit({ path: "a.txt", tag: "zz", ops: "PUT 1.=1:\n+ONE" }, { turn: "V" })).message);
+	// A missing path with a stand-in (a shown file of that name and tag) passes: the call rebinds it.
+	const x = await s.read({ path: "dir/x.txt" });
+	assert.deepEqual(await s.precheck("Edit", { path: "x.txt", tag: x.tag, ops: "PUT 1.=1:\n+X" }, "W"), ok);
+	await assert.rejects(s.precheck("Glob", {}), /invalid-input/);
 });

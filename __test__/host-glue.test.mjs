@@ -1,6 +1,7 @@
 // The Pi glue of the host tools (src/pi/tools/host.ts) with a recording host: registration and the gate, the
 // permission card (allow once / allow for this session / deny / abort), headless TOOL_DENIED, external paths and
 // approvedPath, scratch writes, and the audit file (fields, redaction, modes).
+import { failsAsData } from "./helpers/failure.mjs";
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, statSync, rmSync, realpathSync } from "node:fs";
@@ -70,24 +71,21 @@ test("registers Read, Glob, Grep; the gate refuses when not admitted; Read runs 
 	h.host.admitted = false;
 	await assert.rejects(h.call("Read", { path: "a.txt" }), { message: HOST_NOT_ENABLED });
 	h.host.admitted = true;
-	await assert.rejects(h.call("Read", {}), /^Error: INVALID_ARGUMENT: /);
-	await assert.rejects(h.call("Read", { path: "missing.txt" }), /^Error: NOT_FOUND: /);
+	await failsAsData(h.call("Read", {}), "INVALID_ARGUMENT", /^INVALID_ARGUMENT: /);
+	await failsAsData(h.call("Read", { path: "missing.txt" }), "NOT_FOUND", /^NOT_FOUND: /);
 });
 
 test("ask mode: headless is TOOL_DENIED naming accept-edits; the card's three answers; allow-session is remembered", async () => {
 	const h = fakeHost();
-	await assert.rejects(h.call("Write", { path: "b.txt" }, { hasUI: false }), (e) => {
-		assert.match(e.message, /^TOOL_DENIED: Write needs the user's confirmation in permission mode ask/);
-		assert.match(e.message, /Permission mode accept-edits would allow it/);
-		return true;
-	});
+	const headless = await failsAsData(h.call("Write", { path: "b.txt" }, { hasUI: false }), "TOOL_DENIED", /^TOOL_DENIED: Write needs the user's confirmation in permission mode ask/);
+	assert.match(headless.content[0].text, /Permission mode accept-edits would allow it/);
 	assert.equal(h.runs.length, 0);
 	h.ui.answer = DENY;
-	await assert.rejects(h.call("Write", { path: "b.txt" }), /^Error: TOOL_DENIED: The user denied permission for this Write call/);
+	await failsAsData(h.call("Write", { path: "b.txt" }), "TOOL_DENIED", /^TOOL_DENIED: The user denied permission for this Write call/);
 	assert.deepEqual(h.picks[0].options, [ALLOW_ONCE, ALLOW_SESSION, DENY]);
 	assert.equal(h.picks[0].opts?.timeout, undefined, "no automatic timeout");
 	h.ui.answer = undefined; // dismissed
-	await assert.rejects(h.call("Write", { path: "b.txt" }), /The user denied permission/);
+	await failsAsData(h.call("Write", { path: "b.txt" }), "TOOL_DENIED", /The user denied permission/);
 	h.ui.answer = ALLOW_ONCE;
 	assert.equal((await h.call("Write", { path: "b.txt" })).content[0].text, "wrote");
 	h.ui.answer = ALLOW_SESSION;
@@ -108,7 +106,7 @@ test("ask mode: headless is TOOL_DENIED naming accept-edits; the card's three an
 	]);
 	// A new session forgets the allow-session set.
 	await h.handlers.session_start({}, h.ctx());
-	await assert.rejects(h.call("Write", { path: "b.txt" }, { hasUI: false }), /TOOL_DENIED/);
+	await failsAsData(h.call("Write", { path: "b.txt" }, { hasUI: false }), "TOOL_DENIED", /TOOL_DENIED/);
 });
 
 test("an abort while the card is open denies and runs nothing", async () => {
@@ -117,7 +115,7 @@ test("an abort while the card is open denies and runs nothing", async () => {
 	h.ui.answer = (opts) => new Promise((resolve) => opts.signal.addEventListener("abort", () => resolve(undefined)));
 	const p = h.call("Write", { path: "b.txt" }, { signal: ac.signal });
 	setImmediate(() => ac.abort());
-	await assert.rejects(p, /TOOL_DENIED/);
+	await failsAsData(p, "TOOL_DENIED", /TOOL_DENIED/);
 	assert.equal(h.runs.length, 0);
 });
 
@@ -138,7 +136,7 @@ test("modes: accept-edits and auto allow Write without a card; scratch writes ne
 
 test("external paths: a card below auto, the canonical path is passed as approvedPath; auto needs none", async () => {
 	const h = fakeHost({ mode: "accept-edits" });
-	await assert.rejects(h.call("Read", { path: "../outside.txt" }, { hasUI: false }), /^Error: TOOL_DENIED: Read on a path outside the workspace .*Permission mode auto would allow it/);
+	await failsAsData(h.call("Read", { path: "../outside.txt" }, { hasUI: false }), "TOOL_DENIED", /^TOOL_DENIED: Read on a path outside the workspace .*Permission mode auto would allow it/);
 	h.ui.answer = ALLOW_ONCE;
 	const r = await h.call("Read", { path: "../outside.txt" });
 	assert.equal(r.details.root, "external");
@@ -181,7 +179,7 @@ test("turn ids change with every prompt (agent_start)", async () => {
 	assert.deepEqual(h.auditLines().map((l) => l.turn), [h.runs[0].turn, h.runs[1].turn]);
 });
 
-test("a failure with budgetExhausted is returned as an error result that terminates the turn; others throw", async () => {
+test("a failure is an error result with details.errorCode (Pi 1.x); with budgetExhausted it also terminates the turn", async () => {
 	const h = fakeHost({ mode: "auto" });
 	let budget = false;
 	hostTool(h.host, {
@@ -193,12 +191,12 @@ test("a failure with budgetExhausted is returned as an error result that termina
 		target: (p) => p.path,
 		run: async () => ({ ok: false, code: "EDIT_RANGE_INVALID", message: "line 9 is past the end", budgetExhausted: budget, failures: 3 }),
 	});
-	await assert.rejects(h.tools.get("Edit").execute("e1", { path: "a.txt" }, undefined, undefined, h.ctx()), /^Error: EDIT_RANGE_INVALID: line 9/);
+	await failsAsData(h.tools.get("Edit").execute("e1", { path: "a.txt" }, undefined, undefined, h.ctx()), "EDIT_RANGE_INVALID", /^EDIT_RANGE_INVALID: line 9/);
 	budget = true;
 	const r = await h.tools.get("Edit").execute("e2", { path: "a.txt" }, undefined, undefined, h.ctx());
 	assert.deepEqual(r, {
 		content: [{ type: "text", text: "EDIT_RANGE_INVALID: line 9 is past the end" }],
-		details: { code: "EDIT_RANGE_INVALID", budgetExhausted: true, failures: 3 },
+		details: { errorCode: "EDIT_RANGE_INVALID", budgetExhausted: true, failures: 3 },
 		isError: true,
 		terminate: true,
 	});
@@ -214,6 +212,6 @@ test("a card answered after the Pi session was replaced runs nothing", async () 
 	while (!release) await new Promise((r) => setImmediate(r));
 	await h.handlers.session_start({}, h.ctx());
 	release(ALLOW_ONCE);
-	await assert.rejects(p, /^Error: TOOL_FAILED: The Pi session this call belonged to ended or was replaced/);
+	await failsAsData(p, "TOOL_FAILED", /^TOOL_FAILED: The Pi session this call belonged to ended or was replaced/);
 	assert.equal(h.runs.length, 0);
 });

@@ -1,6 +1,7 @@
 // The apply_patch Pi tool definition (src/pi/tools/patch.ts) against a fake ToolkitHost: schema, grammar,
 // description, the enable gate, the policy hook, the sorted mutation queue and the abort signal. Needs Node 22
 // (type stripping) — run with node_modules/.bin/node.
+import { failsAsData } from "./helpers/failure.mjs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
@@ -75,9 +76,7 @@ test("hooks: context then policy, with identity only; a denial fails with its re
 		policy: async (call) => (calls.push(["policy", call]), { allow: false, reason: "patches are reviewed elsewhere" }),
 	});
 	const cwd = ws();
-	await assert.rejects(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"), {
-		message: "policy-denied: patches are reviewed elsewhere Nothing was changed.",
-	});
+	await failsAsData(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"), "policy-denied", "policy-denied: patches are reviewed elsewhere Nothing was changed.");
 	const identity = { tool: "apply_patch", path: "direct", cwd };
 	assert.deepEqual(calls, [["context", identity], ["policy", identity]]);
 	assert.equal(existsSync(join(cwd, "a")), false);
@@ -93,9 +92,8 @@ test("admission is re-checked after the policy hook returns", async () => {
 test("parse errors come back as the exact text, before the hooks are asked", async () => {
 	let asked = 0;
 	const { tool } = fakeHost({ policy: async () => (asked++, { allow: true }) });
-	await assert.rejects(exec(tool, ws(), "*** Begin Patch\n*** Add File: a\n+x\n"), {
-		message: "apply_patch failed (no-change): invalid patch: The last line of the patch must be '*** End Patch'",
-	});
+	const r = await failsAsData(exec(tool, ws(), "*** Begin Patch\n*** Add File: a\n+x\n"), "invalid-patch", "apply_patch failed (no-change): invalid patch: The last line of the patch must be '*** End Patch'");
+	assert.equal(r.details.outcome, "no-change");
 	assert.equal(asked, 0);
 });
 
@@ -104,9 +102,7 @@ test("an aborted signal refuses with the exact text", async () => {
 	const cwd = ws();
 	const ac = new AbortController();
 	ac.abort();
-	await assert.rejects(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch", ac.signal), {
-		message: "apply_patch failed (no-change): aborted",
-	});
+	await failsAsData(exec(tool, cwd, "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch", ac.signal), "aborted", "apply_patch failed (no-change): aborted");
 	assert.equal(existsSync(join(cwd, "a")), false);
 });
 
@@ -122,7 +118,7 @@ test("abort while waiting in the queue: the patch changes nothing", async () => 
 	ac.abort();
 	release();
 	await held;
-	await assert.rejects(pending, { message: "apply_patch failed (no-change): aborted" });
+	await failsAsData(pending, "aborted", "apply_patch failed (no-change): aborted");
 	assert.equal(readFileSync(join(cwd, "f.txt"), "utf8"), "one\n");
 });
 

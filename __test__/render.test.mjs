@@ -8,9 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { renderersFor, bashSections } from "../src/pi/render/tools.ts";
+import { renderersFor } from "../src/pi/render/tools.ts";
 import { editOpsDiff, patchFiles } from "../src/pi/render/diff.ts";
-import { clockEnd, clockStart, clockWaiting, errorView, failure } from "../src/pi/render/format.ts";
+import { clockEnd, clockStart, clockWaiting, errorView, failureOf } from "../src/pi/render/format.ts";
 import { cardText } from "../src/pi/render/card.ts";
 import { initTheme } from "@earendil-works/pi-coding-agent";
 import { tempDir } from "./helpers/tmp.mjs";
@@ -117,32 +117,46 @@ test("exec_command and write_stdin: live output (tail) with Elapsed while the ca
 	assert.match(wl, /<toolOutput>tick 3<\/toolOutput>[\s\S]*Elapsed/);
 });
 
-test("Bash failure: the exit code as a sentence with [TOOL_FAILED] in the error colour, then the output's tail", () => {
+test("Bash failure: the exit code from details as a sentence with [TOOL_FAILED] in the error colour, then the output's tail", () => {
 	const raw =
 		"TOOL_FAILED: The command exited with code 2. Its stdout and stderr are below: fix the cause they show, then run it again.\n" +
 		"exit_code: 2\n[stdout]\nbuilding\n[stderr]\nerror: missing file\n";
 	const c = ctx({ args: { command: "make" }, isPartial: false, isError: true });
-	const out = result("Bash", c, textResult(raw, {}));
+	const details = { errorCode: "TOOL_FAILED", exitCode: 2, stdout: "building\n", stderr: "error: missing file\n", ran: true };
+	const out = result("Bash", c, textResult(raw, details));
 	assert.match(out, /<error>Exited with code 2\. \[TOOL_FAILED\]<\/error>/);
-	assert.match(out, /<toolOutput>error: missing file<\/toolOutput>/);
+	assert.match(out, /<toolOutput>building<\/toolOutput>\n<toolOutput>error: missing file<\/toolOutput>/);
 	assert.ok(!out.includes("fix the cause they show"), "the model-facing instruction is not the person's sentence");
-	assert.deepEqual(bashSections(raw), { exit: "exit_code: 2", stdout: "building", stderr: "error: missing file", notes: [] });
+	// the sentence follows the fields, not the text: a text that says code 2 beside an exitCode of 7 reads 7
+	assert.match(result("Bash", c, textResult(raw, { ...details, exitCode: 7 })), /Exited with code 7\./);
+	assert.match(result("Bash", c, textResult(raw, { ...details, exitCode: undefined, signal: "SIGKILL" })), /<error>Killed by SIGKILL\. \[TOOL_FAILED\]<\/error>/);
+	// Pi 0.87 (the text thrown, no details): the text as it is, in the error colour; nothing parsed out of it
+	const plain = result("Bash", c, textResult(raw, {}));
+	assert.match(plain, /^\n<error>TOOL_FAILED: The command exited with code 2\./);
+	assert.ok(!plain.includes("Exited with code"), "no sentence is made from text");
 });
 
-test("errors: every failure text becomes a sentence with its code; the model's message is muted below", () => {
-	const denied = errorView(theme, "TOOL_DENIED: The user denied this Bash call. Do not retry it; ask the user.", false);
+test("errors: the code from details picks the sentence; the model's message is muted below; text alone is shown as is", () => {
+	const data = (code, text, extra = {}) => textResult(text, { errorCode: code, ...extra });
+	const denied = errorView(theme, data("TOOL_DENIED", "TOOL_DENIED: The user denied this Bash call. Do not retry it; ask the user."), false);
 	assert.equal(denied, "<error>Not run: the call was denied. [TOOL_DENIED]</error>\n<muted>The user denied this Bash call. Do not retry it; ask the user.</muted>");
-	assert.equal(failure("EDIT_TAG_MISMATCH: x").sentence, "Not applied: the file changed since the model read it.");
-	assert.equal(failure("EDIT_RANGE_INVALID: x").sentence, "The Edit was not applied.");
-	assert.deepEqual(failure("policy-denied: no. Nothing was started."), { code: "policy-denied", message: "no. Nothing was started.", sentence: "Blocked by the embedder's policy; nothing ran." });
-	assert.equal(failure("apply_patch failed (no-change): context not found").code, "apply_patch no-change");
-	assert.equal(failure("something odd").code, undefined);
+	assert.equal(failureOf(data("EDIT_TAG_MISMATCH", "EDIT_TAG_MISMATCH: x")).sentence, "Not applied: the file changed since the model read it.");
+	assert.equal(failureOf(data("EDIT_RANGE_INVALID", "EDIT_RANGE_INVALID: x")).sentence, "The Edit was not applied.");
+	const policy = failureOf(data("policy-denied", "policy-denied: no. Nothing was started."));
+	assert.deepEqual([policy.code, policy.message, policy.sentence], ["policy-denied", "no. Nothing was started.", "Blocked by the embedder's policy; nothing ran."]);
+	// apply_patch: its own text (no `CODE: ` prefix), the sentence from its outcome
+	const patch = failureOf(data("context-mismatch", "apply_patch failed (no-change): context not found", { outcome: "no-change" }));
+	assert.deepEqual([patch.code, patch.message, patch.sentence], ["context-mismatch", "apply_patch failed (no-change): context not found", "The patch was not applied; no file changed."]);
+	assert.equal(failureOf(data("commit-failed", "x", { outcome: "partial" })).sentence, "The patch failed part-way (partial); see which files changed.");
+	// a text that looks like a code is not one without the field
+	assert.equal(failureOf(textResult("NOT_FOUND: looks coded", {})), undefined);
+	assert.equal(errorView(theme, textResult("NOT_FOUND: looks coded", {}), false), "<error>NOT_FOUND: looks coded</error>");
 	// a multi-line message shows its first line collapsed, all of it expanded
-	assert.match(errorView(theme, "TOOL_FAILED: one\ntwo", false), /<muted>one<\/muted> <dim>…<\/dim>$/);
-	assert.match(errorView(theme, "TOOL_FAILED: one\ntwo", true), /<muted>one\ntwo<\/muted>$/);
+	assert.match(errorView(theme, data("TOOL_FAILED", "TOOL_FAILED: one\ntwo"), false), /<muted>one<\/muted> <dim>…<\/dim>$/);
+	assert.match(errorView(theme, data("TOOL_FAILED", "TOOL_FAILED: one\ntwo"), true), /<muted>one\ntwo<\/muted>$/);
 	// any tool's error result is drawn in the error colour
 	const c = ctx({ args: { path: "a.txt" }, isPartial: false, isError: true });
-	assert.match(result("Read", c, textResult("NOT_FOUND: a.txt does not exist. Check the path with Glob.", {})), /<error>Not found\. \[NOT_FOUND\]<\/error>/);
+	assert.match(result("Read", c, data("NOT_FOUND", "NOT_FOUND: a.txt does not exist. Check the path with Glob.")), /<error>Not found\. \[NOT_FOUND\]<\/error>/);
 });
 
 /** Draws a call twice: first to ask for its preview (made off the main thread), then once the row was invalidated. */
@@ -337,20 +351,6 @@ test("with Pi's real theme, the Edit diff is Pi's renderDiff (its removed/added 
 	assert.notEqual(removed[1], added[1], "removed and added rows in different colours");
 });
 
-test("/pct completions: sub-commands, then their arguments", async () => {
-	const { pctCompletions, PERMISSION_MODE_TEXT } = await import("../src/pi/commands.ts");
-	assert.deepEqual(pctCompletions("").map((c) => c.value), ["config", "status", "reload", "jobs", "review", "permission", "mode", "agents", "worktree"]);
-	assert.deepEqual(pctCompletions("worktree m").map((c) => c.value), ["worktree merge"]);
-	assert.deepEqual(pctCompletions("mode ").map((c) => c.value), ["mode plan", "mode agent"]);
-	assert.deepEqual(pctCompletions("re").map((c) => c.value), ["reload", "review"]);
-	assert.deepEqual(pctCompletions("permission a").map((c) => c.value), ["permission ask", "permission accept-edits", "permission auto"]);
-	assert.deepEqual(pctCompletions("review rollback").map((c) => c.label), ["rollback", "rollback all"]);
-	assert.deepEqual(pctCompletions("jobs ").map((c) => c.value), ["jobs stop all"]);
-	assert.equal(pctCompletions("bogus"), null);
-	assert.equal(pctCompletions("status x"), null);
-	assert.deepEqual(Object.keys(PERMISSION_MODE_TEXT), ["ask", "accept-edits", "auto"]);
-});
-
 test("running work: the summary line, job rows with age and last output, ids followed from results", async () => {
 	const { summary, summaryLine, jobRow, jobsOf, noteResult, forgetJobs, age } = await import("../src/pi/status.ts");
 	assert.equal(summary({ tasks: 2, cells: 1, shells: 1 }), "2 tasks · 1 cell · 1 shell");
@@ -380,21 +380,27 @@ test("running work: the summary line, job rows with age and last output, ids fol
 
 test("review: a change named as the person knows it, states in words, the later changes that block a rollback", async () => {
 	const { changeName, rowText, laterChanges } = await import("../src/pi/review.ts");
-	const ch = (version, path, tool, state = "active", extra = {}) => ({ version, path, tool, state, row: `#${version} M ${path}  edit  +1 -1  ${state}`, snapshotId: `s${version}`, ...extra });
+	// `version` is the engine's record format (always 1), not the change's place: the listing's order is.
+	const ch = (n, path, tool, state = "active", extra = {}) => ({ version: 1, path, tool, by: extra.agent ? `${extra.agent} (Task)` : tool, state, row: `#${n} M ${path}  ${tool}  +1 -1  ${state}`, snapshotId: `s${n}`, ...extra });
 	const list = [ch(1, "app.py", "Write"), ch(2, "other.py", "Edit"), ch(3, "app.py", "Edit"), ch(4, "app.py", "apply_patch", "rolledBack")];
 	assert.equal(changeName(list[2]), "#3 Edit app.py");
-	assert.equal(rowText(list[3].row), "#4 M app.py  edit  +1 -1  rolled back");
+	assert.equal(changeName(ch(5, "app.py", "Edit", "active", { agent: "writer" })), "#5 writer (Task) app.py", "a delegate's change names the delegate");
+	assert.equal(rowText(list[3].row), "#4 M app.py  apply_patch  +1 -1  rolled back");
 	assert.deepEqual(laterChanges(list, list[0]).map(changeName), ["#3 Edit app.py"]);
 	assert.deepEqual(laterChanges(list, list[2]), []);
 });
 
-test("a Write, Edit or apply_patch call that ended in an error (refused by Plan, denied, failed) promises no counts in its header", () => {
+test("a Write, Edit or apply_patch call that ended in an error (refused by Plan, denied, failed) promises no counts in its header", async () => {
 	const dir = tempDir("pct-render-");
 	const patch = "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch";
 	for (const [tool, args] of [["Write", { path: "n.txt", content: "x\n" }], ["Edit", { path: "n.txt", tag: "0000", ops: "REM" }], ["apply_patch", { patch }]]) {
-		const ok = call(tool, ctx({ args, cwd: dir }));
-		const refused = call(tool, ctx({ args, cwd: dir, isError: true, executionStarted: true }));
+		const c = ctx({ args, cwd: dir });
+		// Before it runs: a Write's view is made off the main thread (drawn again when it arrives), a patch's at once.
+		const ok = tool === "Write" ? await callWhenReady(tool, c) : call(tool, c);
 		if (tool !== "Edit") assert.match(ok, /<toolDiffAdded>\+1<\/toolDiffAdded>/, `${tool} before it ran: ${ok}`);
+		// The same row once the call ended in an error: its view is still known, but the header shows no counts.
+		Object.assign(c, { isError: true, executionStarted: true, isPartial: false });
+		const refused = call(tool, c);
 		assert.doesNotMatch(refused, /toolDiff(Added|Removed)/, `${tool} after a refusal: ${refused}`);
 	}
 });

@@ -58,11 +58,11 @@ test("applyPatch with a review target records one change per path; the list, a d
 	assert.deepEqual(
 		listed.changes.map((c) => c.row),
 		[
-			"#1 A notes/todo.md  write  +1 -0  active",
-			"#2 M src/app.js  edit  +1 -1  active",
-			"#3 D obsolete.txt  delete  +0 -1  active",
-			"#4 D old/name.md (moved to new/name.md)  delete  +0 -0  active",
-			"#5 A new/name.md (moved from old/name.md)  write  +0 -0  active",
+			"#1 A notes/todo.md  apply_patch  +1 -0  active",
+			"#2 M src/app.js  apply_patch  +1 -1  active",
+			"#3 D obsolete.txt  apply_patch  +0 -1  active",
+			"#4 D old/name.md (moved to new/name.md)  apply_patch  +0 -0  active",
+			"#5 A new/name.md (moved from old/name.md)  apply_patch  +0 -0  active",
 		],
 	);
 	assert.equal(listed.text.split("\n")[0], "Review: 5 changes in this session (5 active, 0 rolled back)");
@@ -80,7 +80,7 @@ test("applyPatch with a review target records one change per path; the list, a d
 
 	const shown = await native.reviewShow(b.agentDir, "sess-1", "2");
 	assert.equal(shown.ok, true);
-	assert.equal(shown.text, "#2 M src/app.js  edit  +1 -1  active by apply_patch (modified, message entry-7)\n--- a/src/app.js\n+++ b/src/app.js\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+	assert.equal(shown.text, "#2 M src/app.js  apply_patch  +1 -1  active (modified)\n--- a/src/app.js\n+++ b/src/app.js\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
 	assert.equal((await native.reviewShow(b.agentDir, "sess-1", "99")).code, "not-found");
 
 	const rb = await native.reviewRollback(b.agentDir, "sess-1");
@@ -157,6 +157,24 @@ test("a rollback invalidates the host session's snapshot entries of the paths it
 	assert.equal(host.snapshotStats().paths, 1, "a.txt's entries are gone, keep.txt's stay");
 });
 
+test("a delegate's changes name it: `writer (Task)` in the row and `by`, the tool kept apart; show has no message id", async (t) => {
+	const b = box(t, { "e.txt": "one\n" });
+	const host = new native.HostSession(b.cwd, b.agentDir, "sess-agent");
+	const review = { agentDir: b.agentDir, sessionId: "sess-agent", messageId: "m-1", agent: "writer" };
+	assert.equal((await host.write({ path: "e.txt", content: "ONE\n" }, { review })).ok, true);
+	const patch = "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch";
+	assert.equal((await native.applyPatch(b.cwd, patch, undefined, { agentDir: b.agentDir, sessionId: "sess-agent" })).ok, true);
+	const listed = await native.reviewList(b.agentDir, "sess-agent");
+	assert.deepEqual(listed.changes.map((c) => [c.row, c.by, c.tool, c.agent]), [
+		["#1 M e.txt  writer (Task)  +1 -1  active", "writer (Task)", "Write", "writer"],
+		["#2 A p.txt  apply_patch  +1 -0  active", "apply_patch", "apply_patch", undefined],
+	]);
+	const shown = await native.reviewShow(b.agentDir, "sess-agent", "1");
+	assert.equal(shown.ok, true, shown.message);
+	assert.equal(shown.text.split("\n")[0], "#1 M e.txt  writer (Task)  +1 -1  active (modified)");
+	assert.doesNotMatch(shown.text, /m-1/);
+});
+
 test("HostSession.write and .edit with a review target record their changes; rollback of all restores the tree", async (t) => {
 	const b = box(t, { "e.txt": "one\ntwo\n" });
 	const before = tree(b.cwd);
@@ -171,8 +189,8 @@ test("HostSession.write and .edit with a review target record their changes; rol
 	assert.equal((await host.write({ path: "untracked.txt", content: "u\n" })).ok, true);
 	const listed = await native.reviewList(b.agentDir, "sess-we");
 	assert.deepEqual(listed.changes.map((c) => [c.row, c.tool, c.messageId]), [
-		["#1 A new/w.txt  write  +1 -0  active", "Write", "m-9"],
-		["#2 M e.txt  edit  +1 -1  active", "Edit", "m-9"],
+		["#1 A new/w.txt  Write  +1 -0  active", "Write", "m-9"],
+		["#2 M e.txt  Edit  +1 -1  active", "Edit", "m-9"],
 	]);
 	const rb = await native.reviewRollback(b.agentDir, "sess-we");
 	assert.equal(rb.ok, true, rb.message);
@@ -236,7 +254,7 @@ test("reviewList and reviewShow of a 16 MiB change run off Node's main thread: a
 	assert.equal(r.ok, true, r.text);
 	const listed = await underTimer(() => native.reviewList(b.agentDir, "sess-big"));
 	assert.equal(listed.result.ok, true);
-	assert.deepEqual(listed.result.changes.map((c) => [c.row, c.truncated]), [["#1 M big.txt  edit  +1 -1  active", undefined]]);
+	assert.deepEqual(listed.result.changes.map((c) => [c.row, c.truncated]), [["#1 M big.txt  apply_patch  +1 -1  active", undefined]]);
 	const shown = await underTimer(() => native.reviewShow(b.agentDir, "sess-big", "1"));
 	assert.equal(shown.result.ok, true, shown.result.message);
 	assert.match(shown.result.text, /\n-1x+\n\+changed\n/);

@@ -1,5 +1,6 @@
 // The Pi glue of Shell Sessions (src/pi/tools/shell.ts) with a recording host: registration, the gate, hook
 // order and re-checks after async hooks, AbortSignal, and the lifecycle callbacks.
+import { failsAsData } from "./helpers/failure.mjs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -50,8 +51,8 @@ test("runs through Pi's shell with ctx.cwd; the gate refuses when not admitted",
 	await assert.rejects(call("exec_command", { cmd: "true" }), { message: SHELL_NOT_ENABLED });
 	await assert.rejects(call("write_stdin", { session_id: "x" }), { message: SHELL_NOT_ENABLED });
 	host.admitted = true;
-	await assert.rejects(call("exec_command", { cmd: "true", tty: true }), /^Error: invalid-command: exec_command does not support the field "tty"/);
-	await assert.rejects(call("write_stdin", { session_id: 7 }), /^Error: invalid-session: /);
+	await failsAsData(call("exec_command", { cmd: "true", tty: true }), "invalid-command", /^invalid-command: exec_command does not support the field "tty"/);
+	await failsAsData(call("write_stdin", { session_id: 7 }), "invalid-session", /^invalid-session: /);
 });
 
 test("hooks: identity-only call after normalization, env overlay, policy denial, re-checks after async hooks", async () => {
@@ -72,10 +73,10 @@ test("hooks: identity-only call after normalization, env overlay, policy denial,
 	assert.deepEqual(seen[2], ["context", { tool: "write_stdin", path: "direct", cwd: "/tmp", sessionId: id }]);
 	// invalid requests never reach the hooks
 	seen.length = 0;
-	await assert.rejects(call("exec_command", { cmd: "a", command: "b" }), /invalid-command/);
+	await failsAsData(call("exec_command", { cmd: "a", command: "b" }), "invalid-command", /invalid-command/);
 	assert.deepEqual(seen, []);
 	deny = true;
-	await assert.rejects(call("exec_command", { cmd: "touch /tmp/should-not-exist-pct" }), /^Error: policy-denied: not today/);
+	await failsAsData(call("exec_command", { cmd: "touch /tmp/should-not-exist-pct" }), "policy-denied", /^policy-denied: not today/);
 	assert.equal(existsSync("/tmp/should-not-exist-pct"), false);
 	deny = false;
 	// the capability is disabled while the hook runs
@@ -84,7 +85,7 @@ test("hooks: identity-only call after normalization, env overlay, policy denial,
 	host.admitted = true;
 	// the session is replaced (shutdown) while the hook runs
 	onContext = async () => life.shellSessions.shutdown();
-	await assert.rejects(call("exec_command", { cmd: "true" }), /^Error: manager-closed: /);
+	await failsAsData(call("exec_command", { cmd: "true" }), "manager-closed", /^manager-closed: /);
 });
 
 test("live output: a running exec_command and a waiting write_stdin send the tail of their output as it grows", async () => {
@@ -124,14 +125,14 @@ test("AbortSignal: an aborted call stops its job; an already aborted signal runs
 	const ac = new AbortController();
 	const p = call("exec_command", { cmd: "sleep 60" }, ac.signal);
 	setTimeout(() => ac.abort(), 200);
-	await assert.rejects(p, /^Error: aborted: /);
+	await failsAsData(p, "aborted", /^aborted: /);
 	const m = host.shared.get("shell");
 	const end = Date.now() + 15000;
 	while (m.status().running > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
 	assert.equal(m.status().running, 0);
 	const pre = new AbortController();
 	pre.abort();
-	await assert.rejects(call("exec_command", { cmd: "true" }, pre.signal), /^Error: aborted: .*nothing ran/);
+	await failsAsData(call("exec_command", { cmd: "true" }, pre.signal), "aborted", /^aborted: .*nothing ran/);
 });
 
 test("lifecycle: beforeSwitch stops jobs; shutdown closes, deletes only its files and starts a fresh manager", async () => {

@@ -171,7 +171,7 @@ for (const version of PI_VERSIONS) {
 			assert.equal(end.result.details.result, '["applied","approval-denied"]', toolText(end));
 			const cards = pi.uiRequests.filter((q) => q.method === "select");
 			assert.equal(cards.length, 2);
-			assert.ok(cards[0].title.startsWith(`Allow apply_patch to change the workspace?\n(asked by code cell ${end.result.details.cellId})\n*** Begin Patch\n*** Add File: yes.txt`), cards[0].title);
+			assert.ok(cards[0].title.startsWith(`Allow apply_patch to change yes.txt? (+1 -0)\n(asked by code cell ${end.result.details.cellId})\nA yes.txt +1 -0\n  + approved`), cards[0].title);
 			assert.equal(readFileSync(join(box.cwd, "yes.txt"), "utf8"), "approved\n");
 			assert.equal(existsSync(join(box.cwd, "no.txt")), false);
 		} finally {
@@ -186,7 +186,7 @@ for (const version of PI_VERSIONS) {
 		writeConfig(box, CONFIG);
 		const pi = new RpcPi({ version, box });
 		try {
-			const { notifications } = await pi.prompt("/pct status");
+			const { notifications } = await pi.prompt("/pct status all");
 			assert.match(notifications.join("\n"), /^Code Mode\n  configured: on\n  effective: active$/m);
 		} finally {
 			await pi.close();
@@ -226,7 +226,7 @@ test("an unconfirmed Code Mode cleanup refuses new cells, shows on the Apply err
 	const box = sandbox("pct-code-e2e-");
 	writeConfig(box, CONFIG);
 	const pi = new RpcPi({ version, box, script: writeScript(box, CLEANUP_SCRIPT) });
-	const status = async () => (await pi.prompt("/pct status")).notifications.join("\n");
+	const status = async () => (await pi.prompt("/pct status all")).notifications.join("\n");
 	const lastTool = (events) => events.filter((e) => e.type === "tool_execution_end").at(-1);
 	try {
 		const started = lastTool((await pi.prompt("stuck")).events);

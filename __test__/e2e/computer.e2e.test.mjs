@@ -27,7 +27,7 @@ for (const version of PI_VERSIONS) {
 		writeConfig(box, CONFIG);
 		const pi = new RpcPi({ version, box, script: script(box, [["computer_use_list_apps", {}]]) });
 		try {
-			const { notifications } = await pi.prompt("/pct status");
+			const { notifications } = await pi.prompt("/pct status all");
 			assert.match(notifications.join("\n"), /^Computer Use\n {2}configured: on\n {2}effective: unavailable\n {2}reason: Computer Use needs macOS; on this machine turn it off with \/pct config\. \[unsupported-platform\]$/m);
 			// The model calls it anyway: Pi has no such tool.
 			const { events } = await pi.prompt("go", 120000);
@@ -53,7 +53,7 @@ for (const version of PI_VERSIONS) {
 		const log = join(box.cwd, "fake.log");
 		const pi = new RpcPi({ version, box, script: s, env: { ...SEAM, FAKE_APP_SERVER_LOG: log }, ui: (req) => (req.method === "confirm" ? (asked.push(req.message), { confirmed: /Safari/.test(req.message) }) : { cancelled: true }) });
 		try {
-			const status = (await pi.prompt("/pct status")).notifications.join("\n");
+			const status = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(status, /^Computer Use\n {2}configured: on\n {2}effective: active\n {2}transport: codex app-server --stdio$/m);
 			const { events } = await pi.prompt("go", 120000);
 			const ends = events.filter((e) => e.type === "tool_execution_end");

@@ -23,7 +23,7 @@ for (const version of PI_VERSIONS) {
 
 		const pi = new RpcPi({ version, box, extensions: [EMBEDDER] });
 		try {
-			const { notifications } = await pi.prompt("/pct status");
+			const { notifications } = await pi.prompt("/pct status all");
 			assert.match(notifications.join("\n"), /^Apply Patch\n  configured: on\n  effective: active\n/m);
 		} finally {
 			await pi.close();

@@ -179,6 +179,15 @@ for (const version of PI_VERSIONS) {
 			assert.match(pi.uiRequests[0].title, /^Allow Write to create one\.txt\? \(\+1 -0\)/);
 			assert.deepEqual(pi.uiRequests[0].options, ["Allow once", "Allow for this session", "Deny"]);
 			assert.equal(pi.uiRequests[0].timeout, undefined, "no automatic timeout");
+			// /pct permission lists the session grant and takes it back.
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, [
+				"Permission mode for every toolkit tool: ask (from the config)\nAllowed for this session: Write (/pct permission revoke <tool>|all asks again).",
+			]);
+			assert.deepEqual((await pi.prompt("/pct permission revoke Bash")).notifications, [
+				"Bash was not allowed for this session. Allowed for this session: Write (/pct permission revoke <tool>|all asks again).",
+			]);
+			assert.deepEqual((await pi.prompt("/pct permission revoke Write")).notifications, ["Revoked for this session: Write; it asks again. Allowed for this session: none."]);
+			assert.deepEqual((await pi.prompt("/pct permission revoke all")).notifications, ["No tool was allowed for this session."]);
 			const r = await pi.command("new_session");
 			assert.equal(r.success, true, JSON.stringify(r));
 			const second = await pi.prompt("again");
@@ -187,10 +196,10 @@ for (const version of PI_VERSIONS) {
 			for (const e of denied) assert.match(toolText(e), /^TOOL_DENIED: The user denied permission for this Write call; it did not run\./);
 			assert.equal(plan.length, 0, "a new session asks again");
 			// /pct permission: the session override beats the config's ask, without a card.
-			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
-			assert.deepEqual((await pi.prompt("/pct permission sometimes")).notifications, ["Usage: /pct permission [ask|accept-edits|auto|default]"]);
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Permission mode for every toolkit tool: ask (from the config)\nAllowed for this session: none."]);
+			assert.deepEqual((await pi.prompt("/pct permission sometimes")).notifications, ["Usage: /pct permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]"]);
 			assert.deepEqual((await pi.prompt("/pct permission auto")).notifications, [
-				"Host Tools permission mode for this session: auto (the config's ask applies again in the next session).",
+				"Permission mode for this session: auto for every toolkit tool (the config's ask applies again in the next session).",
 			]);
 			const cards = pi.uiRequests.length;
 			const third = await pi.prompt("once more");
@@ -198,9 +207,9 @@ for (const version of PI_VERSIONS) {
 			assert.equal(end.isError, false, toolText(end));
 			assert.equal(end.result.details.root, "external");
 			assert.equal(pi.uiRequests.length, cards, "auto: no card for an external read");
-			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: auto (this session; the config says ask)"]);
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Permission mode for every toolkit tool: auto (this session; the config says ask)\nAllowed for this session: none."]);
 			await pi.prompt("/pct permission default");
-			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Host Tools permission mode: ask (from the config)"]);
+			assert.deepEqual((await pi.prompt("/pct permission")).notifications, ["Permission mode for every toolkit tool: ask (from the config)\nAllowed for this session: none."]);
 		} finally {
 			await pi.close();
 		}

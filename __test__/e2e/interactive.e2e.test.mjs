@@ -35,7 +35,7 @@ for (const version of PI_VERSIONS) {
 		};
 		const pi = new RpcPi({ version, box, script, ui });
 		try {
-			const status = await pi.prompt("/pct status", T);
+			const status = await pi.prompt("/pct status all", T);
 			assert.match(status.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  tools: asktool, TodoWrite, new_context\n  plan mode: allowed/);
 			await pi.prompt("ask me", T);
 			const [end] = ends(pi, "asktool");
@@ -62,12 +62,12 @@ for (const version of PI_VERSIONS) {
 		const ui = (req) => (req.method === "select" && picks.length > 0 && req.options.includes(picks[0]) ? { value: picks.shift() } : { cancelled: true });
 		const pi = new RpcPi({ version, box, ui });
 		try {
-			const off = await pi.prompt("/pct status", T);
+			const off = await pi.prompt("/pct status all", T);
 			assert.match(off.notifications.join("\n"), /Interactive Tools\n  configured: off\n  effective: off\n  reason: Turned off: turn it on with \/pct config \(interactiveTools\.enabled\)\. \[off-in-config\]/);
 			await pi.prompt("/pct config", T);
 			assert.deepEqual(picks, [], JSON.stringify(pi.uiRequests.map((r) => r.options)).slice(0, 1500));
 			assert.deepEqual(JSON.parse(readFileSync(box.configPath, "utf8")).interactiveTools, { enabled: true, newContext: false });
-			const on = await pi.prompt("/pct status", T);
+			const on = await pi.prompt("/pct status all", T);
 			assert.match(on.notifications.join("\n"), /Interactive Tools\n  configured: on\n  effective: active\n  tools: asktool, TodoWrite\n  switched off: new_context\n/);
 		} finally {
 			await pi.close();

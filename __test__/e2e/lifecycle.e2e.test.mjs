@@ -44,7 +44,7 @@ for (const version of PI_VERSIONS) {
 			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs");
 			const r = await pi.command("set_model", { provider: "faux", modelId: "faux-2" });
 			assert.equal(r.success, true);
-			const status = (await pi.prompt("/pct status")).notifications.join("\n");
+			const status = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(status, /^Shell Sessions\n  configured: off\n  effective: off/m, "faux-2 matches no rule");
 			await new Promise((r) => setTimeout(r, 300));
 			assert.equal(pidsWith(`sleep ${marker}`).length, 1, "a model change keeps running work");

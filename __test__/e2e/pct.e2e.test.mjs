@@ -21,7 +21,7 @@ for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] /pct status lists every feature; usage line for unknown subcommands`, async () => {
 		const pi = new RpcPi({ version });
 		try {
-			const { notifications } = await pi.prompt("/pct status");
+			const { notifications } = await pi.prompt("/pct status all");
 			const text = notifications.join("\n");
 			assert.match(text, /^model: faux-1  provider: faux  api: /m);
 			assert.match(text, new RegExp(`^config: ${pi.box.configPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
@@ -31,8 +31,23 @@ for (const version of PI_VERSIONS) {
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
 			assert.deepEqual(usage.notifications, [
-				"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|agents|worktree [new|list|merge|leave|delete]]",
+				"Usage: /pct [config|status [all]|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]|mode [plan|agent]|todos|agents|worktree [new [name]|list|merge [token]|leave|delete [id]]]",
 			]);
+			// Plain /pct status fits one screen: the summary first, features by state, Task subagents, then the way to more.
+			const short = (await pi.prompt("/pct status")).notifications.join("\n");
+			const lines = short.split("\n");
+			assert.match(lines[0], /^Pi Codex Toolkit: (\d+ (active|deferred|unavailable|off)( · )?)+ · running: nothing$/);
+			assert.ok(lines.length <= 15, short);
+			assert.match(short, /^Off: .*Web Search.*\(\/pct config turns them on\)$/m);
+			assert.match(short, /^Task subagents: off \(subagents\.enabled in \/pct config\)$/m);
+			assert.match(short, /^Permission mode: ask · operation mode: Agent$/m);
+			assert.equal(lines.at(-1), "/pct status all: every feature's reason and details, the model, the execution rules.");
+			assert.doesNotMatch(short, /configured: /);
+			assert.match(text, /^Task subagents: off/m, "status all names Task subagents too");
+			// Every sub-command of the table dispatches (none answers with the usage line); todos was missing once.
+			const todos = await pi.prompt("/pct todos");
+			assert.equal(todos.notifications.length, 1);
+			assert.doesNotMatch(todos.notifications[0], /^Usage:/);
 		} finally {
 			await pi.close();
 		}
@@ -44,7 +59,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box });
 		try {
 			const bad = "Pi Codex Toolkit config error: invalid-config (applyPatch.enabled must be true or false); using all-off defaults.";
-			let r = await pi.prompt("/pct status");
+			let r = await pi.prompt("/pct status all");
 			assert.deepEqual(pi.notifications.filter((n) => n === bad).length, 1, "one start-up warning");
 			assert.match(r.notifications.join("\n"), /^Config error: invalid-config \(applyPatch\.enabled must be true or false\)$/m);
 			r = await pi.prompt("/pct reload");
@@ -55,7 +70,7 @@ for (const version of PI_VERSIONS) {
 			writeConfig(box, "{ not json");
 			r = await pi.prompt("/pct reload");
 			assert.deepEqual(r.notifications, ["Pi Codex Toolkit config error: invalid-json; using last known good settings."]);
-			r = await pi.prompt("/pct status");
+			r = await pi.prompt("/pct status all");
 			assert.match(r.notifications.join("\n"), /^Config error: invalid-json$/m);
 			const { rmSync } = await import("node:fs");
 			rmSync(box.configPath);
@@ -71,7 +86,7 @@ for (const version of PI_VERSIONS) {
 		writeConfig(box, '{"applyPatch":{"enabled":true}}');
 		const pi = new RpcPi({ version, box });
 		try {
-			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			const text = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(text, /^Apply Patch\n {2}configured: on\n {2}effective: active\n/m);
 			assert.match(text, /^Shell Sessions\n {2}configured: off\n {2}effective: off\n {2}reason: Turned off: turn it on with \/pct config \(shellSessions\.enabled\)\. \[off-in-config\]$/m);
 		} finally {
@@ -85,7 +100,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box });
 		try {
 			const detail = "invalid-config (configuration file is larger than the 1048576-byte limit)";
-			const r = await pi.prompt("/pct status");
+			const r = await pi.prompt("/pct status all");
 			const warning = `Pi Codex Toolkit config error: ${detail}; using all-off defaults.`;
 			assert.equal(pi.notifications.filter((n) => n === warning).length, 1, "one start-up warning");
 			const text = r.notifications.join("\n");
@@ -228,7 +243,7 @@ for (const version of PI_VERSIONS) {
 		const r = await runJson({ version, box, script, prompt: "/pct config" });
 		assert.match(r.stderr, new RegExp(`Pi Codex Toolkit config: ${box.configPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
 		assert.equal(existsSync(box.configPath), false, "nothing written");
-		const s = await runJson({ version, box, script, prompt: "/pct status" });
+		const s = await runJson({ version, box, script, prompt: "/pct status all" });
 		assert.match(s.stderr, /^Apply Patch\n  configured: off/m);
 	});
 

@@ -181,7 +181,8 @@ for (const version of PI_VERSIONS) {
 			assert.equal(e[1].result.details.result, "approval-denied", toolText(e[1]));
 			const cards = selects(pi);
 			assert.equal(cards.length, 2);
-			assert.match(cards[0].title, /^Allow apply_patch to change the workspace\?\n\(asked by code cell cell-[^)]+\)\n\*\*\* Begin Patch\n\*\*\* Add File: nested\.txt/);
+			// The direct call's card: the file with its counts and its lines, not the raw envelope.
+			assert.match(cards[0].title, /^Allow apply_patch to change nested\.txt\? \(\+1 -0\)\n\(asked by code cell cell-[^)]+\)\nA nested\.txt \+1 -0\n {2}\+ hi$/);
 			assert.equal(readFileSync(join(box.cwd, "nested.txt"), "utf8"), "hi\n");
 			assert.equal(existsSync(join(box.cwd, "second.txt")), false);
 		} finally {

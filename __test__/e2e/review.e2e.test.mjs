@@ -62,11 +62,11 @@ function seed(box) {
 }
 
 const ROWS = [
-	"#1 A notes/todo.md  write  +1 -0  active",
-	"#2 M src/app.js  edit  +1 -1  active",
-	"#3 D obsolete.txt  delete  +0 -1  active",
-	"#4 D old/name.md (moved to new/deeper/name.md)  delete  +0 -0  active",
-	"#5 A new/deeper/name.md (moved from old/name.md)  edit  +1 -1  active",
+	"#1 A notes/todo.md  apply_patch  +1 -0  active",
+	"#2 M src/app.js  apply_patch  +1 -1  active",
+	"#3 D obsolete.txt  apply_patch  +0 -1  active",
+	"#4 D old/name.md (moved to new/deeper/name.md)  apply_patch  +0 -0  active",
+	"#5 A new/deeper/name.md (moved from old/name.md)  apply_patch  +1 -1  active",
 ];
 
 for (const version of PI_VERSIONS) {
@@ -143,7 +143,7 @@ for (const version of PI_VERSIONS) {
 			assert.match(String(end.result.details.result), /add from-cell\.txt/, toolText(end));
 			let r = await pi.prompt("/pct review show 2");
 			assert.equal(r.notifications.length, 1);
-			assert.match(r.notifications[0], /^#2 M cfg\.ini  edit  \+1 -1  active by apply_patch \(modified, message [^)]+\)\n--- a\/cfg\.ini\n\+\+\+ b\/cfg\.ini\n@@ -1 \+1 @@\n-x=1\n\+x=2\n$/);
+			assert.match(r.notifications[0], /^#2 M cfg\.ini  apply_patch  \+1 -1  active \(modified\)\n--- a\/cfg\.ini\n\+\+\+ b\/cfg\.ini\n@@ -1 \+1 @@\n-x=1\n\+x=2\n$/);
 			r = await pi.prompt("/pct review rollback all");
 			assert.deepEqual(r.notifications, ["Rolled back 2 changes:\n- edit cfg.ini\n- write from-cell.txt"]);
 			assert.equal(readFileSync(join(box.cwd, "cfg.ini"), "utf8"), "x=1\n");
@@ -204,14 +204,14 @@ for (const version of PI_VERSIONS) {
 			// RPC has a UI: the list comes as a select (cancelled by the default answer).
 			const list = pi.uiRequests.filter((q) => q.method === "select").at(-1);
 			assert.deepEqual(list.options, [
-				"#1 A made/w.txt  write  +1 -0  active",
-				"#2 M e.txt  edit  +1 -1  active",
-				"#3 M p.txt  edit  +1 -1  active",
+				"#1 A made/w.txt  Write  +1 -0  active",
+				"#2 M e.txt  Edit  +1 -1  active",
+				"#3 M p.txt  apply_patch  +1 -1  active",
 				"Roll back all (newest first)",
 				"Close",
 			]);
 			r = await pi.prompt("/pct review show 1");
-			assert.match(r.notifications[0], /^#1 A made\/w\.txt  write  \+1 -0  active by Write \(added, message [^)]+\)\n--- \/dev\/null\n\+\+\+ b\/made\/w\.txt\n/);
+			assert.match(r.notifications[0], /^#1 A made\/w\.txt  Write  \+1 -0  active \(added\)\n--- \/dev\/null\n\+\+\+ b\/made\/w\.txt\n/);
 			r = await pi.prompt("/pct review rollback all");
 			assert.deepEqual(r.notifications, ["Rolled back 3 changes:\n- edit p.txt\n- edit e.txt\n- write made/w.txt"]);
 			assert.deepEqual(tree(box.cwd), before, "the tree is back byte for byte");

@@ -195,7 +195,7 @@ for (const version of PI_VERSIONS) {
 		writeConfig(box, ON);
 		const pi = new RpcPi({ version, box });
 		try {
-			const { notifications } = await pi.prompt("/pct status");
+			const { notifications } = await pi.prompt("/pct status all");
 			assert.match(notifications.join("\n"), /^Shell Sessions\n  configured: on\n  effective: active$/m);
 		} finally {
 			await pi.close();

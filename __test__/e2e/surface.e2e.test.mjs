@@ -110,7 +110,7 @@ for (const version of PI_VERSIONS) {
 		const box = sandbox();
 		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true }, webSearch: { enabled: true } });
 		const seen = [];
-		const plan = [/^Warning: Apply Patch and Edit\/Write are both on/, /^Host tools — /, /^Save$/];
+		const plan = [/^Warning: Apply Patch and Edit\/Write are both on/, /^Host tools — /, /^Yes, turn them on$/, /^Save$/];
 		const ui = (req) => {
 			seen.push(req.options);
 			const want = plan.shift();
@@ -122,12 +122,17 @@ for (const version of PI_VERSIONS) {
 			await pi.prompt("/pct config");
 			assert.equal(seen[0][0], "Preset: custom");
 			assert.ok(seen[1].some((o) => o.startsWith("Codex tools — ")) && seen[1].some((o) => o.startsWith("Pi's own + extras — ")), JSON.stringify(seen[1]));
-			assert.equal(seen[2][0], "Preset: Host tools", "the draft now equals the preset");
-			assert.ok(!seen[2].some((o) => o.startsWith("Warning: ")), "no overlap left");
+			// Each preset says what it leaves; after the pick, the extras are the person's choice.
+			assert.ok(seen[1].find((o) => o.startsWith("Host tools — ")).includes(". Leaves: apply_patch, exec_command and code cells off; Interactive Tools, Task subagents"), JSON.stringify(seen[1]));
+			assert.deepEqual(seen[2], ["Yes, turn them on", "No, leave them as they are"]);
+			assert.equal(seen[3][0], "Preset: Host tools", "the draft now equals the preset");
+			assert.ok(!seen[3].some((o) => o.startsWith("Warning: ")), "no overlap left");
 			const saved = JSON.parse(readFileSync(box.configPath, "utf8"));
 			assert.deepEqual(saved.applyPatch, { enabled: false });
 			assert.equal(saved.hostTools.enabled, true);
 			assert.equal(saved.webSearch.enabled, true, "extras kept");
+			assert.equal(saved.interactiveTools.enabled, true, "a preset can turn the interactive tools on");
+			assert.equal(saved.subagents.enabled, true, "a preset can turn Task subagents on");
 			const p = await probe(pi);
 			assert.ok(p.active.includes("Edit") && !p.active.includes("apply_patch"), JSON.stringify(p.active));
 		} finally {

@@ -249,7 +249,7 @@ for (const version of PI_VERSIONS) {
 		writeConfig(box, { webSearch: { enabled: true }, imageGeneration: { enabled: true } });
 		let pi = new RpcPi({ version, box, provider: "openai", model: "gpt-4.1", extensions: EXTS, env: { OPENAI_API_KEY: "sk-test" } });
 		try {
-			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			const text = (await pi.prompt("/pct status all")).notifications.join("\n");
 			const ws = block(text, "Web Search");
 			assert.match(ws, /^  configured: on\n  effective: active\n  requested backend: auto\n  effective backend: native\n  web search executor: openai\/gpt-4\.1\n  web search executor effort: auto\n/m);
 			assert.match(block(text, "Image Generation"), /\n  backend: api-key$/);
@@ -264,7 +264,7 @@ for (const version of PI_VERSIONS) {
 		writeFileSync(join(box.agentDir, "models.json"), JSON.stringify({ providers: { openai: { baseUrl: "http://127.0.0.1:9/v1" } } }));
 		pi = new RpcPi({ version, box, provider: "openai", model: "gpt-4.1", extensions: EXTS, env: { OPENAI_API_KEY: "sk-test" } });
 		try {
-			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			const text = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(block(text, "Web Search"), /\n  effective: unavailable\n  reason: The current model uses a custom base URL: .* \[unofficial-endpoint\]\n[\s\S]*effective backend: unavailable/);
 			assert.match(block(text, "Image Generation"), /\n  effective: unavailable\n  reason: .* \[unofficial-endpoint\]\n/);
 		} finally {
@@ -276,7 +276,7 @@ for (const version of PI_VERSIONS) {
 		writeFileSync(join(box.agentDir, "models.json"), JSON.stringify({ providers: { "openai-codex": { apiKey: "sk-wrong-kind" } } }));
 		pi = new RpcPi({ version, box, provider: "openai-codex", model: "gpt-5.6-luna", extensions: EXTS });
 		try {
-			const text = (await pi.prompt("/pct status")).notifications.join("\n");
+			const text = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(block(text, "Web Search"), /\n  effective: unavailable\n  reason: The credential does not fit the provider: .* \[credential-mismatch\]\n/);
 		} finally {
 			await pi.close();

@@ -32,7 +32,7 @@ export function probeFile(path) {
 
 /** `/pct status` as text. */
 export async function status(pi) {
-	return (await pi.prompt("/pct status")).notifications.join("\n");
+	return (await pi.prompt("/pct status all")).notifications.join("\n");
 }
 
 /**

@@ -189,6 +189,8 @@ pub struct ConfigPreset {
     pub key: String,
     pub label: String,
     pub summary: String,
+    /// What the preset leaves off or untouched.
+    pub leaves_off: String,
 }
 
 /// The presets, in menu order.
@@ -201,21 +203,23 @@ pub fn config_presets(env: &Env) -> napi::Result<Vec<ConfigPreset>> {
                 key: p.key.into(),
                 label: p.label.into(),
                 summary: p.summary.into(),
+                leaves_off: p.leaves_off.into(),
             })
             .collect())
     })
 }
 
-/// A draft with preset `key` applied (unrelated settings and unknown fields kept). An unknown key throws
-/// `Error { code: "invalid-input" }`.
+/// A draft with preset `key` applied (unrelated settings and unknown fields kept); with `extras` also Interactive
+/// Tools and Task subagents turned on. An unknown key throws `Error { code: "invalid-input" }`.
 #[napi(catch_unwind, ts_return_type = "Record<string, unknown>")]
 pub fn config_preset_apply(
     env: &Env,
     #[napi(ts_arg_type = "Record<string, unknown> | null")] raw: Json,
     key: String,
+    extras: Option<bool>,
 ) -> napi::Result<Json> {
     guard::sync(env, "config.presetApply", || {
-        config::presets::apply(&raw.0, &key)
+        config::presets::apply_with_extras(&raw.0, &key, extras.unwrap_or(false))
             .map(Json)
             .map_err(|e| guard::throw(env, guard::INVALID_INPUT, &e))
     })

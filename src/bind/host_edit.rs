@@ -6,10 +6,18 @@ use super::diffview::ScreenDiff;
 use super::guard;
 use super::host::{blocking, bounded, failure, outcome_unknown, panicked, HostCallOptions, HostFailure, JsHostSession};
 use crate::host::edit::{self as hedit, EditFailure, EditResult};
+use crate::host::read as hread;
 use crate::host::write::{self as hwrite, WriteArgs, WriteResult};
-use napi::bindgen_prelude::Either;
+use napi::bindgen_prelude::{Either, Either3};
 use serde_json::Value;
 use std::path::Path;
+
+/// A host call that passed its pre-card checks (docs/host.md "Before the card"): the card, if any, comes next.
+#[napi(object)]
+pub struct HostPrecheckOk {
+    #[napi(ts_type = "true")]
+    pub ok: bool,
+}
 
 /// Write's result: `text` names the file with its new `[path#TAG]`.
 #[napi(object)]
@@ -264,6 +272,62 @@ impl JsHostSession {
             Either::B(without_tag(failure(outcome_unknown("Edit", ms))))
         })
         .await
+    }
+
+    /// The checks a Read, Write or Edit passes before its permission card (docs/host.md "Before the card"): a call
+    /// that cannot succeed (arguments, a folder or missing file for Read, a folder for Write, an Edit's ops, tag or
+    /// missing file, an exhausted retry budget) is refused with the code and message the call itself would give, so no
+    /// decision is spent on it. An Edit refused here counts against the retry budget of `turn` as the call would.
+    /// Cheap: at most a `stat` or an open without a read, on the blocking pool. Throws `invalid-input` for another tool.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Promise<HostPrecheckOk | HostFailure | HostEditFailure>"
+    )]
+    pub async fn precheck(
+        &self,
+        #[napi(ts_arg_type = "'Read' | 'Write' | 'Edit'")] tool: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        turn: Option<String>,
+    ) -> napi::Result<Either3<HostPrecheckOk, HostFailure, HostEditFailure>> {
+        let ok = || Either3::A(HostPrecheckOk { ok: true });
+        let s = self.inner.clone();
+        match tool.as_str() {
+            "Read" | "Write" => {
+                let read = tool == "Read";
+                let out = blocking("host.precheck", move || {
+                    if read {
+                        hread::precheck(&s.roots, &args)
+                    } else {
+                        hwrite::precheck(&s.roots, &args)
+                    }
+                })
+                .await;
+                Ok(match out {
+                    Either::A(()) => ok(),
+                    Either::B(f) => Either3::B(f),
+                })
+            }
+            "Edit" => {
+                let joined = tokio::task::spawn_blocking(move || {
+                    guard::sync_or(
+                        "host.precheck",
+                        || match hedit::precheck(&s.roots, &s.store, &s.edit, &args, turn.as_deref()) {
+                            Ok(()) => ok(),
+                            Err(f) => Either3::C(edit_failure(f)),
+                        },
+                        |m| Either3::C(panic_failure(m)),
+                    )
+                })
+                .await;
+                Ok(joined.unwrap_or_else(|e| {
+                    Either3::C(panic_failure(format!("the host.precheck task did not finish ({e})")))
+                }))
+            }
+            other => Err(napi::Error::new(
+                napi::Status::InvalidArg,
+                format!("invalid-input: precheck takes Read, Write or Edit, not {other}"),
+            )),
+        }
     }
 
     /// An apply_patch on `paths` ended (`ok` false: it failed): failed patches share Edit's retry budget per prompt

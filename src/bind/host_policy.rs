@@ -152,6 +152,15 @@ impl JsHostPermissions {
         })
     }
 
+    /// Takes back the "allow for this session" grant of `tool`, or every grant without one (`/pct permission revoke`,
+    /// docs/permissions.md); returns the tools whose grant was taken back, sorted.
+    #[napi(catch_unwind)]
+    pub fn revoke_session(&self, env: &napi::Env, tool: Option<String>) -> napi::Result<Vec<String>> {
+        guard::sync(env, "host.permissions.revokeSession", || {
+            Ok(self.with(|p| p.revoke_session(tool.as_deref())))
+        })
+    }
+
     /// Tools allowed for this session, sorted.
     #[napi(catch_unwind)]
     pub fn allowed_tools(&self, env: &napi::Env) -> napi::Result<Vec<String>> {
@@ -226,6 +235,11 @@ pub struct HostAuditEntry {
     pub overhead_ms: f64,
     pub total_ms: f64,
     pub ok: bool,
+    /// The failed call's stable code: the engine's code of the tool (host, Bash, shell session, code cell, patch),
+    /// the permission table's, or one of the glue's own (Plan tools, Task, an invocation policy's refusal).
+    #[napi(
+        ts_type = "HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'COMPUTER_DISABLED_IN_PLAN'"
+    )]
     pub error_code: Option<String>,
     /// The Task delegate that made the call (docs/agents.md "Audit").
     pub agent: Option<String>,

@@ -23,6 +23,8 @@ pub struct ReviewTarget {
     pub message_id: Option<String>,
     /// Pi's session file (`undefined` for an in-memory session): the store is swept once it is gone.
     pub session_file: Option<String>,
+    /// The Task delegate making the change (its agent's name): the listing names it `writer (Task)`.
+    pub agent: Option<String>,
 }
 
 impl ReviewTarget {
@@ -33,6 +35,7 @@ impl ReviewTarget {
             message_id: self.message_id.clone(),
             session_file: self.session_file.clone(),
             tool: tool.to_string(),
+            agent: self.agent.clone(),
         }
     }
 }
@@ -62,7 +65,11 @@ pub struct ReviewChange {
     pub group: Option<String>,
     pub moved_from: Option<String>,
     pub moved_to: Option<String>,
-    /// The listing row (`#3 M src/app.js  edit  +2 -1  active`).
+    /// The Task delegate that made the change, when one did.
+    pub agent: Option<String>,
+    /// Who made the change as the listing names it: `writer (Task)` for a delegate, else the tool.
+    pub by: String,
+    /// The listing row (`#3 M src/app.js  apply_patch  +2 -1  active`).
     pub row: String,
 }
 
@@ -85,6 +92,8 @@ fn js_change(n: usize, c: &Change) -> ReviewChange {
         group: c.group.clone(),
         moved_from: c.moved_from.clone(),
         moved_to: c.moved_to.clone(),
+        agent: c.agent.clone(),
+        by: c.by(),
         row: render::row(n, c),
     }
 }

@@ -1136,3 +1136,22 @@ async fn a_100_mb_print_is_cut_like_other_output_with_the_whole_text_in_the_reco
         "shutdown deletes the manager's own files"
     );
 }
+
+#[test]
+fn nested_cards_show_what_the_direct_cards_show() {
+    use super::sink::preview_of;
+    let j = |v: &serde_json::Value| v.to_string();
+    let exec = json!({"cmd": "npm test", "yield_time_ms": 1000});
+    assert_eq!(preview_of("exec_command", &exec, &j(&exec)), "$ npm test");
+    let alias = json!({"command": "ls -la"});
+    assert_eq!(preview_of("exec_command", &alias, &j(&alias)), "$ ls -la");
+    let stdin = json!({"session_id": 3, "chars": "y\n"});
+    assert_eq!(preview_of("write_stdin", &stdin, &j(&stdin)), "stdin of 3: y\n");
+    let poll = json!({"session_id": 3, "chars": ""});
+    assert_eq!(preview_of("write_stdin", &poll, &j(&poll)), j(&poll));
+    let patch = json!({"patch": "*** Begin Patch"});
+    assert_eq!(preview_of("apply_patch", &patch, &j(&patch)), "*** Begin Patch");
+    assert_eq!(preview_of("apply_patch", &json!("raw"), "\"raw\""), "\"raw\"");
+    let other = json!({"q": 1});
+    assert_eq!(preview_of("web_search", &other, &j(&other)), j(&other));
+}

@@ -87,6 +87,7 @@ mod tests {
             message_id: Some("m".into()),
             session_file: None,
             tool: "apply_patch".into(),
+            agent: None,
         };
         apply(
             dir.path().into(),

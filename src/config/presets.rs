@@ -15,7 +15,14 @@ pub struct Preset {
     pub label: &'static str,
     /// What the model gets, one line.
     pub summary: &'static str,
+    /// What the preset leaves off or untouched, one line: nothing it does not name changes (the menu shows it, and
+    /// offers to turn the extras on with [`apply_with_extras`]).
+    pub leaves_off: &'static str,
 }
+
+/// The sections a preset turns on when asked to (`/pct config` asks after the pick): the tools that talk to the user
+/// and the Task subagents (docs/interactive.md, docs/agents.md). No preset turns them on unasked.
+pub const EXTRAS: [&str; 2] = ["interactiveTools", "subagents"];
 
 /// Every preset, in menu order.
 pub const PRESETS: [Preset; 3] = [
@@ -23,16 +30,19 @@ pub const PRESETS: [Preset; 3] = [
         key: "codex",
         label: "Codex tools",
         summary: "apply_patch, exec_command/write_stdin and code cells replace Pi's edit, write and bash; Host Tools off",
+        leaves_off: "Host Tools (Read, Write, Edit, Bash) off; Interactive Tools, Task subagents and the network and desktop extras as they are",
     },
     Preset {
         key: "host",
         label: "Host tools",
         summary: "Read, Write, Edit and Bash with permissions replace Pi's tools; Glob, Grep and the Task tools load on demand (find_tools); Codex route off",
+        leaves_off: "apply_patch, exec_command and code cells off; Interactive Tools, Task subagents and the network and desktop extras as they are",
     },
     Preset {
         key: "pi",
         label: "Pi's own + extras",
         summary: "Pi's read, edit, write and bash stay; the network and desktop extras keep their settings",
+        leaves_off: "Host Tools, apply_patch, exec_command and code cells off; Interactive Tools and Task subagents as they are",
     },
 ];
 
@@ -80,6 +90,25 @@ pub fn apply(raw: &Value, key: &str) -> Result<Value, String> {
         other => return Err(format!("unknown preset {other:?}: use codex, host or pi")),
     }
     Ok(Value::Object(root))
+}
+
+/// [`apply`], and with `extras` also Interactive Tools (`asktool`, `TodoWrite`, `new_context`) and Task subagents
+/// turned on ([`EXTRAS`]); without, they keep their settings.
+pub fn apply_with_extras(raw: &Value, key: &str, extras: bool) -> Result<Value, String> {
+    let mut out = apply(raw, key)?;
+    if extras {
+        let root = out.as_object_mut().expect("apply returns an object");
+        for section in EXTRAS {
+            let s = root.entry(section.to_string()).or_insert_with(|| json!({}));
+            if !s.is_object() {
+                *s = json!({});
+            }
+            s.as_object_mut()
+                .expect("an object")
+                .insert("enabled".into(), json!(true));
+        }
+    }
+    Ok(out)
 }
 
 /// Which preset an effective config equals, if any (the menu marks it).
@@ -139,6 +168,33 @@ mod tests {
             assert_eq!(raw["x"], 1, "unknown fields are kept");
             assert_eq!(eff["hostTools"]["permissionMode"], "auto");
         }
+    }
+
+    #[test]
+    fn extras_turn_interactive_tools_and_subagents_on_and_are_otherwise_left_alone() {
+        let start = json!({"interactiveTools": {"enabled": false, "askTool": false}, "x": 1});
+        for p in &PRESETS {
+            let plain = effective(&apply_with_extras(&start, p.key, false).unwrap());
+            assert_eq!(plain["interactiveTools"]["enabled"], false, "{}: left as it was", p.key);
+            assert_eq!(plain["subagents"]["enabled"], false, "{}: left as it was", p.key);
+            let raw = apply_with_extras(&start, p.key, true).unwrap();
+            assert_eq!(validate(&raw), Ok(()), "{}", p.key);
+            let eff = effective(&raw);
+            assert_eq!(eff["interactiveTools"]["enabled"], true, "{}", p.key);
+            assert_eq!(
+                eff["interactiveTools"]["askTool"], false,
+                "{}: the per-tool switches are kept",
+                p.key
+            );
+            assert_eq!(eff["subagents"]["enabled"], true, "{}", p.key);
+            assert_eq!(current(&eff), Some(p.key), "{}: still reads as the preset", p.key);
+            assert!(
+                !p.leaves_off.is_empty() && p.leaves_off.contains("Task subagents"),
+                "{}",
+                p.key
+            );
+        }
+        assert!(apply_with_extras(&start, "nope", true).is_err());
     }
 
     #[test]

@@ -158,6 +158,22 @@ impl Replacement {
     }
 }
 
+/// The refusal of a path that exists but is no regular file Write or Edit could replace.
+fn not_a_file(st: &Stamp, shown: &str) -> Result<(), HostError> {
+    if st.mode & libc::S_IFMT == libc::S_IFDIR {
+        return Err(HostError::invalid(format!(
+            "{shown} is a directory; name a file inside it (list them with Glob)."
+        )));
+    }
+    if !st.is_file() {
+        return Err(HostError::invalid(format!(
+            "{shown} is not a regular file (a symlink, device, socket or pipe); only regular files can be \
+             written or edited. Name the file it points to."
+        )));
+    }
+    Ok(())
+}
+
 /// The handles of one call: directory handles beneath `/`.
 pub struct Fs {
     dirs: Dirs,
@@ -254,18 +270,7 @@ impl Fs {
     pub fn read_existing(&mut self, rel: &str, shown: &str) -> Result<Option<Existing>, HostError> {
         match self.dirs.stat(rel) {
             Ok(None) => return Ok(None),
-            Ok(Some(st)) if st.mode & libc::S_IFMT == libc::S_IFDIR => {
-                return Err(HostError::invalid(format!(
-                    "{shown} is a directory; name a file inside it (list them with Glob)."
-                )))
-            }
-            Ok(Some(st)) if !st.is_file() => {
-                return Err(HostError::invalid(format!(
-                    "{shown} is not a regular file (a symlink, device, socket or pipe); only regular files can be \
-                     written or edited. Name the file it points to."
-                )))
-            }
-            Ok(Some(_)) => {}
+            Ok(Some(st)) => not_a_file(&st, shown)?,
             Err(e) => return Err(io_err(shown, &e)),
         }
         let mut f = self.open_nonblock(rel).map_err(|e| io_err(shown, &e))?;
@@ -290,6 +295,16 @@ impl Fs {
             nlink: meta.nlink(),
             _handle: f,
         }))
+    }
+
+    /// Write's pre-card check (docs/host.md "Before the card"): refuses, as [`Fs::read_existing`] would, an existing
+    /// `rel` that is a folder or not a regular file. A missing path, or one that cannot be looked at, is left to the
+    /// call (it creates the file, or says what failed).
+    pub fn refuse_non_file(&mut self, rel: &str, shown: &str) -> Result<(), HostError> {
+        match self.dirs.stat(rel) {
+            Ok(Some(st)) => not_a_file(&st, shown),
+            Ok(None) | Err(_) => Ok(()),
+        }
     }
 
     /// Opens the existing regular file `rel` for reading (Read, Grep): no symlink followed on the way or at the end,

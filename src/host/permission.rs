@@ -249,6 +249,17 @@ impl Permissions {
         self.allowed.insert(tool.to_string());
     }
 
+    /// Takes back the session grant of `tool` (every grant when `None`): later calls ask again. Returns the tools
+    /// whose grant was taken back, sorted (empty when there was none).
+    pub fn revoke_session(&mut self, tool: Option<&str>) -> Vec<String> {
+        let mut gone: Vec<String> = match tool {
+            Some(t) => self.allowed.take(t).into_iter().collect(),
+            None => std::mem::take(&mut self.allowed).into_iter().collect(),
+        };
+        gone.sort();
+        gone
+    }
+
     /// Tools allowed for the session, sorted.
     pub fn allowed(&self) -> Vec<String> {
         let mut v: Vec<String> = self.allowed.iter().cloned().collect();
@@ -679,6 +690,23 @@ mod tests {
             }
             assert_eq!(p.decide(&outside, Some("auto")).verdict, ALLOW_MODE);
         }
+    }
+
+    #[test]
+    fn revoke_takes_back_one_grant_or_all() {
+        let mut p = Permissions::new();
+        p.allow_session("Bash");
+        p.allow_session("Edit");
+        p.allow_session("apply_patch");
+        assert_eq!(p.revoke_session(Some("Nope")), Vec::<String>::new());
+        assert_eq!(p.revoke_session(Some("Edit")), vec!["Edit".to_string()]);
+        assert_eq!(p.allowed(), vec!["Bash".to_string(), "apply_patch".to_string()]);
+        assert_eq!(
+            p.revoke_session(None),
+            vec!["Bash".to_string(), "apply_patch".to_string()]
+        );
+        assert!(p.allowed().is_empty());
+        assert_eq!(p.revoke_session(None), Vec::<String>::new());
     }
 
     #[test]

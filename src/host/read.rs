@@ -8,7 +8,7 @@
 use super::args;
 use super::error::{Deadline, HostError, Suggestion};
 use super::fileio;
-use super::paths::{Resolved, Root};
+use super::paths::{Resolved, Root, Roots};
 use super::snapshot::{LineSet, Recorder, Seen, MAX_RETAINED_FILE};
 use super::tag::{self, TagStream, Tagged, MAX_LINE_CHARS};
 use serde_json::Value;
@@ -89,15 +89,9 @@ pub fn open_beneath(
     Ok((file, meta))
 }
 
-/// Reads `target` (already resolved and, if external, approved) and records the shown lines as seen. `deadline`
-/// bounds the read of a large file (TOOL_TIMEOUT, checked per chunk).
-pub fn read(
-    target: &Resolved,
-    a: &ReadArgs,
-    deadline: Deadline,
-    store: &mut impl Recorder,
-) -> Result<ReadResult, HostError> {
-    let dir_err = || HostError {
+/// A folder named to Read: what to do instead, with the Glob call as a structured suggestion.
+fn dir_error(target: &Resolved) -> HostError {
+    HostError {
         code: super::error::INVALID_ARGUMENT,
         message: format!(
             "{} is a directory; Read takes a file. List its files with Glob (path \"{}\", pattern \"*\"), then Read \
@@ -109,8 +103,30 @@ pub fn read(
             path: target.shown.clone(),
             pattern: "*".to_string(),
         }),
+    }
+}
+
+/// Read's pre-card check (docs/host.md "Before the card"): the arguments, and that the path opens as a regular file,
+/// refused exactly as the read itself would refuse it (a folder with the Glob suggestion, a missing file NOT_FOUND).
+/// The file is opened (without following symlinks, never blocking) and closed; nothing is read. A path that does not
+/// resolve is left to the glue, which resolves every target before the card.
+pub fn precheck(roots: &Roots, args: &Value) -> Result<(), HostError> {
+    let a = ReadArgs::from_json(args)?;
+    let Ok(target) = roots.resolve(&a.path) else {
+        return Ok(());
     };
-    let (mut f, meta) = open_beneath(target, "Read", dir_err)?;
+    open_beneath(&target, "Read", || dir_error(&target)).map(|_| ())
+}
+
+/// Reads `target` (already resolved and, if external, approved) and records the shown lines as seen. `deadline`
+/// bounds the read of a large file (TOOL_TIMEOUT, checked per chunk).
+pub fn read(
+    target: &Resolved,
+    a: &ReadArgs,
+    deadline: Deadline,
+    store: &mut impl Recorder,
+) -> Result<ReadResult, HostError> {
+    let (mut f, meta) = open_beneath(target, "Read", || dir_error(target))?;
     let offset = a.offset.unwrap_or(1);
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT);
     let window_end = offset.saturating_add(limit) - 1;

@@ -155,6 +155,19 @@ pub fn review_failed(e: crate::review::ReviewError) -> HostError {
     )
 }
 
+/// Write's pre-card check (docs/host.md "Before the card"): the arguments, and a path that names an existing folder or
+/// special file, refused as the write itself would refuse it. Nothing is opened for writing.
+pub fn precheck(roots: &Roots, args: &Value) -> Result<(), HostError> {
+    let a = WriteArgs::from_json(args)?;
+    let Ok(target) = roots.resolve(&a.path) else {
+        return Ok(());
+    };
+    let Ok(rel) = rel_of(&target.canonical) else {
+        return Ok(());
+    };
+    Fs::open()?.refuse_non_file(&rel, &target.shown)
+}
+
 /// [`write`] that records a review change right before the bytes land (`hook`, docs/review.md). `deadline` is
 /// checked once everything is read and decided, right before anything changes (docs/host.md "Timeouts").
 pub fn write_reviewed(

@@ -17,7 +17,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { AgentDefinition, AgentsLoaded, HostFailure } from "../../index.js";
+import type { AgentDefinition, AgentsLoaded, HostFailure, ReviewTarget } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
@@ -303,6 +303,11 @@ interface Running {
 	stop(code: TaskCode, message: string, now?: boolean): void;
 }
 
+/** A review target that names the delegate making the change. */
+function withAgent(target: ReviewTarget | undefined, agent: string): ReviewTarget | undefined {
+	return target ? { ...target, agent } : undefined;
+}
+
 /** Starts a delegate process and drives it over RPC until its run ends. */
 function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void): Running | { ok: false; code: TaskCode; message: string } {
 	const pi = piCommand();
@@ -313,7 +318,8 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 		tools: def.tools,
 		mode: effectiveMode(host, def),
 		sessionId: rt.sessionId,
-		review: reviewTarget(host.agentDir, ctx),
+		// The delegate's changes are listed in the parent's review under its name (docs/review.md "Who").
+		review: withAgent(reviewTarget(host.agentDir, ctx), def.name),
 		grants: rt.permissions.allowedTools(),
 	};
 	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];

@@ -5,7 +5,8 @@
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Toolkit } from "./toolkit.ts";
 import type { EffectiveConfig, ExecutionRule } from "../../index.js";
-import { RELOADED, SAVED, USAGE, say } from "./messages.ts";
+import type { AutocompleteItem } from "@earendil-works/pi-tui";
+import { RELOADED, SAVED, say } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
 import { jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job } from "./status.ts";
@@ -24,7 +25,6 @@ import { worktreeCommand, worktreeStatusLine } from "./worktree.ts";
 
 type Ctx = ExtensionCommandContext;
 
-
 const onOff = (v: unknown) => (v ? "on" : "off");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const PERMISSION_MODES = ["ask", "accept-edits", "auto"] as const;
@@ -35,59 +35,171 @@ export const PERMISSION_MODE_TEXT: Record<(typeof PERMISSION_MODES)[number], str
 	auto: "everything runs without asking (also outside the workspace)",
 };
 
-/** `/pct`'s sub-commands and their arguments, for completion (`getArgumentCompletions`). */
-export const SUBCOMMANDS: Record<string, string[]> = {
-	config: [],
-	status: [],
-	reload: [],
-	jobs: ["stop all"],
-	review: ["show", "rollback", "rollback all"],
-	permission: [...PERMISSION_MODES, "default"],
-	mode: ["plan", "agent"],
-	agents: [],
-	worktree: ["new", "list", "merge", "leave", "delete"],
-};
+/** One argument a sub-command completes, with what it does (shown beside it in Pi's completion list). */
+export interface PctArgument {
+	value: string;
+	description: string;
+}
 
-/** Completions for what follows `/pct `: sub-commands, then their arguments. */
-export function pctCompletions(prefix: string): { value: string; label: string }[] | null {
+/** One `/pct` sub-command: its name, its argument syntax for the usage line, one line of what it does (completion and
+ * docs), and the arguments it completes. */
+export interface PctCommand {
+	name: string;
+	/** The argument syntax after the name (`[stop <id>|stop all]`); absent = takes no argument. */
+	args?: string;
+	description: string;
+	completions?: readonly PctArgument[];
+}
+
+/**
+ * Every `/pct` sub-command, in the order the usage line, the completion list and the docs table (docs/render.md
+ * "/pct") show them. The usage line, `getArgumentCompletions` and the docs table are all derived from this one
+ * table; the dispatcher has one handler per name (the type makes a missing one a compile error), and
+ * __test__/render.test.mjs checks the docs table and every `/pct` command the docs name against it.
+ */
+export const PCT_COMMANDS = [
+	{ name: "config", description: "the settings menu (also plain /pct)" },
+	{
+		name: "status",
+		args: "[all]",
+		description: "one screen: the summary, features by state, modes; all: every detail",
+		completions: [{ value: "all", description: "every feature's reason and details, the model, the execution rules" }],
+	},
+	{ name: "reload", description: "re-read the toolkit's config file and re-sync its tools" },
+	{
+		name: "jobs",
+		args: "[stop <id>|stop all]",
+		description: "running background tasks, code cells and shell sessions; stop one or all",
+		completions: [
+			{ value: "stop", description: "stop one job by its id" },
+			{ value: "stop all", description: "stop every running job" },
+		],
+	},
+	{
+		name: "review",
+		args: "[show <n>|rollback <n>|rollback all]",
+		description: "the session's file changes: show a diff, roll back one or all",
+		completions: [
+			{ value: "show", description: "show change <n>'s diff" },
+			{ value: "rollback", description: "roll back change <n>" },
+			{ value: "rollback all", description: "roll back every active change, newest first" },
+		],
+	},
+	{
+		name: "permission",
+		args: `[${PERMISSION_MODES.join("|")}|default|revoke <tool>|revoke all]`,
+		description: "this session's permission mode for every toolkit tool, and its session grants",
+		completions: [
+			...PERMISSION_MODES.map((m) => ({ value: m, description: PERMISSION_MODE_TEXT[m] })),
+			{ value: "default", description: "back to the config's mode" },
+			{ value: "revoke", description: "take back one tool's \"Allow for this session\"" },
+			{ value: "revoke all", description: "take back every \"Allow for this session\"" },
+		],
+	},
+	{
+		name: "mode",
+		args: "[plan|agent]",
+		description: "the operation mode: Plan (read and plan) or Agent",
+		completions: [
+			{ value: "plan", description: "read and plan; edits are refused" },
+			{ value: "agent", description: "the normal mode" },
+		],
+	},
+	{ name: "todos", description: "the session's todo list (what the model last sent with TodoWrite)" },
+	{ name: "agents", description: "the Task agent definitions, their tools and warnings" },
+	{
+		name: "worktree",
+		args: "[new [name]|list|merge [token]|leave|delete [id]]",
+		description: "this session's isolated git worktree: where it is; new, list, merge, leave, delete (docs/worktrees.md)",
+		completions: [
+			{ value: "new", description: "create a worktree from HEAD and move this session into it" },
+			{ value: "list", description: "this project's worktrees: in use, idle, missing, leftover" },
+			{ value: "merge", description: "preview, then fast-forward the project to this worktree's work" },
+			{ value: "leave", description: "back to a session in the project checkout; the worktree stays" },
+			{ value: "delete", description: "snapshot unmerged work, then remove a worktree and its branch" },
+		],
+	},
+] as const satisfies readonly PctCommand[];
+
+const PERMISSION: PctCommand = PCT_COMMANDS.find((c) => c.name === "permission")!;
+
+/** A sub-command's name. */
+export type PctName = (typeof PCT_COMMANDS)[number]["name"];
+
+const COMMANDS: readonly PctCommand[] = PCT_COMMANDS;
+
+/** `/pct config` or `/pct jobs [stop <id>|stop all]`. */
+export function pctSyntax(c: PctCommand): string {
+	return c.args ? `/pct ${c.name} ${c.args}` : `/pct ${c.name}`;
+}
+
+/** The usage line `/pct` prints for anything it does not know. */
+export const PCT_USAGE = `Usage: /pct [${COMMANDS.map((c) => (c.args ? `${c.name} ${c.args}` : c.name)).join("|")}]`;
+
+/** The docs table of the sub-commands (docs/render.md "/pct" holds exactly these lines; a unit test compares). */
+export function pctDocsTable(): string {
+	const esc = (s: string) => s.replace(/\|/g, "\\|");
+	return ["| command | what it does |", "|---|---|", ...COMMANDS.map((c) => `| \`${esc(pctSyntax(c))}\` | ${esc(c.description)} |`)].join("\n");
+}
+
+/** The sub-command `args` names and what follows it, or undefined for an unknown one (plain `/pct` is `config`). */
+export function pctRoute(args: string): { name: PctName; arg: string } | undefined {
+	const s = (args ?? "").trim();
+	if (s === "") return { name: "config", arg: "" };
+	const sp = s.search(/\s/);
+	const name = sp < 0 ? s : s.slice(0, sp);
+	const c = COMMANDS.find((x) => x.name === name);
+	if (!c) return undefined;
+	return { name: c.name as PctName, arg: sp < 0 ? "" : s.slice(sp + 1).trim() };
+}
+
+/** Completions for what follows `/pct `: sub-commands (with what they do), then their arguments. */
+export function pctCompletions(prefix: string): AutocompleteItem[] | null {
 	const p = prefix.replace(/^\s+/, "");
 	const sp = p.indexOf(" ");
 	if (sp < 0) {
-		const subs = Object.keys(SUBCOMMANDS).filter((s) => s.startsWith(p));
-		return subs.length ? subs.map((s) => ({ value: s, label: s })) : null;
+		const subs = COMMANDS.filter((c) => c.name.startsWith(p));
+		return subs.length ? subs.map((c) => ({ value: c.name, label: c.name, description: c.description })) : null;
 	}
-	const sub = p.slice(0, sp);
+	const sub = COMMANDS.find((c) => c.name === p.slice(0, sp));
 	const rest = p.slice(sp + 1);
-	const args = (SUBCOMMANDS[sub] ?? []).filter((a) => a.startsWith(rest));
-	return args.length ? args.map((a) => ({ value: `${sub} ${a}`, label: a })) : null;
+	const args = (sub?.completions ?? []).filter((a) => a.value.startsWith(rest));
+	return args.length ? args.map((a) => ({ value: `${sub!.name} ${a.value}`, label: a.value, description: a.description })) : null;
 }
 
-/** Registers `/pct`. `registered` = tool names the feature modules registered (for status). */
-export function registerPctCommand(tk: Toolkit, registered: Set<string>): void {
+type Handler = (ctx: Ctx, arg: string) => Promise<void> | void;
+
+/** Registers `/pct`. `_registered` = tool names the feature modules registered (kept for the call sites). */
+export function registerPctCommand(tk: Toolkit, _registered: Set<string>): void {
 	registerFooter(tk.pi, tk);
+	// A sub-command that takes no argument answers an argument with the usage line.
+	const bare = (run: (ctx: Ctx) => Promise<void> | void): Handler => (ctx, arg) => (arg === "" ? run(ctx) : say(ctx, PCT_USAGE, "warning"));
+	const handlers: Record<PctName, Handler> = {
+		config: bare((ctx) => configMenu(tk, ctx)),
+		status: (ctx, arg) => (arg === "" || arg === "all" ? say(ctx, worktreeStatusLine(tk) + statusText(tk, ctx, arg === "all")) : say(ctx, PCT_USAGE, "warning")),
+		reload: bare((ctx) => {
+			const r = tk.reload();
+			tk.sync(ctx);
+			return r.ok ? say(ctx, RELOADED) : say(ctx, r.message, "warning");
+		}),
+		jobs: (ctx, arg) => jobsCommand(tk, ctx, arg),
+		review: (ctx, arg) => reviewCommand(tk.agentDir, ctx, arg),
+		permission: (ctx, arg) => permissionCommand(tk, ctx, arg),
+		mode: (ctx, arg) => {
+			const r = modeCommand(tk, ctx, arg);
+			say(ctx, r.text, r.level);
+		},
+		todos: bare((ctx) => say(ctx, (tk.shared.get(TODOS_KEY) as (() => string) | undefined)?.() ?? "The todo list is not available in this build.")),
+		agents: bare((ctx) => say(ctx, agentsText(tk, ctx.cwd))),
+		worktree: (ctx, arg) => worktreeCommand(tk, ctx, arg),
+	};
 	tk.pi.registerCommand("pct", {
-		description: "Pi Codex Toolkit: /pct [config|status|reload|jobs|review|permission|mode|agents|worktree]",
+		description: `Pi Codex Toolkit: /pct [${COMMANDS.map((c) => c.name).join("|")}]`,
 		getArgumentCompletions: pctCompletions,
 		handler: async (args: string, ctx: Ctx) => {
-			const sub = (args ?? "").trim();
-			if (sub === "" || sub === "config") return configMenu(tk, ctx);
-			if (sub === "status") return say(ctx, worktreeStatusLine(tk) + statusText(tk, ctx, registered));
-			if (sub === "todos") return say(ctx, (tk.shared.get(TODOS_KEY) as (() => string) | undefined)?.() ?? "The todo list is not available in this build.");
-			if (sub === "jobs" || sub.startsWith("jobs ")) return jobsCommand(tk, ctx, sub.slice("jobs".length).trim());
-			if (sub === "review" || sub.startsWith("review ")) return reviewCommand(tk.agentDir, ctx, sub.slice("review".length));
-			if (sub === "permission" || sub.startsWith("permission ")) return permissionCommand(tk, ctx, sub.slice("permission".length).trim());
-			if (sub === "mode" || sub.startsWith("mode ")) {
-				const r = modeCommand(tk, ctx, sub.slice("mode".length).trim());
-				return say(ctx, r.text, r.level);
-			}
-			if (sub === "agents") return say(ctx, agentsText(tk, ctx.cwd));
-			if (sub === "worktree" || sub.startsWith("worktree ")) return worktreeCommand(tk, ctx, sub.slice("worktree".length).trim());
-			if (sub === "reload") {
-				const r = tk.reload();
-				tk.sync(ctx);
-				return r.ok ? say(ctx, RELOADED) : say(ctx, r.message, "warning");
-			}
-			say(ctx, USAGE, "warning");
+			const route = pctRoute(args);
+			if (!route) return say(ctx, PCT_USAGE, "warning");
+			return handlers[route.name](ctx, route.arg);
 		},
 	});
 }
@@ -180,27 +292,44 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 	}
 }
 
-/** `/pct permission [ask|accept-edits|auto|default]`: this session's host-tool permission mode (docs/host.md
- * "Permissions"); `default` goes back to hostTools.permissionMode; no argument shows the mode in force. */
+/** The session grants in one line: what "Allow for this session" covers now, and how to take it back. */
+function grantsText(rt: HostRuntime): string {
+	const granted = rt.permissions.allowedTools();
+	return granted.length
+		? `Allowed for this session: ${granted.join(", ")} (/pct permission revoke <tool>|all asks again).`
+		: "Allowed for this session: none.";
+}
+
+/** `/pct permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]`: this session's permission mode for every
+ * toolkit tool (docs/permissions.md); `default` goes back to the config's mode; `revoke` takes back "Allow for this
+ * session" grants; no argument shows the mode in force and the grants. */
 function permissionCommand(tk: Toolkit, ctx: Ctx, arg: string): void {
 	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
-	if (!rt) return say(ctx, "Host Tools are not available in this build.", "warning");
+	if (!rt) return say(ctx, "Permissions are not available in this build.", "warning");
 	const configured = configuredMode(tk.config()) ?? "ask";
 	if (arg === "") {
 		const o = rt.permissions.sessionOverride;
-		return say(ctx, o ? `Host Tools permission mode: ${o} (this session; the config says ${configured})` : `Host Tools permission mode: ${configured} (from the config)`);
+		const mode = o ? `Permission mode for every toolkit tool: ${o} (this session; the config says ${configured})` : `Permission mode for every toolkit tool: ${configured} (from the config)`;
+		return say(ctx, `${mode}\n${grantsText(rt)}`);
 	}
 	if (arg === "default") {
 		rt.permissions.setOverride(null);
 		refreshModeFooter(tk, ctx);
-		return say(ctx, `Host Tools permission mode for this session: back to the config (${configured}).`);
+		return say(ctx, `Permission mode for this session: back to the config (${configured}).`);
+	}
+	const [verb, ...rest] = arg.split(/\s+/);
+	if (verb === "revoke" && rest.length === 1) {
+		const which = rest[0];
+		const gone = rt.permissions.revokeSession(which === "all" ? null : which);
+		if (gone.length === 0) return say(ctx, which === "all" ? "No tool was allowed for this session." : `${which} was not allowed for this session. ${grantsText(rt)}`, "warning");
+		return say(ctx, `Revoked for this session: ${gone.join(", ")}; ${gone.length === 1 ? "it asks" : "they ask"} again. ${grantsText(rt)}`);
 	}
 	if (!(PERMISSION_MODES as readonly string[]).includes(arg)) {
-		return say(ctx, `Usage: /pct permission [${PERMISSION_MODES.join("|")}|default]`, "warning");
+		return say(ctx, `Usage: ${pctSyntax(PERMISSION)}`, "warning");
 	}
 	rt.permissions.setOverride(arg as (typeof PERMISSION_MODES)[number]);
 	refreshModeFooter(tk, ctx);
-	say(ctx, `Host Tools permission mode for this session: ${arg} (the config's ${configured} applies again in the next session).`);
+	say(ctx, `Permission mode for this session: ${arg} for every toolkit tool (the config's ${configured} applies again in the next session).`);
 }
 
 /** The permission-mode submenu: each mode with what it means; the cursor starts on the mode in force. */

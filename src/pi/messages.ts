@@ -4,8 +4,6 @@ import { safeNotify } from "./render/safe.ts";
 
 /** The exact user-facing strings of the toolkit core (docs/spec/toolkit.md §1–§2), in one place so tests can import them. */
 
-export const USAGE =
-	"Usage: /pct [config|status|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default]|mode [plan|agent]|agents|worktree [new|list|merge|leave|delete]]";
 export const RELOADED = "Pi Codex Toolkit configuration reloaded.";
 export const SAVED = "Pi Codex Toolkit configuration saved.";
 

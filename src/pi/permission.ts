@@ -10,6 +10,7 @@
  * unanswered forever. A queued call decides again when its turn comes, so "Allow for this session" on the first
  * card lets a second call of the same tool through without a second card.
  */
+import type { ToolErrorCode } from "./failure.ts";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
@@ -163,7 +164,9 @@ export function cardTitle(ask: PermissionAsk & { sensitiveShown?: string }, d: H
 	const plan = d.opMode === "plan" && d.mode === "auto" && d.risk === "bash" ? "\nPlan mode with auto: this command may still change files." : "";
 	const sensitive = ask.sensitiveShown ? `\nThis command names ${shownLine(ask.sensitiveShown)}, a sensitive path (credentials and keys): it always asks.` : "";
 	const preview = ask.preview && !own ? `\n${cardPreview(ask.preview)}` : "";
-	return `${head}${via}${plan}${sensitive}${preview}`;
+	// Who asks and the Plan note follow the question's first line, above what will run.
+	const nl = head.indexOf("\n");
+	return nl < 0 ? `${head}${via}${plan}${sensitive}${preview}` : `${head.slice(0, nl)}${via}${plan}${head.slice(nl)}${sensitive}${preview}`;
 }
 
 /** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (docs/permissions.md). */
@@ -277,7 +280,7 @@ export function auditCall(
 		runMs: number;
 		totalMs: number;
 		ok: boolean;
-		errorCode?: string;
+		errorCode?: ToolErrorCode;
 		turn?: string;
 	},
 ): Promise<void> {

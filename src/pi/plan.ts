@@ -15,6 +15,7 @@ import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { auditCall, type AuditDecision, cardPreview, configuredMode, type PermissionRisk, permissionGate, planSafe } from "./permission.ts";
 import { toolOrigin } from "./origin.ts";
+import type { ToolErrorCode } from "./failure.ts";
 import { syncDelegatePolicy } from "./delegate.ts";
 import { hostRuntime } from "./tools/host.ts";
 import { safeInput, safeSelect, safeStatus } from "./render/safe.ts";
@@ -180,7 +181,7 @@ type HiddenResult = { role: "toolResult"; toolCallId?: string; toolName?: string
  * The refusal of a registered tool that the operation mode keeps out of the tool list, or null when `name` is not
  * one (docs/permissions.md "What Plan hides"): the code and message the tool would answer if it ran.
  */
-export function modeRefusal(host: ToolkitHost, name: string): { code: string; message: string } | null {
+export function modeRefusal(host: ToolkitHost, name: string): { code: ToolErrorCode; message: string } | null {
 	const origin = toolOrigin(host.pi, ownSchemas(host), name);
 	let registered = false;
 	try {

@@ -8,6 +8,10 @@ import type { EffectiveConfig } from "../../index.js";
 import { native } from "./native.ts";
 import { safeSelect } from "./render/safe.ts";
 
+/** The answers of the question that follows a preset pick. */
+export const EXTRAS_ON = "Yes, turn them on";
+export const EXTRAS_KEEP = "No, leave them as they are";
+
 /** A menu row: its label and what choosing it does. */
 export type MenuRow = [string, () => Promise<void> | void];
 
@@ -17,10 +21,15 @@ export function presetRows(ctx: ExtensionCommandContext, effective: EffectiveCon
 	const current = native.configPresetCurrent(effective);
 	const label = presets.find((p) => p.key === current)?.label ?? "custom";
 	const choose = async (): Promise<void> => {
-		const options = presets.map((p) => `${p.label} — ${p.summary}`);
+		// Each preset says what it turns on and what it leaves off (docs/config.md "Presets").
+		const options = presets.map((p) => `${p.label} — ${p.summary}. Leaves: ${p.leavesOff}`);
 		const picked = await safeSelect(ctx.ui, "Preset (one tool family per capability)", options);
 		const preset = presets[options.indexOf(picked ?? "")];
-		if (preset) replace(native.configPresetApply(draft, preset.key));
+		if (!preset) return;
+		// No preset turns the tools that talk to the user or the subagents on unasked: the person decides here.
+		const extras = await ctx.ui.select(`${preset.label}: also turn on Interactive Tools (asktool, TodoWrite, new_context) and Task subagents?`, [EXTRAS_ON, EXTRAS_KEEP]);
+		if (extras === undefined) return;
+		replace(native.configPresetApply(draft, preset.key, extras === EXTRAS_ON));
 	};
 	const rows: MenuRow[] = [[`Preset: ${label}`, choose]];
 	for (const warning of native.configOverlaps(effective)) rows.push([`Warning: ${warning}`, choose]);

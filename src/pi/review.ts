@@ -33,10 +33,10 @@ export const REVIEW_USAGE = "Usage: /pct review [show <n>|rollback <n>|rollback 
 const ROLL_BACK_ALL = "Roll back all (newest first)";
 const CLOSE = "Close";
 
-/** A change as the person names it: `#3 Edit app.py`. */
+/** A change as the person names it: `#3 Edit app.py`, `#4 writer (Task) app.py` for a delegate's change. */
 export function changeName(c: ReviewChange): string {
-	const n = /^#(\d+)/.exec(c.row)?.[1] ?? String(c.version);
-	return `#${n} ${c.tool} ${c.path}`;
+	const n = /^#(\d+)/.exec(c.row)?.[1] ?? "?";
+	return `#${n} ${c.by} ${c.path}`;
 }
 
 /** A listing row with its state in words (`rolled back`, not the engine's `rolledBack`). */
@@ -45,12 +45,15 @@ export function rowText(row: string): string {
 }
 
 /** The active changes made after `c` to the same file (its own Move partner excluded), newest first: what blocks
- * rolling `c` back when the file still holds their bytes. */
+ * rolling `c` back when the file still holds their bytes. "After" is the listing's order (oldest first); a change's
+ * `version` is its record format, not its place. */
 export function laterChanges(changes: ReviewChange[], c: ReviewChange): ReviewChange[] {
 	const same = (x: ReviewChange) => x.path === c.path || x.movedFrom === c.path || (c.movedTo !== undefined && x.path === c.movedTo);
+	const at = changes.indexOf(c);
 	return changes
-		.filter((x) => x.state === "active" && x.version > c.version && same(x) && (c.group === undefined || x.group !== c.group))
-		.sort((a, b) => b.version - a.version);
+		.slice(at + 1)
+		.filter((x) => x.state === "active" && same(x) && (c.group === undefined || x.group !== c.group))
+		.reverse();
 }
 
 /** Invalidation of the host tools' snapshot entries is done in Rust by the rollback itself (src/review/invalidate.rs).

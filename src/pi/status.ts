@@ -14,12 +14,64 @@ import { observe, rulesStatus } from "./rules.ts";
 import type { Toolkit } from "./toolkit.ts";
 import type { HostRuntime } from "./tools/host.ts";
 import { safeStatus } from "./render/safe.ts";
+import { loadAgents } from "./agents.ts";
+import { configuredMode } from "./permission.ts";
 
-/** The whole status text for the context's model: one summary line first, then the engine's status. */
-export function statusText(tk: Toolkit, ctx: ExtensionContext, _registered?: Set<string>): string {
+/**
+ * `/pct status`: one screen, the summary line first (docs/render.md "/pct"): the features grouped by state (a feature
+ * that is not active names its reason code), Task subagents, the permission and operation modes, the config file
+ * and its error, and how to see more. `/pct status all` (`all`): the summary line, then the engine's whole status —
+ * every feature with its reason sentence and details, the model, the execution rules.
+ */
+export function statusText(tk: Toolkit, ctx: ExtensionContext, all = false): string {
 	observe(tk, ctx);
-	const body = rulesStatus(tk);
-	return `${summaryLine(tk.rules.last?.features ?? {}, jobsOf(tk))}\n\n${body}`;
+	const features = tk.rules.last?.features ?? {};
+	const head = summaryLine(features, jobsOf(tk));
+	if (all) return `${head}\n\n${rulesStatus(tk)}\n\n${subagentsLine(tk, ctx)}`;
+	return [head, "", ...featureLines(features), subagentsLine(tk, ctx), ...modeLines(tk), `Config: ${tk.configPath}`, ...(tk.lastError ? [`Config error: ${tk.lastError.code}${tk.lastError.detail ? ` (${tk.lastError.detail})` : ""}`] : []), "", STATUS_MORE].join("\n");
+}
+
+/** The last line of the short status. */
+export const STATUS_MORE = "/pct status all: every feature's reason and details, the model, the execution rules.";
+
+/** `webSearch` → `Web Search`: the feature keys are the engine's labels in camelCase. */
+export function featureLabel(key: string): string {
+	return key.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/^./, (c) => c.toUpperCase());
+}
+
+/** One line per state that has features: `Active: Apply Patch, Host Tools`; not-active ones with their reason code. */
+export function featureLines(features: Record<string, { effective: string; reason?: string }>): string[] {
+	const out: string[] = [];
+	for (const state of ["active", "deferred", "unavailable", "off"]) {
+		const names = Object.entries(features)
+			.filter(([, f]) => f.effective === state)
+			.map(([k, f]) => (state === "active" || state === "off" || !f.reason ? featureLabel(k) : `${featureLabel(k)} [${f.reason}]`));
+		if (names.length) out.push(`${state.charAt(0).toUpperCase()}${state.slice(1)}: ${names.join(", ")}${state === "off" ? " (/pct config turns them on)" : ""}`);
+	}
+	return out;
+}
+
+/** Task subagents: on or off, and how many definitions the session sees. */
+function subagentsLine(tk: Toolkit, ctx: ExtensionContext): string {
+	const on = tk.config().subagents?.enabled === true;
+	if (!on) return "Task subagents: off (subagents.enabled in /pct config)";
+	let n: number | undefined;
+	try {
+		n = loadAgents(tk, ctx.cwd).definitions.length;
+	} catch {
+		// A definition folder that cannot be read: /pct agents says why.
+	}
+	return `Task subagents: on${n === undefined ? "" : `, ${n} definition${n === 1 ? "" : "s"}`} (/pct agents lists them)`;
+}
+
+/** The permission mode in force and the operation mode, when the host runtime exists. */
+function modeLines(tk: Toolkit): string[] {
+	const rt = tk.shared.get("host.runtime") as HostRuntime | undefined;
+	if (!rt) return [];
+	const configured = configuredMode(tk.config()) ?? "ask";
+	const o = rt.permissions.sessionOverride;
+	const mode = o ? `${o} (this session)` : configured;
+	return [`Permission mode: ${mode} · operation mode: ${rt.permissions.operationMode === "plan" ? "Plan" : "Agent"}`];
 }
 
 /**

@@ -190,6 +190,7 @@ mod tests {
             message_id: None,
             session_file: None,
             tool: "Edit".into(),
+            agent: None,
         };
         let mut h = Hook::new(Some(target.clone()), &ws);
         // Scratch/external: nothing.

@@ -37,6 +37,8 @@ pub struct Target {
     pub session_file: Option<String>,
     /// `apply_patch`, `Write` or `Edit`.
     pub tool: String,
+    /// The Task delegate that made the change (its agent's name), when one did (docs/review.md "Who").
+    pub agent: Option<String>,
 }
 
 #[cfg(test)]

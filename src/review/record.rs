@@ -89,6 +89,7 @@ fn change_of(target: &Target, workspace: &str, c: &Capture<'_>, group: Option<St
         truncated: (unread || too_big).then_some(true),
         reversible: !(unread || too_big),
         tool: target.tool.clone(),
+        agent: target.agent.clone(),
         workspace: workspace.to_string(),
         group,
         moved_from: c.moved_from.clone(),

@@ -15,7 +15,8 @@ fn letter(s: Status) -> char {
     }
 }
 
-/// One listing row: `#3 M src/app.js  edit  +2 -1  active` (with move, binary and not-reversible notes).
+/// One listing row: `#3 M src/app.js  apply_patch  +2 -1  active` — who made the change (the tool, or the delegate
+/// as `writer (Task)`) — with move, binary and not-reversible notes.
 pub fn row(n: usize, c: &Change) -> String {
     let mut s = format!("#{n} {} {}", letter(c.status), c.path);
     if let Some(to) = &c.moved_to {
@@ -26,7 +27,7 @@ pub fn row(n: usize, c: &Change) -> String {
     }
     s.push_str(&format!(
         "  {}  +{} -{}  {}",
-        c.operation.as_str(),
+        c.by(),
         c.additions,
         c.deletions,
         c.state.as_str()
@@ -106,16 +107,8 @@ fn after_of(store: &Store, changes: &[Change], i: usize) -> Option<Vec<u8>> {
 /// `show`: a header and the unified diff of change `i`.
 pub fn show(store: &Store, changes: &[Change], i: usize) -> Result<String, ReviewError> {
     let c = &changes[i];
-    let mut out = format!(
-        "{} by {} ({}{})\n",
-        row(i + 1, c),
-        c.tool,
-        c.status.as_str(),
-        c.message_id
-            .as_deref()
-            .map(|m| format!(", message {m}"))
-            .unwrap_or_default()
-    );
+    // The row already names who made the change; Pi's message ids mean nothing to a person and stay out.
+    let mut out = format!("{} ({})\n", row(i + 1, c), c.status.as_str());
     let before = before_of(store, changes, i)?;
     if c.status != Status::Added && before.is_none() {
         out.push_str(&format!(

@@ -49,6 +49,17 @@ pub enum State {
     RolledBack,
 }
 
+impl Change {
+    /// Who made the change, as the listing names it: the delegate as `writer (Task)`, else the tool (`apply_patch`,
+    /// `Write`, `Edit`). The letter before the path already says what happened to the file.
+    pub fn by(&self) -> String {
+        match &self.agent {
+            Some(a) => format!("{a} (Task)"),
+            None => self.tool.clone(),
+        }
+    }
+}
+
 impl Operation {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -109,6 +120,9 @@ pub struct Change {
     pub moved_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_to: Option<String>,
+    /// The Task delegate that made the change, when one did (docs/review.md "Who").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Folders the change created for its path (outermost first); a rollback removes them again when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created_dirs: Vec<String>,

@@ -32,6 +32,7 @@ fn target(e: &Env, sid: &str) -> Target {
         message_id: Some("msg-1".into()),
         session_file: None,
         tool: "apply_patch".into(),
+        agent: None,
     }
 }
 

@@ -19,6 +19,30 @@ pub(super) struct Sink {
     pub(super) mgr: Weak<Inner>,
 }
 
+/// What a nested call's card shows (docs/code.md "Inside a cell"), in the words of the direct tool's card: the patch of
+/// an apply_patch, `$ command` for an exec_command, `stdin of <session>: <text>` for a write_stdin that sends input;
+/// the arguments as JSON for anything else. Cut to `APPROVAL_PREVIEW_BYTES` by the caller.
+pub(super) fn preview_of(tool: &str, args: &Value, args_json: &str) -> String {
+    let field = |names: &[&str]| -> Option<String> {
+        let o = args.as_object()?;
+        names.iter().find_map(|n| match o.get(*n) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        })
+    };
+    let shown = match tool {
+        "apply_patch" => field(&["patch", "input"]),
+        "exec_command" => field(&["cmd", "command"]).map(|c| format!("$ {c}")),
+        "write_stdin" => match (field(&["chars", "input"]), field(&["session_id", "sessionId"])) {
+            (Some(chars), Some(id)) if !chars.is_empty() => Some(format!("stdin of {id}: {chars}")),
+            _ => None,
+        },
+        _ => None,
+    };
+    shown.unwrap_or_else(|| args_json.to_string())
+}
+
 pub(super) fn refusal(code: CellCode, message: String) -> CallRefusal {
     CallRefusal {
         code: ErrorCode::Cell(code),
@@ -119,13 +143,7 @@ impl EngineSink for Sink {
             st.queued += 1;
             st.outstanding_bytes += size;
         }
-        let preview = match &args {
-            Value::Object(o) => match o.get("patch").or_else(|| o.get("input")) {
-                Some(Value::String(p)) => p.clone(),
-                _ => args_json.clone(),
-            },
-            _ => args_json.clone(),
-        };
+        let preview = preview_of(name, &args, &args_json);
         let task = NestedTask {
             cell: cell.clone(),
             mgr: mgr.clone(),

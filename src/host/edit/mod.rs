@@ -159,60 +159,110 @@ pub fn run_reviewed(
     hook: &mut crate::review::hook::Hook,
 ) -> Result<EditResult, EditFailure> {
     let _m = lock(&state.mutation);
-    let plain = |error: HostError| EditFailure {
-        error: Box::new(error),
-        live_tag: None,
-        budget_exhausted: false,
-        failures: 0,
-    };
     let a = EditArgs::from_json(args).map_err(plain)?;
-    let key: PathBuf = roots
-        .resolve(&a.path)
-        .map(|r| r.canonical)
-        .unwrap_or_else(|_| PathBuf::from(&a.path));
-    if let Some(last) = lock(&state.budget).exhausted(turn, &key) {
-        return Err(EditFailure {
-            error: Box::new(HostError::new(
-                last.code(),
-                format!(
-                    "Edit of {} already failed {} times in this prompt (last: {last}). Stop editing this file now: \
-                     tell the user what did not match and what you intended, instead of retrying.",
-                    a.path,
-                    budget::MAX_COUNTED_FAILURES
-                ),
-            )),
-            live_tag: None,
-            budget_exhausted: true,
-            failures: budget::MAX_COUNTED_FAILURES,
-        });
-    }
+    let key = budget_key(roots, &a);
+    refuse_if_exhausted(state, turn, &key, &a)?;
     let mut live_tag = None;
     let out = roots
         .resolve_for_call(&a.path, approved)
         .and_then(|t| edit(roots, store, &state.registers, &t, &a, &mut live_tag, hook));
-    let mut b = lock(&state.budget);
     match out {
         Ok(r) => {
-            b.note_success(turn, &key);
+            lock(&state.budget).note_success(turn, &key);
             Ok(r)
         }
-        Err(mut error) => {
-            let c = b.note_failure(turn, &key, error.code);
-            if c.exhausted {
-                error.message.push_str(&format!(
-                    "\nThis was the {}th counted failed Edit of this file in this prompt: stop editing it now and tell \
-                     the user exactly what did not match (the error above) instead of retrying.",
-                    c.counted
-                ));
-            }
-            Err(EditFailure {
-                error: Box::new(error),
-                live_tag,
-                budget_exhausted: c.exhausted,
-                failures: c.counted,
-            })
-        }
+        Err(error) => Err(charge(state, turn, &key, error, live_tag)),
     }
+}
+
+/// A failure that is not the retry budget's business (arguments that do not parse: no path to count against).
+fn plain(error: HostError) -> EditFailure {
+    EditFailure {
+        error: Box::new(error),
+        live_tag: None,
+        budget_exhausted: false,
+        failures: 0,
+    }
+}
+
+/// The key the retry budget counts under: the canonical path when it resolves, else the text as given.
+fn budget_key(roots: &Roots, a: &EditArgs) -> PathBuf {
+    roots
+        .resolve(&a.path)
+        .map(|r| r.canonical)
+        .unwrap_or_else(|_| PathBuf::from(&a.path))
+}
+
+/// Refuses at once a path already out of budget in this turn.
+fn refuse_if_exhausted(state: &EditState, turn: Option<&str>, key: &Path, a: &EditArgs) -> Result<(), EditFailure> {
+    let Some(last) = lock(&state.budget).exhausted(turn, key) else {
+        return Ok(());
+    };
+    Err(EditFailure {
+        error: Box::new(HostError::new(
+            last.code(),
+            format!(
+                "Edit of {} already failed {} times in this prompt (last: {last}). Stop editing this file now: \
+                 tell the user what did not match and what you intended, instead of retrying.",
+                a.path,
+                budget::MAX_COUNTED_FAILURES
+            ),
+        )),
+        live_tag: None,
+        budget_exhausted: true,
+        failures: budget::MAX_COUNTED_FAILURES,
+    })
+}
+
+/// Counts a refused Edit against the retry budget and says so in its message when that was the last one allowed.
+fn charge(
+    state: &EditState,
+    turn: Option<&str>,
+    key: &Path,
+    mut error: HostError,
+    live_tag: Option<String>,
+) -> EditFailure {
+    let c = lock(&state.budget).note_failure(turn, key, error.code);
+    if c.exhausted {
+        error.message.push_str(&format!(
+            "\nThis was the {}th counted failed Edit of this file in this prompt: stop editing it now and tell \
+             the user exactly what did not match (the error above) instead of retrying.",
+            c.counted
+        ));
+    }
+    EditFailure {
+        error: Box::new(error),
+        live_tag,
+        budget_exhausted: c.exhausted,
+        failures: c.counted,
+    }
+}
+
+/// The checks an Edit passes before its permission card (docs/host.md "Before the card"), so no decision is spent on a
+/// call that cannot land: the arguments, the retry budget, the ops' syntax and the call's tag (present, 4 hex digits,
+/// the header's file), and a missing file no shown file can stand in for. Only what the call itself would refuse
+/// with the same code and message is refused here, and it counts against the retry budget exactly as that refusal
+/// would; everything that needs the file's content (its live tag, the ranges) is left to the call. No file is
+/// opened or changed: a missing path is a `stat`.
+pub fn precheck(
+    roots: &Roots,
+    store: &Mutex<SnapshotStore>,
+    state: &EditState,
+    args: &Value,
+    turn: Option<&str>,
+) -> Result<(), EditFailure> {
+    let a = EditArgs::from_json(args).map_err(plain)?;
+    // A path that does not resolve is the card's own refusal (the glue resolves every target first).
+    let Ok(target) = roots.resolve(&a.path) else {
+        return Ok(());
+    };
+    let key = target.canonical.clone();
+    refuse_if_exhausted(state, turn, &key, &a)?;
+    let checked = parse::parse(&a.ops).and_then(|p| {
+        let tag_ = resolve::call_tag(roots, &target, &a, &p)?;
+        resolve::missing_without_stand_in(store, roots, &target, &tag_)
+    });
+    checked.map_err(|e| charge(state, turn, &key, e, None))
 }
 
 /// The Edit itself, on a resolved target: the gates in order (module header), each in its own function. `live_tag`

@@ -84,41 +84,71 @@ pub fn open(
             old,
         });
     }
-    // Path rebinding: a missing path whose basename and tag match exactly one recorded file.
-    let name = target
-        .canonical
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let found = lock(store).find_by_name_and_tag(&name, tag_);
-    // Rebinding never crosses roots (a missing scratch path never lands in the workspace): the permission decision
-    // was taken for the named path's root, and the rebound file must be under the same one.
-    let rebound = match found.as_slice() {
-        [one] => roots
-            .resolve(&one.to_string_lossy())
-            .ok()
-            .filter(|r| r.external.is_none() && r.root == target.root),
-        _ => None,
-    };
-    let Some(r) = rebound else {
-        return Err(HostError::new(
-            NOT_FOUND,
-            format!(
-                "{} does not exist, and no file you were shown is named {name} with tag {tag_}. Edit never creates \
-                 files: use Write to create it, or find the right path with Glob.",
-                target.shown
-            ),
-        ));
+    let Some(r) = stand_in(store, roots, target, tag_) else {
+        return Err(not_found(target, tag_));
     };
     warnings.push(format!(
-        "{} does not exist; the edit went to {}, the one file you were shown named {name} with tag {tag_}.",
-        target.shown, r.shown
+        "{} does not exist; the edit went to {}, the one file you were shown named {} with tag {tag_}.",
+        target.shown,
+        r.shown,
+        file_name(target)
     ));
     let rel = rel_of(&r.canonical)?;
     let old = fs
         .read_existing(&rel, &r.shown)?
         .ok_or_else(|| HostError::io(&r.shown, &std::io::Error::from(std::io::ErrorKind::NotFound)))?;
     Ok(Opened { target: r, rel, old })
+}
+
+/// Path rebinding: for a missing path, the one recorded file whose basename and tag match exactly. Rebinding never
+/// crosses roots (a missing scratch path never lands in the workspace): the permission decision was taken for the
+/// named path's root, and the rebound file must be under the same one.
+fn stand_in(store: &Mutex<SnapshotStore>, roots: &Roots, target: &Resolved, tag_: &str) -> Option<Resolved> {
+    let found = lock(store).find_by_name_and_tag(&file_name(target), tag_);
+    match found.as_slice() {
+        [one] => roots
+            .resolve(&one.to_string_lossy())
+            .ok()
+            .filter(|r| r.external.is_none() && r.root == target.root),
+        _ => None,
+    }
+}
+
+fn file_name(target: &Resolved) -> String {
+    target
+        .canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn not_found(target: &Resolved, tag_: &str) -> HostError {
+    HostError::new(
+        NOT_FOUND,
+        format!(
+            "{} does not exist, and no file you were shown is named {} with tag {tag_}. Edit never creates \
+             files: use Write to create it, or find the right path with Glob.",
+            target.shown,
+            file_name(target)
+        ),
+    )
+}
+
+/// The pre-card check of the file (docs/host.md "Before the card"): NOT_FOUND, as [`open`] would say it, when the
+/// path does not exist (a `stat` that follows nothing) and no shown file can stand in for it. Anything else (the
+/// file exists, or cannot be looked at) is left to the call.
+pub fn missing_without_stand_in(
+    store: &Mutex<SnapshotStore>,
+    roots: &Roots,
+    target: &Resolved,
+    tag_: &str,
+) -> Result<(), HostError> {
+    let missing =
+        matches!(std::fs::symlink_metadata(&target.canonical), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    if missing && stand_in(store, roots, target, tag_).is_none() {
+        return Err(not_found(target, tag_));
+    }
+    Ok(())
 }
 
 /// The file's bytes as text; Edit keeps bytes it cannot hold as text only by refusing.

@@ -16,6 +16,7 @@ import { chatgptAccountId, prepareRequest } from "./route.ts";
 import { netPlan } from "./websearch.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "../tools/host.ts";
+import type { ToolErrorCode } from "../failure.ts";
 
 export const IMAGE_TOOL = "openai_generate_image";
 
@@ -94,13 +95,15 @@ export function register(host: ToolkitHost): void {
 				};
 			};
 			const r0 = performance.now();
-			let failed: string | undefined = "TOOL_FAILED";
+			let failed: ToolErrorCode | undefined = "TOOL_FAILED";
 			try {
 				const out = await generate();
 				failed = undefined;
 				return out;
 			} catch (e) {
-				failed = /^([a-z]+(?:-[a-z]+)+|[A-Z_]+):/.exec(e instanceof Error ? e.message : "")?.[1] ?? "TOOL_FAILED";
+				// This tool's failures are the `code: message` text this file throws from the engine's NetFailure codes
+				// (and the permission codes), so the prefix is one of the audit's codes.
+				failed = (/^([a-z]+(?:-[a-z]+)+|[A-Z_]+):/.exec(e instanceof Error ? e.message : "")?.[1] ?? "TOOL_FAILED") as ToolErrorCode;
 				throw e;
 			} finally {
 				await auditCall(host, rt, { toolCallId, tool: IMAGE_TOOL, args: params ?? {}, gate, runMs: performance.now() - r0, totalMs: performance.now() - t0, ok: failed === undefined, errorCode: failed });

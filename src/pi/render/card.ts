@@ -7,7 +7,7 @@
  * the engine's bounded diff, made off Pi's main thread, and an Edit's file is read without blocking it.
  */
 import type { HostPathInfo } from "../../../index.js";
-import { splitLines } from "./diff.ts";
+import { patchFiles, splitLines } from "./diff.ts";
 import { editView, writeView } from "./tools.ts";
 import { shownLine } from "./safe.ts";
 
@@ -38,6 +38,8 @@ function capped(lines: string[], n = CARD_LINES): string[] {
 	return [...lines.slice(0, n), `… ${lines.length - n} more lines (expand the call's row with ctrl+o to see them all)`];
 }
 
+const LETTER = { add: "A", update: "M", delete: "D" } as const;
+
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /**
@@ -67,6 +69,16 @@ export async function cardText(tool: string, params: Record<string, unknown>, in
 			const v = await editView({ ...params, path: path ?? params.path ?? params.file_path }, cwd);
 			const body = v.text ? splitLines(v.text) : [];
 			return [`Allow Edit to change ${where}? (+${v.added} -${v.removed})`, ...capped(body), ...v.notes.map((n) => `(${n})`)].join("\n");
+		}
+		case "apply_patch": {
+			// The patch as the row draws it (docs/render.md "Tool rows"): each file with its letter and counts, then its
+			// hunks; not the raw envelope.
+			const files = patchFiles(str(params.patch) ?? "");
+			const added = files.reduce((n, f) => n + f.added, 0);
+			const removed = files.reduce((n, f) => n + f.removed, 0);
+			const body = files.flatMap((f) => [`${LETTER[f.op]} ${f.moveTo ? `${f.path} → ${f.moveTo}` : f.path} +${f.added} -${f.removed}`, ...(f.text ? splitLines(f.text).map((l) => `  ${l}`) : [])]);
+			const what = files.length === 1 ? files[0].path : `${files.length} files`;
+			return [`Allow apply_patch to change ${what}? (+${added} -${removed})`, ...capped(body)].join("\n");
 		}
 		case "TaskStop":
 			return `Allow TaskStop to stop background task ${shownLine(str(params.backgroundTaskId) ?? "?")} and its processes?`;

@@ -11,6 +11,7 @@ import type { Component } from "@earendil-works/pi-tui";
 import { Text } from "@earendil-works/pi-tui";
 import type { CodeFailure, HostFailure, HostPermissionDecision, ShellFailure } from "../../../index.js";
 import { shownLine } from "./safe.ts";
+import { thrownFailure, type FailureDetails, type ToolErrorCode } from "../failure.ts";
 
 /** Lines of output a collapsed row shows (Pi's bash shows 5). */
 export const PREVIEW_LINES = 5;
@@ -164,12 +165,10 @@ export function timer(context: RenderContext, done: boolean): string | undefined
 	return `${done ? "Took" : "Elapsed"} ${duration((st.endedAt ?? Date.now()) - st.startedAt)}`;
 }
 
-/** The codes an error text of a toolkit tool starts with that have a sentence of their own: the unions index.d.ts
- * generates from the engine's code enums, so a sentence keyed by a code that does not exist fails the type check. */
-type SentenceCode = HostFailure["code"] | NonNullable<HostPermissionDecision["code"]> | ShellFailure["code"] | CodeFailure["code"];
-
-/** A human sentence for each stable failure code the toolkit returns (the code itself is shown beside it). */
-const SENTENCES: Readonly<Record<string, string | undefined>> = {
+/** A human sentence for each stable failure code the toolkit returns (the code itself is shown beside it); keyed by
+ * the codes index.d.ts generates from the engine's code enums (`ToolErrorCode`), so a sentence for a code that does
+ * not exist fails the type check. */
+const SENTENCES: Readonly<Partial<Record<ToolErrorCode, string>>> = {
 	TOOL_DENIED: "Not run: the call was denied.",
 	TOOL_FAILED: "The call failed.",
 	TOOL_TIMEOUT: "Stopped: the command ran past its timeout and was killed.",
@@ -190,45 +189,65 @@ const SENTENCES: Readonly<Record<string, string | undefined>> = {
 	"stale-session": "Refused: that shell session has ended.",
 	"spawn-failed": "The command could not be started.",
 	"manager-closed": "Not run: the Pi session was replaced.",
-} satisfies Partial<Record<SentenceCode, string>>;
+};
 
-/** A parsed failure: the code (when the text starts with one) and the rest of the message. */
+/** A failure as a result carries it (src/pi/failure.ts): the code, the call's fields, the message for the model. */
 export interface Failure {
-	code?: string;
+	code: ToolErrorCode;
+	details: FailureDetails;
+	/** The model-facing text without its leading `CODE: ` (the code is shown beside the sentence). */
 	message: string;
 	sentence: string;
 }
 
 /**
- * Splits a failure text into its code and message and picks the sentence for the person. Recognised: `CODE: msg`
- * (host tools, code cells, shell sessions) and `apply_patch failed (outcome): msg`.
+ * The failure a result carries as data (`details.errorCode`, Pi 1.x), or (Pi 0.87, where the text is thrown) the
+ * data this process kept for call `callId`, with the sentence for the person; undefined when there is neither (a
+ * 0.87 row of a saved session). Nothing is parsed out of the text: the code and every fact the sentence uses are
+ * fields.
  */
-export function failure(raw: string): Failure {
-	const first = raw.split("\n", 1)[0];
-	let m = /^([A-Z][A-Z0-9_]+|[a-z]+(?:-[a-z]+)+|aborted): ?([\s\S]*)$/.exec(raw);
-	if (m) {
-		const code = m[1];
-		const sentence = SENTENCES[code] ?? (code.startsWith("EDIT_") ? "The Edit was not applied." : "The call failed.");
-		return { code, message: m[2].trim(), sentence };
-	}
-	m = /^apply_patch failed \(([^)]*)\)(?::|\.)?\s*([\s\S]*)$/.exec(raw);
-	if (m) {
-		const outcome = m[1];
-		const sentence = outcome === "no-change" ? "The patch was not applied; no file changed." : `The patch failed part-way (${outcome}); see which files changed.`;
-		return { code: `apply_patch ${outcome}`, message: m[2].trim() || first, sentence };
-	}
-	return { message: raw.trim(), sentence: "The call failed." };
+export function failureOf(result: { content: { type: string; text?: string }[]; details?: unknown }, callId?: string): Failure | undefined {
+	const given = result.details as FailureDetails | undefined;
+	// Pi 0.87 (the text thrown): the data kept in this process for the call, when this process threw it.
+	const details = given && typeof given.errorCode === "string" ? given : thrownFailure(callId);
+	if (!details) return undefined;
+	const code = details.errorCode;
+	const text = resultText(result).trim();
+	const message = text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text;
+	return { code, details, message, sentence: sentenceFor(code, details) };
 }
 
-/** The error view: the sentence and `[CODE]` in the error colour; the model-facing message below, muted (first line
- * only when collapsed). */
-export function errorView(theme: Theme, raw: string, expanded: boolean): string {
-	const f = failure(raw);
-	const head = theme.fg("error", f.code ? `${f.sentence} [${f.code}]` : f.sentence);
-	if (!f.message) return head;
-	const msg = expanded ? f.message : f.message.split("\n", 1)[0];
-	const more = !expanded && f.message.includes("\n") ? ` ${theme.fg("dim", "…")}` : "";
-	return `${head}\n${theme.fg("muted", msg)}${more}`;
+/** The sentence for a failure: apply_patch's by its outcome, Edit's family, then the table. */
+function sentenceFor(code: ToolErrorCode, details: FailureDetails): string {
+	const outcome = typeof details.outcome === "string" ? details.outcome : undefined;
+	if (outcome === "no-change") return "The patch was not applied; no file changed.";
+	if (outcome) return `The patch failed part-way (${outcome}); see which files changed.`;
+	return SENTENCES[code] ?? (code.startsWith("EDIT_") ? "The Edit was not applied." : "The call failed.");
+}
+
+/** The first line (all of it expanded) of a message, muted, with `…` when lines are hidden. */
+function messageLines(theme: Theme, message: string, expanded: boolean): string {
+	if (!message) return "";
+	const shown = expanded ? message : message.split("\n", 1)[0];
+	const more = !expanded && message.includes("\n") ? ` ${theme.fg("dim", "…")}` : "";
+	return `${theme.fg("muted", shown)}${more}`;
+}
+
+/** The error view: the sentence and `[CODE]` in the error colour, the model-facing message below, muted (first line
+ * only when collapsed). A result without failure data (a saved Pi 0.87 session) is shown as its text, in the error
+ * colour. */
+export function errorView(theme: Theme, result: { content: { type: string; text?: string }[]; details?: unknown }, expanded: boolean, callId?: string): string {
+	const f = failureOf(result, callId);
+	if (!f) {
+		const text = resultText(result).trim();
+		if (!text) return theme.fg("error", "The call failed.");
+		const [first, ...rest] = text.split("\n");
+		const more = rest.length ? `\n${messageLines(theme, rest.join("\n"), expanded)}` : "";
+		return `${theme.fg("error", first)}${expanded || !rest.length ? more : ` ${theme.fg("dim", "…")}`}`;
+	}
+	const head = theme.fg("error", `${f.sentence} [${f.code}]`);
+	const body = messageLines(theme, f.message, expanded);
+	return body ? `${head}\n${body}` : head;
 }
 
 /** The text blocks of a result, joined. */

@@ -16,7 +16,7 @@ import {
 	COLLAPSED_LIST_LINES,
 	errorView,
 	expandHint,
-	failure,
+	failureOf,
 	head,
 	moreLines,
 	pathOf,
@@ -61,7 +61,7 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 			if (!done) ctx.state.hasPartial = true;
 			const t = ctx.state.showTimer ? timer(ctx, done) : undefined;
 			let body: string | undefined;
-			if (ctx.isError && !handlesErrors) body = errorView(theme, resultText(r), o.expanded);
+			if (ctx.isError && !handlesErrors) body = errorView(theme, r, o.expanded, ctx.toolCallId);
 			else body = spec.result?.(r, o, theme, ctx);
 			const parts = [body, t ? theme.fg("muted", t) : undefined].filter((p): p is string => !!p);
 			return text(ctx, parts.length ? `\n${parts.join("\n\n")}` : "");
@@ -129,29 +129,15 @@ function diffBody(theme: Theme, diff: string, expanded: boolean): string {
 
 // ---- shells ---------------------------------------------------------------------------------------------------
 
-/** The sections of a host Bash text (`exit_code: N`, `[stdout]`, `[stderr]`, truncation and recovery notes). */
-export function bashSections(raw: string): { exit?: string; stdout: string; stderr: string; notes: string[] } {
-	const out = { exit: undefined as string | undefined, stdout: "", stderr: "", notes: [] as string[] };
-	let cur: "stdout" | "stderr" | undefined;
-	const acc: Record<"stdout" | "stderr", string[]> = { stdout: [], stderr: [] };
-	for (const line of raw.split("\n")) {
-		if (/^(exit_code|signal): /.test(line) && out.exit === undefined && cur === undefined) {
-			out.exit = line;
-			continue;
-		}
-		if (line === "[stdout]" || line === "[stderr]") {
-			cur = line === "[stdout]" ? "stdout" : "stderr";
-			continue;
-		}
-		if (/^\[(stdout|stderr) truncated: /.test(line) || /^(stdout|stderr) (recovery|full output)/i.test(line)) {
-			out.notes.push(line.replace(/^\[|\]$/g, ""));
-			continue;
-		}
-		if (cur) acc[cur].push(line);
+/** Bash's notes on its streams: how much of a truncated stream is shown, and the file with the full output. */
+function streamNotes(theme: Theme, d: Record<string, unknown>): string[] {
+	const notes: string[] = [];
+	for (const s of ["stdout", "stderr"] as const) {
+		if (d[`${s}Truncated`] === true) notes.push(`${s}: last ${Math.round(((d[s] as string)?.length ?? 0) / 1024)} KiB of ${Math.round((num(d[`${s}Bytes`]) ?? 0) / 1024)} KiB shown`);
+		const rec = d[`${s}Recovery`] as { path?: string } | undefined;
+		if (rec?.path) notes.push(`full ${s}: ${rec.path}`);
 	}
-	out.stdout = acc.stdout.join("\n").replace(/\n+$/, "");
-	out.stderr = acc.stderr.join("\n").replace(/\n+$/, "");
-	return out;
+	return notes.length ? [theme.fg("warning", `[${notes.join(". ")}]`)] : [];
 }
 
 /** Output of a command: stdout then stderr, as a tail when collapsed. */
@@ -189,25 +175,21 @@ const bash = make(
 			const raw = resultText(r);
 			const d = (r.details ?? {}) as Record<string, unknown>;
 			if (ctx.isError) {
-				const f = failure(raw);
-				const s = bashSections(raw);
-				const exit = s.exit?.match(/^exit_code: (\d+)/)?.[1];
-				const sentence = f.code === "TOOL_FAILED" && exit ? `Exited with code ${exit}.` : f.code === "TOOL_FAILED" && s.exit?.startsWith("signal") ? `Killed by ${s.exit.slice(8)}.` : f.sentence;
-				const headLine = theme.fg("error", f.code ? `${sentence} [${f.code}]` : sentence);
-				const body = streams(theme, s.stdout, s.stderr, o.expanded);
-				if (!s.stdout && !s.stderr && !s.exit) return `${headLine}\n${theme.fg("muted", o.expanded ? f.message : f.message.split("\n", 1)[0])}`;
-				return [headLine, body, ...s.notes.map((n) => theme.fg("warning", `[${n}]`))].filter(Boolean).join("\n");
+				// The failure's fields (src/pi/failure.ts), never its text: the exit code or signal as a sentence, then the
+				// streams' tail. A failure without streams (a refusal before the command ran) is the error view.
+				const f = failureOf(r, ctx.toolCallId);
+				if (!f || (str(f.details.stdout) === undefined && str(f.details.stderr) === undefined)) return errorView(theme, r, o.expanded, ctx.toolCallId);
+				const exit = num(f.details.exitCode);
+				const signal = str(f.details.signal);
+				const sentence = f.code === "TOOL_FAILED" && exit !== undefined ? `Exited with code ${exit}.` : f.code === "TOOL_FAILED" && signal ? `Killed by ${signal}.` : f.sentence;
+				const headLine = theme.fg("error", `${sentence} [${f.code}]`);
+				const body = streams(theme, str(f.details.stdout) ?? "", str(f.details.stderr) ?? "", o.expanded);
+				return [headLine, body || theme.fg("muted", "(no output)"), ...streamNotes(theme, f.details)].join("\n");
 			}
 			if (typeof d.backgroundTaskId === "string") return theme.fg("muted", `Started background task ${d.backgroundTaskId}`);
 			if (o.isPartial) return streams(theme, str(d.stdout) ?? raw, str(d.stderr) ?? "", o.expanded);
 			const body = streams(theme, str(d.stdout) ?? "", str(d.stderr) ?? "", o.expanded);
-			const notes: string[] = [];
-			for (const s of ["stdout", "stderr"] as const) {
-				if (d[`${s}Truncated`] === true) notes.push(`${s}: last ${Math.round(((d[s] as string)?.length ?? 0) / 1024)} KiB of ${Math.round((num(d[`${s}Bytes`]) ?? 0) / 1024)} KiB shown`);
-				const rec = d[`${s}Recovery`] as { path?: string } | undefined;
-				if (rec?.path) notes.push(`full ${s}: ${rec.path}`);
-			}
-			return [body || theme.fg("muted", "(no output)"), ...(notes.length ? [theme.fg("warning", `[${notes.join(". ")}]`)] : [])].join("\n");
+			return [body || theme.fg("muted", "(no output)"), ...streamNotes(theme, d)].join("\n");
 		},
 	},
 	true,

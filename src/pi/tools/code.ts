@@ -5,6 +5,11 @@
  * the permission gate of nested calls (src/pi/permission.ts, answered through the native gate callback), the
  * embedder's hooks, progress through onUpdate, Pi's AbortSignal, and the session lifecycle.
  */
+import { failedWith } from "../failure.ts";
+import { cardText } from "../render/card.ts";
+
+/** The engine's cut of a nested call's preview (src/code/limits.rs `APPROVAL_PREVIEW_BYTES`). */
+const NESTED_PREVIEW_BYTES = 800;
 import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CodeManager, GateAnswer, GateRequest, ProgressRecord, ShellConfig, ShellManager } from "../../../index.js";
@@ -23,7 +28,7 @@ import { withWorktreeEnv, worktreeRefusal } from "../worktree.ts";
 export const CODE_NOT_ENABLED =
 	"Code Mode is not enabled. Enable codeMode in /pct config (or an execution rule with code), then retry.";
 
-const ABORTED_BEFORE = "aborted: The call was cancelled before it started; no cell ran.";
+const ABORTED_BEFORE = "The call was cancelled before it started; no cell ran.";
 
 /** Lark grammar of the freeform variant: the raw program, optionally led by the pragma line. */
 export const EXEC_SOURCE_GRAMMAR = String.raw`
@@ -183,7 +188,12 @@ function nestedGate(g: GateHost): (req: GateRequest) => Promise<GateAnswer> {
 		const via = `code cell ${req.cellId}`;
 		// A nested command's text is scanned for sensitive paths like a direct one's (docs/permissions.md).
 		const command = risk === "bash" ? (req.preview ?? "") : undefined;
-		const gate = await permissionGate(host, rt, g.lastCtx() ?? undefined, { tool: req.tool, risk, preview: req.preview, via, command, cwd: req.cwd });
+		// A nested apply_patch shows its direct twin's card (the files and their hunks) when its preview is the whole patch;
+		// a preview that may have been cut (the engine cuts at a character boundary, so within 3 bytes of the limit) is
+		// shown as text with the cut marked, so no count on the card is a guess.
+		const whole = req.tool === "apply_patch" && req.preview !== undefined && req.preview !== null && Buffer.byteLength(req.preview) <= NESTED_PREVIEW_BYTES - 4;
+		const title = whole ? () => cardText("apply_patch", { patch: req.preview }, null, g.lastCtx()?.cwd ?? process.cwd()) : undefined;
+		const gate = await permissionGate(host, rt, g.lastCtx() ?? undefined, { tool: req.tool, risk, preview: req.preview ?? undefined, title, via, command, cwd: req.cwd });
 		await auditCall(host, rt, {
 			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
 			tool: req.tool,
@@ -339,9 +349,10 @@ export function register(host: ToolkitHost): void {
 		signal: AbortSignal | undefined,
 		onUpdate: AgentToolUpdateCallback<unknown> | undefined,
 		ctx: ExtensionContext,
+		toolCallId?: string,
 	) {
 		if (!host.isAdmitted(tool)) throw new Error(CODE_NOT_ENABLED);
-		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		if (signal?.aborted) return failedWith("aborted", ABORTED_BEFORE, {}, false, toolCallId);
 		lastCtx = ctx;
 		const m = current();
 		const callId = `${tool}-${process.pid}-${++callSeq}`;
@@ -360,7 +371,10 @@ export function register(host: ToolkitHost): void {
 		try {
 			const options = { cwd: ctx?.cwd ?? process.cwd(), callId };
 			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
-			if (!res.ok) throw new Error(`${res.code}: ${res.message}`);
+			if (!res.ok) {
+				const { ok: _ok, code, message, ...fields } = res;
+				return failedWith(code, message, fields, false, toolCallId);
+			}
 			const { text, ok: _ok, ...details } = res;
 			return { content: [{ type: "text" as const, text }], details };
 		} finally {
@@ -375,7 +389,7 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "Run a JavaScript code cell that orchestrates exec_command / write_stdin / apply_patch; continue long ones with wait",
 		parameters: execSchema,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: EXEC_SOURCE_GRAMMAR } },
-		execute: (_id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => run("exec", params, signal, onUpdate, ctx, id),
 	});
 
 	host.pi.registerTool({
@@ -384,7 +398,7 @@ export function register(host: ToolkitHost): void {
 		description: WAIT_DESCRIPTION,
 		promptSnippet: "Continue or terminate a running code cell",
 		parameters: waitSchema,
-		execute: (_id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx),
+		execute: (id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx, id),
 	});
 
 	host.shared.set("code.heldLeases", leases.size);

@@ -23,16 +23,19 @@
  * (a failure there is the call's result) → permission decision → card (allow once / allow for this session /
  * deny; no timeout, dismissed only by the abort signal) or TOOL_DENIED without a UI → `run` with `approvedPath`
  * set to the canonical path of an approved external target (Rust resolves it again right before running) → one
- * audit line → the result text (ok) or a thrown `CODE: message` (failure; Pi shows it to the model as an error); a
- * failure with `budgetExhausted: true` is returned as an error result with Pi's `terminate`, which ends the turn.
- * `details` of an ok result are every field but `ok`/`text`. Scratch writes (risk "edit", target in the scratch
- * root) never ask.
+ * audit line → the result text (ok) or the failure as data (src/pi/failure.ts: on Pi 1.x an error result with
+ * `details.errorCode` and the failure's fields, on Pi 0.87 a thrown `CODE: message`); a failure with
+ * `budgetExhausted: true` is returned as an error result with Pi's `terminate` on both, which ends the turn.
+ * A tool with `precheck` is checked before the permission decision (docs/host.md "Before the card"): a call that
+ * cannot succeed fails without a card. `details` of an ok result are every field but `ok`/`text`. Scratch writes
+ * (risk "edit", target in the scratch root) never ask.
  */
 import { SessionManager, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
-import type { HostFailure, HostPathInfo } from "../../../index.js";
+import type { HostEditFailure, HostFailure, HostPathInfo, HostPrecheckOk } from "../../../index.js";
+import { failedWith } from "../failure.ts";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, syncSensitive, type PermissionCode, type PermissionOutcome } from "../permission.ts";
@@ -54,7 +57,7 @@ export { ALLOW_ONCE, ALLOW_SESSION, DENY } from "../permission.ts";
 export type HostRisk = "read" | "edit" | "bash";
 
 /** A host call's outcome as the Rust methods resolve it. */
-export type HostOutcome = { ok: true; text: string } | HostFailure | HostDenied;
+export type HostOutcome = { ok: true; text: string } | HostFailure | HostEditFailure | HostDenied;
 
 /** A call the permission gate refused before it ran (its code is the permission table's, never the engine's). */
 export interface HostDenied {
@@ -99,6 +102,9 @@ export interface HostToolSpec<S extends TSchema> {
 	preview?(params: Record<string, unknown>): string | undefined;
 	/** The command text the call runs, scanned for sensitive paths (docs/permissions.md "Sensitive paths"). */
 	command?(params: Record<string, unknown>): string | undefined;
+	/** The engine's checks before the card (docs/host.md "Before the card"): a failure here is the call's result and no
+	 * permission is asked. */
+	precheck?(call: { session: Session; params: Record<string, unknown>; turn: string }): Promise<HostPrecheckOk | HostFailure | HostEditFailure>;
 	run(call: HostCall<Record<string, unknown>>): Promise<HostOutcome>;
 }
 
@@ -246,6 +252,12 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			// A sensitive path is refused in every mode, before any card; the audit line says so.
 			if (refused && !refused.ok && refused.code === "SENSITIVE_PATH") gate = { ...gate, ok: false, decision: "denied-sensitive" };
 			const decideAndRun = async (): Promise<HostOutcome> => {
+				// A call that cannot succeed fails here, before the card: no decision is spent on it. Inside the file mutation
+				// queue (Write, Edit), so it sees the file as the calls queued before it left it.
+				if (spec.precheck) {
+					const checked = await spec.precheck({ session, params, turn });
+					if (!checked.ok) return checked;
+				}
 				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), command: spec.command?.(params), cwd: ctx.cwd, title: () => cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
 				if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
 				if (gate.prompted || spec.risk === "edit") {
@@ -293,16 +305,14 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			// even while a card is open, and another extension's write to the same file is ordered with them.
 			const outcome = refused === undefined && spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), settle) : await settle();
 			if (!outcome.ok) {
-				const text = `${outcome.code}: ${outcome.message}`;
-				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned,
-				// not thrown, so it can carry Pi's `terminate` (the agent stops after this tool batch). Pi 0.87 has no
-				// `isError` on returned results; the text says what failed either way.
-				if ((outcome as { budgetExhausted?: boolean }).budgetExhausted === true) {
-					rt.requestStopAfterBatch();
-					const { ok: _ok, message: _m, ...details } = outcome as HostFailure & Record<string, unknown>;
-					return { content: [{ type: "text" as const, text }], details, isError: true, terminate: true };
-				}
-				throw new Error(text);
+				// Failures are data (src/pi/failure.ts): the code and every structured field of the engine's failure (Bash's
+				// exit code and streams, Read's Glob suggestion, Edit's live tag) go to `details`; the model reads the text.
+				const { ok: _ok, code, message, text: _text, ...fields } = outcome as HostOutcome & { ok: false } & Record<string, unknown>;
+				// A failure that ends the prompt's attempts (Edit's retry budget, docs/host.md "Retry budget"): returned on
+				// both Pi versions with Pi's `terminate` (the agent stops after this tool batch).
+				const exhausted = fields.budgetExhausted === true;
+				if (exhausted) rt.requestStopAfterBatch();
+				return failedWith(code, message, fields, exhausted, toolCallId);
 			}
 			const { ok: _ok, text, ...details } = outcome as { ok: true; text: string } & Record<string, unknown>;
 			return { content: [{ type: "text" as const, text }], details };
@@ -386,6 +396,7 @@ export function register(host: ToolkitHost): void {
 		parameters: readSchema,
 		risk: "read",
 		target: pathArg,
+		precheck: ({ session, params }) => session.precheck("Read", params),
 		run: ({ session, params, approvedPath }) => session.read(params, { approvedPath, timeoutMs: READ_TIMEOUT_MS }),
 	});
 
@@ -421,6 +432,7 @@ export function register(host: ToolkitHost): void {
 		parameters: writeSchema,
 		risk: "edit",
 		target: pathArg,
+		precheck: ({ session, params }) => session.precheck("Write", params),
 		run: ({ session, params, approvedPath, ctx }) => session.write(params, { approvedPath, review: reviewTarget(host.agentDir, ctx), timeoutMs: WRITE_TIMEOUT_MS }),
 	});
 
@@ -437,6 +449,7 @@ export function register(host: ToolkitHost): void {
 			const path = pathArg(p);
 			return t.length ? t : path !== undefined ? [path] : [];
 		},
+		precheck: ({ session, params, turn }) => session.precheck("Edit", params, turn),
 		run: ({ session, params, approvedPath, turn, ctx }) => session.edit(params, { approvedPath, turn, review: reviewTarget(host.agentDir, ctx), timeoutMs: WRITE_TIMEOUT_MS }),
 	});
 

@@ -5,7 +5,7 @@
  * deadlock and Pi's own edit/write never race us), and forwards Pi's abort signal.
  */
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -13,6 +13,8 @@ import { runInvocationHooks } from "../hooks.ts";
 import { reviewTarget } from "../review.ts";
 import { auditCall, permissionGate, syncSensitive } from "../permission.ts";
 import { hostRuntime, type HostRuntime } from "./host.ts";
+import { failed, failedWith, type ToolErrorCode } from "../failure.ts";
+import { cardText } from "../render/card.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -90,19 +92,19 @@ export function register(host: ToolkitHost): void {
 		promptSnippet: "Add, update, delete or move files with one Codex-style patch (*** Begin Patch ... *** End Patch)",
 		parameters: PARAMETERS,
 		constrainedSampling: { type: "grammar", variants: { openai_lark: APPLY_PATCH_LARK } },
-		async execute(toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+		async execute(toolCallId: string, params: { patch: string }, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext): Promise<AgentToolResult<Record<string, unknown>>> {
 			if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			const cwd: string = ctx?.cwd ?? process.cwd();
-			if (signal?.aborted) throw new Error("apply_patch failed (no-change): aborted");
+			if (signal?.aborted) return failed("aborted", "apply_patch failed (no-change): aborted", { outcome: "no-change" }, false, toolCallId);
 			// Normalization first (parse + path syntax, no filesystem access): a malformed patch never reaches the hooks.
 			const touched = native.patchPaths(cwd, params.patch);
-			if (!touched.ok) throw new Error(touched.error);
+			if (!touched.ok) return failed(touched.code ?? "invalid-patch", touched.error ?? "apply_patch failed (no-change)", { outcome: "no-change" }, false, toolCallId);
 			// Invocation hooks (identity only, never the patch text), as for every toolkit tool; a patch spawns
 			// nothing, so the context hook's env is not used.
 			const call = { tool: TOOL_NAME, path: "direct", cwd } as const;
 			if (host.hooks.context || host.hooks.policy) {
 				const hooked = await runInvocationHooks(host.hooks, call);
-				if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was changed.`);
+				if (!hooked.ok) return failedWith("policy-denied", `${hooked.reason} Nothing was changed.`, { outcome: "no-change" }, false, toolCallId);
 				if (!host.isAdmitted(TOOL_NAME)) throw new Error(NOT_ENABLED);
 			}
 			// The permission gate (docs/permissions.md): edit risk, decided over every path the patch touches (Move
@@ -130,9 +132,9 @@ export function register(host: ToolkitHost): void {
 			}
 			let gate: Awaited<ReturnType<typeof permissionGate>> | undefined;
 			const result = await underQueues(touched.paths, async () => {
-				const decided = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });
+				const decided = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, title: () => cardText(TOOL_NAME, params, null, cwd), signal });
 				gate = decided;
-				const audit = (ok: boolean, runMs: number, errorCode?: string) =>
+				const audit = (ok: boolean, runMs: number, errorCode?: ToolErrorCode) =>
 					auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate: decided, runMs, totalMs: performance.now() - t0, ok, errorCode });
 				if (!decided.ok) {
 					await audit(false, 0, decided.code);
@@ -158,10 +160,11 @@ export function register(host: ToolkitHost): void {
 			});
 			if (result === undefined) {
 				const decided = gate!;
-				throw new Error(`${decided.code}: ${decided.message}`);
+				return failedWith(decided.code ?? "TOOL_DENIED", decided.message ?? "", { outcome: "no-change" }, false, toolCallId);
 			}
 			await shareRetryBudget(host, ctx, touched.paths, result.ok);
-			if (!result.ok) throw new Error(result.text);
+			// The engine's code and outcome (no-change, partial, unknown) and the operations that did land are data.
+			if (!result.ok) return failed(result.code ?? "commit-failed", result.text, { outcome: result.outcome, operations: result.operations }, false, toolCallId);
 			return {
 				content: [{ type: "text" as const, text: result.text }],
 				details: { operations: result.operations },

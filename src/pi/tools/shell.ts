@@ -6,7 +6,8 @@
  */
 import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { ShellContext } from "../../../index.js";
+import type { ShellContext, ShellFailure } from "../../../index.js";
+import { failed, ToolFailure, type ToolErrorCode } from "../failure.ts";
 import { Type } from "typebox";
 import type { InvocationCall, ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
@@ -21,10 +22,9 @@ import { LIVE_BYTES, LIVE_POLL_MS } from "./host-bash.ts";
 export const SHELL_NOT_ENABLED =
 	"Shell Sessions are not enabled. Enable shellSessions in /pct config (or an execution rule with shell), then retry.";
 
-const MANAGER_REPLACED =
-	"manager-closed: The Pi session this call belonged to ended or was replaced while the invocation hooks ran; nothing was started.";
+const MANAGER_REPLACED = "The Pi session this call belonged to ended or was replaced while the invocation hooks ran; nothing was started.";
 
-const ABORTED_BEFORE = "aborted: The call was cancelled before it started; nothing ran.";
+const ABORTED_BEFORE = "The call was cancelled before it started; nothing ran.";
 
 // The model-facing texts are budgeted (docs/rules.md "What the tool list costs"): the schema shows one spelling
 // of each field; the other spellings (command, cwd, yieldTimeMs, sessionId, input) and maxOutputBytes are still
@@ -120,6 +120,18 @@ function newManager() {
 	return m;
 }
 
+/** A failure the engine resolved (ShellFailure): its own text is what the model reads. */
+class ShellFailed extends ToolFailure {
+	readonly text: string;
+	constructor(f: ShellFailure) {
+		super(f.code, f.message);
+		this.text = f.text;
+	}
+	override result(callId?: string) {
+		return failed(this.code, this.text, {}, false, callId);
+	}
+}
+
 export function register(host: ToolkitHost): void {
 	let manager = newManager();
 	host.shared.set("shell", manager);
@@ -147,15 +159,16 @@ export function register(host: ToolkitHost): void {
 			// A cwd that is not a directory: the decision and audit still work; the command reports the cwd itself.
 		}
 		const norm = tool === "exec_command" ? manager.normalizeExec(params) : manager.normalizeWrite(params);
-		if (!norm.ok) throw new Error(norm.text);
+		if (!norm.ok) return failed(norm.code, norm.text, {}, false, toolCallId);
 		const preview = "cmd" in norm.request ? `$ ${norm.request.cmd}` : norm.request.input ? `stdin of ${norm.request.sessionId}: ${norm.request.input}` : undefined;
 		const risk = tool === "exec_command" || ("input" in norm.request && norm.request.input !== "") ? "bash" : "read";
 		const command = "cmd" in norm.request ? norm.request.cmd : risk === "bash" ? norm.request.input : undefined;
 		const gate = await permissionGate(host, rt, ctx, { tool, risk, preview, signal, command, cwd: ctx?.cwd });
 		let runMs = 0;
-		let failure: string | undefined;
+		// The audit line takes the failure's code from the failure itself (a ToolFailure), never from its text.
+		let code: ToolErrorCode | undefined;
 		try {
-			if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
+			if (!gate.ok) throw new ToolFailure(gate.code ?? "TOOL_DENIED", gate.message ?? "");
 			const r0 = performance.now();
 			clockStart(toolCallId);
 			try {
@@ -165,11 +178,14 @@ export function register(host: ToolkitHost): void {
 				clockEnd(toolCallId);
 			}
 		} catch (e) {
-			failure = e instanceof Error ? e.message : String(e);
+			if (e instanceof ToolFailure) {
+				code = e.code;
+				return e.result(toolCallId);
+			}
+			code = "TOOL_FAILED";
 			throw e;
 		} finally {
-			const code = failure === undefined ? undefined : (/^([A-Za-z_-]+):/.exec(failure)?.[1] ?? "TOOL_FAILED");
-			await auditCall(host, rt, { toolCallId, tool, args: params, gate, runMs, totalMs: performance.now() - t0, ok: failure === undefined, errorCode: code });
+			await auditCall(host, rt, { toolCallId, tool, args: params, gate, runMs, totalMs: performance.now() - t0, ok: code === undefined, errorCode: code });
 		}
 	}
 
@@ -181,24 +197,24 @@ export function register(host: ToolkitHost): void {
 		onUpdate?: AgentToolUpdateCallback<unknown>,
 	) {
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
-		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		if (signal?.aborted) throw new ToolFailure("aborted", ABORTED_BEFORE);
 		const mgr = manager;
 		const norm = tool === "exec_command" ? mgr.normalizeExec(params) : mgr.normalizeWrite(params);
-		if (!norm.ok) throw new Error(norm.text);
+		if (!norm.ok) throw new ShellFailed(norm);
 		const cwd: string = ctx?.cwd ?? process.cwd();
 		const call: InvocationCall = { tool, path: "direct", cwd };
 		if ("sessionId" in norm.request) call.sessionId = norm.request.sessionId;
 		const hooked = await runInvocationHooks(host.hooks, call);
-		if (!hooked.ok) throw new Error(`policy-denied: ${hooked.reason} Nothing was started.`);
+		if (!hooked.ok) throw new ToolFailure("policy-denied", `${hooked.reason} Nothing was started.`);
 		const env = withWorktreeEnv(host, hooked.env);
 		// Hooks may be async: the capability or the session may have changed meanwhile.
 		if (!host.isAdmitted(tool)) throw new Error(SHELL_NOT_ENABLED);
-		if (mgr !== manager) throw new Error(MANAGER_REPLACED);
-		if (signal?.aborted) throw new Error(ABORTED_BEFORE);
+		if (mgr !== manager) throw new ToolFailure("manager-closed", MANAGER_REPLACED);
+		if (signal?.aborted) throw new ToolFailure("aborted", ABORTED_BEFORE);
 		const context: ShellContext = { cwd, env, stopOnCancel: true };
 		if (tool === "exec_command") {
 			const shell = resolveShell();
-			if (!shell) throw new Error("shell-unavailable: Pi could not resolve a usable local shell (getShellConfig failed); nothing was started.");
+			if (!shell) throw new ToolFailure("shell-unavailable", "Pi could not resolve a usable local shell (getShellConfig failed); nothing was started.");
 			context.shell = shell;
 		}
 		const callId = `${tool}-${process.pid}-${++callSeq}`;
@@ -207,7 +223,7 @@ export function register(host: ToolkitHost): void {
 		const poll = typeof onUpdate === "function" ? livePoll(mgr, callId, onUpdate) : undefined;
 		try {
 			const res = tool === "exec_command" ? await mgr.exec(params, context, callId) : await mgr.writeStdin(params, context, callId);
-			if (!res.ok) throw new Error(res.text);
+			if (!res.ok) throw new ShellFailed(res);
 			return { content: [{ type: "text" as const, text: res.text }], details: res.details };
 		} finally {
 			if (poll) clearInterval(poll);
