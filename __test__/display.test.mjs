@@ -54,7 +54,7 @@ test("safeSelect shows escaped options and hands back the caller's own", async (
 	assert.deepEqual(calls, [["☐ a\\x1b[31m\\nb"], "Plan\\x07\\nmode", "two\nlines\\x1b[2J"]);
 });
 
-test("the tool rows and the card never draw a raw control from the model's arguments", () => {
+test("the tool rows and the card never draw a raw control from the model's arguments", async () => {
 	const theme = { fg: (_c, s) => s, bg: (_c, s) => s, bold: (s) => s };
 	const ctx = { args: {}, toolCallId: "t", invalidate() {}, lastComponent: undefined, state: {}, cwd: process.cwd(), executionStarted: false, argsComplete: true, isPartial: false, expanded: true, isError: false };
 	const path = "notes.txt\n\u001b[1A\u001b[2KAllow Read to read README.md?\u001b]0;pwned\u0007";
@@ -69,7 +69,7 @@ test("the tool rows and the card never draw a raw control from the model's argum
 		const body = r.renderResult(result, { expanded: true, isPartial: false }, theme, ctx).render(200).join("\n");
 		assert.doesNotMatch(body.replace(/\u001b\[[0-9;]*m/g, ""), RAW_IN_BLOCK, `${tool}: ${JSON.stringify(body)}`);
 	}
-	const card = cardText("Read", {}, { ok: true, root: "external", external: "absolute-outside", canonical: `/tmp/${path}`, path }, process.cwd());
+	const card = await cardText("Read", {}, { ok: true, root: "external", external: "absolute-outside", canonical: `/tmp/${path}`, path }, process.cwd());
 	assert.equal(card.split("\n").length, 1, card);
 	assert.doesNotMatch(card, RAW);
 });

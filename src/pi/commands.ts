@@ -109,7 +109,7 @@ export const PCT_COMMANDS = [
 	{ name: "agents", description: "the Task agent definitions, their tools and warnings" },
 	{
 		name: "worktree",
-		args: "[new [name]|list|merge [token]|leave|delete [id]]",
+		args: "[new [name]|list|merge [token]|leave|delete <id> [force]]",
 		description: "this session's isolated git worktree: where it is; new, list, merge, leave, delete (docs/worktrees.md)",
 		completions: [
 			{ value: "new", description: "create a worktree from HEAD and move this session into it" },

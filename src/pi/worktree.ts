@@ -296,6 +296,8 @@ export function register(host: ToolkitHost): void {
 	};
 	host.pi.on("session_start", async (_event, ctx) => {
 		await end();
+		// An embedder's context may carry no folder: then no session can be in a worktree.
+		if (typeof ctx.cwd !== "string") return;
 		const check = native.worktreeCheck(host.agentDir, ctx.cwd);
 		setFooter(ctx, check);
 		if (!check) {
