@@ -1,0 +1,460 @@
+//! Grep's tests: the tool end to end on temporary trees.
+
+use super::search::{Normalizing, CHUNK};
+use super::*;
+use crate::host::snapshot::Seen;
+use crate::host::snapshot::{Provenance, SnapshotStore};
+use crate::host::tag::{self, TagStream};
+use serde_json::json;
+use tempfile::TempDir;
+
+fn setup(files: &[(&str, &[u8])]) -> (TempDir, Roots) {
+    let t = TempDir::new().unwrap();
+    let ws = t.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    for (name, body) in files {
+        let p = ws.join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, body).unwrap();
+    }
+    let roots = Roots::new(&ws, &t.path().join("agent"), "s").unwrap();
+    (t, roots)
+}
+
+fn run(roots: &Roots, st: &mut SnapshotStore, v: Value) -> Result<GrepResult, HostError> {
+    let a = GrepArgs::from_json(&v)?;
+    let target = roots.resolve_inside(a.path.as_deref().unwrap_or("."))?;
+    grep(roots, &target, &a, Deadline::none(), st)
+}
+
+#[test]
+fn content_mode_renders_headers_rows_and_context() {
+    let body = b"alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\nbeta2\n";
+    let (_t, roots) = setup(&[("src/a.txt", body), ("b.txt", b"nothing\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"query": "beta", "context": 1})).unwrap();
+    let tag = tag::tag_of(std::str::from_utf8(body).unwrap());
+    assert_eq!(
+        r.text,
+        format!("[src/a.txt#{tag}]\n1-alpha\n2:beta\n3-gamma\n--\n7-eta\n8:beta2")
+    );
+    assert_eq!(
+        r.matches,
+        vec![
+            GrepMatch {
+                path: "src/a.txt".into(),
+                line: 2,
+                text: "beta".into()
+            },
+            GrepMatch {
+                path: "src/a.txt".into(),
+                line: 8,
+                text: "beta2".into()
+            },
+        ]
+    );
+    assert_eq!(r.tags.get("src/a.txt"), Some(&tag));
+    assert_eq!(r.files, vec!["src/a.txt"]);
+    // Only matched lines count as seen.
+    let Provenance::Seen(Seen::Lines(s)) = st.provenance(&roots.workspace().join("src/a.txt"), &tag) else {
+        panic!("recorded")
+    };
+    assert_eq!(s.ranges(), &[(2, 2), (8, 8)]);
+}
+
+#[test]
+fn ignore_case_literal_and_invalid_regex() {
+    let (_t, roots) = setup(&[("a.txt", b"Foo(1)\nfoo(2)\nfoo\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "foo\\(", "ignoreCase": true})).unwrap();
+    assert_eq!(r.matches.iter().map(|m| m.line).collect::<Vec<_>>(), vec![1, 2]);
+    let lit = run(&roots, &mut st, json!({"pattern": "foo(", "literal": true})).unwrap();
+    assert_eq!(lit.matches.iter().map(|m| m.line).collect::<Vec<_>>(), vec![2]);
+    let e = run(&roots, &mut st, json!({"pattern": "foo("})).unwrap_err();
+    assert_eq!(e.code, "INVALID_ARGUMENT");
+    assert!(e.message.contains("literal: true"));
+    let none = run(&roots, &mut st, json!({"pattern": "absent"})).unwrap();
+    assert_eq!(
+        (none.text.as_str(), none.files.len()),
+        ("No matches for 'absent' in '.'.", 0)
+    );
+}
+
+#[test]
+fn gitignore_binary_and_glob_filters() {
+    // A NUL after the first probe block still makes the file binary (the whole file is checked).
+    let mut late_nul = b"needle\n".repeat(CHUNK / 7 + 1);
+    late_nul.push(0);
+    let (_t, roots) = setup(&[
+        (".gitignore", b"build/\n"),
+        ("build/out.txt", b"needle\n"),
+        ("src/a.rs", b"needle\n"),
+        ("src/a.md", b"needle\n"),
+        ("bin.dat", b"needle\0\n"),
+        ("late.bin", &late_nul),
+        (".hidden", b"needle\n"),
+    ]);
+    let mut st = SnapshotStore::new();
+    let r = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "needle", "outputMode": "filesWithMatches"}),
+    )
+    .unwrap();
+    assert_eq!(r.files, vec![".hidden", "src/a.md", "src/a.rs"]);
+    assert_eq!(r.binary_skipped, 2);
+    assert!(r.text.ends_with("[2 binary file(s) skipped.]"));
+    // An explicit path inside an ignored tree is still searched.
+    let inside = run(&roots, &mut st, json!({"pattern": "needle", "path": "build"})).unwrap();
+    assert_eq!(inside.files, vec!["build/out.txt"]);
+    let g = run(&roots, &mut st, json!({"pattern": "needle", "glob": "*.rs"})).unwrap();
+    assert_eq!(g.files, vec!["src/a.rs"]);
+    // A named file is searched alone; the glob filters its name.
+    let f = run(&roots, &mut st, json!({"pattern": "needle", "path": "src/a.md"})).unwrap();
+    assert_eq!(f.files, vec!["src/a.md"]);
+    let fg = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "needle", "path": "src/a.md", "glob": "*.rs"}),
+    )
+    .unwrap();
+    assert!(fg.files.is_empty());
+    let b = run(&roots, &mut st, json!({"pattern": "needle", "path": "bin.dat"})).unwrap();
+    assert_eq!((b.files.len(), b.binary_skipped), (0, 1));
+}
+
+#[test]
+fn the_detail_pass_searched_ahead_keeps_the_order_the_counts_and_the_tags() {
+    // Enough files for the helpers to run ahead of the render, of uneven sizes (one large), with a varying number
+    // of matches, so results arrive out of order and the limit falls inside the list.
+    let bodies: Vec<(String, String)> = (0..120)
+        .map(|k| {
+            let rows = if k == 7 { 40_000 } else { 1 + k % 5 };
+            let body: String = (0..rows)
+                .map(|r| format!("line {r} {}\n", if r % 2 == 0 { "hit" } else { "no" }))
+                .collect();
+            (format!("d{}/f{k:03}.txt", k % 4), body)
+        })
+        .collect();
+    let files: Vec<(&str, &[u8])> = bodies.iter().map(|(n, b)| (n.as_str(), b.as_bytes())).collect();
+    let (_t, roots) = setup(&files);
+    let mut expected: Vec<&(String, String)> = bodies.iter().collect();
+    expected.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut st = SnapshotStore::new();
+    let r = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "hit", "outputMode": "count", "limit": 100}),
+    )
+    .unwrap();
+    assert!(r.truncated);
+    assert_eq!(r.counts.len(), 100);
+    for (c, (name, body)) in r.counts.iter().zip(&expected) {
+        assert_eq!(&c.path, name);
+        assert_eq!(c.count, body.matches("hit").count() as u64, "{name}");
+        assert_eq!(r.tags[name], tag::tag_of(body), "{name}");
+    }
+    // Content mode: the limit of matches ends the list part-way; every shown row is from its own file, in order.
+    let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": 150})).unwrap();
+    assert!(r.truncated);
+    assert_eq!(r.matches.len(), 150);
+    let shown: Vec<&String> = expected.iter().map(|(n, _)| n).take(r.files.len()).collect();
+    assert_eq!(r.files.iter().collect::<Vec<_>>(), shown);
+    let mut at = 0;
+    for f in &r.files {
+        let body = &expected.iter().find(|(n, _)| n == f).unwrap().1;
+        let rows: Vec<&GrepMatch> = r.matches[at..].iter().take_while(|m| &m.path == f).collect();
+        at += rows.len();
+        for m in rows {
+            assert_eq!(
+                body.lines().nth(m.line as usize - 1),
+                Some(m.text.as_str()),
+                "{f}:{}",
+                m.line
+            );
+        }
+    }
+    assert_eq!(at, 150);
+}
+
+#[test]
+fn count_and_files_modes_mint_tags_with_empty_seen_sets() {
+    let (_t, roots) = setup(&[("a.txt", b"x\nx\ny\n"), ("b.txt", b"x\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "x", "outputMode": "count"})).unwrap();
+    assert_eq!(
+        r.counts,
+        vec![
+            GrepCount {
+                path: "a.txt".into(),
+                count: 2
+            },
+            GrepCount {
+                path: "b.txt".into(),
+                count: 1
+            }
+        ]
+    );
+    let ta = tag::tag_of("x\nx\ny\n");
+    assert_eq!(
+        r.text,
+        format!(
+            "[a.txt#{ta}] 2 matching lines\n[b.txt#{}] 1 matching line",
+            tag::tag_of("x\n")
+        )
+    );
+    match st.provenance(&roots.workspace().join("a.txt"), &ta) {
+        Provenance::Seen(Seen::Lines(s)) => assert!(s.is_empty()),
+        other => panic!("expected an empty seen set, got {other:?}"),
+    }
+    assert!(run(&roots, &mut st, json!({"pattern": "x", "outputMode": "lines"})).is_err());
+}
+
+#[test]
+fn limits_truncate_at_their_boundary() {
+    let body: String = (1..=5).map(|i| format!("hit {i}\n")).collect();
+    let (_t, roots) = setup(&[
+        ("a.txt", body.as_bytes()),
+        ("b.txt", b"hit\n"),
+        ("c/c.txt", b"hit 1\nx\nhit 2\nx\nhit 3\nx\nhit 4\n"),
+    ]);
+    let mut st = SnapshotStore::new();
+    let exact = run(&roots, &mut st, json!({"pattern": "hit", "limit": 10})).unwrap();
+    assert_eq!((exact.matches.len(), exact.truncated), (10, false));
+    let cut = run(&roots, &mut st, json!({"pattern": "hit", "limit": 9})).unwrap();
+    assert_eq!((cut.matches.len(), cut.truncated, cut.files.len()), (9, true, 3));
+    assert!(cut.text.contains("[Showing the first 9 of 9+ matches."), "{}", cut.text);
+    let one = run(&roots, &mut st, json!({"pattern": "hit", "limit": 5, "path": "a.txt"})).unwrap();
+    assert_eq!((one.matches.len(), one.truncated), (5, false));
+    let within = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "hit", "limit": 2, "path": "c", "context": 1}),
+    )
+    .unwrap();
+    assert_eq!(within.matches.len(), 2);
+    assert!(within.truncated && within.text.ends_with("\n3:hit 2\n4-x\n\n[Showing the first 2 of 2+ matches. Narrow the pattern, path or glob, raise limit (at most 100000), or pass total: true to count them all.]"), "{}", within.text);
+    let files = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "hit", "limit": 1, "outputMode": "filesWithMatches"}),
+    )
+    .unwrap();
+    assert_eq!((files.files, files.truncated), (vec!["a.txt".to_string()], true));
+    for bad in [
+        json!({"pattern": "x", "limit": 0}),
+        json!({"pattern": "x", "context": MAX_CONTEXT + 1}),
+    ] {
+        assert_eq!(run(&roots, &mut st, bad).unwrap_err().code, "INVALID_ARGUMENT");
+    }
+    assert!(run(&roots, &mut st, json!({"pattern": "x", "context": MAX_CONTEXT})).is_ok());
+}
+
+#[test]
+fn crlf_bom_files_match_with_read_line_numbers_and_long_lines_are_clipped() {
+    let long = format!("needle{}\n", "z".repeat(MAX_LINE_CHARS));
+    let (_t, roots) = setup(&[
+        ("w.txt", b"\xef\xbb\xbfone\r\ntwo needle\r\nthree$\r\n"),
+        ("l.txt", long.as_bytes()),
+    ]);
+    let mut st = SnapshotStore::new();
+    let r = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "needle$|three\\$$", "path": "w.txt"}),
+    )
+    .unwrap();
+    assert_eq!(
+        r.matches.iter().map(|m| (m.line, m.text.as_str())).collect::<Vec<_>>(),
+        vec![(2, "two needle"), (3, "three$")]
+    );
+    assert_eq!(r.tags["w.txt"], tag::tag_of("one\ntwo needle\nthree$\n"));
+    let l = run(&roots, &mut st, json!({"pattern": "needle", "path": "l.txt"})).unwrap();
+    assert!(l.matches[0].text.contains("line clipped at 500"));
+    match st.provenance(&roots.workspace().join("l.txt"), &l.tags["l.txt"]) {
+        Provenance::Seen(Seen::Lines(s)) => assert!(s.is_empty()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn content_output_stops_at_the_byte_budget() {
+    // 200 matched lines of 480 characters each (rows ~485 bytes): about 105 fit in 50 KiB, and limit allows 200.
+    let body: String = (0..200).map(|i| format!("hit{:0>477}\n", i)).collect();
+    let (_t, roots) = setup(&[("a.txt", body.as_bytes()), ("b.txt", b"hit\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": 1000})).unwrap();
+    assert!(r.truncated);
+    let shown = r.matches.len();
+    assert!(shown > 50 && shown < 200, "{shown}");
+    let body_len = r.text.find("\n\n[Showing").unwrap();
+    assert!(
+        body_len <= MAX_OUTPUT_BYTES && body_len + 490 > MAX_OUTPUT_BYTES,
+        "{body_len}"
+    );
+    assert!(r.text.ends_with(&format!("[Showing the first {shown} matches (50 KiB output limit). Narrow the pattern, path or glob, or use less context.]")));
+    // b.txt, after the budget, is not shown, and only shown lines are seen.
+    assert_eq!(r.files, vec!["a.txt"]);
+    let Provenance::Seen(Seen::Lines(s)) = st.provenance(&roots.workspace().join("a.txt"), &r.tags["a.txt"]) else {
+        panic!()
+    };
+    assert_eq!(s.ranges(), &[(1, shown as u32)]);
+}
+
+#[test]
+fn a_passed_deadline_stops_the_walk_with_tool_timeout() {
+    let (_t, roots) = setup(&[("a.txt", b"needle\n"), ("d/b.txt", b"needle\n")]);
+    let mut st = SnapshotStore::new();
+    let a = GrepArgs::from_json(&json!({"pattern": "needle"})).unwrap();
+    let e = grep(&roots, &roots.resolve(".").unwrap(), &a, Deadline::after_ms(0), &mut st).unwrap_err();
+    assert_eq!(e.code, "TOOL_TIMEOUT");
+    assert!(
+        e.message.contains("Grep stopped after its 0 ms budget"),
+        "{}",
+        e.message
+    );
+    let ok = grep(
+        &roots,
+        &roots.resolve(".").unwrap(),
+        &a,
+        Deadline::after_ms(60_000),
+        &mut st,
+    )
+    .unwrap();
+    assert_eq!(ok.files.len(), 2);
+}
+
+#[test]
+fn symlinked_files_are_not_followed_out_of_the_tree() {
+    let (t, roots) = setup(&[("a.txt", b"needle\n")]);
+    fs::write(t.path().join("outside.txt"), "needle\n").unwrap();
+    std::os::unix::fs::symlink(t.path().join("outside.txt"), roots.workspace().join("link.txt")).unwrap();
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
+    assert_eq!(r.files, vec!["a.txt"]);
+}
+
+#[test]
+fn the_reader_normalises_in_place_whatever_the_read_size() {
+    // CRLF and lone CR split at every possible read boundary, a BOM shorter than some reads, a trailing CR.
+    let raw = "\u{feff}a\r\nb\rc\r\n\r\nd\r\re\r".as_bytes();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("f.txt");
+    std::fs::write(&path, raw).unwrap();
+    for size in [1, 2, 3, 4, 5, 7, 64] {
+        let mut ts = TagStream::new();
+        let mut r = Normalizing::new(
+            fs::File::open(&path).unwrap(),
+            Deadline::none(),
+            None,
+            Some(&mut ts),
+            None,
+        );
+        let mut got = Vec::new();
+        let mut buf = vec![0; size];
+        loop {
+            let n = std::io::Read::read(&mut r, &mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            "a\nb\nc\n\nd\n\ne\n",
+            "read size {size}"
+        );
+        let tag = ts.finish(&mut |_| {}).unwrap();
+        assert_eq!(tag.tag, tag::tag_of("a\nb\nc\n\nd\n\ne\n"), "read size {size}");
+    }
+}
+
+#[test]
+fn a_file_it_could_not_search_is_reported_never_no_matches() {
+    // One line over the line cap: the searcher cannot hold it, so the file is listed as not searched.
+    let mut long = vec![b'a'; MAX_LINE_BYTES + 10];
+    long.extend_from_slice(b"\nneedle\n");
+    let (_t, roots) = setup(&[("long.txt", &long), ("ok.txt", b"nothing\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
+    assert!(r.files.is_empty());
+    assert!(
+        r.text.starts_with("No matches for 'needle' in the files of '.' that could be searched.")
+            && r.text.contains("[1 file(s) could not be searched, so matches in them are unknown:\n  long.txt: a line is longer than 16 MiB"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.unsearched.len(), 1);
+    // Just under the cap it is searched and the match found.
+    let mut fits = vec![b'a'; MAX_LINE_BYTES - 4096];
+    fits.extend_from_slice(b"\nneedle\n");
+    let (_t2, roots2) = setup(&[("fits.txt", &fits)]);
+    let r2 = run(&roots2, &mut st, json!({"pattern": "needle"})).unwrap();
+    assert_eq!(
+        (r2.files.clone(), r2.unsearched.len()),
+        (vec!["fits.txt".to_string()], 0),
+        "{}",
+        r2.text
+    );
+    assert_eq!(r2.matches[0].line, 2);
+}
+
+#[test]
+fn the_deadline_is_checked_inside_a_file() {
+    let (_t, roots) = setup(&[("a.txt", b"needle\n")]);
+    let mut st = SnapshotStore::new();
+    let a = GrepArgs::from_json(&json!({"pattern": "needle", "path": "a.txt"})).unwrap();
+    // A single named file has no walk: only the per-chunk check inside the file can stop it.
+    let e = grep(
+        &roots,
+        &roots.resolve("a.txt").unwrap(),
+        &a,
+        Deadline::after_ms(0),
+        &mut st,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "TOOL_TIMEOUT");
+}
+
+#[test]
+fn names_with_control_characters_are_escaped_in_headers() {
+    let (_t, roots) = setup(&[("x\n1:fake.txt", b"needle\n")]);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "needle"})).unwrap();
+    assert!(r.text.starts_with("[x\\n1:fake.txt#"), "{}", r.text);
+    assert_eq!(r.text.lines().count(), 2, "{}", r.text);
+}
+
+/// Grep of a tree while another thread swaps its folder `sub` for a symlink to an outside folder: an outside
+/// file's lines never show.
+#[test]
+fn a_folder_swapped_for_a_symlink_is_never_searched_through() {
+    let (t, roots) = setup(&[("sub/f.txt", b"needle inside\n")]);
+    let outside = t.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("f.txt"), "needle OUTSIDE\n").unwrap();
+    let ws = roots.workspace().to_path_buf();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (ws, outside, stop) = (ws.clone(), outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = fs::rename(ws.join("sub"), ws.join("real"));
+                let _ = std::os::unix::fs::symlink(&outside, ws.join("sub"));
+                let _ = fs::remove_file(ws.join("sub"));
+                let _ = fs::rename(ws.join("real"), ws.join("sub"));
+            }
+        })
+    };
+    let mut st = SnapshotStore::new();
+    for _ in 0..400 {
+        for path in [".", "sub", "sub/f.txt"] {
+            let Ok(r) = run(&roots, &mut st, json!({"pattern": "needle", "path": path})) else {
+                continue;
+            };
+            assert!(!r.text.contains("OUTSIDE"), "{}", r.text);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+}

@@ -1,0 +1,282 @@
+//! Grep's walk in path order (docs/host.md "Grep"): the tree is listed lazily in the order its paths sort as strings,
+//! and the files are searched on every core in that order with a bounded look-ahead, handed back one by one in order
+//! to the caller, which stops the walk as soon as it knows its answer (the first `limit` matches in path order, and
+//! whether there are more). Nothing past that point is listed, and what was searched ahead is bounded.
+//!
+//! Why not `ignore`'s parallel walk: it visits files in no fixed order, so the first matches in path order are only
+//! known once every file has been searched. The sorted walk here is `ignore`'s single-threaded one (the same ignore
+//! rules as Glob); one thread at a time pulls a batch of paths from it while the others search.
+
+use crate::host::error::Deadline;
+use ignore::Walk;
+use std::cmp::Ordering;
+use std::collections::{HashMap, VecDeque};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as Atomic};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Paths pulled from the walk per turn (one thread lists while the others search).
+const BATCH: usize = 16;
+/// Files searched ahead of the caller at most, per thread.
+const AHEAD_PER_THREAD: usize = 32;
+
+/// Whether `long` continues `short` with a byte that sorts before `/`: only then does a folder `short` sort differently
+/// as a path (`short/…`) than as a name (`a` before `a.txt` by name, but `a.txt` before `a/x` by path).
+fn continues_below_slash(short: &[u8], long: &[u8]) -> bool {
+    long.len() > short.len() && long.starts_with(short) && long[short.len()] < b'/'
+}
+
+/// The order of two entries of one folder such that a depth-first walk lists paths exactly as they sort as strings
+/// (the order Grep's results are shown in): by name, except that a folder sorts as its name followed by `/`. The
+/// type is looked up (without following a symlink, which is never descended) only for the rare pair where that
+/// matters, and remembered, so the order stays consistent within a sort even if the tree changes meanwhile.
+pub(super) fn path_order() -> impl Fn(&Path, &Path) -> Ordering + Send + Sync + 'static {
+    let folders: Mutex<HashMap<PathBuf, bool>> = Mutex::new(HashMap::new());
+    move |a: &Path, b: &Path| {
+        let name = |p: &Path| p.file_name().map_or(&[][..], |n| n.as_bytes()).to_vec();
+        let (x, y) = (name(a), name(b));
+        let is_dir = |p: &Path| {
+            let mut known = folders.lock().unwrap_or_else(|e| e.into_inner());
+            *known
+                .entry(p.to_path_buf())
+                .or_insert_with(|| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+        };
+        if continues_below_slash(&x, &y) && is_dir(a) {
+            return Ordering::Greater;
+        }
+        if continues_below_slash(&y, &x) && is_dir(b) {
+            return Ordering::Less;
+        }
+        x.cmp(&y)
+    }
+}
+
+/// The regular files of a sorted walk, in order; the deadline is checked per entry, and a passed one ends the list
+/// and sets `timed_out`.
+pub(super) struct Files<'a> {
+    pub(super) walk: Walk,
+    pub(super) deadline: Deadline,
+    pub(super) timed_out: &'a AtomicBool,
+}
+
+impl Iterator for Files<'_> {
+    type Item = PathBuf;
+
+    fn next(&mut self) -> Option<PathBuf> {
+        loop {
+            if self.deadline.passed() {
+                self.timed_out.store(true, Atomic::Relaxed);
+                return None;
+            }
+            // An entry the walk could not read (a folder without permission) is skipped, as ripgrep does.
+            match self.walk.next()? {
+                Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => return Some(e.into_path()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// One listed file: its path until a thread takes it, then its result.
+struct Slot<R> {
+    path: Option<PathBuf>,
+    done: Option<(PathBuf, R)>,
+}
+
+struct State<R> {
+    /// Index of `slots[0]` in the walk's order (files before it were handed to the caller).
+    base: usize,
+    slots: VecDeque<Slot<R>>,
+    /// Index of the first file no thread has taken.
+    claimed: usize,
+    /// A thread is pulling paths from the walk.
+    walking: bool,
+    /// The walk has no more paths.
+    exhausted: bool,
+    /// The caller has its answer: threads stop.
+    stop: bool,
+}
+
+type Search<'a, W, R> = dyn Fn(&mut W, &Path) -> R + Sync + 'a;
+
+struct Shared<'a, W, R> {
+    state: Mutex<State<R>>,
+    changed: Condvar,
+    source: Mutex<Box<dyn Iterator<Item = PathBuf> + Send + 'a>>,
+    search: &'a Search<'a, W, R>,
+    cancel: &'a AtomicBool,
+    threads: usize,
+}
+
+impl<W, R> Shared<'_, W, R> {
+    fn lock(&self) -> MutexGuard<'_, State<R>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many files may be listed and not yet handed back: small at first (a call whose first files hold its
+    /// answer searches little past them), growing with what the caller took, up to `AHEAD_PER_THREAD` per thread.
+    fn ahead(&self, base: usize) -> usize {
+        (2 * base + 4 * self.threads).min(AHEAD_PER_THREAD * self.threads)
+    }
+
+    /// One unit of work for a thread: search the next file nobody has taken, or pull the next paths from the walk,
+    /// or wait for either to become possible. Returns the lock again, and `true` when a helper may leave (the caller
+    /// stopped, or every file is taken and the walk is done).
+    fn step<'g>(
+        &'g self,
+        mut st: MutexGuard<'g, State<R>>,
+        w: &mut W,
+        helper: bool,
+    ) -> (MutexGuard<'g, State<R>>, bool) {
+        if st.stop {
+            return (st, true);
+        }
+        let end = st.base + st.slots.len();
+        if st.claimed < end {
+            let i = st.claimed;
+            st.claimed += 1;
+            let base = st.base;
+            let path = st.slots[i - base].path.take().expect("an unclaimed slot has its path");
+            drop(st);
+            let r = (self.search)(w, &path);
+            let mut st = self.lock();
+            // Slots leave only once done, so this one is still queued.
+            let base = st.base;
+            st.slots[i - base].done = Some((path, r));
+            if i == base {
+                self.changed.notify_all();
+            }
+            return (st, false);
+        }
+        let room = self.ahead(st.base).saturating_sub(st.slots.len());
+        if !st.exhausted && !st.walking && room > 0 {
+            st.walking = true;
+            drop(st);
+            let mut got = Vec::with_capacity(room.min(BATCH));
+            let mut ended = false;
+            {
+                let mut source = self.source.lock().unwrap_or_else(|e| e.into_inner());
+                while got.len() < room.min(BATCH) && !self.cancel.load(Atomic::Relaxed) {
+                    match source.next() {
+                        Some(p) => got.push(p),
+                        None => {
+                            ended = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            let mut st = self.lock();
+            st.walking = false;
+            st.exhausted |= ended;
+            st.slots.extend(got.into_iter().map(|p| Slot {
+                path: Some(p),
+                done: None,
+            }));
+            self.changed.notify_all();
+            return (st, false);
+        }
+        if helper && st.exhausted && st.claimed == st.base + st.slots.len() {
+            return (st, true);
+        }
+        let st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        (st, false)
+    }
+}
+
+/// The caller's side of a walk in progress: results in path order (see `run`).
+pub(super) struct Stream<'s, 'a, W, R> {
+    shared: &'s Shared<'a, W, R>,
+    local: W,
+}
+
+impl<W, R> Stream<'_, '_, W, R> {
+    /// The next file in path order with its result, searched here if no other thread has it ready; `None` once the
+    /// walk is done (or stopped).
+    pub(super) fn next(&mut self) -> Option<(PathBuf, R)> {
+        let shared = self.shared;
+        let mut st = shared.lock();
+        loop {
+            if st.slots.front().is_some_and(|s| s.done.is_some()) {
+                let was_full = st.slots.len() >= shared.ahead(st.base);
+                let slot = st.slots.pop_front().expect("a front slot");
+                st.base += 1;
+                if was_full && !st.exhausted {
+                    // Room to list again: a waiting thread may walk on.
+                    shared.changed.notify_all();
+                }
+                return slot.done;
+            }
+            if st.stop || (st.slots.is_empty() && st.exhausted) {
+                return None;
+            }
+            st = shared.step(st, &mut self.local, false).0;
+        }
+    }
+
+    /// This thread's search state (for work the caller does itself, outside the walk).
+    pub(super) fn local(&mut self) -> &mut W {
+        &mut self.local
+    }
+
+    /// Ends the walk: no more paths are listed, searches in progress are abandoned (`cancel` is set), and the helper
+    /// threads leave.
+    pub(super) fn stop(&mut self) {
+        self.shared.cancel.store(true, Atomic::Relaxed);
+        self.shared.lock().stop = true;
+        self.shared.changed.notify_all();
+    }
+}
+
+/// Searches the files of `source` (in the order they come) on `threads` threads and runs `consume` with the results
+/// handed back in that order. `local` is this thread's search state; each helper makes its own with `make` (a helper
+/// that cannot leaves the work to the others). At most `AHEAD_PER_THREAD` files per thread are listed and not yet
+/// handed back. When `consume` returns (or calls `stop`), `cancel` is set, the walk ends and the helpers are joined,
+/// so no search outlives the call.
+pub(super) fn run<'a, W, R: Send, T>(
+    source: Box<dyn Iterator<Item = PathBuf> + Send + 'a>,
+    threads: usize,
+    cancel: &'a AtomicBool,
+    local: W,
+    make: &'a (dyn Fn() -> Option<W> + Sync + 'a),
+    search: &'a Search<'a, W, R>,
+    consume: impl FnOnce(&mut Stream<'_, 'a, W, R>) -> T,
+) -> T {
+    let threads = threads.max(1);
+    let shared = Shared {
+        state: Mutex::new(State {
+            base: 0,
+            slots: VecDeque::new(),
+            claimed: 0,
+            walking: false,
+            exhausted: false,
+            stop: false,
+        }),
+        changed: Condvar::new(),
+        source: Mutex::new(source),
+        search,
+        cancel,
+        threads,
+    };
+    let shared = &shared;
+    std::thread::scope(|sc| {
+        for _ in 1..threads {
+            sc.spawn(move || {
+                let Some(mut w) = make() else { return };
+                let mut st = shared.lock();
+                loop {
+                    let (g, leave) = shared.step(st, &mut w, true);
+                    if leave {
+                        return;
+                    }
+                    st = g;
+                }
+            });
+        }
+        let mut stream = Stream { shared, local };
+        let out = consume(&mut stream);
+        stream.stop();
+        out
+    })
+}
