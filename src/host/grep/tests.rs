@@ -458,3 +458,235 @@ fn a_folder_swapped_for_a_symlink_is_never_searched_through() {
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
 }
+
+/// `n` files `f000.txt`, … holding one line `hit` each (`extra` of them two).
+fn hit_files(n: usize, extra: usize) -> Vec<(String, Vec<u8>)> {
+    (0..n)
+        .map(|k| {
+            let body = if k < extra { "hit\nmiss\nhit\n" } else { "miss\nhit\n" };
+            (format!("f{k:03}.txt"), body.as_bytes().to_vec())
+        })
+        .collect()
+}
+
+fn setup_owned(files: &[(String, Vec<u8>)]) -> (TempDir, Roots) {
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    setup(&refs)
+}
+
+#[test]
+fn the_walk_stops_after_the_match_that_proves_the_cut_and_total_counts_them_all() {
+    // 150 files with one match and 30 with two: 210 matches in 180 files.
+    let mut files = hit_files(180, 0);
+    for (i, f) in files.iter_mut().enumerate().skip(150) {
+        f.1 = format!("hit {i}\nmiss\nhit\n").into_bytes();
+    }
+    let (_t, roots) = setup_owned(&files);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "hit"})).unwrap();
+    assert_eq!((r.matches.len(), r.truncated, r.complete), (100, true, false));
+    // Files 1-100 are shown; the 101st holds the match that proves the list is cut, and the walk stops there.
+    assert_eq!(r.searched, 101);
+    assert_eq!(r.total, None);
+    assert!(
+        r.text.ends_with(
+            "\n\n[Showing the first 100 of 100+ matches. Narrow the pattern, path or glob, raise limit (at most \
+             100000), or pass total: true to count them all.]"
+        ),
+        "{}",
+        r.text
+    );
+    let all = run(&roots, &mut st, json!({"pattern": "hit", "total": true})).unwrap();
+    assert_eq!(
+        (all.matches, all.truncated, all.complete, all.searched),
+        (r.matches, true, true, 180)
+    );
+    assert_eq!(
+        all.total,
+        Some(Total {
+            matches: 210,
+            files: 180
+        })
+    );
+    assert!(
+        all.text.ends_with(
+            "\n\n[Showing the first 100 of 210 matches in 180 files. Narrow the pattern, path or glob, raise limit \
+             (at most 100000).]"
+        ),
+        "{}",
+        all.text
+    );
+    // The other modes count files.
+    let f = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "hit", "outputMode": "filesWithMatches", "limit": 10}),
+    )
+    .unwrap();
+    assert_eq!((f.files.len(), f.searched, f.truncated), (10, 11, true));
+    assert!(f.text.contains("\n\n[Showing the first 10 of 10+ files."), "{}", f.text);
+    let c = run(
+        &roots,
+        &mut st,
+        json!({"pattern": "hit", "outputMode": "count", "limit": 160, "total": true}),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.counts.len(), c.counts[155].count, c.total),
+        (
+            160,
+            2,
+            Some(Total {
+                matches: 210,
+                files: 180
+            })
+        )
+    );
+    assert!(
+        c.text.contains("\n\n[Showing the first 160 of 180 files. "),
+        "{}",
+        c.text
+    );
+    // A `total` call whose list is not cut counts the same and adds no notice.
+    let whole = run(&roots, &mut st, json!({"pattern": "hit", "limit": 1000, "total": true})).unwrap();
+    assert_eq!(
+        (whole.matches.len(), whole.truncated, whole.total.unwrap().matches),
+        (210, false, 210)
+    );
+    assert!(!whole.text.contains("[Showing"));
+    assert_eq!(
+        run(&roots, &mut st, json!({"pattern": "hit", "total": "yes"}))
+            .unwrap_err()
+            .code,
+        "INVALID_ARGUMENT"
+    );
+}
+
+#[test]
+fn limit_boundaries_one_below_at_and_one_above_within_a_file_and_across_files() {
+    let mut st = SnapshotStore::new();
+    for (label, files) in [
+        (
+            "across files",
+            (1..=6)
+                .map(|k| (format!("d/f{k}.txt"), b"hit\n".to_vec()))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "within a file",
+            vec![("one.txt".to_string(), b"hit\nhit\nhit\nhit\nhit\nhit\n".to_vec())],
+        ),
+    ] {
+        for (matches, limit) in [(6u64, 7u64), (6, 6), (6, 5)] {
+            let (_t, roots) = setup_owned(&files);
+            let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": limit})).unwrap();
+            let shown = matches.min(limit);
+            assert_eq!(r.matches.len() as u64, shown, "{label}, limit {limit}");
+            assert_eq!(r.truncated, matches > limit, "{label}, limit {limit}");
+            // At or under the limit, only searching every file tells that nothing more matches.
+            assert_eq!(r.complete, matches <= limit, "{label}, limit {limit}");
+            let cut = format!("[Showing the first {limit} of {limit}+ matches.");
+            assert_eq!(
+                r.text.contains(&cut),
+                matches > limit,
+                "{label}, limit {limit}: {}",
+                r.text
+            );
+            let t = run(
+                &roots,
+                &mut st,
+                json!({"pattern": "hit", "limit": limit, "total": true}),
+            )
+            .unwrap();
+            assert_eq!((t.matches, t.truncated), (r.matches.clone(), r.truncated), "{label}");
+            assert_eq!(t.total.map(|t| t.matches), Some(matches), "{label}");
+        }
+    }
+}
+
+#[test]
+fn binary_files_are_counted_up_to_where_the_search_stopped() {
+    let mut files = hit_files(40, 0);
+    files.push(("a.bin".into(), b"hit\0\n".to_vec()));
+    files.push(("z.bin".into(), b"hit\0\n".to_vec()));
+    let (_t, roots) = setup_owned(&files);
+    let mut st = SnapshotStore::new();
+    let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": 10})).unwrap();
+    assert_eq!((r.binary_skipped, r.complete), (1, false));
+    assert!(
+        r.text
+            .ends_with("\n[1 binary file(s) skipped before the search stopped.]"),
+        "{}",
+        r.text
+    );
+    let all = run(&roots, &mut st, json!({"pattern": "hit", "limit": 10, "total": true})).unwrap();
+    assert_eq!((all.binary_skipped, all.complete), (2, true));
+    assert!(all.text.ends_with("\n[2 binary file(s) skipped.]"), "{}", all.text);
+}
+
+/// One generated file: its path and its lines (each `hit`, `miss` or `hit hit`: a line matches once).
+fn tree_strategy() -> impl Strategy<Value = Vec<(String, Vec<&'static str>)>> {
+    let name = proptest::sample::select(vec!["a", "a.x", "a-x", "b", "a b", "é", "a0"]);
+    let path = proptest::collection::vec(name, 1..4).prop_map(|p| p.join("/"));
+    let lines = proptest::collection::vec(proptest::sample::select(vec!["hit", "miss", "hit hit", "miss"]), 0..8);
+    proptest::collection::vec((path, lines), 1..20)
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    /// On random trees (names that are prefixes of each other, on both sides of `/`), the early-stopping search shows
+    /// exactly the first `limit` matches (or files) of the full search in path order, says the list is cut exactly
+    /// when it is, and a `total` call counts what the full search finds.
+    #[test]
+    fn the_early_stop_shows_the_first_limit_matches_of_the_full_search(
+        tree in tree_strategy(),
+        limit_pick in 0usize..64,
+    ) {
+        let t = TempDir::new().unwrap();
+        let ws = t.path().join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        let mut made: Vec<(String, Vec<&str>)> = Vec::new();
+        for (rel, lines) in tree {
+            let p = ws.join(&rel);
+            if fs::create_dir_all(p.parent().unwrap()).is_err() || p.exists() {
+                continue;
+            }
+            let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            fs::write(&p, body).unwrap();
+            made.push((rel, lines));
+        }
+        let roots = Roots::new(&ws, &t.path().join("agent"), "s").unwrap();
+        made.sort();
+        // The model: every matching line in path order, then line order.
+        let expected: Vec<(String, u64)> = made
+            .iter()
+            .flat_map(|(rel, lines)| {
+                lines.iter().enumerate().filter(|(_, l)| l.contains("hit")).map(move |(i, _)| (rel.clone(), i as u64 + 1))
+            })
+            .collect();
+        let expected_files: Vec<String> = made.iter().filter(|(_, ls)| ls.iter().any(|l| l.contains("hit"))).map(|(r, _)| r.clone()).collect();
+        let mut st = SnapshotStore::new();
+        let full = run(&roots, &mut st, json!({"pattern": "hit", "limit": MAX_LIMIT})).unwrap();
+        let got: Vec<(String, u64)> = full.matches.iter().map(|m| (m.path.clone(), m.line)).collect();
+        prop_assert_eq!(&got, &expected);
+        prop_assert_eq!(&full.files, &expected_files);
+        let limit = 1 + limit_pick % (expected.len() + 2);
+        let r = run(&roots, &mut st, json!({"pattern": "hit", "limit": limit})).unwrap();
+        let shown: Vec<(String, u64)> = r.matches.iter().map(|m| (m.path.clone(), m.line)).collect();
+        prop_assert_eq!(&shown[..], &expected[..limit.min(expected.len())]);
+        prop_assert_eq!(r.truncated, expected.len() > limit);
+        for m in &r.matches {
+            prop_assert_eq!(&r.tags[&m.path], &full.tags[&m.path]);
+        }
+        let counted = run(&roots, &mut st, json!({"pattern": "hit", "limit": limit, "total": true})).unwrap();
+        prop_assert_eq!(&counted.matches, &r.matches);
+        prop_assert_eq!(counted.total, Some(Total { matches: expected.len() as u64, files: expected_files.len() as u64 }));
+        for mode in ["filesWithMatches", "count"] {
+            let f = run(&roots, &mut st, json!({"pattern": "hit", "limit": limit, "outputMode": mode})).unwrap();
+            prop_assert_eq!(&f.files[..], &expected_files[..limit.min(expected_files.len())]);
+            prop_assert_eq!(f.truncated, expected_files.len() > limit);
+        }
+    }
+}

@@ -280,3 +280,172 @@ pub(super) fn run<'a, W, R: Send, T>(
         out
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::{Duration, Instant};
+    use tempfile::TempDir;
+
+    /// The files of a sorted walk of `root`, as `/`-separated paths relative to it.
+    fn walked(root: &Path) -> Vec<String> {
+        let mut w = crate::host::glob::walker(root);
+        w.sort_by_file_path(path_order());
+        let timed_out = AtomicBool::new(false);
+        Files {
+            walk: w.build(),
+            deadline: Deadline::none(),
+            timed_out: &timed_out,
+        }
+        .map(|p| p.strip_prefix(root).unwrap().to_str().unwrap().to_string())
+        .collect()
+    }
+
+    #[test]
+    fn a_folder_sorts_as_its_name_and_a_slash() {
+        let t = TempDir::new().unwrap();
+        for f in ["a/x", "a.txt", "a-b/y", "a b", "ab", "a0/z", "b", "é/q", "B"] {
+            let p = t.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        // By name alone "a" would come before "a b", "a-b" and "a.txt"; as a path "a/x" comes after them.
+        assert_eq!(
+            walked(t.path()),
+            vec!["B", "a b", "a-b/y", "a.txt", "a/x", "a0/z", "ab", "b", "é/q"]
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        /// Whatever the names (prefixes of each other, bytes on both sides of `/`, multi-byte characters), the walk
+        /// lists files exactly as their paths sort as strings.
+        #[test]
+        fn the_walk_lists_files_in_string_order(
+            files in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec!["a", "a.", "a-", "a b", "a0", "b", "é", "A"]), 1..4),
+                1..24,
+            )
+        ) {
+            let t = TempDir::new().unwrap();
+            let mut made: Vec<String> = Vec::new();
+            for parts in files {
+                let rel = parts.join("/");
+                let p = t.path().join(&rel);
+                // A name already taken by a file (or a folder) at another depth is skipped.
+                if std::fs::create_dir_all(p.parent().unwrap()).is_err() || p.is_dir() || p.exists() {
+                    continue;
+                }
+                std::fs::write(&p, "x").unwrap();
+                made.push(rel);
+            }
+            made.sort();
+            prop_assert_eq!(walked(t.path()), made);
+        }
+    }
+
+    /// A source of `n` numbered paths that counts how many were pulled.
+    fn numbered(n: usize, pulled: &AtomicUsize) -> Box<dyn Iterator<Item = PathBuf> + Send + '_> {
+        Box::new((0..n).map(move |i| {
+            pulled.fetch_add(1, Atomic::Relaxed);
+            PathBuf::from(format!("{i:06}"))
+        }))
+    }
+
+    fn index(p: &Path) -> usize {
+        p.to_str().unwrap().parse().unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// Results come back in the walk's order whatever each search costs, and when the caller stops after `take`
+        /// files, the walk has listed at most one look-ahead (and one batch) past them.
+        #[test]
+        fn results_come_back_in_order_and_the_walk_stops_with_the_caller(
+            n in 0usize..400,
+            take in 0usize..450,
+            threads in 1usize..5,
+            costs in proptest::collection::vec(0u32..2000, 1..64),
+        ) {
+            let pulled = AtomicUsize::new(0);
+            let searched = AtomicUsize::new(0);
+            let cancel = AtomicBool::new(false);
+            let make = || Some(());
+            let search = |_: &mut (), p: &Path| {
+                searched.fetch_add(1, Atomic::Relaxed);
+                let i = index(p);
+                // Uneven work, so results are ready out of order.
+                let mut x = i as u64;
+                for _ in 0..costs[i % costs.len()] {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+                (i, x)
+            };
+            let got = run(numbered(n, &pulled), threads, &cancel, (), &make, &search, |s| {
+                let mut got = Vec::new();
+                while got.len() < take {
+                    match s.next() {
+                        Some((p, (i, _))) => {
+                            assert_eq!(index(&p), i);
+                            got.push(i);
+                        }
+                        None => break,
+                    }
+                }
+                got
+            });
+            prop_assert_eq!(got, (0..n.min(take)).collect::<Vec<_>>());
+            let bound = take + AHEAD_PER_THREAD * threads + BATCH;
+            prop_assert!(pulled.load(Atomic::Relaxed) <= bound.min(n), "pulled {} of {n}", pulled.load(Atomic::Relaxed));
+            prop_assert!(searched.load(Atomic::Relaxed) <= pulled.load(Atomic::Relaxed));
+            prop_assert_eq!(cancel.load(Atomic::Relaxed), true);
+        }
+    }
+
+    /// A search still running when the caller has its answer is cancelled (it sees `cancel`), and `run` returns only
+    /// after every helper has left: no search outlives the call.
+    #[test]
+    fn stopping_cancels_searches_in_progress_and_joins_the_helpers() {
+        let pulled = AtomicUsize::new(0);
+        let (running, abandoned) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let cancel = AtomicBool::new(false);
+        // The helpers' state is `false`; the caller's own is `true` and never blocks.
+        let make = || Some(false);
+        let search = |caller: &mut bool, p: &Path| {
+            if *caller || index(p) == 0 {
+                return index(p);
+            }
+            running.fetch_add(1, Atomic::SeqCst);
+            let start = Instant::now();
+            while !cancel.load(Atomic::Relaxed) {
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "a search was never cancelled"
+                );
+                std::thread::yield_now();
+            }
+            abandoned.fetch_add(1, Atomic::SeqCst);
+            running.fetch_sub(1, Atomic::SeqCst);
+            usize::MAX
+        };
+        let first = run(numbered(10_000, &pulled), 4, &cancel, true, &make, &search, |s| {
+            let first = s.next().map(|(_, i)| i);
+            // Wait (bounded) until the helpers are inside searches that only a cancel ends.
+            let start = Instant::now();
+            while running.load(Atomic::SeqCst) < 3 && start.elapsed() < Duration::from_secs(30) {
+                std::thread::yield_now();
+            }
+            first
+        });
+        assert_eq!(first, Some(0));
+        assert_eq!(
+            running.load(Atomic::SeqCst),
+            0,
+            "every search ended before run returned"
+        );
+        assert_eq!(abandoned.load(Atomic::SeqCst), 3);
+        assert!(pulled.load(Atomic::Relaxed) <= 1 + AHEAD_PER_THREAD * 4 + BATCH);
+    }
+}
