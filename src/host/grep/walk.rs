@@ -34,7 +34,6 @@ fn continues_below_slash(short: &[u8], long: &[u8]) -> bool {
 pub(super) fn path_order() -> impl Fn(&Path, &Path) -> Ordering + Send + Sync + 'static {
     let folders: Mutex<HashMap<PathBuf, bool>> = Mutex::new(HashMap::new());
     move |a: &Path, b: &Path| {
-        let name = |p: &Path| p.file_name().map_or(&[][..], |n| n.as_bytes()).to_vec();
         let (x, y) = (name(a), name(b));
         let is_dir = |p: &Path| {
             let mut known = folders.lock().unwrap_or_else(|e| e.into_inner());
@@ -42,14 +41,18 @@ pub(super) fn path_order() -> impl Fn(&Path, &Path) -> Ordering + Send + Sync + 
                 .entry(p.to_path_buf())
                 .or_insert_with(|| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
         };
-        if continues_below_slash(&x, &y) && is_dir(a) {
+        if continues_below_slash(x, y) && is_dir(a) {
             return Ordering::Greater;
         }
-        if continues_below_slash(&y, &x) && is_dir(b) {
+        if continues_below_slash(y, x) && is_dir(b) {
             return Ordering::Less;
         }
-        x.cmp(&y)
+        x.cmp(y)
     }
+}
+
+fn name(p: &Path) -> &[u8] {
+    p.file_name().map_or(&[][..], |n| n.as_bytes())
 }
 
 /// The regular files of a sorted walk, in order; the deadline is checked per entry, and a passed one ends the list
