@@ -201,7 +201,8 @@ function throughPi(pattern) {
 		rmSync(times, { force: true });
 		const env = { ...process.env, PI_CODING_AGENT_DIR: box.agentDir, TMPDIR: box.tmp, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", PCT_FAUX_SCRIPT: script, PCT_BENCH_TIMES: times };
 		delete env.NODE_OPTIONS;
-		delete env.NAPI_RS_NATIVE_LIBRARY_PATH;
+		// Ours loads the addon index.js finds (NAPI_RS_NATIVE_LIBRARY_PATH, when set, names another build).
+		if (side === "pi") delete env.NAPI_RS_NATIVE_LIBRARY_PATH;
 		if (side === "base") env.NAPI_RS_NATIVE_LIBRARY_PATH = basePath;
 		const ext = theirs ? ["--tools", "grep"] : ["-e", ROOT];
 		const args = [version.cli, "--no-session", "-ne", "-e", FAUX, "-e", TIMING, ...ext, "--provider", "faux", "--model", "faux-1", "-p", "go"];
