@@ -48,7 +48,7 @@ export declare class AgentTask {
 export declare class AskSession {
   constructor(args: unknown)
   /** The failure of the arguments, or null when the questions are valid. */
-  failure(): { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null
+  failure(): { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'control-character' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null
   /** The validated questions, in order. */
   questions(): Array<{ question: string; options: string[]; multiSelect: boolean }>
   /** A typed answer to question `index` (blank = skipped). */
@@ -275,7 +275,7 @@ export declare class TodoList {
    * Replaces the whole list: `{ok: true, text, todos}` (the snapshot to store in the result's details), or a
    * failure (the list is unchanged).
    */
-  replace(args: unknown): { ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }
+  replace(args: unknown): { ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'control-character' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }
   /** Rebuilds the list from the details of the branch's TodoWrite results, oldest first (the newest valid one wins). */
   restore(snapshots: unknown[]): void
   /** The current list. */
@@ -334,7 +334,8 @@ export interface AgentsLimits {
 }
 
 /**
- * Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` and resolves each definition's tools against
+ * Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` (again only when a folder changed:
+ * src/agents/cache.rs) and resolves each definition's tools against
  * the parent's live `catalog` (active tools plus the deferred ones).
  */
 export declare function agentsLoad(agentDir: string, projectDir: string | undefined | null, catalog: Array<string>): AgentsLoaded
@@ -643,6 +644,14 @@ export declare function discoveryEvidence(inputJson: string & { readonly __json:
  */
 export declare function discoveryFindTools(inputJson: string & { readonly __json: RulesInput }, requestJson: string & { readonly __json: Record<string, unknown> }): string & { readonly __json: FindToolsResult }
 
+/**
+ * `text` as the toolkit may show it: every C0/C1 control, DEL, line separator and direction override as a visible
+ * escape (`\x1b`, `
+`, `\u{202e}`). `block: true` keeps newlines and tabs (a card body, a command); otherwise the
+ * text is one line.
+ */
+export declare function displayText(text: string, block?: boolean | undefined | null): string
+
 /** The effective configuration: defaults filled, unknown fields dropped (docs/spec/toolkit.md §1). */
 export interface EffectiveConfig {
   webSearch: { enabled: boolean; backend: 'auto' | 'native' | 'sidecar'; mode: 'live' | 'cached'; contextSize: 'low' | 'medium' | 'high'; sidecarModel: Record<string, unknown> | null }
@@ -658,7 +667,7 @@ export interface EffectiveConfig {
   /** Task delegation (docs/agents.md). */
   subagents: { enabled: boolean; timeoutSeconds: number }
   /** The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`. */
-  permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }
+  permissions: { mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[]; sensitivePaths: string[] }
   debug: boolean
   execution?: { version: 1; rules: Array<ExecutionRule> }
 }
@@ -751,7 +760,7 @@ export interface HostAuditEntry {
   tool: string
   args: Record<string, unknown>
   external?: 'dotdot-escape' | 'symlink-escape' | 'absolute-outside'
-  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan'
+  decision: 'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan' | 'denied-sensitive'
   prompted: boolean
   permissionWaitMs: number
   durationMs: number
@@ -761,6 +770,8 @@ export interface HostAuditEntry {
   errorCode?: string
   /** The Task delegate that made the call (docs/agents.md "Audit"). */
   agent?: string
+  /** The sensitive path the call named (docs/permissions.md "Sensitive paths"). */
+  sensitive?: string
 }
 
 /** The line was appended to `path`. */
@@ -858,7 +869,7 @@ export interface HostCallOptions {
  */
 export interface HostEditFailure {
   ok: false
-  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'internal-panic'
+  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'SENSITIVE_PATH' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'internal-panic'
   message: string
   liveTag?: string
   budgetExhausted: boolean
@@ -921,7 +932,7 @@ export declare function hostEditTargets(args: Record<string, unknown>): Array<st
  */
 export interface HostFailure {
   ok: false
-  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'AGENT_LIMIT' | 'internal-panic'
+  code: 'INVALID_ARGUMENT' | 'PATH_OUTSIDE_WORKSPACE' | 'SENSITIVE_PATH' | 'NOT_FOUND' | 'TOOL_FAILED' | 'TOOL_TIMEOUT' | 'FILE_TOO_LARGE' | 'SHELL_NOT_FOUND' | 'HOST_OVERLOADED' | 'EDIT_TAG_REQUIRED' | 'EDIT_TAG_MISMATCH' | 'EDIT_TAG_UNKNOWN' | 'EDIT_LINES_UNSEEN' | 'EDIT_PARSE_FAILED' | 'EDIT_RANGE_INVALID' | 'EDIT_BLOCK_UNRESOLVED' | 'EDIT_REGISTER_EMPTY' | 'EDIT_REGISTER_AMBIGUOUS' | 'EDIT_BARE_CR' | 'EDIT_NO_CHANGE' | 'EDIT_AMPLIFICATION_LIMIT' | 'AGENT_LIMIT' | 'internal-panic'
   message: string
   suggestion?: HostSuggestion
 }
@@ -989,8 +1000,8 @@ export interface HostPermissionDecision {
   risk: 'read' | 'edit' | 'bash' | 'plugin'
   /** Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`. */
   reason?: string
-  /** `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN` or `PLUGIN_DISABLED_IN_PLAN` for `deny`. */
-  code?: 'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN'
+  /** `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN`, `PLUGIN_DISABLED_IN_PLAN` or `SENSITIVE_PATH` for `deny`. */
+  code?: 'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN' | 'SENSITIVE_PATH'
   /** The card's reason line for a `plugin` tool ("MCP server tool requires approval" for an MCP tool). */
   cardReason?: string
   /** The model-facing message of `deny` (names the mode that would allow the call). */
@@ -1017,6 +1028,11 @@ export interface HostPermissionRequest {
   hasUi: boolean
   /** A `plugin` tool listed in `permissions.planSafeTools`. */
   planSafe?: boolean
+  /**
+   * The sensitive path the call's command names (`sensitiveInCommand`): the call always shows a card and is
+   * refused with `SENSITIVE_PATH` without a UI (docs/permissions.md "Sensitive paths").
+   */
+  sensitive?: string
 }
 
 /** Read's result (docs/spec/host-tools.md): `text` is `[path#TAG]` then `N:text` rows. */
@@ -1401,8 +1417,11 @@ export interface NetSource {
 
 /**
  * The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
- * (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
- * that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
+ * (docs/net.md, docs/compaction.md). Test seam `PCT_TEST_NET_TIMEOUT_MS`: a positive integer replaces all three, so a
+ * suite can exercise the timeout against a server that never answers without waiting 30 s; `/N` runs a shortened
+ * clock instead, each feature's own timeout divided by N, so a suite can show which timeout a feature uses (the
+ * compaction timeout at `/100` is 1.8 s). Only the process environment of a build with test seams can set it
+ * (src/seams.rs).
  */
 export declare function netTimeoutMs(feature: 'sidecar' | 'image' | 'compaction'): number
 
@@ -1784,6 +1803,24 @@ export interface RulesTool {
   description?: string
   source: string
 }
+
+/**
+ * Sets the configured sensitive paths (`permissions.sensitivePaths`) for the process: added to the seed list,
+ * never replacing it (docs/permissions.md "Sensitive paths"). Invalid entries are dropped (the config refuses them).
+ */
+export declare function sensitiveConfigure(extra: Array<string>): void
+
+/**
+ * The sensitive path a shell command names (`~/.ssh`, `<agent dir>/auth.json`, a configured entry), or null.
+ * `cwd` resolves relative words; `agentDir` adds the agent dir's credential files.
+ */
+export declare function sensitiveInCommand(command: string, cwd: string, agentDir?: string | undefined | null): string | null
+
+/**
+ * The sensitive path covering an absolute `path` (lexically, or through its symlinks), or null (apply_patch checks
+ * every path it touches).
+ */
+export declare function sensitivePathOf(path: string, agentDir?: string | undefined | null): string | null
 
 /**
  * Whether `id` passes the one session-id rule (src/session_id.rs) every engine capability applies: the glue asks

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryEvidence, discoveryFindTools, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sessionIdValid, testSeams } = nativeBinding
+const { AgentSlot, AgentTask, AskSession, CodeManager, JsCodeManager, ComputerUse, HostPermissions, JsHostPermissions, HostSession, JsHostSession, PatchAbort, ShellManager, TodoList, agentsCutAnswer, agentsGuardProcess, agentsLimits, agentsLoad, agentsReleaseProcess, applyPatch, askNoUser, compactionBuildRequest, compactionCompat, compactionParseStream, compactionReplay, compactionResult, computerUsePlatform, computerUseProbe, computerUseTools, configDefaults, configDraftSet, configEffective, configFeatures, configOverlaps, configPath, configPresetApply, configPresetCurrent, configPresets, configRead, configSave, configValidate, discoveryEvidence, discoveryFindTools, displayText, engineVersion, hostAuditAppend, hostEditTargets, hostSweepScratch, interactiveLimits, interactiveNotEnabled, interactivePlanSafe, netBodyCapBytes, netDebugLine, netFailure, netImageRequest, netImageSave, netRouteInspect, netSearchTransform, netSidecarCodexPayload, netSidecarParse, netSidecarRequest, netTimeoutMs, newContextCheck, newContextResult, patchPaths, permissionRiskOf, planMaxBytes, planSave, reviewList, reviewRemoveSession, reviewRollback, reviewShow, reviewSweep, rulesDiagnosticsChannel, rulesEditorApply, rulesEditorRows, rulesEditorRules, rulesGlobMatch, rulesPreviewText, rulesRegistrationPlan, rulesResolve, rulesStatusText, sensitiveConfigure, sensitiveInCommand, sensitivePathOf, sessionIdValid, testSeams } = nativeBinding
 export { AgentSlot }
 export { AgentTask }
 export { AskSession }
@@ -816,6 +816,7 @@ export { configSave }
 export { configValidate }
 export { discoveryEvidence }
 export { discoveryFindTools }
+export { displayText }
 export { engineVersion }
 export { hostAuditAppend }
 export { hostEditTargets }
@@ -854,6 +855,9 @@ export { rulesPreviewText }
 export { rulesRegistrationPlan }
 export { rulesResolve }
 export { rulesStatusText }
+export { sensitiveConfigure }
+export { sensitiveInCommand }
+export { sensitivePathOf }
 export { sessionIdValid }
 export { testSeams }
 export const __napiBindingTarget = __napiLoadedBindingTarget

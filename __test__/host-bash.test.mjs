@@ -201,6 +201,33 @@ test("another session's task id and an unknown id are NOT_FOUND", async () => {
 	a.closeTasks();
 });
 
+test("a TaskWait holds no lock while it waits: another session starts, waits on and lists its own tasks meanwhile", async () => {
+	// docs/host.md "Bash": a lookup takes the task table's lock only to find the task; the wait (up to 1 s on a running
+	// task) happens on the task's own channel. Were the lock held for the wait, no call of session b could finish
+	// while a's TaskWait is pending, in any round; a round that finds b done first proves it.
+	const { s: a } = session("sess-wait-a");
+	const { s: b } = session("sess-wait-b");
+	const slow = await a.bash({ command: "exec sleep 1000", runInBackground: true });
+	let overlapped = false;
+	for (let round = 0; round < 5 && !overlapped; round++) {
+		let aDone = false;
+		const long = a.taskWait({ backgroundTaskId: slow.backgroundTaskId }).then((r) => ((aDone = true), r));
+		const t = await b.bash({ command: "echo other", runInBackground: true });
+		assert.equal(t.ok, true, t.message);
+		const w = await waitDone(b, t.backgroundTaskId);
+		assert.equal(w.task.stdout, "other\n");
+		const seen = await b.taskWait({ backgroundTaskId: t.backgroundTaskId });
+		assert.equal(seen.task.status, "completed");
+		overlapped = !aDone;
+		const r = await long;
+		assert.equal(r.ok, true, r.message);
+		assert.equal(r.task.status, "running", "a wait never stops the task");
+	}
+	assert.ok(overlapped, "session b's calls always waited for session a's TaskWait to end");
+	a.closeTasks();
+	b.closeTasks();
+});
+
 test("closeTasks stops the session's running tasks without waiting; later calls are refused", async () => {
 	const { dir, s } = session();
 	const pidfile = join(dir, "p");

@@ -19,7 +19,9 @@ test("planSave: the exact bytes in a new .pi/plan file per call", async () => {
 	assert.equal(a.bytes, Buffer.byteLength(md));
 	assert.ok(readFileSync(a.path).equals(Buffer.from(md)));
 	assert.notEqual(a.path, b.path);
-	assert.equal(readdirSync(join(ws, ".pi", "plan")).length, 2);
+	assert.deepEqual(readdirSync(join(ws, ".pi", "plan")).filter((f) => f.endsWith(".md")).length, 2);
+	// The folder keeps itself out of git status (docs/permissions.md "The plan tools").
+	assert.equal(readFileSync(join(ws, ".pi", "plan", ".gitignore"), "utf8").split("\n").includes("*"), true);
 });
 
 test("planSave: empty and oversized plans resolve a coded refusal and create nothing; the bound itself is kept", async () => {

@@ -1,7 +1,7 @@
 // The release floor check (scripts/release-lib.mjs checkBinary, docs/release.md §The symbol trap) on tiny shared
 // objects built here with the system C compiler: a symbol above the glibc floor and a libc symbol that links without
 // a version (the trap) are refused; Node-API symbols and symbols at the floor pass. Also: the release targets match
-// package.json and npm/. Skipped where cc or objdump is missing.
+// package.json and npm/. Fails (naming the install command) where cc or objdump is missing; skipped only off glibc.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
 import { BUNDLE, bundle, bundleIfStale } from "../scripts/bundle.mjs";
+import { requireTools } from "./helpers/prereq.mjs";
 
-const have = (cmd, args) => spawnSync(cmd, args).status === 0;
-const tools = have("cc", ["--version"]) && have("objdump", ["--version"]);
+const needTools = () => requireTools([["cc", ["--version"]], ["objdump", ["--version"]]], "apt-get install -y build-essential binutils");
 const glibc = Boolean(process.report?.getReport()?.header?.glibcVersionRuntime);
 const X64 = { suffix: "linux-x64-gnu", glibc: "2.28" };
 
@@ -26,7 +26,8 @@ function sharedObject(dir, name, source) {
 	return so;
 }
 
-test("floor check: above-floor glibc symbols and unversioned libc symbols are refused; Node-API passes", { skip: !(tools && glibc) && "needs cc, objdump and glibc" }, () => {
+test("floor check: above-floor glibc symbols and unversioned libc symbols are refused; Node-API passes", { skip: !glibc && "the floor check reads glibc symbol versions" }, () => {
+	needTools();
 	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
 	try {
 		const ok = sharedObject(dir, "ok", `#include <string.h>
@@ -85,7 +86,8 @@ function miniCheckout(dir) {
 	}
 }
 
-test("prepublish refuses a binary above its floor and a Cargo/package version mismatch; nothing is published or changed", { skip: !(tools && glibc && process.arch === "x64") && "needs cc, objdump, glibc x64" }, () => {
+test("prepublish refuses a binary above its floor and a Cargo/package version mismatch; nothing is published or changed", { skip: !(glibc && process.arch === "x64") && "the floor is the linux-x64-gnu one" }, () => {
+	needTools();
 	const dir = mkdtempSync(join(tmpdir(), "pct-release-"));
 	try {
 		miniCheckout(dir);

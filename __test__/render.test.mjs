@@ -338,3 +338,14 @@ test("review: a change named as the person knows it, states in words, the later 
 	assert.deepEqual(laterChanges(list, list[0]).map(changeName), ["#3 Edit app.py"]);
 	assert.deepEqual(laterChanges(list, list[2]), []);
 });
+
+test("a Write, Edit or apply_patch call that ended in an error (refused by Plan, denied, failed) promises no counts in its header", () => {
+	const dir = tempDir("pct-render-");
+	const patch = "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch";
+	for (const [tool, args] of [["Write", { path: "n.txt", content: "x\n" }], ["Edit", { path: "n.txt", tag: "0000", ops: "REM" }], ["apply_patch", { patch }]]) {
+		const ok = call(tool, ctx({ args, cwd: dir }));
+		const refused = call(tool, ctx({ args, cwd: dir, isError: true, executionStarted: true }));
+		if (tool !== "Edit") assert.match(ok, /<toolDiffAdded>\+1<\/toolDiffAdded>/, `${tool} before it ran: ${ok}`);
+		assert.doesNotMatch(refused, /toolDiff(Added|Removed)/, `${tool} after a refusal: ${refused}`);
+	}
+});

@@ -266,12 +266,13 @@ test("unread terminal handles: more than 32 prunes the oldest; expiry after the 
 
 	const t = shellManager({ terminalTtlMs: 200 });
 	const id = ok(await t.exec({ cmd: "sleep 0.05", yield_time_ms: 0 })).sessionId;
-	await sleep(400);
+	assert.equal(await until(() => t.m.status().running === 0), true, "the command settled");
+	await sleep(400); // not synchronisation: the 200 ms time-to-live has to pass before the result is forgotten
 	assert.equal(code(await t.write({ session_id: id })), "stale-session");
 
 	const q = ok(await exec({ cmd: "sleep 0.4; echo done", yield_time_ms: 0 })).sessionId;
-	const first = write({ session_id: q, yield_time_ms: 5000 });
-	await sleep(50);
+	const first = write({ session_id: q, yield_time_ms: 5000 }, {}, "first-reader");
+	assert.ok(await until(() => m.peek("first-reader") != null), "the first call is waiting on the session");
 	const second = write({ session_id: q, yield_time_ms: 5000 });
 	assert.equal(ok(await first).stdout, "done\n");
 	assert.equal(code(await second), "stale-session");
@@ -309,8 +310,9 @@ test("a second stop sends SIGKILL at once (with a 60 s grace period this test wo
 	const { m, exec, write } = shellManager({ stopGraceMs: 60000, stopConfirmMs: 5000 });
 	const d = ok(await exec({ cmd: "trap '' TERM; echo ready; sleep 60 & wait", yield_time_ms: 300 }));
 	assert.equal((await pollUntil(write, d.sessionId, d, (out) => out.length >= "ready\n".length)).stdout, "ready\n");
+	// The two stops are alike: whichever the manager takes first starts the stop, the other finds it under way
+	// (no wait between them is needed to order them).
 	const first = write({ session_id: d.sessionId, terminate: true });
-	await sleep(300);
 	const second = write({ session_id: d.sessionId, terminate: true });
 	const results = await Promise.all([first, second]);
 	// exactly one call receives the terminal result; the other observer gets stale-session
@@ -413,7 +415,7 @@ test("recovery: a missing temp directory says that nothing beyond the preview wa
 test("cancellation: a direct call's job is stopped; a nested call's is not; a pre-cancelled call runs nothing", async () => {
 	const { m, exec, write } = shellManager(FAST);
 	const p = exec({ cmd: "echo $$; sleep 60", yield_time_ms: 60000 }, {}, "call-1");
-	await sleep(300);
+	assert.ok(await until(() => m.peek("call-1") != null), "call-1 is waiting on its job");
 	m.cancel("call-1");
 	const r = await p;
 	assert.equal(code(r), "aborted");
@@ -421,15 +423,19 @@ test("cancellation: a direct call's job is stopped; a nested call's is not; a pr
 	assert.equal(await until(() => m.status().running === 0), true);
 
 	const q = exec({ cmd: "sleep 60", yield_time_ms: 60000 }, { stopOnCancel: false }, "call-2");
-	await sleep(300);
+	assert.ok(await until(() => m.peek("call-2") != null), "call-2 is waiting on its job");
 	m.cancel("call-2");
-	assert.equal(code(await q), "aborted");
-	await sleep(300);
-	assert.equal(m.status().running, 1, "nested cancellation leaves the shell running");
+	const nested = await q;
+	assert.equal(code(nested), "aborted");
+	const kept = /Session (\S+) keeps running/.exec(nested.message)?.[1];
+	assert.ok(kept, nested.message);
+	// waiting on the session itself for 300 ms: a stop would end it within that window
+	assert.equal(ok(await write({ session_id: kept, yield_time_ms: 300 })).status, "running", "nested cancellation leaves the shell running");
+	assert.equal(m.status().running, 1);
 
 	const id = ok(await exec({ cmd: "sleep 60", yield_time_ms: 0 })).sessionId;
 	const w = write({ session_id: id, yield_time_ms: 60000 }, {}, "call-3");
-	await sleep(200);
+	assert.ok(await until(() => m.peek("call-3") != null), "call-3 is waiting on the session");
 	m.cancel("call-3");
 	assert.equal(code(await w), "aborted");
 	assert.equal(await until(() => m.status().running === 1), true, "write_stdin cancellation stopped its job");

@@ -179,11 +179,10 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: `c` is a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let started = std::time::Instant::now();
+        // (A blocking open would hang here: the test runner's timeout reports it.)
         assert_eq!(errno(read(&fifo, 100)), libc::EINVAL);
         // Opening a FIFO write-only without a reader fails at once with ENXIO under O_NONBLOCK.
         assert!(open_append(&fifo).is_err());
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
         assert_eq!(errno(create_new(&p)), libc::EEXIST);
         // The size bound: at it reads, over it refuses.
         fs::write(&p, "12345").unwrap();

@@ -15,6 +15,7 @@ mod computer;
 mod config;
 mod digest;
 mod discovery;
+pub mod display;
 mod errno;
 pub mod host;
 mod interactive;

@@ -29,14 +29,14 @@ const isCompaction = (req) => (req.json?.input ?? []).some((i) => i.type === "co
 const texts = (input) => input.map((i) => (typeof i.content === "string" ? i.content : (i.content ?? []).map((c) => c.text ?? "").join(""))).join("\n");
 
 /** A Pi on openai-codex/gpt-5.6-luna (ChatGPT login) with Remote Compaction on; `compaction` scripts its reply. */
-async function start(version, compaction) {
+async function start(version, compaction, env = {}) {
 	const srv = await startOpenAIServer();
 	servers.push(srv);
 	srv.reply((req) => (isCompaction(req) ? compaction(req) : { sse: responseText(`answer ${srv.requests.length}`) }));
 	const box = sandbox();
 	codexLogin(box);
 	writeConfig(box, { remoteCompaction: { enabled: true }, debug: true });
-	const pi = new RpcPi({ version, box, provider: "openai-codex", model: "gpt-5.6-luna", extensions: EXTS, env: { PCT_TEST_FETCH_REDIRECT: srv.url } });
+	const pi = new RpcPi({ version, box, provider: "openai-codex", model: "gpt-5.6-luna", extensions: EXTS, env: { PCT_TEST_FETCH_REDIRECT: srv.url, ...env } });
 	await pi.prompt("first question about the parser");
 	await pi.prompt("second question about the lexer");
 	return { srv, pi };
@@ -127,6 +127,25 @@ for (const version of PI_VERSIONS) {
 			// The session stays usable.
 			await pi.prompt("still there?");
 			assert.ok(srv.requests.filter((q) => !isCompaction(q)).at(-1).json.input.some((i) => /still there/.test(JSON.stringify(i))));
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] remote compaction: a server that never answers times out at 180 s (a clock 100 times faster: 1.8 s) and Pi's own compaction runs`, async () => {
+		// The test build's shortened clock divides every feature's own timeout by 100 (docs/release.md "Test seams"):
+		// the message names the timeout the compaction request ran under, so another timeout fails here.
+		const { srv, pi } = await start(version, () => ({ hang: true }), { PCT_TEST_NET_TIMEOUT_MS: "/100" });
+		try {
+			const r = await pi.command("compact", {}, 120000);
+			assert.equal(r.success, true, JSON.stringify(r) + pi.stderr.slice(-2000));
+			assert.equal(srv.requests.filter(isCompaction).length, 1, "sent once, not retried");
+			const warning = pi.notifications.find((n) => /^Remote Compaction: /.test(n));
+			assert.match(warning ?? JSON.stringify(pi.notifications), /timeout: no complete answer within 1\.8 s/);
+			assert.match(warning, /Pi's own compaction runs instead\.$/);
+			const stored = await lastCompaction(pi);
+			assert.ok(stored, "Pi's compaction stored a summary");
+			assert.doesNotMatch(stored.summary, MARKER);
 		} finally {
 			await pi.close();
 		}

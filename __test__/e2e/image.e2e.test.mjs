@@ -4,7 +4,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { PI_VERSIONS, ROOT, runJson, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
 import { PNG_1X1_B64, startOpenAIServer } from "./helpers/openai-server.mjs";
 
 const EXTS = [join(ROOT, "__test__/fixtures/fetch-redirect-ext.ts"), ROOT];
@@ -33,7 +33,7 @@ for (const version of PI_VERSIONS) {
 			? { json: { data: [{ b64_json: Buffer.from("GIF89a not a png").toString("base64") }] } }
 			: { json: { created: 1, data: [{ b64_json: PNG_1X1_B64 }] } }));
 		const box = sandbox();
-		writeConfig(box, { imageGeneration: { enabled: true }, debug: true });
+		writeConfig(box, { imageGeneration: { enabled: true }, permissions: { mode: "auto" }, debug: true });
 		const r = await runJson({
 			version, box, extensions: EXTS,
 			script: imageScript(box, [{ prompt: "a red square", size: "1024x1024", quality: "low" }, { prompt: "not a png" }]),
@@ -78,7 +78,7 @@ for (const version of PI_VERSIONS) {
 		const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
 		const jwt = `${b64({ alg: "none" })}.${b64({ "https://api.openai.com/auth": { chatgpt_account_id: "acct_img" } })}.sig`;
 		writeFileSync(join(box.agentDir, "auth.json"), JSON.stringify({ "openai-codex": { type: "oauth", access: jwt, refresh: "r", expires: Date.now() + 3600_000, accountId: "acct_img" } }));
-		writeConfig(box, { imageGeneration: { enabled: true } });
+		writeConfig(box, { imageGeneration: { enabled: true }, permissions: { mode: "auto" } });
 		const r = await runJson({ version, box, extensions: EXTS, script: imageScript(box, [{ prompt: "a cat" }]), env: { PCT_TEST_FETCH_REDIRECT: srv.url } });
 		assert.equal(r.code, 0, r.stderr);
 		const end = r.toolEnds.find((e) => e.toolName === "openai_generate_image");
@@ -90,5 +90,36 @@ for (const version of PI_VERSIONS) {
 		assert.equal(req.headers.authorization, `Bearer ${jwt}`);
 		assert.deepEqual(req.json, { prompt: "a cat", model: "gpt-image-2", background: "auto", quality: "auto", size: "auto" });
 		assert.equal(artifacts(box).length, 1);
+	});
+}
+
+// Image Generation is high risk (docs/permissions.md "Image Generation"): headless `ask` refuses it before anything is
+// sent, and Plan mode refuses it even under `auto`.
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] image: refused headless in ask and in Plan under auto; nothing is sent`, async () => {
+		const srv = await startOpenAIServer();
+		servers.push(srv);
+		srv.reply(() => ({ json: { created: 1, data: [{ b64_json: PNG_1X1_B64 }] } }));
+		const env = { OPENAI_API_KEY: "sk-test-image-key", PCT_TEST_FETCH_REDIRECT: srv.url };
+		const box = sandbox();
+		writeConfig(box, { imageGeneration: { enabled: true }, permissions: { mode: "ask" } });
+		const r = await runJson({ version, box, extensions: EXTS, script: imageScript(box, [{ prompt: "a red square" }]), env });
+		const end = r.toolEnds.find((e) => e.toolCallId === "img-0");
+		assert.match(r.text(end), /^TOOL_DENIED: openai_generate_image needs the user's confirmation in permission mode ask/);
+		const plan = sandbox();
+		writeConfig(plan, { imageGeneration: { enabled: true }, permissions: { mode: "auto" } });
+		const pi = new RpcPi({ version, box: plan, extensions: EXTS, script: imageScript(plan, [{ prompt: "a blue square" }]), env });
+		try {
+			await pi.prompt("/pct mode plan", 180000);
+			await pi.prompt("go", 180000);
+			const e = pi.events.find((x) => x.type === "tool_execution_end" && x.toolName === "openai_generate_image");
+			assert.match(toolText(e), /^EDIT_DISABLED_IN_PLAN: openai_generate_image is disabled in Plan mode/);
+		} finally {
+			await pi.close();
+		}
+		assert.equal(srv.requests.length, 0, "nothing was sent");
+		assert.equal(artifacts(box).length + artifacts(plan).length, 0);
+		const lines = readFileSync(join(plan.agentDir, "pi-codex-toolkit", "audit", readdirSync(join(plan.agentDir, "pi-codex-toolkit", "audit"))[0]), "utf8");
+		assert.match(lines, /"tool":"openai_generate_image".*"decision":"denied-plan"/);
 	});
 }

@@ -261,7 +261,8 @@ for (const version of PI_VERSIONS) {
 			const { tools } = await measure(version, config);
 			const total = bytes(tools);
 			assert.ok(total <= targets[target], `${label}: ${total} B > ${targets[target]} B (${tools.map((t) => `${t.name} ${bytes(t)}`).join(", ")})`);
-			if (key === "host") assert.deepEqual(tools.map((t) => t.name).sort(), ["Bash", "Edit", "Read", "Write", "find_tools"]);
+			// EnterPlanMode is never on demand (docs/rules.md "On-demand host tools").
+			if (key === "host") assert.deepEqual(tools.map((t) => t.name).sort(), ["Bash", "Edit", "EnterPlanMode", "Read", "Write", "find_tools"]);
 		}
 	});
 }

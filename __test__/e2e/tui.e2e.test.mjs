@@ -10,8 +10,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FAUX, NODE22, PI_VERSIONS, ROOT, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { requireTools } from "../helpers/prereq.mjs";
 
-const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 const ESC = /\x1b\[[0-9;?]*[A-Za-z]/g;
 const plain = (s) => s.replace(ESC, "").replace(/[ \t]+$/gm, "");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -135,8 +135,8 @@ for (const version of PI_VERSIONS) {
 	// Pi 0.87.1's interactive start-up (its fd/rg tool check, before it installs the editor's submit handler) did
 	// not finish within a minute in the clean-clone CI run on this machine kind, although the same test passes when
 	// run alone; until that is understood the TUI is proven on the 1.x line only (docs/render.md).
-	const skip = !HAS_TMUX ? "tmux is not installed" : false;
-	test(`[pi ${version.name}] in the TUI: the card shows the command, Bash streams live output, Edit shows its diff, a denial is an error, exec_command streams too; /pct status`, { skip }, async () => {
+	test(`[pi ${version.name}] in the TUI: the card shows the command, Bash streams live output, Edit shows its diff, a denial is an error, exec_command streams too; /pct status`, async () => {
+		requireTools([["tmux", ["-V"]]], "apt-get install -y tmux");
 		const box = sandbox("pct-tui-");
 		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" }, shellSessions: { enabled: true } });
 		writeFileSync(join(box.cwd, "app.py"), "line one\nline two\nline three\n");
@@ -198,6 +198,44 @@ for (const version of PI_VERSIONS) {
 			// The argument completion may take the first Enter.
 			const status = await pi.waitFor(summary, "the status summary", 5_000, 400).catch(() => (pi.keys("Enter"), pi.waitFor(summary, "the status summary", 90_000, 400)));
 			keep(`${tag}-status`, status);
+		} finally {
+			pi.close();
+		}
+	});
+}
+
+// What a model supplies never reaches the terminal raw (docs/permissions.md "What reaches the terminal"): an OSC in a
+// Write path (refused: a path holds no control character) and in a Bash command, and ESC codes in a todo, are drawn
+// as visible escapes in the tool rows — the pane's title stays Pi's.
+const OSC_SCRIPT = `export default [
+	{ tools: [{ name: "Write", args: { path: "notes\\u001b]2;PWNED-PATH\\u0007.txt", content: "x\\n" } }] },
+	{ tools: [{ name: "Bash", args: { command: "true # \\u001b]2;PWNED-CMD\\u0007 \\u001b[31mred" } }] },
+	{ tools: [{ name: "TodoWrite", args: { todos: [{ id: "1", content: "step\\u001b]2;PWNED-TODO\\u0007", status: "pending" }] } }] },
+	{ text: "osc done" },
+];`;
+
+for (const version of PI_VERSIONS) {
+	const skip = !HAS_TMUX ? "tmux is not installed" : false;
+	test(`[pi ${version.name}] in the TUI: an OSC in a path, a command or a todo does not set the terminal title`, { skip }, async () => {
+		const box = sandbox("pct-tui-");
+		writeConfig(box, { hostTools: { enabled: true }, interactiveTools: { enabled: true }, permissions: { mode: "auto" } });
+		const pi = new TmuxPi(version, box, writeScript(box, OSC_SCRIPT));
+		try {
+			await pi.waitFor(/\[Extensions\][\s\S]*faux-1\s*$/m, "Pi's extension list", 240_000);
+			const before = pi.tmux("display", "-p", "#{pane_title}").trim();
+			await submitWhenReady(pi, "go", /osc done/);
+			const screen = await pi.waitFor(/osc done/, "the end of the run", 120_000, 200);
+			keep(`${version.name.replace(/\./g, "")}-osc`, screen);
+			const title = pi.tmux("display", "-p", "#{pane_title}").trim();
+			assert.doesNotMatch(title, /PWNED/, `the pane title was set by the model: ${title}`);
+			assert.equal(title, before);
+			const text = plain(screen);
+			// The path is shown with its escape visible, and refused before anything was written.
+			assert.match(text, /notes\\x1b\]2;PWNED-PATH\\x07\.txt/);
+			assert.match(text, /control character U\+001B/);
+			assert.match(text, /\\x1b\]2;PWNED-CMD\\x07 \\x1b\[31mred/);
+			assert.match(text, /control-character/);
+			assert.doesNotMatch(screen, /\x1b\]2;PWNED/, "no raw OSC on the screen");
 		} finally {
 			pi.close();
 		}

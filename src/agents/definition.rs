@@ -270,6 +270,11 @@ pub fn parse(text: &str, scope: Scope, path: &Path, warnings: &mut Vec<String>) 
     } else {
         description
     };
+    // The description reaches `/pct agents` and every run's system prompt, one line each: a control character a
+    // (project) file carries is shown as a visible escape, never passed on (docs/permissions.md "What reaches the
+    // terminal"); so is the model name.
+    let description = crate::display::line(&description).into_owned();
+    let model = model.map(|m| crate::display::line(&m).into_owned());
     if scope == Scope::Project && permission != Permission::Inherit {
         warn(format!(
             "`{name}`: a project definition cannot set `permission` (a cloned repository never raises permissions); \

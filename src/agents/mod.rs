@@ -7,6 +7,7 @@
 //! project-scope downgrade of `permission` and every limit are plain Rust with tests at each rule; the glue only
 //! spawns the delegate and relays its dialogs.
 
+pub mod cache;
 pub mod definition;
 pub mod limits;
 pub mod resolve;
@@ -14,6 +15,7 @@ pub mod resolve;
 #[cfg(test)]
 mod tests;
 
-pub use definition::{load, Definition, ToolSpec};
+pub use cache::load_cached;
+pub use definition::{Definition, ToolSpec};
 pub use limits::{cut_answer, SlotError, Slots};
 pub use resolve::resolve;

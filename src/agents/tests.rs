@@ -314,3 +314,68 @@ fn answers_are_cut_at_the_byte_cap_on_a_char_boundary() {
     let (t, _) = cut_answer("ééé", 3); // é is two bytes: the cut falls back to 2
     assert!(t.starts_with("é\n"));
 }
+
+/// Definitions come from memory while the folders are unchanged, and are read again when a file is added, edited
+/// or removed, in either folder.
+#[test]
+fn definitions_are_read_again_only_when_a_folder_changes() {
+    use super::cache::load_cached;
+    use std::sync::Arc;
+    let base = tempfile::tempdir().unwrap();
+    let agent_dir = base.path().join("agent");
+    let project = base.path().join("work");
+    std::fs::create_dir_all(agent_dir.join("agents")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let write = |p: &Path, name: &str, desc: &str| {
+        std::fs::write(p, format!("---\nname: {name}\ndescription: {desc}\n---\nbody\n")).unwrap()
+    };
+    let a = agent_dir.join("agents").join("a.md");
+    write(&a, "alpha", "first");
+    let names = |l: &super::definition::Loaded| {
+        l.definitions
+            .iter()
+            .map(|d| format!("{}:{}", d.name, d.description))
+            .collect::<Vec<_>>()
+    };
+    let one = load_cached(&agent_dir, Some(&project));
+    assert_eq!(names(&one), ["alpha:first"]);
+    assert!(
+        Arc::ptr_eq(&one, &load_cached(&agent_dir, Some(&project))),
+        "unchanged: not read again"
+    );
+
+    // A project folder appears with a definition.
+    std::fs::create_dir_all(project.join(".pi/agents")).unwrap();
+    write(&project.join(".pi/agents/b.md"), "beta", "second");
+    let two = load_cached(&agent_dir, Some(&project));
+    assert_eq!(names(&two), ["alpha:first", "beta:second"]);
+    assert!(Arc::ptr_eq(&two, &load_cached(&agent_dir, Some(&project))));
+
+    // An edit in place (another size) is seen.
+    write(&a, "alpha", "first, edited");
+    assert_eq!(
+        names(&load_cached(&agent_dir, Some(&project))),
+        ["alpha:first, edited", "beta:second"]
+    );
+
+    // A removal is seen; a session without a project folder is its own entry.
+    std::fs::remove_file(project.join(".pi/agents/b.md")).unwrap();
+    assert_eq!(names(&load_cached(&agent_dir, Some(&project))), ["alpha:first, edited"]);
+    assert_eq!(names(&load_cached(&agent_dir, None)), ["alpha:first, edited"]);
+    assert_eq!(
+        *names(&load_cached(&agent_dir, Some(&project))),
+        *names(&super::definition::load(&agent_dir, Some(&project)))
+    );
+}
+
+#[test]
+fn a_description_with_control_characters_is_shown_escaped() {
+    let (d, _) = def(
+        "---\nname: sneaky\ndescription: \"Reads\u{1b}]0;owned\u{7} code\u{1b}[31m red\"\nmodel: \"m\u{9b}2J\"\n---\nx\n",
+        Scope::Project,
+    );
+    let d = d.unwrap();
+    assert_eq!(d.description, "Reads\\x1b]0;owned\\x07 code\\x1b[31m red");
+    assert_eq!(d.model.as_deref(), Some("m\\x9b2J"));
+    assert!(!crate::display::has_control(&d.description));
+}

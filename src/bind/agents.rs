@@ -63,7 +63,8 @@ fn shape(d: Definition, catalog: &[String]) -> AgentDefinition {
     }
 }
 
-/// Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` and resolves each definition's tools against
+/// Reads `<agentDir>/agents/*.md` and `<projectDir>/.pi/agents/*.md` (again only when a folder changed:
+/// src/agents/cache.rs) and resolves each definition's tools against
 /// the parent's live `catalog` (active tools plus the deferred ones).
 #[napi(catch_unwind)]
 pub fn agents_load(
@@ -73,10 +74,10 @@ pub fn agents_load(
     catalog: Vec<String>,
 ) -> napi::Result<AgentsLoaded> {
     guard::sync(env, "agentsLoad", || {
-        let l = agents::load(Path::new(&agent_dir), project_dir.as_deref().map(Path::new));
+        let l = agents::load_cached(Path::new(&agent_dir), project_dir.as_deref().map(Path::new));
         Ok(AgentsLoaded {
-            definitions: l.definitions.into_iter().map(|d| shape(d, &catalog)).collect(),
-            warnings: l.warnings,
+            definitions: l.definitions.iter().cloned().map(|d| shape(d, &catalog)).collect(),
+            warnings: l.warnings.clone(),
         })
     })
 }

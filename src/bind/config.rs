@@ -37,7 +37,9 @@ pub struct EffectiveConfig {
     #[napi(ts_type = "{ enabled: boolean; timeoutSeconds: number }")]
     pub subagents: Value,
     /// The permission policy over every tool (docs/permissions.md); `mode: null` = `hostTools.permissionMode`.
-    #[napi(ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[] }")]
+    #[napi(
+        ts_type = "{ mode: 'ask' | 'accept-edits' | 'auto' | null; planSafeTools: string[]; sensitivePaths: string[] }"
+    )]
     pub permissions: Value,
     pub debug: bool,
     #[napi(ts_type = "{ version: 1; rules: Array<ExecutionRule> }")]

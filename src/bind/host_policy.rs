@@ -29,6 +29,9 @@ pub struct HostPermissionRequest {
     pub has_ui: bool,
     /// A `plugin` tool listed in `permissions.planSafeTools`.
     pub plan_safe: Option<bool>,
+    /// The sensitive path the call's command names (`sensitiveInCommand`): the call always shows a card and is
+    /// refused with `SENSITIVE_PATH` without a UI (docs/permissions.md "Sensitive paths").
+    pub sensitive: Option<String>,
 }
 
 /// The decision: run (`allow`), show the card (`ask`), or refuse (`deny`: TOOL_DENIED, or a
@@ -48,8 +51,8 @@ pub struct HostPermissionDecision {
     pub risk: String,
     /// Why it was allowed: `low-risk`, `scratch`, `mode` or `allow-session`.
     pub reason: Option<String>,
-    /// `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN` or `PLUGIN_DISABLED_IN_PLAN` for `deny`.
-    #[napi(ts_type = "'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN'")]
+    /// `TOOL_DENIED`, `EDIT_DISABLED_IN_PLAN`, `PLUGIN_DISABLED_IN_PLAN` or `SENSITIVE_PATH` for `deny`.
+    #[napi(ts_type = "'TOOL_DENIED' | 'EDIT_DISABLED_IN_PLAN' | 'PLUGIN_DISABLED_IN_PLAN' | 'SENSITIVE_PATH'")]
     pub code: Option<String>,
     /// The card's reason line for a `plugin` tool ("MCP server tool requires approval" for an MCP tool).
     pub card_reason: Option<String>,
@@ -118,6 +121,7 @@ impl JsHostPermissions {
                 scratch: request.scratch,
                 has_ui: request.has_ui,
                 plan_safe: request.plan_safe.unwrap_or(false),
+                sensitive: request.sensitive.as_deref(),
             };
             let d = self.with(|p| p.decide(&req, config_mode.as_deref()));
             let (action, reason, code, message) = match d.verdict {
@@ -212,7 +216,9 @@ pub struct HostAuditEntry {
     pub args: Value,
     #[napi(ts_type = "'dotdot-escape' | 'symlink-escape' | 'absolute-outside'")]
     pub external: Option<String>,
-    #[napi(ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan'")]
+    #[napi(
+        ts_type = "'allow' | 'allow-once' | 'allow-session' | 'deny' | 'denied-headless' | 'denied-plan' | 'denied-sensitive'"
+    )]
     pub decision: String,
     pub prompted: bool,
     pub permission_wait_ms: f64,
@@ -223,6 +229,8 @@ pub struct HostAuditEntry {
     pub error_code: Option<String>,
     /// The Task delegate that made the call (docs/agents.md "Audit").
     pub agent: Option<String>,
+    /// The sensitive path the call named (docs/permissions.md "Sensitive paths").
+    pub sensitive: Option<String>,
 }
 
 /// The line was appended to `path`.
@@ -273,6 +281,7 @@ pub fn host_audit_append<'env>(
                 ok: entry.ok,
                 error_code: entry.error_code,
                 agent: entry.agent,
+                sensitive: entry.sensitive,
             };
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -308,5 +317,51 @@ pub fn permission_risk_of(tool: String, sends_input: Option<bool>) -> Option<Str
         "host.permissionRiskOf",
         || permission::risk_of(&tool, sends_input.unwrap_or(true)).map(|r| r.as_str().to_string()),
         |_| Some("plugin".to_string()),
+    )
+}
+
+/// Sets the configured sensitive paths (`permissions.sensitivePaths`) for the process: added to the seed list,
+/// never replacing it (docs/permissions.md "Sensitive paths"). Invalid entries are dropped (the config refuses them).
+#[napi(catch_unwind)]
+pub fn sensitive_configure(extra: Vec<String>) {
+    guard::sync_or(
+        "host.sensitiveConfigure",
+        || crate::host::sensitive::set_extra(extra),
+        |_| (),
+    )
+}
+
+/// The sensitive path a shell command names (`~/.ssh`, `<agent dir>/auth.json`, a configured entry), or null.
+/// `cwd` resolves relative words; `agentDir` adds the agent dir's credential files.
+#[napi(catch_unwind)]
+pub fn sensitive_in_command(command: String, cwd: String, agent_dir: Option<String>) -> Option<String> {
+    guard::sync_or(
+        "host.sensitiveInCommand",
+        || {
+            let set = crate::host::sensitive::current(agent_dir.as_deref().map(Path::new));
+            let home = crate::host::sensitive::home();
+            set.named_in_command(&command, Path::new(&cwd), home.as_deref())
+                .map(|e| e.shown.clone())
+        },
+        // The scan itself failed: treat the command as naming one (a card, never a silent allow).
+        |_| Some("a path the toolkit could not check".to_string()),
+    )
+}
+
+/// The sensitive path covering an absolute `path` (lexically, or through its symlinks), or null (apply_patch checks
+/// every path it touches).
+#[napi(catch_unwind)]
+pub fn sensitive_path_of(path: String, agent_dir: Option<String>) -> Option<String> {
+    guard::sync_or(
+        "host.sensitivePathOf",
+        || {
+            let set = crate::host::sensitive::current(agent_dir.as_deref().map(Path::new));
+            let lexical = crate::host::paths::lexical_normalize(Path::new(&path));
+            let canonical = crate::host::paths::canonical_walk(&lexical).unwrap_or_else(|_| lexical.clone());
+            set.covering(&lexical)
+                .or_else(|| set.covering(&canonical))
+                .map(|e| e.shown.clone())
+        },
+        |_| Some("a path the toolkit could not check".to_string()),
     )
 }

@@ -79,7 +79,7 @@ impl AskSession {
     /// The failure of the arguments, or null when the questions are valid.
     #[napi(
         catch_unwind,
-        ts_return_type = "{ ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null"
+        ts_return_type = "{ ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'control-character' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string } | null"
     )]
     pub fn failure(&self) -> Value {
         guard::sync_or(
@@ -193,7 +193,7 @@ impl TodoList {
     /// failure (the list is unchanged).
     #[napi(
         catch_unwind,
-        ts_return_type = "{ ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }"
+        ts_return_type = "{ ok: true; text: string; todos: Array<{ id: string; content: string; status: 'pending' | 'in_progress' | 'completed' }> } | { ok: false; code: 'invalid-arguments' | 'question-count' | 'text-length' | 'control-character' | 'invalid-options' | 'no-user' | 'too-many-todos' | 'duplicate-todo-id' | 'multiple-in-progress' | 'invalid-status' | 'not-enabled' | 'internal-panic'; message: string }"
     )]
     pub fn replace(&mut self, #[napi(ts_arg_type = "unknown")] args: Value) -> Value {
         guard::sync_or(

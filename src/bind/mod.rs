@@ -8,6 +8,7 @@ pub mod code;
 pub mod compaction;
 pub mod computer;
 pub mod config;
+pub mod display;
 pub mod guard;
 pub mod host;
 pub mod host_bash;

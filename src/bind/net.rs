@@ -469,26 +469,51 @@ pub fn net_failure(
 }
 
 /// The request timeout of a feature in milliseconds: sidecar search 30 s, image 300 s, remote compaction 180 s
-/// (docs/spec/network.md). Test seam: `PCT_TEST_NET_TIMEOUT_MS` (a positive integer) replaces all three, so a suite can exercise the timeout against a server
-/// that never answers without waiting 30 s; only the process environment of a build with test seams can set it (src/seams.rs).
+/// (docs/net.md, docs/compaction.md). Test seam `PCT_TEST_NET_TIMEOUT_MS`: a positive integer replaces all three, so a
+/// suite can exercise the timeout against a server that never answers without waiting 30 s; `/N` runs a shortened
+/// clock instead, each feature's own timeout divided by N, so a suite can show which timeout a feature uses (the
+/// compaction timeout at `/100` is 1.8 s). Only the process environment of a build with test seams can set it
+/// (src/seams.rs).
 #[napi(catch_unwind)]
 pub fn net_timeout_ms(
     env: &Env,
     #[napi(ts_arg_type = "'sidecar' | 'image' | 'compaction'")] feature: String,
 ) -> napi::Result<u32> {
     guard::sync(env, "net.timeoutMs", || {
-        if let Some(ms) = crate::seams::var("PCT_TEST_NET_TIMEOUT_MS")
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|v| *v > 0)
-        {
-            return Ok(ms);
-        }
-        Ok(match feature.as_str() {
+        let own: u32 = match feature.as_str() {
             "image" => 300_000,
             "compaction" => 180_000,
             _ => 30_000,
+        };
+        Ok(match crate::seams::var("PCT_TEST_NET_TIMEOUT_MS") {
+            Some(v) => seamed_timeout(own, &v),
+            None => own,
         })
     })
+}
+
+/// `PCT_TEST_NET_TIMEOUT_MS` applied to a feature's own timeout: `ms` replaces it, `/N` divides it; anything else
+/// (zero, a word) leaves it.
+fn seamed_timeout(own: u32, seam: &str) -> u32 {
+    let positive = |t: &str| t.parse::<u32>().ok().filter(|n| *n > 0);
+    match seam.strip_prefix('/') {
+        Some(d) => positive(d).map_or(own, |n| (own / n).max(1)),
+        None => positive(seam).unwrap_or(own),
+    }
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    /// The shortened clock keeps each feature's own timeout in proportion; a plain number replaces it.
+    #[test]
+    fn the_seam_replaces_or_divides() {
+        assert_eq!(super::seamed_timeout(180_000, "/100"), 1_800);
+        assert_eq!(super::seamed_timeout(30_000, "/100"), 300);
+        assert_eq!(super::seamed_timeout(30_000, "1234"), 1_234);
+        for bad in ["0", "/0", "x", "/x", ""] {
+            assert_eq!(super::seamed_timeout(180_000, bad), 180_000, "{bad:?}");
+        }
+    }
 }
 
 /// The most response-body bytes the glue reads for a feature (src/net/mod.rs `body_cap`): sidecar search 8 MiB,

@@ -164,8 +164,9 @@ pub fn session_id_of(v: &Value) -> Option<String> {
 pub mod fake {
     //! Fake adapters for tests: exec_command echoes, write_stdin echoes, apply_patch records patches.
     use super::*;
+    use parking_lot::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     use std::time::Duration;
 
     #[derive(Default)]
@@ -204,8 +205,8 @@ pub mod fake {
             let me = self.clone();
             let tool = tool.to_string();
             Box::pin(async move {
-                me.calls.lock().unwrap().push((tool.clone(), args.clone()));
-                *me.last_cancel.lock().unwrap() = Some(ctx.cancel.clone());
+                me.calls.lock().push((tool.clone(), args.clone()));
+                *me.last_cancel.lock() = Some(ctx.cancel.clone());
                 let now = me.running_now.fetch_add(1, Ordering::SeqCst) + 1;
                 me.max_concurrent.fetch_max(now, Ordering::SeqCst);
                 if tool == "apply_patch" && me.patch_running.fetch_add(1, Ordering::SeqCst) > 0 {

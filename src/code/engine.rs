@@ -499,7 +499,7 @@ fn test_seams(ctx: &Ctx<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use parking_lot::Mutex;
     use std::time::{Duration, Instant};
 
     #[derive(Default)]
@@ -511,7 +511,7 @@ mod tests {
     }
     impl EngineSink for Rec {
         fn text(&self, t: &str) {
-            self.text.lock().unwrap().push_str(t);
+            self.text.lock().push_str(t);
         }
         fn call(&self, id: u64, name: &str, args: String) -> Result<(), CallRefusal> {
             if self.refuse {
@@ -520,11 +520,11 @@ mod tests {
                     message: format!("no {name}"),
                 });
             }
-            self.calls.lock().unwrap().push((id, name.into(), args));
+            self.calls.lock().push((id, name.into(), args));
             Ok(())
         }
         fn done(&self, o: Outcome) {
-            *self.done.lock().unwrap() = Some(o);
+            *self.done.lock() = Some(o);
         }
     }
 
@@ -538,13 +538,13 @@ mod tests {
             Ok(())
         }
         fn done(&self, o: Outcome) {
-            *self.0.lock().unwrap() = Some(o);
+            *self.0.lock() = Some(o);
         }
     }
 
     fn wait_outcome(slot: &Mutex<Option<Outcome>>) -> Outcome {
         let t = Instant::now();
-        while slot.lock().unwrap().is_none() {
+        while slot.lock().is_none() {
             // Generous upper bound only: without an outcome the cell would stay running forever.
             assert!(
                 t.elapsed() < Duration::from_secs(60),
@@ -552,7 +552,7 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(2));
         }
-        let o = slot.lock().unwrap().clone().unwrap();
+        let o = slot.lock().clone().unwrap();
         o
     }
 
@@ -587,13 +587,13 @@ mod tests {
         });
         let h = start(program, vec![], EngineLimits::default(), rec.clone()).unwrap();
         let t = Instant::now();
-        while rec.done.lock().unwrap().is_none() {
+        while rec.done.lock().is_none() {
             assert!(t.elapsed() < Duration::from_secs(60), "cell did not finish");
             std::thread::sleep(Duration::from_millis(2));
         }
         drop(h);
-        let text = rec.text.lock().unwrap().clone();
-        let o = rec.done.lock().unwrap().clone().unwrap();
+        let text = rec.text.lock().clone();
+        let o = rec.done.lock().clone().unwrap();
         (text, o)
     }
     fn run(program: &str) -> (String, Outcome) {
@@ -679,12 +679,12 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         h.cancel();
         let t = Instant::now();
-        while rec.done.lock().unwrap().is_none() {
+        while rec.done.lock().is_none() {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
-        assert_eq!(*rec.text.lock().unwrap(), "");
+        assert_eq!(*rec.done.lock(), Some(Outcome::Terminated));
+        assert_eq!(*rec.text.lock(), "");
     }
 
     #[test]
@@ -757,17 +757,17 @@ mod tests {
         .unwrap();
         let t = Instant::now();
         for n in 1..=2 {
-            while rec.calls.lock().unwrap().len() < n {
+            while rec.calls.lock().len() < n {
                 assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
                 std::thread::sleep(Duration::from_millis(1));
             }
-            assert!(rec.done.lock().unwrap().is_none(), "the cell waits for its nested call");
-            let id = rec.calls.lock().unwrap()[n - 1].0;
+            assert!(rec.done.lock().is_none(), "the cell waits for its nested call");
+            let id = rec.calls.lock()[n - 1].0;
             h.reply(id, true, format!("{{\"v\":{n}}}"));
         }
         let o = wait_outcome(&rec.done);
         assert_eq!(o, Outcome::Returned(Some("body".into())));
-        assert_eq!(*rec.text.lock().unwrap(), "chained 1\nsecond 2\n");
+        assert_eq!(*rec.text.lock(), "chained 1\nsecond 2\n");
     }
 
     #[test]
@@ -781,7 +781,7 @@ mod tests {
         )
         .unwrap();
         let t = Instant::now();
-        while rec.calls.lock().unwrap().is_empty() {
+        while rec.calls.lock().is_empty() {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -806,24 +806,24 @@ mod tests {
         )
         .unwrap();
         let t = Instant::now();
-        while rec.calls.lock().unwrap().is_empty() {
+        while rec.calls.lock().is_empty() {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
-        let (id, name, args) = rec.calls.lock().unwrap()[0].clone();
+        let (id, name, args) = rec.calls.lock()[0].clone();
         assert_eq!((name.as_str(), args.as_str()), ("echo", "{\"a\":1}"));
         h.reply(id, true, "{\"got\":42}".into());
-        while rec.calls.lock().unwrap().len() < 2 {
+        while rec.calls.lock().len() < 2 {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(rec.calls.lock().unwrap()[1].2, "\"x\"");
+        assert_eq!(rec.calls.lock()[1].2, "\"x\"");
         h.cancel();
-        while rec.done.lock().unwrap().is_none() {
+        while rec.done.lock().is_none() {
             assert!(t.elapsed() < Duration::from_secs(60), "generous upper bound only");
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(*rec.text.lock().unwrap(), "42\n");
-        assert_eq!(*rec.done.lock().unwrap(), Some(Outcome::Terminated));
+        assert_eq!(*rec.text.lock(), "42\n");
+        assert_eq!(*rec.done.lock(), Some(Outcome::Terminated));
     }
 }

@@ -5,6 +5,7 @@ use crate::code::adapters::fake::FakeAdapters;
 use crate::code::adapters::GateRequest;
 use crate::code::adapters::{AllowAll, BoxFuture, GateAnswer};
 use crate::code::render::render;
+use parking_lot::Mutex;
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
@@ -312,7 +313,7 @@ async fn nested_calls_reach_adapters_with_both_spellings_and_envelope_string() {
         r.result.as_deref(),
         Some("[\"exec_command\",\"write_stdin\",\"*** Begin Patch\\n*** End Patch\",\"/tmp/work\"]")
     );
-    assert_eq!(fake.calls.lock().unwrap().len(), 3);
+    assert_eq!(fake.calls.lock().len(), 3);
     assert_eq!(r.nested.completed, 3);
 }
 
@@ -321,7 +322,7 @@ async fn check_order_invalid_arguments_before_overload_and_policy() {
     let asked = Arc::new(Mutex::new(Vec::<String>::new()));
     let a2 = asked.clone();
     let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-        a2.lock().unwrap().push(format!("{}:{}", req.phase, req.tool));
+        a2.lock().push(format!("{}:{}", req.phase, req.tool));
         Box::pin(async move {
             GateAnswer {
                 allow: false,
@@ -338,11 +339,11 @@ async fn check_order_invalid_arguments_before_overload_and_policy() {
         Some("[\"invalid-arguments\",\"bridge-overload\",\"policy-denied: no shells today\"]")
     );
     assert_eq!(
-        *asked.lock().unwrap(),
+        *asked.lock(),
         vec!["policy:exec_command".to_string()],
         "the hook runs only after the earlier checks pass"
     );
-    assert!(fake.calls.lock().unwrap().is_empty(), "a denial starts nothing");
+    assert!(fake.calls.lock().is_empty(), "a denial starts nothing");
     assert!(r.text.contains("nested calls: 0 completed, 3 failed"));
 }
 
@@ -351,7 +352,7 @@ async fn approval_flow_for_nested_apply_patch() {
     let seen = Arc::new(Mutex::new(Vec::<GateRequest>::new()));
     let s2 = seen.clone();
     let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-        s2.lock().unwrap().push(req.clone());
+        s2.lock().push(req.clone());
         Box::pin(async move {
             match req.phase.as_str() {
                 "policy" => GateAnswer {
@@ -383,22 +384,18 @@ async fn approval_flow_for_nested_apply_patch() {
     let r = m
         .exec(
             json!({"code": format!("const ok = await tools.apply_patch({{patch: 'YES{long}'}}).then(() => 'applied', e => e.code); const no = await tools.apply_patch('NO').then(() => 'applied', e => e.code); return [ok, no]"), "yield_time_ms": 30000}),
-            OuterCall { progress: Some(Arc::new(move |p| r2.lock().unwrap().push(p))), ..outer() },
+            OuterCall { progress: Some(Arc::new(move |p| r2.lock().push(p))), ..outer() },
         )
         .await
         .unwrap();
     assert_eq!(r.result.as_deref(), Some("[\"applied\",\"approval-denied\"]"));
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock();
     let approval: Vec<_> = seen.iter().filter(|q| q.phase == "approval").collect();
     assert_eq!(approval.len(), 2);
     assert_eq!(approval[0].preview.as_ref().unwrap().len(), APPROVAL_PREVIEW_BYTES);
     assert!(approval[0].preview.as_ref().unwrap().starts_with("YESzzz"));
-    assert_eq!(
-        fake.calls.lock().unwrap().len(),
-        1,
-        "denied patch never reaches the executor"
-    );
-    let recs = records.lock().unwrap();
+    assert_eq!(fake.calls.lock().len(), 1, "denied patch never reaches the executor");
+    let recs = records.lock();
     let events: Vec<String> = recs
         .iter()
         .map(|p| {
@@ -465,7 +462,7 @@ async fn terminate_cancels_a_call_waiting_for_approval() {
         "{}",
         w.text
     );
-    assert!(fake.calls.lock().unwrap().is_empty());
+    assert!(fake.calls.lock().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -508,7 +505,7 @@ async fn completion_waits_for_tracked_nested_calls() {
     assert_eq!(w.status, "completed");
     assert_eq!(w.result.as_deref(), Some("early"));
     assert_eq!(w.nested.completed, 1);
-    assert_eq!(fake.calls.lock().unwrap().len(), 1);
+    assert_eq!(fake.calls.lock().len(), 1);
 }
 
 /// Runs `n` nested calls issued at once while the host check holds every one of them until all were issued
@@ -692,13 +689,13 @@ async fn thirty_two_progress_records_per_outer_call() {
             .exec(
                 prog(n),
                 OuterCall {
-                    progress: Some(Arc::new(move |_| *r2.lock().unwrap() += 1)),
+                    progress: Some(Arc::new(move |_| *r2.lock() += 1)),
                     ..outer()
                 },
             )
             .await
             .unwrap();
-        assert_eq!(*recs.lock().unwrap(), forwarded);
+        assert_eq!(*recs.lock(), forwarded);
         assert_eq!(r.progress_dropped, dropped);
     }
 }
@@ -833,14 +830,8 @@ async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
     let fake_slot: Arc<Mutex<Option<Arc<FakeAdapters>>>> = Arc::new(Mutex::new(None));
     let (l2, f2) = (log.clone(), fake_slot.clone());
     let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-        let executed = f2
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|f| f.calls.lock().unwrap().len())
-            .unwrap_or(0);
+        let executed = f2.lock().as_ref().map(|f| f.calls.lock().len()).unwrap_or(0);
         l2.lock()
-            .unwrap()
             .push(format!("{}:{:?}:{:?}:ran={executed}", req.phase, req.paths, req.lease));
         Box::pin(async move {
             GateAnswer {
@@ -850,11 +841,11 @@ async fn nested_patch_holds_the_host_file_lease_around_the_executor() {
             }
         }) as BoxFuture<GateAnswer>
     })));
-    *fake_slot.lock().unwrap() = Some(fake.clone());
+    *fake_slot.lock() = Some(fake.clone());
     let r = run(&m, "return (await tools.apply_patch('*** Begin Patch')).tool").await;
     assert_eq!(r.result.as_deref(), Some("apply_patch"));
     assert_eq!(
-        *log.lock().unwrap(),
+        *log.lock(),
         vec![
             "policy:None:None:ran=0".to_string(),
             "lock:Some([\"/tmp/work/patched.txt\"]):None:ran=0".to_string(),
@@ -870,7 +861,7 @@ async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leasele
         let log = Arc::new(Mutex::new(Vec::<String>::new()));
         let l2 = log.clone();
         let (m, fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-            l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+            l2.lock().push(format!("{}:{:?}", req.phase, req.lease));
             let lease = lease.map(String::from);
             Box::pin(async move {
                 if req.phase == "lock" {
@@ -901,10 +892,10 @@ async fn nested_patch_fails_closed_when_the_host_file_lock_is_refused_or_leasele
         );
         assert!(out.contains("nothing was changed"), "{out}");
         assert!(
-            fake.calls.lock().unwrap().is_empty(),
+            fake.calls.lock().is_empty(),
             "{allow} {lease:?}: the patch executor must not run"
         );
-        let log = log.lock().unwrap().clone();
+        let log = log.lock().clone();
         if lease.is_some() {
             assert_eq!(
                 log.last().unwrap(),
@@ -922,7 +913,7 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
     let log = Arc::new(Mutex::new(Vec::<String>::new()));
     let l2 = log.clone();
     let (m, _fake) = manager_with(Arc::new(FnGate(move |req: GateRequest| {
-        l2.lock().unwrap().push(format!("{}:{:?}", req.phase, req.lease));
+        l2.lock().push(format!("{}:{:?}", req.phase, req.lease));
         Box::pin(async move {
             GateAnswer {
                 allow: true,
@@ -944,13 +935,13 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
         "{res}"
     );
     for _ in 0..20000 {
-        if log.lock().unwrap().iter().any(|l| l.starts_with("unlock")) {
+        if log.lock().iter().any(|l| l.starts_with("unlock")) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(
-        *log.lock().unwrap(),
+        *log.lock(),
         vec![
             "policy:None".to_string(),
             "lock:None".into(),
@@ -964,11 +955,11 @@ async fn a_held_file_lease_is_unlocked_even_when_the_nested_task_dies() {
 async fn nested_calls_carry_the_cells_seal_as_their_cancel_flag() {
     let (m, fake) = manager();
     run(&m, "await tools.apply_patch({patch: 'x'}); return 1").await;
-    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    let flag = fake.last_cancel.lock().clone().unwrap();
     assert!(!flag.load(Ordering::SeqCst), "a completed cell is not sealed");
     let r = run(&m, "await tools.apply_patch({patch: 'y'}); throw new Error('stop')").await;
     assert_eq!(r.status, "failed");
-    let flag = fake.last_cancel.lock().unwrap().clone().unwrap();
+    let flag = fake.last_cancel.lock().clone().unwrap();
     assert!(
         flag.load(Ordering::SeqCst),
         "a failed (sealed) cell sets the flag its patches see"
@@ -1112,7 +1103,7 @@ async fn progress_of_the_first_nested_calls_is_not_lost_before_exec_observes() {
         .exec(
             json!({"code": "await tools.exec_command({cmd: 'x'}); return 1", "yield_time_ms": 30000}),
             OuterCall {
-                progress: Some(Arc::new(move |rec: ProgressRecord| r2.lock().unwrap().push(rec.event))),
+                progress: Some(Arc::new(move |rec: ProgressRecord| r2.lock().push(rec.event))),
                 ..outer()
             },
         )
@@ -1120,7 +1111,7 @@ async fn progress_of_the_first_nested_calls_is_not_lost_before_exec_observes() {
         .unwrap();
     assert_eq!(r.status, "completed");
     // Before: both records went nowhere (no observer yet) and were not even counted as dropped.
-    assert_eq!(*recs.lock().unwrap(), vec!["start".to_string(), "end".to_string()]);
+    assert_eq!(*recs.lock(), vec!["start".to_string(), "end".to_string()]);
     assert_eq!(r.progress_dropped, 0);
 }
 

@@ -2,8 +2,9 @@
 //! (same sessions, limits and recovery), `apply_patch` the same `patch::apply` executor (same containment, same
 //! process-wide patch lock). Rust-to-Rust: nothing goes through JavaScript.
 
+use parking_lot::RwLock;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -21,11 +22,11 @@ pub struct ToolkitAdapters {
 impl ToolkitAdapters {
     /// Points nested shell calls at `manager` (the one the direct tools use).
     pub fn attach_shell(&self, manager: Arc<shell::Manager>) {
-        *self.shell.write().unwrap() = Some(manager);
+        *self.shell.write() = Some(manager);
     }
 
     fn shell(&self) -> Result<Arc<shell::Manager>, CodeError> {
-        self.shell.read().unwrap().clone().ok_or_else(|| {
+        self.shell.read().clone().ok_or_else(|| {
             CodeError::new(
                 CellCode::AdapterDisabled,
                 "Shell Sessions are not available in this session; nested shell calls cannot run.",

@@ -23,7 +23,7 @@ pub fn defaults() -> Value {
         "hostTools": {"enabled": false, "permissionMode": "ask"},
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
         "subagents": {"enabled": false, "timeoutSeconds": crate::agents::limits::DEFAULT_TIMEOUT_SECONDS},
-        "permissions": {"mode": null, "planSafeTools": []},
+        "permissions": {"mode": null, "planSafeTools": [], "sensitivePaths": []},
         "debug": false
     })
 }
@@ -123,6 +123,7 @@ fn validate_permissions(p: &Map<String, Value>) -> Result<(), String> {
         Some(Value::String(s)) if ["ask", "accept-edits", "auto"].contains(&s.as_str()) => {}
         Some(_) => return Err("permissions.mode must be null or one of ask, accept-edits, auto".into()),
     }
+    validate_sensitive_paths(p.get("sensitivePaths"))?;
     let list = match p.get("planSafeTools") {
         None => return Ok(()),
         Some(Value::Array(a)) => a,
@@ -145,6 +146,31 @@ fn validate_permissions(p: &Map<String, Value>) -> Result<(), String> {
         };
         if !seen.insert(name) {
             return Err(format!("permissions.planSafeTools[{i}] repeats a name"));
+        }
+    }
+    Ok(())
+}
+
+/// `permissions.sensitivePaths` (docs/permissions.md "Sensitive paths"): paths added to the seed's sensitive list,
+/// each absolute or `~/`-relative, at most 64; the list only adds (the seed is compiled in).
+fn validate_sensitive_paths(v: Option<&Value>) -> Result<(), String> {
+    use crate::host::sensitive::{check_extra, MAX_EXTRA};
+    let list = match v {
+        None => return Ok(()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err("permissions.sensitivePaths must be an array of paths".into()),
+    };
+    if list.len() > MAX_EXTRA {
+        return Err(format!(
+            "permissions.sensitivePaths must list at most {MAX_EXTRA} paths"
+        ));
+    }
+    for (i, item) in list.iter().enumerate() {
+        let Some(s) = item.as_str() else {
+            return Err(format!("permissions.sensitivePaths[{i}] must be a string"));
+        };
+        if let Err(why) = check_extra(s) {
+            return Err(format!("permissions.sensitivePaths[{i}] {why}"));
         }
     }
     Ok(())
@@ -544,7 +570,34 @@ mod tests {
 
     #[test]
     fn the_permissions_section() {
-        assert_eq!(defaults()["permissions"], json!({"mode": null, "planSafeTools": []}));
+        assert_eq!(
+            defaults()["permissions"],
+            json!({"mode": null, "planSafeTools": [], "sensitivePaths": []})
+        );
+        assert!(validate(&json!({"permissions": {"sensitivePaths": ["~/vault", "/etc/ssl/private"]}})).is_ok());
+        assert_eq!(
+            err(json!({"permissions": {"sensitivePaths": "~/x"}})),
+            "permissions.sensitivePaths must be an array of paths"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"sensitivePaths": ["/a", 1]}})),
+            "permissions.sensitivePaths[1] must be a string"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"sensitivePaths": ["rel/x"]}})),
+            "permissions.sensitivePaths[0] must be an absolute path or start with ~/"
+        );
+        assert_eq!(
+            err(json!({"permissions": {"sensitivePaths": ["/a\u{1b}]0;x"]}})),
+            "permissions.sensitivePaths[0] must be a path of at most 4096 characters without control characters"
+        );
+        let at_cap: Vec<String> = (0..64).map(|i| format!("/s{i}")).collect();
+        assert!(validate(&json!({"permissions": {"sensitivePaths": at_cap}})).is_ok());
+        let over: Vec<String> = (0..65).map(|i| format!("/s{i}")).collect();
+        assert_eq!(
+            err(json!({"permissions": {"sensitivePaths": over}})),
+            "permissions.sensitivePaths must list at most 64 paths"
+        );
         assert!(validate(&json!({"permissions": {"mode": null}})).is_ok());
         assert!(
             validate(&json!({"permissions": {"mode": "accept-edits", "planSafeTools": ["mcp__docs__search"]}})).is_ok()
@@ -573,6 +626,9 @@ mod tests {
             "permissions.planSafeTools must list at most 64 names"
         );
         let eff = effective(&json!({"permissions": {"mode": "auto", "x": 1}}));
-        assert_eq!(eff["permissions"], json!({"mode": "auto", "planSafeTools": []}));
+        assert_eq!(
+            eff["permissions"],
+            json!({"mode": "auto", "planSafeTools": [], "sensitivePaths": []})
+        );
     }
 }

@@ -12,6 +12,9 @@ crate::codes::error_codes! {
         InvalidArgument = "INVALID_ARGUMENT" => "fix the argument the message names and call again",
         /// A path is outside the session roots and has no external-path approval.
         PathOutsideWorkspace = "PATH_OUTSIDE_WORKSPACE" => "use a path inside the workspace, or ask the user to approve the external path",
+        /// A path is under a sensitive path (credentials, keys, browser profiles; docs/permissions.md "Sensitive
+        /// paths"): refused in every permission mode.
+        SensitivePath = "SENSITIVE_PATH" => "leave the path alone; ask the user to do what is needed there",
         /// The named file, directory or background task does not exist.
         NotFound = "NOT_FOUND" => "check the path (or task id) with Glob (or TaskList), then call again",
         /// The operation failed for a reason outside the model's arguments (I/O error, changed target).
@@ -55,6 +58,8 @@ crate::codes::error_codes! {
 pub const INVALID_ARGUMENT: HostCode = HostCode::InvalidArgument;
 /// A path is outside the session roots and has no external-path approval.
 pub const PATH_OUTSIDE_WORKSPACE: HostCode = HostCode::PathOutsideWorkspace;
+/// A path is under a sensitive path: refused in every permission mode.
+pub const SENSITIVE_PATH: HostCode = HostCode::SensitivePath;
 /// The named file or directory does not exist.
 pub const NOT_FOUND: HostCode = HostCode::NotFound;
 /// The operation failed for a reason outside the model's arguments (I/O error, changed target).

@@ -64,13 +64,15 @@ pub fn compile(pattern: &str) -> Result<GlobMatcher, HostError> {
         })
 }
 
-/// A walker over `dir` with the tools' ignore rules (shared with Grep so both list the same files).
-pub fn walker(dir: &Path) -> WalkBuilder {
+/// A walker over `dir` with the tools' ignore rules (shared with Grep so both list the same files). Sensitive
+/// paths inside the tree (src/host/sensitive.rs: a Glob or Grep of the home folder meets `~/.ssh`) are skipped
+/// whole, never entered.
+pub fn walker(dir: &Path, sensitive: std::sync::Arc<super::sensitive::Sensitive>) -> WalkBuilder {
     let mut w = WalkBuilder::new(dir);
     w.hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(move |e| e.file_name() != ".git" && sensitive.covering(e.path()).is_none());
     w
 }
 
@@ -88,7 +90,7 @@ pub fn glob(roots: &Roots, target: &Resolved, a: &GlobArgs, deadline: Deadline) 
     let by_name = !a.pattern.contains('/');
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT) as usize;
     let mut files = Vec::new();
-    for entry in walker(&target.canonical).build() {
+    for entry in walker(&target.canonical, roots.sensitive()).build() {
         if deadline.passed() {
             return Err(deadline.error("Glob"));
         }

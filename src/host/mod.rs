@@ -16,6 +16,7 @@ pub mod permission;
 pub mod read;
 pub mod redact;
 pub mod scratch;
+pub mod sensitive;
 pub mod snapshot;
 pub mod tag;
 pub mod write;

@@ -5,7 +5,7 @@
 //! *external path request*, which only a permission decision can allow; `revalidate` resolves again right before an
 //! approved call runs, so a symlink swapped after approval cannot redirect it.
 
-use super::error::{HostError, PATH_OUTSIDE_WORKSPACE, TOOL_FAILED};
+use super::error::{HostError, PATH_OUTSIDE_WORKSPACE, SENSITIVE_PATH, TOOL_FAILED};
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -70,6 +70,8 @@ pub struct Roots {
     workspace_canonical: PathBuf,
     scratch_given: PathBuf,
     scratch_canonical: PathBuf,
+    /// The agent dir, whose credential files are sensitive paths (src/host/sensitive.rs).
+    agent_dir: PathBuf,
 }
 
 /// Folds `.` and `..` without touching the filesystem; `..` at the root stays at the root.
@@ -160,6 +162,16 @@ fn walk(path: &Path, depth: usize) -> io::Result<PathBuf> {
     Ok(cur)
 }
 
+/// `raw` as an absolute path (relative to the workspace as given).
+fn raw_abs(workspace: &Path, raw: &str) -> PathBuf {
+    let p = Path::new(raw);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        workspace.join(p)
+    }
+}
+
 /// Shows `rel` (relative to a root) with `/` separators; the root itself is `.`.
 fn slash_rel(rel: &Path) -> String {
     let parts: Vec<String> = rel
@@ -206,6 +218,7 @@ impl Roots {
             workspace_canonical,
             scratch_given: scratch,
             scratch_canonical,
+            agent_dir: lexical_normalize(agent_dir),
         })
     }
 
@@ -215,6 +228,12 @@ impl Roots {
 
     pub fn scratch(&self) -> &Path {
         &self.scratch_canonical
+    }
+
+    /// The sensitive paths in force for this session (the seed, the agent dir's credential files, the configured
+    /// extras): no host tool reads, lists or writes under them (src/host/sensitive.rs).
+    pub fn sensitive(&self) -> std::sync::Arc<super::sensitive::Sensitive> {
+        super::sensitive::current(Some(&self.agent_dir))
     }
 
     /// Creates the scratch directory (mode 0700, verified and live-locked: src/host/scratch.rs) on first use and
@@ -230,7 +249,8 @@ impl Roots {
     }
 
     /// Classifies `raw`. Relative paths always mean the workspace; the scratch root is reachable by absolute path
-    /// only. Errors only for malformed input (empty, NUL) or an I/O failure other than "missing".
+    /// only. Errors for malformed input (empty, NUL), an I/O failure other than "missing", and a sensitive path
+    /// (lexically or through a symlink: SENSITIVE_PATH, in every permission mode).
     pub fn resolve(&self, raw: &str) -> Result<Resolved, HostError> {
         if raw.is_empty() {
             return Err(HostError::invalid(
@@ -241,6 +261,18 @@ impl Roots {
             return Err(HostError::invalid(
                 "path contains a NUL byte; pass the path without it.",
             ));
+        }
+        // A name holding a newline, ESC or C1 code is never created (Write, Edit's MV): shown anywhere later, it could
+        // draw a forged line on the user's terminal (docs/permissions.md "What reaches the terminal"). An existing
+        // file with such a name stays reachable; every display escapes it.
+        if let Some(c) = raw.chars().find(|c| crate::display::is_unsafe(*c)) {
+            if fs::symlink_metadata(raw_abs(&self.workspace_given, raw)).is_err() {
+                return Err(HostError::invalid(format!(
+                    "path contains the control character U+{:04X} and names nothing that exists; the host tools never \
+                     create a name with a control character. Pass the path without it.",
+                    c as u32
+                )));
+            }
         }
         let given = Path::new(raw);
         let relative = !given.is_absolute();
@@ -256,6 +288,10 @@ impl Roots {
                 format!("could not resolve '{raw}': {e}. Check the path, then call again."),
             )
         })?;
+        let sensitive = self.sensitive();
+        if let Some(e) = sensitive.covering(&lexical).or_else(|| sensitive.covering(&canonical)) {
+            return Err(sensitive_error(raw, e));
+        }
         let in_ws_lex = Self::lexically_in(&lexical, &self.workspace_given, &self.workspace_canonical);
         let in_scratch_lex = !relative && Self::lexically_in(&lexical, &self.scratch_given, &self.scratch_canonical);
         let (root, external) = if in_ws_lex {
@@ -358,6 +394,19 @@ impl Roots {
     }
 }
 
+/// The SENSITIVE_PATH refusal of `raw`, which lies under the sensitive path `e`.
+pub fn sensitive_error(raw: &str, e: &super::sensitive::Entry) -> HostError {
+    HostError::new(
+        SENSITIVE_PATH,
+        format!(
+            "'{raw}' is under {}, a sensitive path (credentials and keys) that the toolkit's tools never read, list or \
+             write, in any permission mode. Nothing was done. Do not look for another way to it; if the task needs \
+             it, tell the user what to do there themselves.",
+            e.shown
+        ),
+    )
+}
+
 /// The PATH_OUTSIDE_WORKSPACE failure for an external path that has no approval.
 pub fn outside_error(r: &Resolved, why: External) -> HostError {
     let reason = match why {
@@ -391,6 +440,18 @@ mod tests {
         fs::write(t.path().join("outside/secret.txt"), "s\n").unwrap();
         let roots = Roots::new(&t.path().join("ws"), &t.path().join("agent"), "s1").unwrap();
         (t, roots)
+    }
+
+    #[test]
+    fn a_name_with_a_control_character_is_never_created_but_an_existing_one_resolves() {
+        let (t, roots) = setup();
+        for raw in ["new\nAllow Read?.txt", "src/x\u{1b}]0;t\u{7}.txt", "a\u{9b}2J"] {
+            let e = roots.resolve(raw).unwrap_err();
+            assert_eq!(e.code, super::super::error::INVALID_ARGUMENT, "{raw:?}");
+            assert!(e.message.contains("control character U+"), "{}", e.message);
+        }
+        fs::write(t.path().join("ws/odd\nname.txt"), "x").unwrap();
+        assert_eq!(roots.resolve("odd\nname.txt").unwrap().root, Root::Workspace);
     }
 
     #[test]

@@ -23,6 +23,9 @@ crate::codes::error_codes! {
         /// Plan mode: another extension's tool that the config does not declare plan-safe is refused before any
         /// card.
         PluginDisabledInPlan = "PLUGIN_DISABLED_IN_PLAN" => "plan with the read tools, then submit the plan",
+        /// A command that names a sensitive path (src/host/sensitive.rs) and no UI to ask: such a command is never
+        /// allowed without a card, in any mode.
+        SensitivePath = "SENSITIVE_PATH" => "leave the sensitive path alone; ask the user to do what is needed there",
     }
 }
 
@@ -83,9 +86,9 @@ impl OpMode {
 /// What a tool does, for the mode table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Risk {
-    /// Low: reads and searches (Read, Glob, Grep), observing tasks (TaskList, TaskWait), the network tools.
+    /// Low: reads and searches (Read, Glob, Grep), observing tasks (TaskList, TaskWait), Web Search.
     Read,
-    /// Edit risk: Write, Edit, apply_patch (direct or nested in a code cell).
+    /// Edit risk: Write, Edit, apply_patch (direct or nested in a code cell), Image Generation.
     Edit,
     /// Command risk: Bash, TaskStop, exec_command, write_stdin that sends input (direct or nested).
     Bash,
@@ -125,17 +128,9 @@ const SELF_GATED: [&str; 6] = [
     "new_context",
 ];
 
-/// Low-risk toolkit tools: reads and searches, task observation, and the network tools (Web Search and Image
-/// Generation only send the model's query to the provider's own endpoint and change nothing locally).
-const LOW: [&str; 7] = [
-    "Read",
-    "Glob",
-    "Grep",
-    "TaskList",
-    "TaskWait",
-    "openai_web_search",
-    "openai_generate_image",
-];
+/// Low-risk toolkit tools: reads and searches, task observation, and Web Search (it only sends the model's query to
+/// the provider's own endpoint and changes nothing locally).
+const LOW: [&str; 6] = ["Read", "Glob", "Grep", "TaskList", "TaskWait", "openai_web_search"];
 
 /// The row of a tool by name: `None` for a tool that decides for itself ([`SELF_GATED`] and `computer_*`);
 /// names the toolkit does not own are [`Risk::Plugin`]. `write_stdin` is command risk only when it sends input
@@ -146,7 +141,9 @@ pub fn risk_of(tool: &str, sends_input: bool) -> Option<Risk> {
     }
     Some(match tool {
         t if LOW.contains(&t) => Risk::Read,
-        "Write" | "Edit" | "apply_patch" => Risk::Edit,
+        // Image Generation is high risk (the seed's GenerateImages): a separate, billed request that writes a file,
+        // so it takes the edit row — a card in `ask`, and refused in Plan whatever the mode.
+        "Write" | "Edit" | "apply_patch" | "openai_generate_image" => Risk::Edit,
         "Bash" | "TaskStop" | "exec_command" => Risk::Bash,
         "write_stdin" if sends_input => Risk::Bash,
         "write_stdin" => Risk::Read,
@@ -175,6 +172,9 @@ pub struct Request<'a> {
     pub has_ui: bool,
     /// A [`Risk::Plugin`] tool the config declares plan-safe (`permissions.planSafeTools`).
     pub plan_safe: bool,
+    /// The sensitive path a command names (docs/permissions.md "Sensitive paths"): the call always shows a card,
+    /// whatever the mode and the session grants, and is refused without a UI.
+    pub sensitive: Option<&'a str>,
 }
 
 /// What to do with a call.
@@ -297,6 +297,21 @@ fn decide_in(mode: Mode, op: OpMode, req: &Request, allowed_for_session: bool) -
             _ => {}
         }
     }
+    // A command that names a sensitive path: never without a card, whatever the mode or a session grant says.
+    if let Some(path) = req.sensitive {
+        if !req.has_ui {
+            return Verdict::Deny {
+                code: DenyCode::SensitivePath,
+                message: format!(
+                    "{} names {path}, a sensitive path (credentials and keys): such a command always needs the user's \
+                     confirmation, in every permission mode, and this session has no interactive UI to ask. Nothing \
+                     ran. Do not look for another way to it; tell the user what to run there themselves.",
+                    req.tool
+                ),
+            };
+        }
+        return Verdict::Ask;
+    }
     // Scratch writes never ask; external paths always ask below `auto`, whatever the tool.
     let needs_card = if req.external {
         mode != Mode::Auto
@@ -388,6 +403,7 @@ mod tests {
             scratch,
             has_ui,
             plan_safe: false,
+            sensitive: None,
         }
     }
 
@@ -480,7 +496,7 @@ mod tests {
             ("TaskList", false, Root, "AAA AAA"),
             ("TaskWait", false, Root, "AAA AAA"),
             ("openai_web_search", false, Root, "AAA AAA"),
-            ("openai_generate_image", false, Root, "AAA AAA"),
+            ("openai_generate_image", false, Root, "CAA PPP"),
             ("Write", false, Root, "CAA PPP"),
             ("Write", false, Scratch, "AAA PPP"),
             ("Write", false, External, "CCA PPP"),
@@ -511,6 +527,7 @@ mod tests {
                         scratch: matches!(loc, Scratch),
                         has_ui: true,
                         plan_safe: false,
+                        sensitive: None,
                     };
                     let got = match p.decide(&r, Some(mode.as_str())).verdict {
                         Verdict::Allow { .. } => 'A',
@@ -695,6 +712,46 @@ mod tests {
         );
         p.set_override(None);
         assert_eq!(p.mode(Some("auto")), Mode::Auto);
+    }
+
+    #[test]
+    fn a_command_naming_a_sensitive_path_always_asks_and_never_runs_headless() {
+        for op in [OpMode::Agent, OpMode::Plan] {
+            let mut p = Permissions::new();
+            p.set_op_mode(op);
+            p.allow_session("Bash");
+            for mode in Mode::ALL {
+                let r = Request {
+                    sensitive: Some("~/.ssh"),
+                    ..req(Risk::Bash, false, false, true)
+                };
+                assert_eq!(
+                    p.decide(&r, Some(mode.as_str())).verdict,
+                    Verdict::Ask,
+                    "{op:?} {mode:?}"
+                );
+                let headless = Request { has_ui: false, ..r };
+                let Verdict::Deny { code, message } = p.decide(&headless, Some(mode.as_str())).verdict else {
+                    panic!("denied")
+                };
+                assert_eq!(code, DenyCode::SensitivePath);
+                assert!(message.starts_with("Bash names ~/.ssh, a sensitive path"), "{message}");
+            }
+        }
+        // Plan's hard denials still come first.
+        let mut p = Permissions::new();
+        p.set_op_mode(OpMode::Plan);
+        let w = Request {
+            sensitive: Some("~/.ssh"),
+            ..req(Risk::Edit, false, false, true)
+        };
+        assert!(matches!(
+            p.decide(&w, Some("auto")).verdict,
+            Verdict::Deny {
+                code: DenyCode::EditDisabledInPlan,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -36,6 +36,13 @@ const STRONG_WORDS: &[&str] = &[
 /// Words that make a key secret when they end it (`GITHUB_TOKEN`, `basic_auth`) but not elsewhere (`token_count`).
 const LAST_WORDS: &[&str] = &["token", "auth", "pass", "pat", "dsn"];
 
+/// Last words that make a name describe a secret instead of holding it (`password_reset_url`, `token_file`).
+const NOT_THE_VALUE: &[&str] = &[
+    "url", "uri", "length", "len", "min", "max", "policy", "hint", "label", "field", "prompt", "file", "path",
+    "header", "name", "id", "count", "type", "expiry", "expires", "enabled", "required", "env", "var", "reset",
+    "regex", "pattern", "format", "rules", "dir",
+];
+
 /// Words before a final `key` that make it a secret (`api_key`, `AWS_SECRET_ACCESS_KEY`; not `primary_key`).
 const KEY_QUALIFIERS: &[&str] = &[
     "api",
@@ -89,6 +96,11 @@ fn words(key: &str) -> Vec<String> {
 /// and `monkey` are not secrets.
 pub fn secret_key(key: &str) -> bool {
     let w = words(key);
+    // A name about a secret rather than holding one: `password_reset_url`, `password_min_length`, `apiKeyHeader`,
+    // `token_file` (the path to it), `secret_name`.
+    if w.len() > 1 && w.last().is_some_and(|l| NOT_THE_VALUE.contains(&l.as_str())) {
+        return false;
+    }
     let joined: String = w.concat();
     if w.iter().any(|x| STRONG_WORDS.contains(&x.as_str())) {
         return true;
@@ -111,6 +123,16 @@ pub fn secret_key(key: &str) -> bool {
     {
         return true;
     }
+    // An environment-style name (`DEEPSEEK_KEY`, `VENDOR_API_SECRET`): upper case with underscores, ending in `_KEY`.
+    // Lower-case `sort_key` and `primary_key` stay names of fields.
+    if key.len() > 4
+        && key.ends_with("_KEY")
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return true;
+    }
     match w.as_slice() {
         [.., last] if LAST_WORDS.contains(&last.as_str()) => true,
         [.., q, last] if last == "key" && KEY_QUALIFIERS.contains(&q.as_str()) => true,
@@ -127,20 +149,33 @@ fn looks_random(v: &str) -> bool {
 /// Whether a value after `NAME=` is a reference to the secret rather than the secret itself (`$TOKEN`,
 /// `${{ secrets.X }}`, `os.environ["X"]`, `getToken()`), or is already redacted or empty.
 fn is_reference(v: &str) -> bool {
+    // Single quotes keep `$` literal in a shell: `'$ecr3t'` is the secret itself; `'${X}'` and `'${{ x }}'` are
+    // templates (Compose and CI files fill them in whatever the quotes).
+    let single = v.len() >= 2 && v.starts_with('\'') && v.ends_with('\'');
     let t = v.trim_matches(|c| c == '"' || c == '\'');
     t.is_empty()
         || t.contains(MARK)
-        || t.starts_with('$')
+        || (t.starts_with('$') && (!single || t.starts_with("${")))
         || t.starts_with('<')
+        // A YAML block-scalar sign: the value is on the lines below (`redact_yaml_next_line`).
+        || (t.len() <= 3 && (t.starts_with('|') || t.starts_with('>')) && t[1..].chars().all(|c| "+-0123456789".contains(c)))
         || t.contains("process.env")
         || t.contains("os.environ")
         || t.contains("getenv")
-        || (t.contains('(') && t.starts_with(|c: char| c.is_ascii_alphabetic()))
+        || CALL.is_match(t)
         || matches!(
             t.to_ascii_lowercase().as_str(),
             "bearer" | "basic" | "token" | "digest" | "negotiate" | "null" | "none" | "true" | "false" | "undefined"
         )
 }
+
+/// A function call that yields the secret (`getPassword()`, `env("X")`, `secrets.get('x')`, `vault.read(path)`): a
+/// name without digits, then parentheses around nothing, a quoted string or another name. `Tr0ub4dor(3)` and
+/// `ab(cd` are values.
+static CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^[A-Za-z_][A-Za-z_.]*\((?:|"[^"]*"|'[^']*'|[A-Za-z_][A-Za-z0-9_.]*)\)$"#)
+        .expect("call pattern compiles")
+});
 
 /// One rule: where a secret is, which capture group is the secret, and a check on the captures (false keeps the
 /// match as it is).
@@ -236,20 +271,145 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         }),
         // The well-known token formats.
         rule(&formats, 1, always),
+        // Password flags of clients that spell them `-p` (or another short letter): `mysql -pSECRET` (the MySQL
+        // family takes the password glued to `-p`; `-p name` is a database), `sshpass -p X` / `-pX`, `docker login -p
+        // X` (and podman, buildah, skopeo, helm, nerdctl, oras), `redis-cli -a X`, `mongo(sh) -p X`, `ldapsearch -w X`,
+        // `zip -P X`, `7z -pX`, `openssl -pass pass:X`, `smbclient -U user%X`.
+        rule(
+            r#"\b(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh)\b[^\n;|&]*?\s-p("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"\bsshpass\b(?:\s+-[a-oq-zA-Z]\S*)*\s+-p\s*("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"\b(?:docker|podman|buildah|skopeo|helm|nerdctl|oras|crane)\b(?:\s+registry)?\s+login\b[^\n;|&]*?\s-p(?:=|\s+)("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(r#"\bredis-cli\b[^\n;|&]*?\s-a\s+("[^"]*"|'[^']*'|[^\s'"]+)"#, 1, |c| {
+            !is_reference(&c[1])
+        }),
+        rule(
+            r#"\bmongo(?:sh|dump|restore|export|import)?\b[^\n;|&]*?\s-p\s+("[^"]*"|'[^']*'|[^\s'"-][^\s'"]*)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"\bldap(?:search|add|modify|delete|passwd|whoami)\b[^\n;|&]*?\s-w\s+("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"\b(?:zip|7z|7za|unrar|rar)\b[^\n;|&]*?\s-(?:P\s*|p)("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(r#"\s-pass(?:in|out)?\s+['"]?pass:([^\s'"]+)"#, 1, |c| {
+            !is_reference(&c[1])
+        }),
+        rule(r#"\bsmbclient\b[^\n;|&]*?\s-U\s+['"]?[^\s%'"]+%([^\s'"]+)"#, 1, |c| {
+            !is_reference(&c[1])
+        }),
+        // `name value` pairs: a netrc's `password X` (at a line start, or after `machine HOST [login USER]`), and a
+        // client's `config set NAME VALUE` / `configure set NAME VALUE` when NAME is secret (`aws configure set
+        // aws_secret_access_key X`, `npm config set _authToken X`, `yarn config set npmAuthToken X`).
+        rule(
+            r#"(?im)^[ \t]*(?:password|passwd)[ \t]+("[^"]*"|'[^']*'|[^\s'"]+)[ \t]*$"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"(?i)\bmachine[ \t]+\S+(?:\s+login\s+\S+)?\s+password\s+("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            1,
+            |c| !is_reference(&c[1]),
+        ),
+        rule(
+            r#"\b(?:config|configure)\s+set\s+(?:--\S+\s+)*(\S+)\s+("[^"]*"|'[^']*'|[^\s'"]+)"#,
+            2,
+            |c| secret_key(c[1].rsplit(['.', ':', '/']).next().unwrap_or(&c[1])) && !is_reference(&c[2]),
+        ),
         // NAME=value where NAME looks secret: environment assignments, .env and ini files, CLI key=value.
         rule(
-            r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)(\s*=\s*)("[^"]*"|'[^']*'|[^\s'"&;|,)}\]]+)"#,
+            r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)(\s*=\s*)("[^"]*"|'[^']*'|[^\s'"&;|,}\]]+)"#,
             3,
             named_secret,
         ),
         // "name": "value" and name: value where the name looks secret: JSON, YAML and headers inside free text.
         rule(
-            r#"["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?(\s*:\s*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,'"}\]]+)"#,
+            r#"(?:^|[^A-Za-z0-9_{$])["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?([ \t]*:[ \t]*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,'"}\]]+)"#,
             3,
             named_secret,
         ),
     ]
 });
+
+/// A YAML key with nothing after its colon but an optional block-scalar sign (`password:`, `token: |`): its value
+/// is on the lines below.
+static YAML_KEY_ALONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^(\s*)(?:-\s+)?["']?([A-Za-z_][A-Za-z0-9_.\-]*)["']?\s*:\s*([|>][-+0-9]*)?\s*$"#)
+        .expect("yaml key compiles")
+});
+
+/// YAML whose secret value sits on the next line(s): `password:` then an indented scalar, or `key: |` then an
+/// indented block. The value lines (more indented than the key) become `[REDACTED]`, keeping their indentation; a
+/// nested mapping (`password:` then `  file: x`) or a list is left as it is.
+fn redact_yaml_next_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(':') || !s.contains('\n') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let lines: Vec<&str> = s.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        out.push(line.to_string());
+        i += 1;
+        let Some(c) = YAML_KEY_ALONE.captures(line) else {
+            continue;
+        };
+        if !secret_key(&c[2]) {
+            continue;
+        }
+        let indent = c[1].len();
+        let block = c.get(3).is_some();
+        while i < lines.len() {
+            let next = lines[i];
+            let body = next.trim_start();
+            let depth = next.len() - body.len();
+            if body.is_empty() || depth <= indent {
+                break;
+            }
+            // A plain scalar is one line, and neither a mapping nor a list; a block scalar takes every deeper line.
+            if !block && (body.starts_with("- ") || YAML_MAPPING.is_match(body)) {
+                break;
+            }
+            if !body.contains(MARK) && !is_reference(body.trim_end()) {
+                out.push(format!("{}{REDACTED}", &next[..depth]));
+                changed = true;
+            } else {
+                out.push(next.to_string());
+            }
+            i += 1;
+            if !block {
+                break;
+            }
+        }
+    }
+    if changed {
+        std::borrow::Cow::Owned(out.join("\n"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// A YAML mapping line (`name: value` or `name:`).
+static YAML_MAPPING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^["']?[A-Za-z_][A-Za-z0-9_.\-]*["']?\s*:(?:\s|$)"#).expect("yaml mapping compiles"));
 
 /// `s` with every secret the rules find replaced by `[REDACTED]` (the labels around it kept).
 pub fn redact_text(s: &str) -> String {
@@ -271,7 +431,10 @@ pub fn redact_text(s: &str) -> String {
             cur = std::borrow::Cow::Owned(out);
         }
     }
-    cur.into_owned()
+    match redact_yaml_next_line(&cur) {
+        std::borrow::Cow::Owned(o) => o,
+        std::borrow::Cow::Borrowed(_) => cur.into_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -11,11 +11,11 @@
 
 use super::error::{HostError, TOOL_FAILED};
 use fs4::fs_std::FileExt;
+use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 /// The lock file inside a scratch directory: shared-locked by every live process using it, exclusively
@@ -106,7 +106,7 @@ fn open_lock(dir: &Path, create: bool) -> std::io::Result<fs::File> {
 /// Takes (once per directory per process) the shared live lock, and checks the locked file is still the one in the
 /// directory (a sweep that won the race removed it: `NotFound`, the caller recreates).
 fn hold_live_lock(dir: &Path) -> std::io::Result<()> {
-    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    let mut held = HELD.lock();
     if held.iter().any(|(p, _)| p == dir) && fs::symlink_metadata(dir.join(LIVE_LOCK)).is_ok() {
         return Ok(());
     }
@@ -258,12 +258,12 @@ mod tests {
         assert!(sweep(t.path(), &[], SystemTime::now()).unwrap().is_empty());
         assert!(dir.join("notes.md").exists());
         // Released (the process ended): swept.
-        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
+        HELD.lock().retain(|(p, _)| p != &dir);
         assert_eq!(sweep(t.path(), &[], SystemTime::now()).unwrap(), vec!["in-memory"]);
         // Created again, it takes the lock again.
         create_root(&dir).unwrap();
         assert!(sweep(t.path(), &[], SystemTime::now()).unwrap().is_empty());
-        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
+        HELD.lock().retain(|(p, _)| p != &dir);
     }
 
     #[test]
@@ -293,7 +293,7 @@ mod tests {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         create_root(&dir).unwrap();
         assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
-        HELD.lock().unwrap().retain(|(p, _)| p != &dir);
+        HELD.lock().retain(|(p, _)| p != &dir);
     }
 
     #[test]

@@ -90,7 +90,12 @@ fn question(v: &Value, i: usize) -> Result<Question, Failure> {
             }
             let mut out: Vec<String> = Vec::with_capacity(a.len());
             for (j, o) in a.iter().enumerate() {
-                let o = text_field(Some(o), &format!("{path}.options[{j}]"), MAX_OPTION_CHARS)?;
+                let o = super::error::label_text(
+                    Some(o),
+                    &format!("{path}.options[{j}]"),
+                    MAX_OPTION_CHARS,
+                    "shorten it or split it up",
+                )?;
                 if out.contains(&o) {
                     return Err(Failure::new(
                         InteractiveCode::InvalidOptions,

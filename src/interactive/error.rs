@@ -12,6 +12,9 @@ crate::codes::error_codes! {
         QuestionCount = "question-count" => "ask between one and the allowed number of questions",
         /// A question, an option, a todo id or a todo content is empty or longer than its bound.
         TextLength = "text-length" => "shorten or fill the text the message names",
+        /// An asktool option, a todo id or a todo content holds a control character (a newline, ESC, a C1 code;
+        /// docs/permissions.md "What reaches the terminal"): these are one-line labels.
+        ControlCharacter = "control-character" => "write the text on one line, without control characters",
         /// A question has more options than [`crate::interactive::ask::MAX_OPTIONS`], or repeats one.
         InvalidOptions = "invalid-options" => "give fewer, distinct options",
         /// No user can answer: Pi runs headless (print or json mode).
@@ -76,4 +79,22 @@ pub(crate) fn bounded_text(
         ));
     }
     Ok(s.clone())
+}
+
+/// [`bounded_text`] for a one-line label (an asktool option, a todo id or content): a control character (newline,
+/// ESC, C1, a direction override; src/display) is refused, because the label is shown as a line and an option is
+/// also the answer the model gets back.
+pub(crate) fn label_text(v: Option<&serde_json::Value>, path: &str, max: usize, hint: &str) -> Result<String, Failure> {
+    let s = bounded_text(v, path, max, hint)?;
+    if let Some(c) = s.chars().find(|c| crate::display::is_unsafe(*c)) {
+        return Err(Failure::new(
+            InteractiveCode::ControlCharacter,
+            format!(
+                "{path} holds the control character U+{:04X}; a label is one line of plain text. Write it without \
+                 control characters (no newlines, no escape codes) and call again.",
+                c as u32
+            ),
+        ));
+    }
+    Ok(s)
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::cut_chars;
-use super::error::{bounded_text, invalid, Failure, InteractiveCode};
+use super::error::{invalid, Failure, InteractiveCode};
 
 /// At most this many todos in one snapshot.
 pub const MAX_TODOS: usize = 50;
@@ -68,7 +68,7 @@ pub struct Todo {
 
 /// A text field as the model sent it, with its length checked in characters.
 fn text(v: Option<&Value>, path: &str, max: usize) -> Result<String, Failure> {
-    bounded_text(v, path, max, "shorten it")
+    super::error::label_text(v, path, max, "shorten it")
 }
 
 /// Validates `TodoWrite`'s arguments `{todos: [{id, content, status}]}` (an empty list clears the checklist).

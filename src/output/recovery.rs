@@ -11,11 +11,12 @@
 //!
 //! Over 600 lines only with its inline tests (the code itself is about 460 lines).
 
+use parking_lot::Mutex;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Bytes a capture keeps in memory before it spills to a file. Any larger output cannot fit the largest preview
 /// (262,144 bytes) anyway, so its preview will be lossy and the file is needed regardless.
@@ -199,14 +200,13 @@ impl RecoveryStore {
 
     /// Number of files this store created and has not deleted.
     pub fn file_count(&self) -> usize {
-        self.inner.lock().unwrap().files.len()
+        self.inner.lock().files.len()
     }
 
     /// Paths of the files this store created (diagnostics and tests).
     pub fn file_paths(&self) -> Vec<String> {
         self.inner
             .lock()
-            .unwrap()
             .files
             .iter()
             .map(|f| f.path.display().to_string())
@@ -215,14 +215,14 @@ impl RecoveryStore {
 
     /// Marks the owner closed: captures still running report `owner-closed` and stop writing.
     pub fn close(&self) {
-        self.inner.lock().unwrap().closed = true;
+        self.inner.lock().closed = true;
     }
 
     /// Deletes exactly the files this store created, and only while the path still names the same file
     /// (device, inode and birth time), so a file someone else put at that path is never removed. Returns how many were deleted.
     pub fn delete_files(&self) -> usize {
         use std::os::unix::fs::MetadataExt;
-        let files = std::mem::take(&mut self.inner.lock().unwrap().files);
+        let files = std::mem::take(&mut self.inner.lock().files);
         let mut deleted = 0;
         for f in files {
             if let Ok(meta) = std::fs::symlink_metadata(&f.path) {
@@ -239,7 +239,7 @@ impl RecoveryStore {
     }
 
     fn closed(&self) -> bool {
-        self.inner.lock().unwrap().closed
+        self.inner.lock().closed
     }
 
     /// The directory new files go to (the OS temp dir unless a test chose one).
@@ -257,7 +257,7 @@ impl RecoveryStore {
             .mode(0o600)
             .open(&path)?;
         let meta = file.metadata()?;
-        self.inner.lock().unwrap().files.push(OwnedFile {
+        self.inner.lock().files.push(OwnedFile {
             path: path.clone(),
             dev: meta.dev(),
             ino: meta.ino(),

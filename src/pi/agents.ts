@@ -23,12 +23,14 @@ import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
 import { reviewTarget } from "./review.ts";
 import { hostRuntime } from "./tools/host.ts";
-import { DELEGATE, DELEGATE_ENV, parseCardHead, type DelegateInfo } from "./delegate.ts";
+import { DELEGATE, DELEGATE_ENV, type LivePolicy, parseCardHead, POLICY_QUERY, type DelegateInfo } from "./delegate.ts";
+import { onOperationMode } from "./plan.ts";
+import { safeConfirm, safeEditor, safeInput, safeSelect } from "./render/safe.ts";
 
 export const TASK = "Task";
 
 /** Every stable failure code of Task, in the order of docs/agents.md "Errors" (a test holds them equal). */
-export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT", "AGENT_TIMEOUT", "AGENT_ABORTED", "AGENT_FAILED", "TASK_DISABLED_IN_PLAN", "AGENT_TOOL_NOT_DECLARED"] as const;
+export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT", "AGENT_TIMEOUT", "AGENT_ABORTED", "AGENT_FAILED", "TASK_DISABLED_IN_PLAN", "AGENT_STOPPED_IN_PLAN", "AGENT_TOOL_NOT_DECLARED"] as const;
 /** One of Task's own codes. */
 export type AgentCode = (typeof AGENT_CODES)[number];
 /** What a Task call fails with: its own codes, or the host's code of a refused argument, slot or task adoption. */
@@ -39,6 +41,7 @@ export const AGENT_TIMEOUT = "AGENT_TIMEOUT" satisfies AgentCode;
 export const AGENT_ABORTED = "AGENT_ABORTED" satisfies AgentCode;
 export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE" satisfies AgentCode;
 export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN" satisfies AgentCode;
+export const AGENT_STOPPED_IN_PLAN = "AGENT_STOPPED_IN_PLAN" satisfies AgentCode;
 export const AGENT_TOOL_NOT_DECLARED = "AGENT_TOOL_NOT_DECLARED" satisfies AgentCode;
 export const INVALID_ARGUMENT = "INVALID_ARGUMENT";
 
@@ -200,15 +203,30 @@ function modelArgs(def: AgentDefinition, ctx: ExtensionContext): string[] {
 	return m ? ["--provider", m.provider, "--model", m.id] : [];
 }
 
-/** Kills a delegate's whole process group: SIGTERM, then SIGKILL after the grace. */
-function killGroup(child: ChildProcess): void {
+/** The session's policy as delegate `def` applies it now: the operation mode, its effective mode, the grants. */
+function livePolicy(host: ToolkitHost, def: AgentDefinition): LivePolicy {
+	const rt = hostRuntime(host);
+	return { operationMode: rt.permissions.operationMode === "plan" ? "plan" : "agent", mode: effectiveMode(host, def), grants: rt.permissions.allowedTools() };
+}
+
+/** The tools a delegate may keep in Plan: they only read or observe. Any other tool makes it an acting delegate. */
+const PLAN_SAFE_DELEGATE_TOOLS = new Set(["Read", "Glob", "Grep", "read", "grep", "find", "ls", "TaskList", "TaskWait"]);
+
+/** Whether a delegate with these tools could change files or run commands (docs/agents.md "Plan mode"). */
+export function actingDelegate(tools: readonly string[]): boolean {
+	return tools.some((t) => !PLAN_SAFE_DELEGATE_TOOLS.has(t));
+}
+
+/** Kills a delegate's whole process group: SIGTERM, then SIGKILL after the grace (`now`: SIGKILL at once). */
+function killGroup(child: ChildProcess, now = false): void {
 	const pid = child.pid;
 	if (!pid || child.exitCode !== null || child.signalCode !== null) return;
 	try {
-		process.kill(-pid, "SIGTERM");
+		process.kill(-pid, now ? "SIGKILL" : "SIGTERM");
 	} catch {
 		return;
 	}
+	if (now) return;
 	const t = setTimeout(() => {
 		try {
 			process.kill(-pid, "SIGKILL");
@@ -239,20 +257,20 @@ async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: Extensio
 	try {
 		if (rec.method === "select") {
 			const options = Array.isArray(rec.options) ? rec.options.filter((o): o is string => typeof o === "string") : [];
-			const value = await ctx.ui.select(named(rec.title), options, { signal });
+			const value = await safeSelect(ctx.ui, named(rec.title), options, { signal });
 			if (value === undefined) return { cancelled: true };
 			const head = ownHead(rec.title);
 			// "Allow for this session" on a delegate's card is the parent session's grant too (per tool name).
 			if (head && value === ALLOW_SESSION) hostRuntime(host).permissions.allowSession(head.tool);
 			return { value };
 		}
-		if (rec.method === "confirm") return { confirmed: await ctx.ui.confirm(named(rec.title), typeof rec.message === "string" ? rec.message : "", { signal }) };
+		if (rec.method === "confirm") return { confirmed: await safeConfirm(ctx.ui, named(rec.title), typeof rec.message === "string" ? rec.message : "", { signal }) };
 		if (rec.method === "input") {
-			const value = await ctx.ui.input(named(rec.title), rec.placeholder, { signal });
+			const value = await safeInput(ctx.ui, named(rec.title), rec.placeholder, { signal });
 			return value === undefined ? { cancelled: true } : { value };
 		}
 		if (rec.method === "editor") {
-			const value = await ctx.ui.editor(named(rec.title), rec.prefill);
+			const value = await safeEditor(ctx.ui, named(rec.title), rec.prefill);
 			return value === undefined ? { cancelled: true } : { value };
 		}
 	} catch {
@@ -279,7 +297,8 @@ function messageText(m: AssistantMessage): string {
 interface Running {
 	child: ChildProcess;
 	done: Promise<DelegateOutcome>;
-	stop(code: TaskCode, message: string): void;
+	/** Stops the delegate with this outcome; `now`: SIGKILL at once (nothing more of it may land). */
+	stop(code: TaskCode, message: string, now?: boolean): void;
 }
 
 /** Starts a delegate process and drives it over RPC until its run ends. */
@@ -354,7 +373,11 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 				} catch {
 					continue;
 				}
-				if (rec.type === "extension_ui_request" && rec.id && ["select", "confirm", "input", "editor"].includes(rec.method ?? "")) {
+				if (rec.type === "extension_ui_request" && rec.id && rec.method === "input" && rec.title === POLICY_QUERY) {
+					// The delegate asks for the session's policy now (docs/agents.md "The live policy"): answered at once
+					// from the live state, never shown and never queued behind a card.
+					send({ type: "extension_ui_response", id: rec.id, value: JSON.stringify(livePolicy(host, def)) });
+				} else if (rec.type === "extension_ui_request" && rec.id && ["select", "confirm", "input", "editor"].includes(rec.method ?? "")) {
 					const id = rec.id;
 					void relayDialog(host, def, ctx, rec, dialogs.signal).then((answer) => send({ type: "extension_ui_response", id, ...answer }));
 				} else if (rec.type === "message_end") {
@@ -391,10 +414,10 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	return {
 		child,
 		done,
-		stop(code: TaskCode, message: string) {
+		stop(code: TaskCode, message: string, now = false) {
 			if (finished) return;
 			stopped = { code, message };
-			killGroup(child);
+			killGroup(child, now);
 		},
 	};
 }
@@ -424,6 +447,23 @@ function wanted(host: ToolkitHost, cwd: string | undefined): boolean {
 export function register(host: ToolkitHost): void {
 	let lastCwd: string | undefined;
 	const sessionSlots = new Set<{ release(): void }>();
+	/** The delegates running now, with their definitions. */
+	const running = new Set<{ def: AgentDefinition; run: Running }>();
+
+	// Entering Plan stops every running delegate that could change files or run commands, before anything else runs
+	// (docs/agents.md "Plan mode"): stopped, not paused — a paused process still holds its half-done call, and
+	// nothing of it may land after the switch. SIGKILL at once; its own watchdog then kills its commands.
+	onOperationMode(host, (mode) => {
+		if (mode !== "plan") return;
+		for (const r of running) {
+			if (!actingDelegate(r.def.tools)) continue;
+			r.run.stop(
+				AGENT_STOPPED_IN_PLAN,
+				`Delegate "${r.def.name}" was stopped: the session entered Plan mode, and a delegate that can change files or run commands (${r.def.tools.join(", ")}) does not run in Plan. It was stopped, not paused; what it finished before the switch stays (see /pct review), nothing more of it ran. Plan with the read tools; delegate again after the plan is approved.`,
+				true,
+			);
+		}
+	});
 
 	/** Shows or hides Task (Pi activates a tool when it is registered, so this runs after every sync too). */
 	const refresh = (cwd = lastCwd) => {
@@ -509,6 +549,9 @@ export function register(host: ToolkitHost): void {
 			release();
 			return fail(run.code, run.message);
 		}
+		const entry = { def: agent, run };
+		running.add(entry);
+		void run.done.finally(() => running.delete(entry));
 		const timeoutS = host.config().subagents?.timeoutSeconds ?? native.agentsLimits().defaultTimeoutSeconds;
 		const timer = setTimeout(
 			() => run.stop(AGENT_TIMEOUT, `Delegate "${agent.name}" did not finish within ${timeoutS} s (subagents.timeoutSeconds) and was stopped; give it a smaller task or raise the timeout.`),

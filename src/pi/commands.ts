@@ -18,6 +18,7 @@ import { TODOS_KEY } from "./tools/interactive.ts";
 import { presetRows } from "./presets.ts";
 import { configuredMode } from "./permission.ts";
 import { modeCommand, refreshModeFooter } from "./plan.ts";
+import { safeInput, safeSelect } from "./render/safe.ts";
 
 type Ctx = ExtensionCommandContext;
 
@@ -146,7 +147,7 @@ async function configMenu(tk: Toolkit, ctx: Ctx): Promise<void> {
 		if (choice === undefined || choice === "Cancel") {
 			if (!changed) return;
 			// Esc with unsaved changes asks first: the draft is never dropped silently.
-			const sure: string | undefined = askedToDiscard ? "Discard changes" : await ctx.ui.select("Discard the unsaved changes?", ["Keep editing", "Save", "Discard changes"]);
+			const sure: string | undefined = askedToDiscard ? "Discard changes" : await safeSelect(ctx.ui, "Discard the unsaved changes?", ["Keep editing", "Save", "Discard changes"]);
 			if (sure === "Discard changes") return say(ctx, "Pi Codex Toolkit configuration: changes discarded.");
 			askedToDiscard = sure !== "Keep editing" && sure !== "Save";
 			if (sure !== "Save") continue;
@@ -229,7 +230,7 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		const head = s ? `Running: ${s}` : "Nothing is running (no background tasks, code cells or shell sessions).";
 		if (!ctx.hasUI || j.list.length === 0) return say(ctx, [head, ...j.list.map((x) => `  ${jobRow(x)}`)].join("\n"));
 		const rows = j.list.map((x) => jobRow(x));
-		const choice = await ctx.ui.select(head, [...rows, "Stop all", "Close"]);
+		const choice = await safeSelect(ctx.ui, head, [...rows, "Stop all", "Close"]);
 		if (choice === undefined || choice === "Close") return;
 		if (choice === "Stop all") {
 			await stopAll(j.list);
@@ -237,13 +238,13 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		}
 		const picked = j.list[rows.indexOf(choice)];
 		if (!picked) continue;
-		const act = await ctx.ui.select(jobRow(picked), ["Stop", "Back"]);
+		const act = await safeSelect(ctx.ui, jobRow(picked), ["Stop", "Back"]);
 		if (act === "Stop") say(ctx, await stopJob(tk, picked, cwd));
 	}
 }
 
 async function pick(ctx: Ctx, title: string, options: string[], apply: (v: string) => void): Promise<void> {
-	const v = await ctx.ui.select(title, options);
+	const v = await safeSelect(ctx.ui, title, options);
 	if (v !== undefined && options.includes(v)) apply(v);
 }
 
@@ -253,7 +254,7 @@ async function pickExecutor(ctx: Ctx, _draft: Record<string, unknown>, set: (p: 
 	const candidates = executorCandidates(ctx.modelRegistry, ctx.scopedModels);
 	if (candidates.length === 0) return say(ctx, "No model qualifies as a Web Search executor: it needs an openai model with an API key or an openai-codex model with a ChatGPT login (/login), on the official endpoint.", "warning");
 	const labels = ["none", ...candidates.map((m) => `${m.provider}/${m.id}`)];
-	const v = await ctx.ui.select("Web Search executor", labels);
+	const v = await safeSelect(ctx.ui, "Web Search executor", labels);
 	if (v === undefined) return;
 	if (v === "none") return set("webSearch.sidecarModel", null);
 	const m = candidates[labels.indexOf(v) - 1];
@@ -285,14 +286,14 @@ async function rulesEditor(tk: Toolkit, ctx: Ctx, draft: Record<string, unknown>
 	let rules = fromJson(opened);
 	for (;;) {
 		const ruleRows = native.rulesEditorRows(toJson(rules));
-		const choice = await ctx.ui.select("Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
+		const choice = await safeSelect(ctx.ui, "Execution rules", [...ruleRows, "Add rule", "Delete rule", "Move rule up", "Move rule down", "Preview current model", "Back"]);
 		if (choice === undefined || choice === "Back") {
 			if (JSON.stringify(rules) === opened) return draft;
 			return native.configDraftSet(draft, "execution", { ...(draft.execution as Record<string, unknown> | undefined), version: 1, rules });
 		}
 		if (choice === "Add rule") rules = edit(ctx, rules, "add");
 		else if (choice === "Delete rule" || choice === "Move rule up" || choice === "Move rule down") {
-			const i = ruleRows.indexOf((await ctx.ui.select(choice, ruleRows)) ?? "");
+			const i = ruleRows.indexOf((await safeSelect(ctx.ui, choice, ruleRows)) ?? "");
 			if (i < 0) continue;
 			rules = edit(ctx, rules, choice === "Delete rule" ? "delete" : choice === "Move rule up" ? "up" : "down", i);
 		} else if (choice === "Preview current model") {
@@ -313,13 +314,13 @@ function previewText(tk: Toolkit, ctx: Ctx, rules: ExecutionRule[]): string {
 async function editRule(ctx: Ctx, rules: ExecutionRule[], i: number): Promise<ExecutionRule[]> {
 	for (;;) {
 		const r = rules[i];
-		const choice = await ctx.ui.select(`Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);
+		const choice = await safeSelect(ctx.ui, `Rule ${i + 1}`, [`Id: ${r.id}`, `Match: ${r.match}`, `Patch: ${onOff(r.patch)}`, `Shell: ${onOff(r.shell)}`, `Code: ${onOff(r.code)}`, "Back"]);
 		if (choice === undefined || choice === "Back") return rules;
 		if (choice.startsWith("Id:")) {
-			const v = await ctx.ui.input("Rule id", r.id);
+			const v = await safeInput(ctx.ui, "Rule id", r.id);
 			if (v !== undefined) rules = edit(ctx, rules, "id", i, v);
 		} else if (choice.startsWith("Match:")) {
-			const v = await ctx.ui.input("Model glob (* and ?; a / matches provider/modelId)", r.match);
+			const v = await safeInput(ctx.ui, "Model glob (* and ?; a / matches provider/modelId)", r.match);
 			if (v !== undefined) rules = edit(ctx, rules, "match", i, v);
 		} else {
 			rules = edit(ctx, rules, "toggle", i, choice.split(":")[0].toLowerCase());

@@ -16,12 +16,13 @@ import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { debugLine, postJson, type DebugInfo } from "./net/http.ts";
 import { chatgptAccountId, prepareRequest, routeFacts, type PiModel, type Registry } from "./net/route.ts";
+import { safeNotify } from "./render/safe.ts";
 
 const CAPTURED = Symbol("pct-compaction-capture");
 
 function warn(ctx: ExtensionContext, message: string): void {
 	const text = `Remote Compaction: ${message} Pi's own compaction runs instead.`;
-	if (ctx?.hasUI && ctx.ui) ctx.ui.notify(text, "warning");
+	if (ctx?.hasUI && ctx.ui) safeNotify(ctx.ui, text, "warning");
 	else process.stderr.write(text + "\n");
 }
 

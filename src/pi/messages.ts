@@ -1,5 +1,6 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { RulesConfigError } from "../../index.js";
+import { safeNotify } from "./render/safe.ts";
 
 /** The exact user-facing strings of the toolkit core (docs/spec/toolkit.md §1–§2), in one place so tests can import them. */
 
@@ -26,6 +27,6 @@ export function errorText(e: unknown): string {
 
 /** notify with a UI, else stderr. */
 export function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
-	if (ctx?.hasUI) ctx.ui.notify(message, type);
+	if (ctx?.hasUI) safeNotify(ctx.ui, message, type);
 	else process.stderr.write(message + "\n");
 }

@@ -14,8 +14,9 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig, HostPathInfo, HostPermissionDecision } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { DELEGATE, delegateCardHead } from "./delegate.ts";
+import { DELEGATE, delegateCardHead, syncDelegatePolicy } from "./delegate.ts";
 import { currentTraceId } from "./trace.ts";
+import { safeSelect, shownBlock, shownLine } from "./render/safe.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
 export const ALLOW_ONCE = "Allow once";
@@ -26,7 +27,7 @@ export const DENY = "Deny";
 export type PermissionRisk = "read" | "edit" | "bash" | "plugin";
 
 /** How a decision ended, as the audit line records it. */
-export type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless" | "denied-plan";
+export type AuditDecision = "allow" | "allow-once" | "allow-session" | "deny" | "denied-headless" | "denied-plan" | "denied-sensitive";
 
 type Permissions = InstanceType<typeof native.HostPermissions>;
 
@@ -52,6 +53,11 @@ export interface PermissionAsk {
 	/** Who asks when it is not the model directly, e.g. `code cell cell-3`. */
 	via?: string;
 	signal?: AbortSignal;
+	/** The command text a command-risk call runs (a shell command, stdin input): scanned for sensitive paths
+	 * (docs/permissions.md "Sensitive paths"); a command naming one always shows a card. */
+	command?: string;
+	/** Where relative words of `command` resolve (the call's working directory). */
+	cwd?: string;
 }
 
 /** The code of a refusal by the permission table (TOOL_DENIED or a Plan-mode hard denial). */
@@ -69,6 +75,8 @@ export interface PermissionOutcome {
 	approvedPath?: string;
 	/** The external classification for the audit line. */
 	external?: HostPathInfo["external"];
+	/** The sensitive path the command names (docs/permissions.md "Sensitive paths"), for the card and the audit. */
+	sensitive?: string;
 }
 
 /** The configured permission mode: `permissions.mode`, else the older `hostTools.permissionMode` (still read). */
@@ -85,6 +93,19 @@ export function modeSource(config: EffectiveConfig | undefined): string {
 /** Whether the config declares `tool` plan-safe. */
 export function planSafe(config: EffectiveConfig | undefined, tool: string): boolean {
 	return (config?.permissions?.planSafeTools ?? []).includes(tool);
+}
+
+/** The configured extras last handed to the engine (`permissions.sensitivePaths`, as JSON). */
+let sensitiveKey = "[]";
+
+/** Hands `permissions.sensitivePaths` to the engine when it changed: it adds to the compiled-in seed list, which no
+ * config can shrink (docs/permissions.md "Sensitive paths"). */
+export function syncSensitive(config: EffectiveConfig | undefined): void {
+	const list = config?.permissions?.sensitivePaths ?? [];
+	const key = JSON.stringify(list);
+	if (key === sensitiveKey) return;
+	native.sensitiveConfigure(list);
+	sensitiveKey = key;
 }
 
 /** One queue of cards per toolkit instance: the tail of the chain of open and waiting cards. */
@@ -108,10 +129,10 @@ export async function inCardQueue<T>(key: object, show: () => Promise<T>): Promi
 const MAX_PREVIEW_LINES = 12;
 const MAX_PREVIEW_CHARS = 1200;
 
-/** The preview as the card shows it: at most 12 lines and 1200 characters, control characters made visible. */
+/** The preview as the card shows it: at most 12 lines and 1200 characters, control characters as visible escapes. */
 export function cardPreview(text: string): string {
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to neutralise them
-	const clean = text.replace(/\r\n?/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u009b]/g, "\uFFFD");
+	// Lone carriage returns are line breaks here; every other control is a visible escape (src/display).
+	const clean = shownBlock(text.replace(/\r\n?/g, "\n"));
 	let lines = clean.split("\n");
 	let cut = false;
 	if (lines.length > MAX_PREVIEW_LINES) {
@@ -127,25 +148,29 @@ export function cardPreview(text: string): string {
 }
 
 /** The card's title: who wants to do what where, the outside-workspace flag, and what will run. */
-export function cardTitle(ask: PermissionAsk, d: HostPermissionDecision): string {
+export function cardTitle(ask: PermissionAsk & { sensitiveShown?: string }, d: HostPermissionDecision): string {
 	const paths = ask.paths ?? [];
+	// Every piece the model or a file supplies is one line on the card (docs/permissions.md "What reaches the
+	// terminal"); the card as a whole is escaped again as a block when it is shown.
 	const where = paths.length
-		? paths.map((p) => (p.root === "external" ? `${p.canonical} (outside the workspace: ${p.external})` : p.path)).join(", ")
+		? paths.map((p) => shownLine(p.root === "external" ? `${p.canonical} (outside the workspace: ${p.external})` : p.path)).join(", ")
 		: "the workspace";
+	const tool = shownLine(ask.tool);
 	const verb = d.risk === "read" ? "read" : d.risk === "edit" ? "change" : d.risk === "bash" ? "run a command in" : "run in";
-	const head = d.cardReason ? `${d.cardReason}: allow ${ask.tool}?${ask.title ? `\n${ask.title}` : ""}` : (ask.title ?? `Allow ${ask.tool} to ${verb} ${where}?`);
-	const via = ask.via ? `\n(asked by ${ask.via})` : "";
+	const head = d.cardReason ? `${d.cardReason}: allow ${tool}?${ask.title ? `\n${ask.title}` : ""}` : (ask.title ?? `Allow ${tool} to ${verb} ${where}?`);
+	const via = ask.via ? `\n(asked by ${shownLine(ask.via)})` : "";
 	const plan = d.opMode === "plan" && d.mode === "auto" && d.risk === "bash" ? "\nPlan mode with auto: this command may still change files." : "";
+	const sensitive = ask.sensitiveShown ? `\nThis command names ${shownLine(ask.sensitiveShown)}, a sensitive path (credentials and keys): it always asks.` : "";
 	const preview = ask.preview && !ask.title ? `\n${cardPreview(ask.preview)}` : "";
-	return `${head}${via}${plan}${preview}`;
+	return `${head}${via}${plan}${sensitive}${preview}`;
 }
 
 /** Shows the card; resolves the choice (undefined when dismissed or aborted). No timeout (docs/permissions.md). */
-async function askUser(ctx: ExtensionContext, title: string, external: boolean, signal?: AbortSignal): Promise<string | undefined> {
+async function askUser(ctx: ExtensionContext, title: string, onceOnly: boolean, signal?: AbortSignal): Promise<string | undefined> {
 	if (signal?.aborted) return undefined;
-	const options = external ? [ALLOW_ONCE, DENY] : [ALLOW_ONCE, ALLOW_SESSION, DENY];
+	const options = onceOnly ? [ALLOW_ONCE, DENY] : [ALLOW_ONCE, ALLOW_SESSION, DENY];
 	try {
-		return await ctx.ui.select(title, options, signal ? { signal } : undefined);
+		return await safeSelect(ctx.ui, title, options, signal ? { signal } : undefined);
 	} catch {
 		return undefined;
 	}
@@ -160,7 +185,15 @@ const now = () => performance.now();
 export async function permissionGate(host: ToolkitHost, state: PermissionState, ctx: ExtensionContext | undefined, ask: PermissionAsk): Promise<PermissionOutcome> {
 	const paths = ask.paths ?? [];
 	const ext = paths.find((p) => p.root === "external");
-	const base = { prompted: false, waitMs: 0, external: ext?.external, approvedPath: ext?.canonical };
+	let sensitive: string | undefined;
+	try {
+		syncSensitive(host.config());
+		if (ask.command !== undefined) sensitive = native.sensitiveInCommand(ask.command, ask.cwd ?? process.cwd(), host.agentDir || undefined) ?? undefined;
+	} catch {
+		// The scan failed: the command is treated as naming one (a card, never a silent allow).
+		if (ask.command !== undefined) sensitive = "a path the toolkit could not check";
+	}
+	const base = { prompted: false, waitMs: 0, external: ext?.external, approvedPath: ext?.canonical, sensitive };
 	const decide = (): HostPermissionDecision => {
 		const config = host.config();
 		return state.permissions.decide(
@@ -171,10 +204,13 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 				scratch: paths.length > 0 && paths.every((p) => p.root === "scratch"),
 				hasUi: !!ctx?.hasUI,
 				planSafe: planSafe(config, ask.tool),
+				sensitive,
 			},
 			configuredMode(config),
 		);
 	};
+	// A delegate decides under the session's policy now, not the copy it started with (docs/agents.md).
+	await syncDelegatePolicy(state.permissions, ctx);
 	let d: HostPermissionDecision;
 	try {
 		d = decide();
@@ -184,7 +220,7 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 	const settled = (dd: HostPermissionDecision): PermissionOutcome | null => {
 		if (dd.action === "allow") return { ...base, ok: true, decision: dd.reason === "allow-session" ? "allow-session" : "allow" };
 		if (dd.action === "deny") {
-			const decision = dd.code === "TOOL_DENIED" ? "denied-headless" : "denied-plan";
+			const decision = dd.code === "TOOL_DENIED" ? "denied-headless" : dd.code === "SENSITIVE_PATH" ? "denied-sensitive" : "denied-plan";
 			return { ...base, ok: false, decision, code: dd.code ?? "TOOL_DENIED", message: dd.message ?? dd.deniedMessage };
 		}
 		return null;
@@ -194,14 +230,18 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 	const w0 = now();
 	return inCardQueue(host, async () => {
 		// The earlier card may have changed the answer (allow-session, a mode switch): decide again.
+		await syncDelegatePolicy(state.permissions, ctx);
 		const again = decide();
 		const late = settled(again);
 		if (late) return { ...late, waitMs: now() - w0 };
 		// A delegate's card names it first (docs/agents.md "Cards"): the parent relays it to its own UI.
-		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(ask, again)}` : cardTitle(ask, again);
-		const choice = await askUser(ctx as ExtensionContext, title, !!ext, ask.signal);
+		const shown = { ...ask, sensitiveShown: sensitive };
+		const title = DELEGATE ? `${delegateCardHead(DELEGATE.name, ask.tool)}\n${cardTitle(shown, again)}` : cardTitle(shown, again);
+		// A session grant covers neither an external path nor a command naming a sensitive path.
+		const onceOnly = !!ext || sensitive !== undefined;
+		const choice = await askUser(ctx as ExtensionContext, title, onceOnly, ask.signal);
 		const waitMs = now() - w0;
-		if (choice === ALLOW_SESSION && !ext) {
+		if (choice === ALLOW_SESSION && !onceOnly) {
 			state.permissions.allowSession(ask.tool);
 			return { ...base, ok: true, decision: "allow-session", prompted: true, waitMs };
 		}
@@ -230,7 +270,7 @@ export function auditCall(
 		toolCallId: string;
 		tool: string;
 		args: Record<string, unknown>;
-		gate: Pick<PermissionOutcome, "decision" | "prompted" | "waitMs" | "external">;
+		gate: Pick<PermissionOutcome, "decision" | "prompted" | "waitMs" | "external" | "sensitive">;
 		runMs: number;
 		totalMs: number;
 		ok: boolean;
@@ -262,6 +302,7 @@ export function auditCall(
 			ok: line.ok,
 			errorCode: line.ok ? undefined : line.errorCode,
 			agent: DELEGATE?.name,
+			sensitive: line.gate.sensitive,
 		}).then((r) => {
 			if (!r.ok) process.stderr.write(`pi-codex-toolkit: ${r.code}: ${r.message}\n`);
 		}, report);

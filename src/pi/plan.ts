@@ -13,15 +13,16 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
-import { auditCall, type AuditDecision, cardPreview, configuredMode, permissionGate } from "./permission.ts";
+import { auditCall, type AuditDecision, cardPreview, configuredMode, type PermissionRisk, permissionGate, planSafe } from "./permission.ts";
+import { toolOrigin } from "./origin.ts";
+import { syncDelegatePolicy } from "./delegate.ts";
 import { hostRuntime } from "./tools/host.ts";
+import { safeInput, safeSelect, safeStatus } from "./render/safe.ts";
 
 /** The custom session entry that stores the operation mode. */
 export const MODE_ENTRY = "pct-operation-mode";
 /** The footer status key. */
 const STATUS_KEY = "pct-mode";
-/** Pi's builtin tools: Pi's own, not another extension's. */
-const PI_BUILTINS = new Set(["read", "bash", "edit", "write", "grep", "find", "ls", "powershell"]);
 /** Goal proposals are retired; in Plan mode they are refused by name. */
 const GOAL_TOOLS = new Set(["EnterGoalMode", "SubmitGoal"]);
 
@@ -80,7 +81,7 @@ function storedMode(ctx: ExtensionContext): string | undefined | null {
 function showMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mode): void {
 	if (!ctx?.hasUI) return;
 	try {
-		ctx.ui.setStatus(STATUS_KEY, mode === "plan" ? (autoOn(host) ? `Plan mode (${PLAN_AUTO_NOTE})` : "Plan mode") : undefined);
+		safeStatus(ctx.ui, STATUS_KEY, mode === "plan" ? (autoOn(host) ? `Plan mode (${PLAN_AUTO_NOTE})` : "Plan mode") : undefined);
 	} catch {
 		// A UI without a footer.
 	}
@@ -91,10 +92,27 @@ export function refreshModeFooter(host: ToolkitHost, ctx: ExtensionContext): voi
 	showMode(host, ctx, operationMode(host));
 }
 
+/** Who must act the moment the operation mode changes (Task stops its acting delegates on Plan), per instance. */
+const modeListeners = new WeakMap<object, Set<(mode: Mode) => void>>();
+
+/** Calls `fn` with the new mode whenever this instance switches the operation mode (before anything else runs). */
+export function onOperationMode(host: ToolkitHost, fn: (mode: Mode) => void): void {
+	let set = modeListeners.get(host.shared);
+	if (!set) modeListeners.set(host.shared, (set = new Set()));
+	set.add(fn);
+}
+
 /** Sets and persists the operation mode of the current session. */
 export function setOperationMode(host: ToolkitHost, ctx: ExtensionContext | undefined, mode: Mode): Mode {
 	const rt = hostRuntime(host);
 	const now = rt.permissions.setOperationMode(mode);
+	for (const fn of modeListeners.get(host.shared) ?? []) {
+		try {
+			fn(now);
+		} catch {
+			// A listener's failure never keeps the mode from changing.
+		}
+	}
 	try {
 		host.pi.appendEntry(MODE_ENTRY, { mode: now });
 	} catch {
@@ -151,12 +169,84 @@ function audit(host: ToolkitHost, toolCallId: string, tool: string, args: Record
 type PlanToolResult = { content: { type: "text"; text: string }[]; details: Record<string, unknown> };
 const result = (text: string, details: Record<string, unknown>): PlanToolResult => ({ content: [{ type: "text", text }], details });
 
+/** How Plan mode ends, said after every refusal of a tool the mode hides. */
+export const LEAVE_PLAN =
+	"Plan mode is on: it ends when the user approves a plan submitted with SubmitPlan (alone in its message), or when the user switches with /pct mode agent.";
+
+/** A tool result as Pi ends it (the fields the rewrite reads). */
+type HiddenResult = { role: "toolResult"; toolCallId?: string; toolName?: string; isError?: boolean; content?: { type?: string; text?: string }[] };
+
+/**
+ * The refusal of a registered tool that the operation mode keeps out of the tool list, or null when `name` is not
+ * one (docs/permissions.md "What Plan hides"): the code and message the tool would answer if it ran.
+ */
+export function modeRefusal(host: ToolkitHost, name: string): { code: string; message: string } | null {
+	const origin = toolOrigin(host.pi, ownSchemas(host), name);
+	let registered = false;
+	try {
+		registered = host.pi.getAllTools().some((t) => t.name === name);
+	} catch {
+		registered = false;
+	}
+	if (!registered) return null;
+	const rt = hostRuntime(host);
+	if (operationMode(host) !== "plan") {
+		if (origin === "ours" && name === "SubmitPlan") {
+			return { code: NOT_IN_PLAN_MODE, message: "SubmitPlan works in Plan mode only and Agent mode is on: carry out the work directly, or call EnterPlanMode (alone) first to plan it." };
+		}
+		return null;
+	}
+	if (origin === "ours") {
+		if (name === "EnterPlanMode") return { code: ALREADY_IN_PLAN_MODE, message: `Plan mode is already on. Explore with the read tools, then submit the plan with SubmitPlan.` };
+		if (name === "Task") return { code: "TASK_DISABLED_IN_PLAN", message: `Task is disabled in Plan mode: Plan reads and plans; delegate after the plan is approved. ${LEAVE_PLAN}` };
+		if (name.startsWith("computer_")) return { code: "COMPUTER_DISABLED_IN_PLAN", message: `Computer Use is disabled in Plan mode: Plan reads and plans. ${LEAVE_PLAN}` };
+		if (name !== "Write" && name !== "Edit" && name !== "apply_patch") return null;
+	}
+	const risk: PermissionRisk = origin === "builtin" ? builtinRisk(name) : origin === "ours" ? "edit" : "plugin";
+	if (risk !== "edit" && risk !== "plugin") return null;
+	try {
+		const config = host.config();
+		const d = rt.permissions.decide({ tool: name, risk, external: false, scratch: false, hasUi: false, planSafe: planSafe(config, name) }, configuredMode(config));
+		if (d.action !== "deny" || !d.code || d.code === "TOOL_DENIED") return null;
+		return { code: d.code, message: `${d.message ?? d.deniedMessage} ${LEAVE_PLAN}` };
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * Pi answers a call of a tool that is not in the active list with a bare `Tool <name> not found`. When the tool is
+ * registered and only the operation mode keeps it out (Write in Plan, SubmitPlan in Agent…), the result says so
+ * instead: the mode's code, why, and how Plan ends — in the message the model reads next, the one the session
+ * stores, and (the text part is the same object) the row the TUI shows. Audited as a refusal of the mode.
+ */
+async function explainHidden(host: ToolkitHost, m: HiddenResult): Promise<undefined> {
+	if (!m.isError || typeof m.toolName !== "string" || !Array.isArray(m.content) || m.content.length !== 1) return undefined;
+	const part = m.content[0];
+	if (part?.type !== "text" || part.text !== `Tool ${m.toolName} not found`) return undefined;
+	const refusal = modeRefusal(host, m.toolName);
+	if (!refusal) return undefined;
+	part.text = `${refusal.code}: ${refusal.message}`;
+	await auditCall(host, hostRuntime(host), {
+		toolCallId: m.toolCallId ?? "",
+		tool: m.toolName,
+		args: {},
+		gate: { decision: "denied-plan", prompted: false, waitMs: 0 },
+		runMs: 0,
+		totalMs: 0,
+		ok: false,
+		errorCode: refusal.code,
+	});
+	return undefined;
+}
+
 /** EnterPlanMode and SubmitPlan (docs/permissions.md "The plan tools"). */
 function registerPlanTools(host: ToolkitHost): void {
 	const notEnabled = (tool: string) =>
 		new Error(`${tool} comes with the Host Tools, which are not enabled. Turn on hostTools.enabled with /pct config, or switch modes with /pct mode.`);
 	host.pi.on("message_end", async (event) => {
 		const m = event.message as { role?: string; content?: unknown };
+		if (m.role === "toolResult") return explainHidden(host, event.message as HiddenResult);
 		if (m.role !== "assistant" || !Array.isArray(m.content)) return;
 		const ids = new Set<string>();
 		for (const c of m.content as { type?: string; id?: unknown }[]) if (c?.type === "toolCall" && typeof c.id === "string") ids.add(c.id);
@@ -166,10 +256,10 @@ function registerPlanTools(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: "EnterPlanMode",
 		label: "Enter Plan mode",
+		// Sent with Agent's first request (never on demand: docs/rules.md "On-demand host tools"), so kept short.
 		description:
-			"Switch this session from Agent to Plan mode before a change that deserves a plan the user approves first. In Plan " +
-			"mode you read and explore (Write, Edit and apply_patch are refused), then submit the plan with SubmitPlan. Must be " +
-			"the only tool call of its message. Takes no arguments.",
+			"Switch to Plan mode before a change the user should approve first: explore (Write, Edit and apply_patch are " +
+			"refused), then submit the plan with SubmitPlan. Call it alone; no arguments.",
 		promptSnippet: "EnterPlanMode: switch to Plan mode (explore, then SubmitPlan for approval)",
 		parameters: Type.Object({}),
 		async execute(toolCallId: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
@@ -218,7 +308,7 @@ function registerPlanTools(host: ToolkitHost): void {
 			let choice: string | undefined;
 			const w0 = performance.now();
 			try {
-				choice = await ctx.ui.select(`Approve this plan? (saved to ${where})
+				choice = await safeSelect(ctx.ui, `Approve this plan? (saved to ${where})
 ${cardPreview(plan)}`, [APPROVE_PLAN, REJECT_PLAN], signal ? { signal } : undefined);
 			} catch {
 				choice = undefined;
@@ -234,7 +324,7 @@ ${plan}`, { ...details, approved: true });
 			let reason: string | undefined;
 			if (choice === REJECT_PLAN) {
 				try {
-					reason = (await ctx.ui.input("Why is the plan rejected? (the model reads this)", "", signal ? { signal } : undefined))?.trim();
+					reason = (await safeInput(ctx.ui, "Why is the plan rejected? (the model reads this)", "", signal ? { signal } : undefined))?.trim();
 				} catch {
 					reason = undefined;
 				}
@@ -249,10 +339,27 @@ ${plan}`, { ...details, approved: true });
 	});
 }
 
-/** Whether `name` is a tool this extension registered. */
-function ownTool(host: ToolkitHost, name: string): boolean {
-	const own = (host as ToolkitHost & { ownSchemas?: Map<string, unknown> }).ownSchemas;
-	return own?.has(name) ?? false;
+/** This toolkit's schema objects by tool name: the proof that a registry entry is ours (src/pi/origin.ts). */
+function ownSchemas(host: ToolkitHost): ReadonlyMap<string, unknown> | undefined {
+	return (host as ToolkitHost & { ownSchemas?: Map<string, unknown> }).ownSchemas;
+}
+
+/** The permission row of one of Pi's own builtins: `read` for the readers, `edit` for edit/write, `bash` for a shell. */
+function builtinRisk(name: string): PermissionRisk {
+	if (name === "edit" || name === "write") return "edit";
+	if (name === "bash" || name === "powershell") return "bash";
+	return "read";
+}
+
+/** The preview of a call as its card shows it: a builtin shell's command itself, anything else its arguments. */
+function callPreview(name: string, input: unknown): string | undefined {
+	const command = (input as { command?: unknown } | null | undefined)?.command;
+	if ((name === "bash" || name === "powershell") && typeof command === "string") return `$ ${command}`;
+	try {
+		return JSON.stringify(input);
+	} catch {
+		return undefined;
+	}
 }
 
 export function register(host: ToolkitHost): void {
@@ -273,14 +380,20 @@ export function register(host: ToolkitHost): void {
 
 	host.pi.on("tool_call", async (event, ctx) => {
 		const name = event.toolName;
-		if (ownTool(host, name)) return undefined; // the toolkit's own tools decide in their execute
+		// Whose tool runs is read from Pi's registry, never from the name (docs/permissions.md "Whose tool is it"):
+		// another extension's `find` or `Write` is foreign, whatever it is called.
+		const origin = toolOrigin(host.pi, ownSchemas(host), name);
+		if (origin === "ours") return undefined; // the toolkit's own tools decide in their execute
 		const rt = hostRuntime(host);
+		// A delegate reads the session's operation mode now (docs/agents.md "The live policy").
+		await syncDelegatePolicy(rt.permissions, ctx);
 		const plan = rt.permissions.operationMode === "plan";
-		if (PI_BUILTINS.has(name)) {
-			if (plan && (name === "edit" || name === "write")) {
-				return { block: true, reason: `EDIT_DISABLED_IN_PLAN: Pi's ${name} is disabled in Plan mode: Plan reads and plans, it does not change files. Nothing was changed.` };
-			}
-			return undefined; // Pi's builtins are Pi's (docs/permissions.md "Risk of each tool")
+		if (origin === "builtin") {
+			// Pi's builtins are Pi's in Agent mode (docs/permissions.md "Risk of each tool"); in Plan every builtin
+			// that acts goes through the table: edit/write are refused, a shell is confirmed as the mode says.
+			const risk = builtinRisk(name);
+			if (!plan || risk === "read") return undefined;
+			return gateForeign(event, ctx, rt, risk);
 		}
 		if (plan && GOAL_TOOLS.has(name)) {
 			return { block: true, reason: `${PLAN_GOAL_ACTIVATION_DISABLED}: goal proposals are disabled in Plan mode; submit a plan with SubmitPlan instead.` };
@@ -289,14 +402,14 @@ export function register(host: ToolkitHost): void {
 		// (`permissions.mode` or `/pct permission`): installing the toolkit never changes how they run
 		// (docs/permissions.md "MCP and other extensions' tools").
 		if (!plan && !host.config().permissions?.mode && rt.permissions.sessionOverride === null) return undefined;
+		return gateForeign(event, ctx, rt, "plugin");
+	});
+
+	/** Decides, audits and (when refused) blocks one call of a tool this toolkit did not register. */
+	async function gateForeign(event: { toolName: string; toolCallId: string; input: unknown }, ctx: ExtensionContext, rt: ReturnType<typeof hostRuntime>, risk: PermissionRisk) {
+		const name = event.toolName;
 		const t0 = performance.now();
-		let preview: string | undefined;
-		try {
-			preview = JSON.stringify(event.input);
-		} catch {
-			preview = undefined;
-		}
-		const gate = await permissionGate(host, rt, ctx, { tool: name, risk: "plugin", preview });
+		const gate = await permissionGate(host, rt, ctx, { tool: name, risk, preview: callPreview(name, event.input) });
 		await auditCall(host, rt, {
 			toolCallId: event.toolCallId,
 			tool: name,
@@ -309,5 +422,5 @@ export function register(host: ToolkitHost): void {
 		});
 		if (gate.ok) return undefined;
 		return { block: true, reason: `${gate.code}: ${gate.message}` };
-	});
+	}
 }

@@ -6,6 +6,7 @@
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { EffectiveConfig } from "../../index.js";
 import { native } from "./native.ts";
+import { safeSelect } from "./render/safe.ts";
 
 /** A menu row: its label and what choosing it does. */
 export type MenuRow = [string, () => Promise<void> | void];
@@ -17,7 +18,7 @@ export function presetRows(ctx: ExtensionCommandContext, effective: EffectiveCon
 	const label = presets.find((p) => p.key === current)?.label ?? "custom";
 	const choose = async (): Promise<void> => {
 		const options = presets.map((p) => `${p.label} — ${p.summary}`);
-		const picked = await ctx.ui.select("Preset (one tool family per capability)", options);
+		const picked = await safeSelect(ctx.ui, "Preset (one tool family per capability)", options);
 		const preset = presets[options.indexOf(picked ?? "")];
 		if (preset) replace(native.configPresetApply(draft, preset.key));
 	};

@@ -11,6 +11,7 @@ import type { ToolkitHost } from "./host.ts";
 import { say } from "./messages.ts";
 import { native } from "./native.ts";
 import { DELEGATE } from "./delegate.ts";
+import { safeSelect } from "./render/safe.ts";
 
 /** The review target of a tool call made in `ctx`'s session (undefined when Pi gives no session id). */
 export function reviewTarget(agentDir: string, ctx: ExtensionContext | null | undefined): ReviewTarget | undefined {
@@ -67,7 +68,7 @@ async function rollback(ctx: ExtensionContext, agentDir: string, sessionId: stri
 			const msg = `Rollback of ${changeName(target)} refused: ${names.join(", ")} changed the file after it. Roll back from the newest: ${[...names, changeName(target)].join(" → ")}.`;
 			if (!ctx.hasUI) return say(ctx, msg, "warning");
 			const go = `Roll back ${[...later, target].map((c) => changeName(c).split(" ")[0]).join(", then ")}`;
-			const answer = await ctx.ui.select(msg, [go, "Cancel"]);
+			const answer = await safeSelect(ctx.ui, msg, [go, "Cancel"]);
 			if (answer !== go) return;
 			for (const c of [...later, target]) {
 				const step = await native.reviewRollback(agentDir, sessionId, c.snapshotId, ctx.cwd);
@@ -130,10 +131,10 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 		const rows = listed.changes.map((c: ReviewChange) => rowText(c.row));
 		const active = listed.changes.filter((c: ReviewChange) => c.state === "active").length;
 		const options = active > 0 ? [...rows, ROLL_BACK_ALL, CLOSE] : [...rows, CLOSE];
-		const choice = await ctx.ui.select(listed.text.split("\n")[0], options);
+		const choice = await safeSelect(ctx.ui, listed.text.split("\n")[0], options);
 		if (choice === undefined || choice === CLOSE) return;
 		if (choice === ROLL_BACK_ALL) {
-			const sure = await ctx.ui.select(`Roll back all ${active} active change(s), newest first? Files changed since are refused (conflict) and nothing is touched.`, ["Roll back all", "Cancel"]);
+			const sure = await safeSelect(ctx.ui, `Roll back all ${active} active change(s), newest first? Files changed since are refused (conflict) and nothing is touched.`, ["Roll back all", "Cancel"]);
 			if (sure === "Roll back all") await rollback(ctx, agentDir, sessionId);
 			continue;
 		}
@@ -141,7 +142,7 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 		if (i < 0) continue;
 		const c = listed.changes[i];
 		const actions = c.state === "active" ? ["Show diff", "Roll back", "Back"] : ["Show diff", "Back"];
-		const act = await ctx.ui.select(rowText(c.row), actions);
+		const act = await safeSelect(ctx.ui, rowText(c.row), actions);
 		if (act === "Show diff") await show(ctx, agentDir, sessionId, c.snapshotId);
 		else if (act === "Roll back") await rollback(ctx, agentDir, sessionId, c.snapshotId);
 	}

@@ -3,6 +3,7 @@
  * from Pi, applies the projection with `pi.setActiveTools`, emits the diagnostics record, and keeps the
  * per-session find_tools loads. Every decision is made by the addon; this file only adapts Pi's API.
  */
+import { isPiBuiltinSource } from "./origin.ts";
 import type { ExtensionAPI, ExtensionContext, ToolInfo } from "@earendil-works/pi-coding-agent";
 import type { DiagnosticsRecord, EffectiveConfig, ExecutionRule, FindToolsResult, NetInput, RegistrationPlan, RulesConfigError, RulesDecision, RulesInput, RulesTool, ToolResultEvidence } from "../../index.js";
 import { native, nativeLoad } from "./native.ts";
@@ -120,7 +121,9 @@ function toolList(host: RulesHost, ids: Set<string>, identity: string, withDescr
 		// Pi 0.87.1 has no sourceInfo on every entry.
 		const info: Partial<ToolInfo["sourceInfo"]> = t.sourceInfo ?? {};
 		const ours = info.path !== undefined && ids.has(info.path);
-		const source = ours ? identity : info.source === "builtin" ? "builtin" : String(info.path ?? info.source ?? "unknown");
+		// "builtin" only for Pi's own tool of that very name (src/pi/origin.ts): a Pi 1.x builtin extension's tools
+		// (its MCP servers, path `builtin:mcp`) and another extension's `find` are other owners.
+		const source = ours ? identity : isPiBuiltinSource(t.name, info) ? "builtin" : String(info.path ?? info.source ?? "unknown");
 		const entry: RulesTool = { name: t.name, source };
 		if (withDescriptions && ours && typeof t.description === "string") entry.description = t.description;
 		out.push(entry);

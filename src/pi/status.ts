@@ -13,6 +13,7 @@ import type { CodeManager, HostSession, HostTask, ShellManager } from "../../ind
 import { observe, rulesStatus } from "./rules.ts";
 import type { Toolkit } from "./toolkit.ts";
 import type { HostRuntime } from "./tools/host.ts";
+import { safeStatus } from "./render/safe.ts";
 
 /** The whole status text for the context's model: one summary line first, then the engine's status. */
 export function statusText(tk: Toolkit, ctx: ExtensionContext, _registered?: Set<string>): string {
@@ -214,7 +215,7 @@ export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared">): v
 		if (text !== shown) {
 			shown = text;
 			try {
-				ctx?.ui.setStatus("pct", text || undefined);
+				if (ctx?.ui) safeStatus(ctx.ui, "pct", text || undefined);
 			} catch {
 				// a replaced session's ctx: the next event brings a live one
 			}

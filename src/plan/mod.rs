@@ -116,6 +116,26 @@ fn plan_dir(root: &Path) -> Result<PathBuf, PlanError> {
     Ok(dir)
 }
 
+/// The ignore file put in the plan folder: every file there, itself included, stays out of `git status`.
+pub const PLAN_GITIGNORE: &str =
+    "# Written by pi-codex-toolkit: submitted plans stay out of version control (docs/permissions.md).\n*\n";
+
+/// Keeps the plan folder out of the project's `git status` (docs/permissions.md "The plan tools"): a `.gitignore`
+/// with `*` in the folder itself, created exclusively (an existing one — the user's — is left as it is, and a
+/// symlink at the name is never followed). Why there and not in `.git/info/exclude`: the folder is the toolkit's
+/// own, the file travels with it, and nothing outside the plan folder is touched. Best effort: a plan is saved
+/// even where the file cannot be created (a read-only folder that still takes the plan cannot happen; any other
+/// refusal leaves the plan visible to git, nothing worse).
+fn keep_out_of_git(dir: &Path) {
+    if let Ok(mut f) = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(".gitignore"))
+    {
+        let _ = f.write_all(PLAN_GITIGNORE.as_bytes());
+    }
+}
+
 /// [`save`] with the name source as a parameter (tests force collisions).
 fn save_named(workspace: &Path, markdown: &str, mut name: impl FnMut() -> String) -> Result<Saved, PlanError> {
     if markdown.trim().is_empty() {
@@ -133,6 +153,7 @@ fn save_named(workspace: &Path, markdown: &str, mut name: impl FnMut() -> String
     let failed = |what: &str, e: io::Error| PlanError::new(PlanCode::SaveFailed, format!("{what}: {e}."));
     let root = fs::canonicalize(workspace).map_err(|e| failed("The workspace cannot be resolved", e))?;
     let real = plan_dir(&root)?;
+    keep_out_of_git(&real);
     for _ in 0..NAME_ATTEMPTS {
         let file = name();
         let path = real.join(&file);
@@ -180,7 +201,36 @@ mod tests {
         assert_eq!(a.bytes, md.len());
         let b = save(w.path(), md).unwrap();
         assert_ne!(a.path, b.path, "every plan is a new file");
-        assert_eq!(fs::read_dir(w.path().join(".pi/plan")).unwrap().count(), 2);
+        let md_files = fs::read_dir(w.path().join(".pi/plan"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md"))
+            .count();
+        assert_eq!(md_files, 2);
+    }
+
+    #[test]
+    fn the_plan_folder_keeps_itself_out_of_git_without_touching_a_users_ignore_file() {
+        let w = ws();
+        save(w.path(), "# one").unwrap();
+        let ignore = w.path().join(".pi/plan/.gitignore");
+        assert_eq!(fs::read_to_string(&ignore).unwrap(), PLAN_GITIGNORE);
+        assert!(PLAN_GITIGNORE.lines().any(|l| l == "*"), "every file, itself included");
+        // The user's own ignore file (or an edited one) is left as it is.
+        fs::write(&ignore, "!keep-me.md\n").unwrap();
+        save(w.path(), "# two").unwrap();
+        assert_eq!(fs::read_to_string(&ignore).unwrap(), "!keep-me.md\n");
+        // A symlink planted at the name is never followed: the plan is still saved, the target is untouched.
+        #[cfg(unix)]
+        {
+            let v = ws();
+            let dir = v.path().join(".pi/plan");
+            fs::create_dir_all(&dir).unwrap();
+            let victim = v.path().join("victim.txt");
+            fs::write(&victim, "keep").unwrap();
+            std::os::unix::fs::symlink(&victim, dir.join(".gitignore")).unwrap();
+            save(v.path(), "# three").unwrap();
+            assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        }
     }
 
     #[test]

@@ -394,11 +394,12 @@ async fn a_patch_waits_for_its_sessions_mutation_but_not_for_another_session() {
 
 #[test]
 fn a_rollback_invalidates_the_paths_for_the_sessions_subscribers() {
-    use std::sync::{Arc, Mutex};
+    use parking_lot::Mutex;
+    use std::sync::Arc;
     struct Seen(Mutex<Vec<PathBuf>>);
     impl invalidate::Invalidate for Seen {
         fn invalidate(&self, path: &Path) {
-            self.0.lock().unwrap().push(path.to_path_buf());
+            self.0.lock().push(path.to_path_buf());
         }
     }
     let e = env();
@@ -409,7 +410,7 @@ fn a_rollback_invalidates_the_paths_for_the_sessions_subscribers() {
     patch(&e, "inv-1", "*** Update File: x.txt\n@@\n-1\n+2").unwrap();
     let r = rollback(&e.agent, "inv-1", Which::All).unwrap();
     assert_eq!(r.paths, vec![e.ws.join("x.txt")]);
-    assert_eq!(*seen.0.lock().unwrap(), vec![e.ws.join("x.txt")]);
+    assert_eq!(*seen.0.lock(), vec![e.ws.join("x.txt")]);
 }
 
 #[test]
@@ -597,9 +598,8 @@ fn store_files_that_are_links_or_fifos_are_refused_without_blocking() {
     let c = std::ffi::CString::new(index.to_str().unwrap()).unwrap();
     // SAFETY: `c` is a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let started = std::time::Instant::now();
+    // (A FIFO that were opened for a blocking read would hang here: the test runner's timeout reports it.)
     assert_eq!(store.load().unwrap_err().code, "store-failed");
-    assert!(started.elapsed() < Duration::from_secs(2));
     // A symlinked review folder is not followed when a new session records.
     let elsewhere = e.agent.join("elsewhere");
     fs::create_dir_all(&elsewhere).unwrap();

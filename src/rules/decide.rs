@@ -177,112 +177,217 @@ fn canonical(v: Vec<&'static str>) -> Vec<&'static str> {
     all_toolkit_names().filter(|n| v.contains(n)).collect()
 }
 
-/// Makes the decision for one snapshot.
+/// Which route tools are ours to route (the shell pair also needs a usable shell).
+#[derive(Clone, Copy)]
+struct Owned {
+    patch: bool,
+    shell: bool,
+    code: bool,
+}
+
+/// The execution routes of one snapshot and the names they admit, before the other features add theirs.
+struct RoutePlan {
+    source: Source,
+    rule: Option<MatchedRule>,
+    requested: Requested,
+    routes: Routes,
+    notes: Vec<&'static str>,
+    direct: Vec<&'static str>,
+    nested: Vec<&'static str>,
+    admitted: Vec<&'static str>,
+    /// Whether the route wants Pi's `bash` hidden, and `edit`/`write` (while the replacing route is visible).
+    hide_bash: bool,
+    hide_edit_write: bool,
+}
+
+/// Makes the decision for one snapshot, in named steps: the execution routes, the other features' tools, Tool
+/// Discovery's holds, the host and plan tools, then each feature's status.
 pub fn decide(input: &ResolveInput) -> Decision {
     let cfg = &input.config;
     let reg = Registry::new(&input.tools, &input.identity);
     let model = input.model.clone().unwrap_or_default();
-    let has_rules = cfg.execution.is_some();
-
-    let patch_ours = reg.owner(APPLY_PATCH) == Owner::Ours;
-    let shell_ours = reg.all_ours(&SHELL_PAIR) && input.shell_available != Some(false);
-    let code_ours = reg.all_ours(&CODE_PAIR);
-
-    let mut notes: Vec<&'static str> = Vec::new();
-    let mut direct: Vec<&'static str> = Vec::new();
-    let mut nested: Vec<&'static str> = Vec::new();
-    let mut admitted: Vec<&'static str> = Vec::new();
-    let (source, rule, requested, routes, hide_bash, hide_edit_write);
-
-    if has_rules {
-        let selected = select_rule(cfg, model.provider.as_deref(), model.id.as_deref());
-        let req = selected.as_ref().map(|(_, r)| *r).unwrap_or_default();
-        source = if selected.is_some() {
-            Source::Rules
-        } else {
-            Source::Unmatched
-        };
-        rule = selected.map(|(m, _)| m);
-        let code = req.code && code_ours && shell_ours;
-        let r = Routes {
-            direct_shell: req.shell && shell_ours,
-            code,
-            // Patch with Code lives inside cells only; Patch alone is the direct tool.
-            nested_patch: req.patch && req.code && code && patch_ours,
-            direct_patch: req.patch && !req.code && patch_ours,
-        };
-        // Notes: which requested route lacks an admitted owned tool.
-        if req.patch && !req.code && !patch_ours {
-            notes.push("patch-unavailable");
-        }
-        if req.patch && req.code && !r.code {
-            notes.push("code-unavailable-did-not-promote-patch");
-            notes.push("patch-unavailable-kept-native-editing");
-        }
-        if req.patch && req.code && r.code && !patch_ours {
-            notes.push("patch-unavailable");
-        }
-        if req.shell && !shell_ours {
-            notes.push("shell-pair-unavailable");
-        }
-        if req.code && !code_ours {
-            notes.push("code-pair-unavailable");
-        } else if req.code && !shell_ours {
-            notes.push("code-shell-pair-unavailable");
-        }
-        admit_direct(&r, &mut direct, &mut admitted);
-        if r.code {
-            push_unique(&mut admitted, &SHELL_PAIR);
-            push_unique(&mut nested, &SHELL_PAIR);
-            if r.nested_patch {
-                push_unique(&mut admitted, &[APPLY_PATCH]);
-                push_unique(&mut nested, &[APPLY_PATCH]);
-            }
-        }
-        hide_bash = r.direct_shell || r.code;
-        hide_edit_write = r.direct_patch || r.nested_patch;
-        requested = req;
-        routes = r;
+    let owned = Owned {
+        patch: reg.owner(APPLY_PATCH) == Owner::Ours,
+        shell: reg.all_ours(&SHELL_PAIR) && input.shell_available != Some(false),
+        code: reg.all_ours(&CODE_PAIR),
+    };
+    let mut plan = if cfg.execution.is_some() {
+        rule_routes(cfg, model.provider.as_deref(), model.id.as_deref(), owned)
     } else {
-        source = Source::Legacy;
-        rule = None;
-        let req = Requested {
-            patch: cfg.apply_patch.enabled,
-            shell: cfg.shell_sessions.enabled,
-            code: cfg.code_mode.enabled,
-        };
-        let direct_patch = req.patch && patch_ours;
-        let code = req.code && code_ours;
-        let r = Routes {
-            direct_patch,
-            direct_shell: req.shell && shell_ours,
-            code,
-            nested_patch: code && direct_patch,
-        };
-        admit_direct(&r, &mut direct, &mut admitted);
-        if r.code {
-            if r.direct_shell {
-                push_unique(&mut nested, &SHELL_PAIR);
-            }
-            if r.direct_patch {
-                push_unique(&mut nested, &[APPLY_PATCH]);
-            }
-        }
-        hide_bash = false;
-        hide_edit_write = false;
-        requested = req;
-        routes = r;
-    }
+        legacy_routes(cfg, owned)
+    };
+    let (search, image) = admit_features(input, &reg, &mut plan.direct, &mut plan.admitted);
+    let discovery = discovery(input, &reg, &mut plan.direct, &mut plan.admitted);
+    let mut held = discovery.held;
+    let mut visible: Vec<&'static str> = plan.direct.iter().copied().filter(|n| !held.contains(n)).collect();
 
+    // Natives are hidden only while the replacing route is actually visible to the model.
+    let routes = plan.routes;
+    let shell_visible = SHELL_PAIR.iter().all(|n| visible.contains(n));
+    let code_visible = CODE_PAIR.iter().all(|n| visible.contains(n));
+    let hide_bash_now = plan.hide_bash && ((routes.direct_shell && shell_visible) || (routes.code && code_visible));
+    let hide_edit_write_now = plan.hide_edit_write
+        && ((routes.direct_patch && visible.contains(&APPLY_PATCH)) || (routes.nested_patch && code_visible));
+
+    let host = admit_host_and_plan_tools(
+        input,
+        &reg,
+        discovery.loader_available,
+        (hide_bash_now, hide_edit_write_now),
+        &mut plan.admitted,
+        &mut visible,
+        &mut held,
+    );
+
+    let mut d = Decision {
+        source: plan.source,
+        rule: plan.rule,
+        requested: plan.requested,
+        routes,
+        notes: plan.notes,
+        admitted: canonical(plan.admitted),
+        visible: canonical(visible),
+        nested: canonical(plan.nested),
+        held: canonical(held),
+        loader_available: discovery.loader_available,
+        deferred_set: discovery.deferred_set,
+        loaded: discovery.loaded,
+        on_demand: host.on_demand,
+        loaded_on_demand: host.loaded_on_demand,
+        hide_bash: hide_bash_now,
+        hide_edit_write: hide_edit_write_now,
+        host_hidden: host.hidden,
+        features: Vec::new(),
+        search,
+        image,
+    };
+    d.features = Feature::ALL
+        .iter()
+        .map(|f| super::status::feature_status(*f, input, &reg, &d))
+        .collect();
+    d
+}
+
+/// Routes under execution rules: the first matching rule's request, each route where its tools are ours, and a
+/// note for every requested route that lacks them.
+fn rule_routes(cfg: &Config, provider: Option<&str>, model_id: Option<&str>, owned: Owned) -> RoutePlan {
+    let selected = select_rule(cfg, provider, model_id);
+    let req = selected.as_ref().map(|(_, r)| *r).unwrap_or_default();
+    let source = if selected.is_some() {
+        Source::Rules
+    } else {
+        Source::Unmatched
+    };
+    let rule = selected.map(|(m, _)| m);
+    let code = req.code && owned.code && owned.shell;
+    let r = Routes {
+        direct_shell: req.shell && owned.shell,
+        code,
+        // Patch with Code lives inside cells only; Patch alone is the direct tool.
+        nested_patch: req.patch && req.code && code && owned.patch,
+        direct_patch: req.patch && !req.code && owned.patch,
+    };
+    // Notes: which requested route lacks an admitted owned tool.
+    let mut notes: Vec<&'static str> = Vec::new();
+    if req.patch && !req.code && !owned.patch {
+        notes.push("patch-unavailable");
+    }
+    if req.patch && req.code && !r.code {
+        notes.push("code-unavailable-did-not-promote-patch");
+        notes.push("patch-unavailable-kept-native-editing");
+    }
+    if req.patch && req.code && r.code && !owned.patch {
+        notes.push("patch-unavailable");
+    }
+    if req.shell && !owned.shell {
+        notes.push("shell-pair-unavailable");
+    }
+    if req.code && !owned.code {
+        notes.push("code-pair-unavailable");
+    } else if req.code && !owned.shell {
+        notes.push("code-shell-pair-unavailable");
+    }
+    let (mut direct, mut nested, mut admitted) = (Vec::new(), Vec::new(), Vec::new());
+    admit_direct(&r, &mut direct, &mut admitted);
+    if r.code {
+        push_unique(&mut admitted, &SHELL_PAIR);
+        push_unique(&mut nested, &SHELL_PAIR);
+        if r.nested_patch {
+            push_unique(&mut admitted, &[APPLY_PATCH]);
+            push_unique(&mut nested, &[APPLY_PATCH]);
+        }
+    }
+    RoutePlan {
+        source,
+        rule,
+        requested: req,
+        routes: r,
+        notes,
+        direct,
+        nested,
+        admitted,
+        hide_bash: r.direct_shell || r.code,
+        hide_edit_write: r.direct_patch || r.nested_patch,
+    }
+}
+
+/// Routes from the legacy feature switches: each feature where its tools are ours; cells reach the direct tools.
+fn legacy_routes(cfg: &Config, owned: Owned) -> RoutePlan {
+    let req = Requested {
+        patch: cfg.apply_patch.enabled,
+        shell: cfg.shell_sessions.enabled,
+        code: cfg.code_mode.enabled,
+    };
+    let direct_patch = req.patch && owned.patch;
+    let code = req.code && owned.code;
+    let r = Routes {
+        direct_patch,
+        direct_shell: req.shell && owned.shell,
+        code,
+        nested_patch: code && direct_patch,
+    };
+    let (mut direct, mut nested, mut admitted) = (Vec::new(), Vec::new(), Vec::new());
+    admit_direct(&r, &mut direct, &mut admitted);
+    if r.code {
+        if r.direct_shell {
+            push_unique(&mut nested, &SHELL_PAIR);
+        }
+        if r.direct_patch {
+            push_unique(&mut nested, &[APPLY_PATCH]);
+        }
+    }
+    RoutePlan {
+        source: Source::Legacy,
+        rule: None,
+        requested: req,
+        routes: r,
+        notes: Vec::new(),
+        direct,
+        nested,
+        admitted,
+        hide_bash: false,
+        hide_edit_write: false,
+    }
+}
+
+/// The direct tools of the features outside the execution routes: the network tools when their plan resolves,
+/// Computer Use, the interactive tools. Returns the network plans.
+fn admit_features(
+    input: &ResolveInput,
+    reg: &Registry,
+    direct: &mut Vec<&'static str>,
+    admitted: &mut Vec<&'static str>,
+) -> (SearchPlan, ImagePlan) {
+    let cfg = &input.config;
     // Network tools: the sidecar's openai_web_search and openai_generate_image, when their plan resolves.
-    let (search, image) = net_plans(input, &reg);
+    let (search, image) = net_plans(input, reg);
     if search.backend == Some(SearchBackend::Sidecar) {
-        push_unique(&mut direct, &[WEB_SEARCH]);
-        push_unique(&mut admitted, &[WEB_SEARCH]);
+        push_unique(direct, &[WEB_SEARCH]);
+        push_unique(admitted, &[WEB_SEARCH]);
     }
     if image.route.is_some() {
-        push_unique(&mut direct, &[GENERATE_IMAGE]);
-        push_unique(&mut admitted, &[GENERATE_IMAGE]);
+        push_unique(direct, &[GENERATE_IMAGE]);
+        push_unique(admitted, &[GENERATE_IMAGE]);
     }
 
     // Computer Use (docs/computer.md): every prerequisite (computer_use_blocker), all six names ours or none.
@@ -290,27 +395,45 @@ pub fn decide(input: &ResolveInput) -> Decision {
         && computer_use_blocker(input).is_none()
         && COMPUTER_USE.iter().all(|n| reg.owner(n) == Owner::Ours)
     {
-        push_unique(&mut direct, &COMPUTER_USE);
-        push_unique(&mut admitted, &COMPUTER_USE);
+        push_unique(direct, &COMPUTER_USE);
+        push_unique(admitted, &COMPUTER_USE);
     }
 
     // Interactive tools (docs/interactive.md): each on with the section and its own switch, when ours.
     if cfg.interactive_tools.enabled {
         for n in INTERACTIVE {
             if cfg.interactive_tools.tool_switch(n) && reg.owner(n) == Owner::Ours {
-                push_unique(&mut direct, &[n]);
-                push_unique(&mut admitted, &[n]);
+                push_unique(direct, &[n]);
+                push_unique(admitted, &[n]);
             }
         }
     }
+    (search, image)
+}
 
-    // Tool Discovery: find_tools itself, then which direct names it holds back.
+/// Tool Discovery's part of a decision.
+struct Discovery {
+    loader_available: bool,
+    deferred_set: Vec<String>,
+    loaded: Vec<String>,
+    /// Direct names held back until `find_tools` loads them.
+    held: Vec<&'static str>,
+}
+
+/// Tool Discovery: find_tools itself, the loads in force, then which direct names it holds back.
+fn discovery(
+    input: &ResolveInput,
+    reg: &Registry,
+    direct: &mut Vec<&'static str>,
+    admitted: &mut Vec<&'static str>,
+) -> Discovery {
+    let cfg = &input.config;
     let discovery_on = cfg.tool_discovery.enabled;
     let find_ours = reg.owner(FIND_TOOLS) == Owner::Ours;
     let loader_available = discovery_on && find_ours;
     if loader_available {
-        push_unique(&mut direct, &[FIND_TOOLS]);
-        push_unique(&mut admitted, &[FIND_TOOLS]);
+        push_unique(direct, &[FIND_TOOLS]);
+        push_unique(admitted, &[FIND_TOOLS]);
     }
     let deferred_set = cfg_deferred(cfg);
     let loaded: Vec<String> = if discovery_on {
@@ -326,30 +449,50 @@ pub fn decide(input: &ResolveInput) -> Decision {
     };
     let mut held: Vec<&'static str> = Vec::new();
     if loader_available {
-        for n in &direct {
+        for n in direct.iter() {
             if deferred_set.iter().any(|d| d == n) && !loaded.iter().any(|l| l == n) {
                 held.push(n);
             }
         }
     }
-    let visible: Vec<&'static str> = direct.iter().copied().filter(|n| !held.contains(n)).collect();
+    Discovery {
+        loader_available,
+        deferred_set,
+        loaded,
+        held,
+    }
+}
 
-    // Natives are hidden only while the replacing route is actually visible to the model.
-    let shell_visible = SHELL_PAIR.iter().all(|n| visible.contains(n));
-    let code_visible = CODE_PAIR.iter().all(|n| visible.contains(n));
-    let hide_bash_now = hide_bash && ((routes.direct_shell && shell_visible) || (routes.code && code_visible));
-    let hide_edit_write_now = hide_edit_write
-        && ((routes.direct_patch && visible.contains(&APPLY_PATCH)) || (routes.nested_patch && code_visible));
+/// The host tools' part of a decision.
+struct HostPart {
+    /// Builtins the host tools replace right now.
+    hidden: Vec<&'static str>,
+    /// The on-demand names `find_tools` manages now.
+    on_demand: Vec<&'static str>,
+    /// The on-demand loads of this prompt that stay in force.
+    loaded_on_demand: Vec<String>,
+}
 
-    // Host tools (docs/spec/host-tools.md, top): not an execution route, the same under rules and legacy flags.
-    // Read/Glob/Grep go together and replace Pi's read, grep, find and ls; Write/Edit are the edit/write family,
-    // so a patch route that hides Pi's edit/write hides them too. Never in the `deferred` list.
-    //
-    // On demand (seed 000 §2.1, docs/rules.md "On-demand host tools"): with the find_tools loader available, the
-    // names of the ON_DEMAND table are admitted but held back (listed in the on-demand catalog) until find_tools
-    // loads them for the next turn, the Task tools only until a background task exists. Without the loader nothing
-    // could load them, so they are simply active.
-    let mut visible = visible;
+/// Host tools (docs/spec/host-tools.md, top) and the plan tools: admitted, then shown or held back on demand.
+///
+/// Not an execution route, the same under rules and legacy flags. Read/Glob/Grep go together and replace Pi's
+/// read, grep, find and ls; Write/Edit are the edit/write family, so a patch route that hides Pi's edit/write hides
+/// them too. Never in the `deferred` list.
+///
+/// On demand (seed 000 §2.1, docs/rules.md "On-demand host tools"): with the find_tools loader available, the
+/// names of the ON_DEMAND table are admitted but held back (listed in the on-demand catalog) until find_tools
+/// loads them for the next turn, the Task tools only until a background task exists. Without the loader nothing
+/// could load them, so they are simply active.
+fn admit_host_and_plan_tools(
+    input: &ResolveInput,
+    reg: &Registry,
+    loader_available: bool,
+    (hide_bash_now, hide_edit_write_now): (bool, bool),
+    admitted: &mut Vec<&'static str>,
+    visible: &mut Vec<&'static str>,
+    held: &mut Vec<&'static str>,
+) -> HostPart {
+    let cfg = &input.config;
     let mut host_hidden: Vec<&'static str> = Vec::new();
     let on_demand_names: Vec<&'static str> = if cfg.host_tools.enabled {
         ON_DEMAND.iter().map(|(n, _, _)| *n).collect()
@@ -377,7 +520,7 @@ pub fn decide(input: &ResolveInput) -> Decision {
         loader_available && pending && !loaded_on_demand.iter().any(|l| l == n)
     };
     let mut show = |set: &[&'static str], visible: &mut Vec<&'static str>, held: &mut Vec<&'static str>| {
-        push_unique(&mut admitted, set);
+        push_unique(admitted, set);
         for n in set {
             if holds(n) {
                 push_unique(held, &[n]);
@@ -387,57 +530,34 @@ pub fn decide(input: &ResolveInput) -> Decision {
         }
     };
     if cfg.host_tools.enabled && reg.all_ours(&HOST_READ_SET) {
-        show(&HOST_READ_SET, &mut visible, &mut held);
+        show(&HOST_READ_SET, visible, held);
         host_hidden.extend([READ, GREP, FIND, LS]);
         if reg.all_ours(&HOST_EDIT_SET) && !hide_edit_write_now {
-            show(&HOST_EDIT_SET, &mut visible, &mut held);
+            show(&HOST_EDIT_SET, visible, held);
             host_hidden.extend([EDIT, WRITE]);
         }
         if reg.all_ours(&HOST_BASH_SET) && !hide_bash_now {
-            show(&HOST_BASH_SET, &mut visible, &mut held);
+            show(&HOST_BASH_SET, visible, held);
             host_hidden.push(BASH);
         }
     }
     // The plan tools: each admitted on its own, visible in its operation mode only (src/rules/plan_mode.rs).
-    let (plan_admitted, plan_visible) = super::plan_mode::plan_tools(input, &reg);
-    push_unique(&mut admitted, &plan_admitted);
-    // EnterPlanMode is on demand like Glob and Grep (the `ON_DEMAND` table): the seed's first Agent request
-    // carries only the four work tools.
+    let (plan_admitted, plan_visible) = super::plan_mode::plan_tools(input, reg);
+    push_unique(admitted, &plan_admitted);
+    // The plan tools are never on demand: a mode tool is callable whenever its mode allows it (docs/rules.md
+    // "On-demand host tools"), so EnterPlanMode is in Agent's first request and SubmitPlan in Plan's.
     for n in plan_visible {
         if holds(n) {
-            push_unique(&mut held, &[n]);
+            push_unique(held, &[n]);
         } else {
-            push_unique(&mut visible, &[n]);
+            push_unique(visible, &[n]);
         }
     }
-
-    let mut d = Decision {
-        source,
-        rule,
-        requested,
-        routes,
-        notes,
-        admitted: canonical(admitted),
-        visible: canonical(visible),
-        nested: canonical(nested),
-        held: canonical(held),
-        loader_available,
-        deferred_set,
-        loaded,
+    HostPart {
+        hidden: host_hidden,
         on_demand: on_demand_names,
         loaded_on_demand,
-        hide_bash: hide_bash_now,
-        hide_edit_write: hide_edit_write_now,
-        host_hidden,
-        features: Vec::new(),
-        search,
-        image,
-    };
-    d.features = Feature::ALL
-        .iter()
-        .map(|f| super::status::feature_status(*f, input, &reg, &d))
-        .collect();
-    d
+    }
 }
 
 /// The network plans for a snapshot; a feature that is off plans nothing.

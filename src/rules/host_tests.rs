@@ -292,9 +292,39 @@ fn with_find_tools_the_first_request_has_only_read_bash_edit_write() {
         "{text}"
     );
     assert!(
-        text.contains("  on-demand tools: 6\n  loaded this prompt: 0\n"),
+        text.contains("  on-demand tools: 5\n  loaded this prompt: 0\n"),
         "{text}"
     );
+}
+
+#[test]
+fn the_mode_tools_are_never_on_demand() {
+    // A mode tool is callable whenever its mode allows it (docs/rules.md "On-demand host tools"): with Tool
+    // Discovery on, EnterPlanMode is in Agent's first request, not behind find_tools, and SubmitPlan in Plan's.
+    let mut input = on_demand_input();
+    input.tools.push(super::input::ToolEntry {
+        name: "EnterPlanMode".into(),
+        source: input.identity.clone(),
+        description: None,
+    });
+    input.tools.push(super::input::ToolEntry {
+        name: "SubmitPlan".into(),
+        source: input.identity.clone(),
+        description: None,
+    });
+    let out = resolve(&input);
+    assert!(out.active.contains(&"EnterPlanMode".to_string()), "{:?}", out.active);
+    assert!(!out.deferred_names.contains(&"EnterPlanMode".to_string()));
+    assert!(
+        !out.on_demand_catalog.contains("EnterPlanMode"),
+        "{}",
+        out.on_demand_catalog
+    );
+    input.operation_mode = Some("plan".into());
+    let out = resolve(&input);
+    assert!(out.active.contains(&"SubmitPlan".to_string()), "{:?}", out.active);
+    assert!(!out.active.contains(&"EnterPlanMode".to_string()));
+    assert!(!out.deferred_names.contains(&"SubmitPlan".to_string()));
 }
 
 #[test]

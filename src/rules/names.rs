@@ -116,7 +116,7 @@ pub enum OnDemand {
 /// The on-demand table: the tools the first request leaves out, each with its catalog line (a compact summary
 /// with the parameters, what the model needs to decide to load it). A tool joins the table to become on-demand;
 /// nothing else changes for it (permissions, containment, timeouts and audit are the same once loaded).
-pub const ON_DEMAND: [(&str, OnDemand, &str); 6] = [
+pub const ON_DEMAND: [(&str, OnDemand, &str); 5] = [
     (
         HOST_GLOB,
         OnDemand::Always,
@@ -141,11 +141,6 @@ pub const ON_DEMAND: [(&str, OnDemand, &str); 6] = [
         HOST_TASK_STOP,
         OnDemand::UntilBackgroundTask,
         "Stop a background task (backgroundTaskId) and its process tree.",
-    ),
-    (
-        ENTER_PLAN_MODE,
-        OnDemand::Always,
-        "Switch to Plan mode: explore, then SubmitPlan for the user's approval (call it alone).",
     ),
 ];
 

@@ -1165,3 +1165,64 @@ fn computer_use_status_activation_and_find_tools_name_each_missing_prerequisite(
         assert_eq!(super::decide::computer_use_blocker(&i), Some(reason));
     }
 }
+
+/// The fields of `export interface <name>` in index.d.ts, sorted, each with whether it is optional (`name?:`).
+fn dts_fields(name: &str) -> Vec<(String, bool)> {
+    let dts = include_str!("../../index.d.ts");
+    let head = format!("export interface {name} {{\n");
+    let at = dts
+        .find(&head)
+        .unwrap_or_else(|| panic!("index.d.ts has no interface {name}"))
+        + head.len();
+    let body = &dts[at..at + dts[at..].find("\n}\n").expect("interface end")];
+    let mut v: Vec<(String, bool)> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("/**") && !l.starts_with('*') && l.contains(':'))
+        .filter_map(|l| l.split(':').next())
+        .map(|f| (f.trim_end_matches('?').to_string(), f.ends_with('?')))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether the keys of the JSON object `v` are exactly the interface's fields (an optional one may be absent).
+fn same_shape(v: &Value, interface: &str) {
+    let keys: Vec<&String> = v.as_object().expect("an object").keys().collect();
+    let fields = dts_fields(interface);
+    for k in &keys {
+        assert!(
+            fields.iter().any(|(f, _)| f == *k),
+            "{interface} in index.d.ts has no field {k}"
+        );
+    }
+    for (f, optional) in &fields {
+        assert!(
+            *optional || keys.contains(&f),
+            "the serialized {interface} lacks its field {f}"
+        );
+    }
+}
+
+/// The decision has one shape: the TypeScript `RulesDecision` (and the `FeatureView` and `DiagnosticsRecord` inside
+/// it) that src/bind/rules.rs declares for index.d.ts has exactly the fields `Projection` serializes, so the type the
+/// glue reads and the JSON Rust writes cannot drift apart.
+#[test]
+fn the_typescript_decision_is_the_projection() {
+    let out = resolve(&snapshot(
+        json!({ "webSearch": { "enabled": true }, "hostTools": { "enabled": true } }),
+        Some(("faux", "faux-1")),
+        registry(&[], &[]),
+    ));
+    let v = serde_json::to_value(&out).unwrap();
+    same_shape(&v, "RulesDecision");
+    let feature = v["features"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .expect("a feature")
+        .clone();
+    same_shape(&feature, "FeatureView");
+    same_shape(&v["diagnostics"], "DiagnosticsRecord");
+}

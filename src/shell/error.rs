@@ -121,16 +121,99 @@ mod code_tests {
         );
     }
 
-    /// Every code is returned by some path: each is asserted by a test that drives the manager or the request
-    /// normalizer into it (src/shell/tests.rs, src/shell/request.rs).
+    /// The test that drives a shell call into each code: `(file, test function)`. The match is exhaustive, so a new
+    /// code does not compile until a test for it is named here.
+    fn tested_by(c: ShellCode) -> (&'static str, &'static str) {
+        use ShellCode::*;
+        match c {
+            InvalidCommand => ("request.rs", "spellings_and_defaults"),
+            InvalidCwd => ("tests.rs", "spawn_errors_and_cwd"),
+            InvalidLimit => ("request.rs", "spellings_and_defaults"),
+            InvalidSession => ("tests.rs", "finite_command_completes_in_one_call"),
+            StaleSession => ("tests.rs", "finite_command_completes_in_one_call"),
+            SessionLimit => ("tests.rs", "session_limit_at_boundary"),
+            ShellUnavailable => ("tests.rs", "spawn_errors_and_cwd"),
+            StdinTransport => ("tests.rs", "stdin_refusals"),
+            StdinClosed => ("tests.rs", "stdin_refusals"),
+            StdinOverload => ("tests.rs", "stdin_admission_limits"),
+            StdinFailed => ("tests.rs", "stdin_refusals"),
+            Aborted => ("tests.rs", "cancellation_stops_direct_jobs_not_nested_ones"),
+            ManagerClosed => ("tests.rs", "session_limit_at_boundary"),
+            CleanupIncomplete => (
+                "tests.rs",
+                "unconfirmed_stop_reports_unknown_outcome_and_cleanup_incomplete",
+            ),
+            SpawnFailed => ("tests.rs", "spawn_errors_and_cwd"),
+        }
+    }
+
+    /// The body of the test function `name` in `src`: from its `fn` line to the closing brace at the same indent,
+    /// provided the line before is a test attribute.
+    fn test_body(src: &str, name: &str) -> Option<String> {
+        let lines: Vec<&str> = src.lines().collect();
+        let head = [format!("fn {name}("), format!("async fn {name}(")];
+        let at = lines
+            .iter()
+            .position(|l| head.iter().any(|h| l.trim_start().starts_with(h.as_str())))?;
+        let attr = lines[..at]
+            .iter()
+            .rev()
+            .find(|l| !l.trim_start().starts_with("///"))?
+            .trim();
+        if !(attr == "#[test]" || attr.starts_with("#[tokio::test")) {
+            return None;
+        }
+        let indent = &lines[at][..lines[at].len() - lines[at].trim_start().len()];
+        let close = format!("{indent}}}");
+        let end = lines[at..].iter().position(|l| *l == close)? + at;
+        Some(lines[at..=end].join("\n"))
+    }
+
+    /// The `assert_eq!(…)` calls in `body`, each as its whole argument text (parentheses balanced).
+    fn assert_eqs(body: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = body;
+        while let Some(i) = rest.find("assert_eq!(") {
+            let args = &rest[i + "assert_eq!(".len()..];
+            let mut depth = 1usize;
+            let mut end = args.len();
+            for (j, ch) in args.char_indices() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = j;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push(&args[..end]);
+            rest = &args[end..];
+        }
+        out
+    }
+
+    /// Every code is returned by a tested path: the test [`tested_by`] names exists, is a test, and asserts that a
+    /// call's error `code` equals this code (an `assert_eq!` on `.code` with the code's string).
     #[test]
     fn every_code_is_returned_by_a_tested_path() {
-        let tests = [include_str!("tests.rs"), include_str!("request.rs")].concat();
+        let file = |f: &str| match f {
+            "tests.rs" => include_str!("tests.rs"),
+            "request.rs" => include_str!("request.rs"),
+            other => panic!("no such test file {other}"),
+        };
         for c in ShellCode::ALL {
+            let (f, name) = tested_by(c);
+            let body = test_body(file(f), name).unwrap_or_else(|| panic!("{f} has no test fn {name} (named for {c})"));
+            let word = format!("\"{}\"", c.as_str());
             assert!(
-                tests.contains(&format!("\"{}\"", c.as_str())),
-                "no test drives a shell call into {}",
-                c.as_str()
+                assert_eqs(&body)
+                    .iter()
+                    .any(|a| a.contains(".code") && a.contains(&word)),
+                "{f}::{name} does not assert that a call fails with {c}"
             );
         }
     }

@@ -7,8 +7,9 @@
 use super::process::{group_exists, group_has_live_member, marked_pids, pipe_holders};
 use crate::output::budget::MAX_OUTPUT_BYTES;
 use crate::output::{Capture, Utf8Decoder};
+use parking_lot::Mutex;
 use serde::Serialize;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
@@ -165,7 +166,7 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         if let Some(job) = self.job.upgrade() {
-            let mut st = job.state.lock().unwrap();
+            let mut st = job.state.lock();
             st.stdin_pending_bytes -= self.bytes;
             st.stdin_pending_calls -= 1;
         }
@@ -203,7 +204,7 @@ impl Job {
 
     /// Settles the job if every condition holds. Call after any of them changes.
     pub fn try_settle(&self) {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.lock();
         if st.settled_at.is_none() && st.leader.is_some() && st.group_gone && st.out_eof && st.err_eof {
             st.settled_at = Some(Instant::now());
             // survivors outside the group keep an unconfirmed stop unconfirmed until a retry confirms it
@@ -219,12 +220,12 @@ impl Job {
         let deadline = tokio::time::Instant::now() + dur;
         let mut rx = self.version.subscribe();
         loop {
-            if self.state.lock().unwrap().settled() {
+            if self.state.lock().settled() {
                 return true;
             }
             tokio::select! {
-                r = rx.changed() => { if r.is_err() { return self.state.lock().unwrap().settled(); } }
-                _ = tokio::time::sleep_until(deadline) => return self.state.lock().unwrap().settled(),
+                r = rx.changed() => { if r.is_err() { return self.state.lock().settled(); } }
+                _ = tokio::time::sleep_until(deadline) => return self.state.lock().settled(),
             }
         }
     }
@@ -241,7 +242,7 @@ impl Job {
     pub fn survivors(&self) -> Vec<i32> {
         let mut v = self.marked();
         let (out_eof, err_eof) = {
-            let st = self.state.lock().unwrap();
+            let st = self.state.lock();
             (st.out_eof, st.err_eof)
         };
         if !(out_eof && err_eof) {
@@ -287,7 +288,7 @@ pub async fn pump(job: Arc<Job>, mut r: impl AsyncRead + Unpin, which: Stream) {
     dec.finish(&mut text);
     append(&job, which, &text);
     {
-        let mut st = job.state.lock().unwrap();
+        let mut st = job.state.lock();
         if failed {
             st.capture.fail_source();
         }
@@ -305,7 +306,7 @@ fn append(job: &Job, which: Stream, text: &str) {
         return;
     }
     {
-        let mut st = job.state.lock().unwrap();
+        let mut st = job.state.lock();
         st.capture.append(text.as_bytes());
         match which {
             Stream::Out => st.stdout.push(text),
@@ -326,7 +327,7 @@ pub async fn supervise(job: Arc<Job>, mut child: Child) {
         },
         Err(_) => LeaderExit::Unknown,
     };
-    job.state.lock().unwrap().leader = Some(exit);
+    job.state.lock().leader = Some(exit);
     job.bump();
     // kill(-pgid, 0) every few ms (backing off to 50 ms); the /proc scan that tells a zombie-only group from a
     // live one costs more, so it runs at most every 200 ms.
@@ -342,7 +343,7 @@ pub async fn supervise(job: Arc<Job>, mut child: Child) {
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_millis(50));
     }
-    job.state.lock().unwrap().group_gone = true;
+    job.state.lock().group_gone = true;
     super::watchdog::remove_group(job.pgid);
     job.try_settle();
     job.bump();
@@ -365,7 +366,7 @@ pub async fn stdin_writer(job: Weak<Job>, stdin: Option<ChildStdin>, mut rx: mps
                         delivery = Delivery::Unknown;
                         stdin = None;
                         if let Some(j) = job.upgrade() {
-                            j.state.lock().unwrap().stdin = StdinState::Broken;
+                            j.state.lock().stdin = StdinState::Broken;
                         }
                     }
                 }

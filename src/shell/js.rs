@@ -8,9 +8,9 @@ use super::manager::{CallContext, Limits};
 use super::process::ShellConfig;
 use super::render::ShellResult;
 use super::request::{normalize_exec, normalize_write};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// `{ok:false, code, message, text}` for an error.
@@ -116,35 +116,32 @@ impl CallRegistry {
     /// Registers a call and returns its token and the slot its live output is published in.
     pub fn begin_live(&self, id: &str) -> (Cancel, LiveSlot) {
         let c = Cancel::new();
-        if self.early.lock().unwrap().remove(id) {
+        if self.early.lock().remove(id) {
             c.cancel();
         }
         let slot = LiveSlot::default();
-        self.live
-            .lock()
-            .unwrap()
-            .insert(id.to_string(), (c.clone(), slot.clone()));
+        self.live.lock().insert(id.to_string(), (c.clone(), slot.clone()));
         (c, slot)
     }
 
     /// Forgets a finished call.
     pub fn end(&self, id: &str) {
-        self.live.lock().unwrap().remove(id);
+        self.live.lock().remove(id);
     }
 
     /// The end of a running call's output so far (docs/shell.md "Live output"); `None` when no such call runs or
     /// it has no job yet.
     pub fn peek(&self, id: &str, max: usize) -> Option<LivePeek> {
-        let slot = self.live.lock().unwrap().get(id).map(|(_, s)| s.clone())?;
+        let slot = self.live.lock().get(id).map(|(_, s)| s.clone())?;
         live::peek(&slot, max)
     }
 
     /// Trips a call's token (from the JS AbortSignal listener).
     pub fn cancel(&self, id: &str) {
-        match self.live.lock().unwrap().get(id) {
+        match self.live.lock().get(id) {
             Some((c, _)) => c.cancel(),
             None => {
-                let mut early = self.early.lock().unwrap();
+                let mut early = self.early.lock();
                 if early.len() > 1024 {
                     early.clear();
                 }

@@ -6,7 +6,8 @@
 //! (the pipe readers never wait for a reader of this slot).
 
 use super::job::{Job, JobState};
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// The most bytes of each stream one peek returns (the row shows a few lines; the final result has the rest).
@@ -45,11 +46,6 @@ pub struct LivePeek {
     pub settled: bool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a holder panicked; the facts behind it are plain data and still readable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The last `max` bytes of `s`, moved forward to a character boundary.
 pub fn tail(s: &str, max: usize) -> &str {
     &s[crate::output::tail_start(s, max)..]
@@ -58,7 +54,7 @@ pub fn tail(s: &str, max: usize) -> &str {
 /// Publishes the job a call observes (a call without a slot — Code Mode's nested calls — publishes nothing).
 pub fn publish(slot: Option<&LiveSlot>, job: &Arc<Job>) {
     if let Some(slot) = slot {
-        *lock(slot) = Some(LiveJob {
+        *slot.lock() = Some(LiveJob {
             job: Arc::downgrade(job),
             session_id: job.id.clone(),
             since: Instant::now(),
@@ -69,10 +65,10 @@ pub fn publish(slot: Option<&LiveSlot>, job: &Arc<Job>) {
 /// The end of the output a call will return (`max` bytes of each stream, clamped to 1..=[`PEEK_MAX`]); `None`
 /// while the call has no job yet or after the job is gone.
 pub fn peek(slot: &LiveSlot, max: usize) -> Option<LivePeek> {
-    let live = lock(slot).clone()?;
+    let live = slot.lock().clone()?;
     let job = live.job.upgrade()?;
     let max = max.clamp(1, PEEK_MAX);
-    let st: std::sync::MutexGuard<'_, JobState> = lock(&job.state);
+    let st: MutexGuard<'_, JobState> = job.state.lock();
     Some(LivePeek {
         session_id: live.session_id,
         stdout: tail(&st.stdout.text, max).to_string(),

@@ -11,10 +11,11 @@ use super::process::{parse_env_overlay, signal_group, ShellConfig};
 use super::render::{ShellResult, Status, StdinSnapshot};
 use super::request::{normalize_exec, normalize_write, ExecRequest, WriteRequest};
 use crate::output::{split_preview, RecoveryStore};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -129,6 +130,18 @@ fn manager_closed() -> ShellError {
     ShellError::new(ShellCode::ManagerClosed, "Shell Sessions for this Pi session were closed (session ended or replaced); start a new command in the current session.")
 }
 
+/// Test seam: a panic while this manager's locks are held (the registry, every job's state, the default shell).
+/// The locks are `parking_lot`'s, which do not poison, so later calls must work as before.
+#[cfg(test)]
+impl Manager {
+    pub(crate) fn panic_under_locks(&self, why: &str) {
+        let reg = self.reg.lock();
+        let _states: Vec<_> = reg.jobs.values().map(|j| j.state.lock()).collect();
+        let _shell = self.default_shell.lock();
+        panic!("{why}");
+    }
+}
+
 impl Manager {
     /// A manager with explicit limits and recovery store.
     pub fn new(limits: Limits, store: RecoveryStore) -> Self {
@@ -154,7 +167,7 @@ impl Manager {
 
     /// Sets the shell used when a call brings none (the TS glue passes Pi's `getShellConfig()`).
     pub fn set_shell(&self, shell: Option<ShellConfig>) {
-        *self.default_shell.lock().unwrap() = shell;
+        *self.default_shell.lock() = shell;
     }
 
     /// The limits in force.
@@ -184,7 +197,7 @@ impl Manager {
         if ctx.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
             return Err(aborted(None, false));
         }
-        if self.reg.lock().unwrap().closed {
+        if self.reg.lock().closed {
             return Err(manager_closed());
         }
         let env = parse_env_overlay(ctx.env.as_ref())?;
@@ -211,7 +224,7 @@ impl Manager {
                 ))
             }
         }
-        let shell = match ctx.shell.clone().or_else(|| self.default_shell.lock().unwrap().clone()) {
+        let shell = match ctx.shell.clone().or_else(|| self.default_shell.lock().clone()) {
             Some(s) => s,
             None => {
                 return Err(ShellError::new(
@@ -222,12 +235,12 @@ impl Manager {
         };
         let deadline = tokio::time::Instant::now() + Duration::from_millis(req.yield_time_ms);
         let job = {
-            let mut reg = self.reg.lock().unwrap();
+            let mut reg = self.reg.lock();
             if reg.closed {
                 return Err(manager_closed());
             }
             self.prune(&mut reg);
-            let running = reg.jobs.values().filter(|j| !j.state.lock().unwrap().settled()).count();
+            let running = reg.jobs.values().filter(|j| !j.state.lock().settled()).count();
             if running >= self.limits.max_running {
                 return Err(ShellError::new(
                     ShellCode::SessionLimit,
@@ -359,7 +372,7 @@ impl Manager {
     }
 
     pub(super) fn lookup(&self, id: &str) -> Result<Arc<Job>, ShellError> {
-        let mut reg = self.reg.lock().unwrap();
+        let mut reg = self.reg.lock();
         if reg.closed {
             return Err(manager_closed());
         }
@@ -408,7 +421,7 @@ impl Manager {
         let sends = !req.input.is_empty() || req.close_stdin;
         let mut pending: Option<(oneshot::Receiver<Delivery>, Arc<Ticket>)> = None;
         if sends {
-            let mut st = job.state.lock().unwrap();
+            let mut st = job.state.lock();
             if !req.input.is_empty() {
                 if job.stdin_transport {
                     return Err(ShellError::new(
@@ -519,7 +532,7 @@ impl Manager {
             _ = cancelled(&ctx.cancel) => return Err(on_cancel(self)),
         };
         super::live::publish(ctx.live.as_ref(), job);
-        if job.state.lock().unwrap().released {
+        if job.state.lock().released {
             return Err(ShellError::new(
                 ShellCode::StaleSession,
                 format!("Session {} already ended and another call received its final result. Its recovery file, if any, is still on disk.", job.id),
@@ -528,7 +541,7 @@ impl Manager {
         let mut rx = job.version.subscribe();
         loop {
             {
-                let st = job.state.lock().unwrap();
+                let st = job.state.lock();
                 if st.settled() || st.unknown_outcome || tokio::time::Instant::now() >= deadline {
                     break;
                 }
@@ -540,7 +553,7 @@ impl Manager {
             }
         }
         let result = {
-            let mut st = job.state.lock().unwrap();
+            let mut st = job.state.lock();
             let out = std::mem::take(&mut st.stdout);
             let err = std::mem::take(&mut st.stderr);
             let p = split_preview(&out.text, &err.text, budget);
@@ -616,7 +629,7 @@ impl Manager {
             }
         };
         if result.status != Status::Running && !result.unknown_outcome {
-            let mut reg = self.reg.lock().unwrap();
+            let mut reg = self.reg.lock();
             reg.jobs.remove(&job.id);
             remember_released(&mut reg, &job.id);
         }
@@ -629,7 +642,7 @@ impl Manager {
             .jobs
             .values()
             .filter_map(|j| {
-                let st = j.state.lock().unwrap();
+                let st = j.state.lock();
                 // an unconfirmed stop keeps its handle until a retry confirms it
                 st.settled_at.filter(|_| !st.unknown_outcome).map(|t| (t, j.id.clone()))
             })
@@ -639,7 +652,7 @@ impl Manager {
         for (i, (t, id)) in terminal.into_iter().enumerate() {
             if i < excess || now.duration_since(t) >= self.limits.terminal_ttl {
                 if let Some(j) = reg.jobs.remove(&id) {
-                    j.state.lock().unwrap().released = true;
+                    j.state.lock().released = true;
                     j.bump();
                 }
                 remember_released(reg, &id);
@@ -658,12 +671,12 @@ impl Manager {
     /// could not be confirmed; the manager stays usable and keeps the handles for a retry.
     pub async fn cleanup(&self) -> Result<(), ShellError> {
         let jobs: Vec<Arc<Job>> = {
-            let mut reg = self.reg.lock().unwrap();
+            let mut reg = self.reg.lock();
             self.prune(&mut reg);
             reg.jobs
                 .values()
                 .filter(|j| {
-                    let st = j.state.lock().unwrap();
+                    let st = j.state.lock();
                     !st.settled() || st.unknown_outcome
                 })
                 .cloned()
@@ -683,10 +696,10 @@ impl Manager {
         for (t, j) in tasks.into_iter().zip(jobs) {
             if !t.await.unwrap_or(false) {
                 all = false;
-                survivors.extend(j.state.lock().unwrap().survivors.iter().copied());
+                survivors.extend(j.state.lock().survivors.iter().copied());
             }
         }
-        self.reg.lock().unwrap().cleanup_pending = !all;
+        self.reg.lock().cleanup_pending = !all;
         if all {
             Ok(())
         } else {
@@ -699,14 +712,14 @@ impl Manager {
     /// own (`setsid`, daemons): the session that started them is ending. Files are not deleted here: see
     /// [`Manager::delete_recovery_files`] (a real `session_shutdown` does both).
     pub async fn close(&self) -> Result<(), ShellError> {
-        self.reg.lock().unwrap().closed = true;
+        self.reg.lock().closed = true;
         let r = self.cleanup().await;
         let escaped = self.stop_marked().await;
         self.store.close();
         match (r, escaped.is_empty()) {
             (Ok(()), true) => Ok(()),
             (Ok(()), false) => {
-                self.reg.lock().unwrap().cleanup_pending = true;
+                self.reg.lock().cleanup_pending = true;
                 Err(cleanup_incomplete(&escaped))
             }
             (Err(e), _) => Err(e),
@@ -753,7 +766,7 @@ impl Manager {
 
     /// Facts for `/pct status`.
     pub fn status(&self) -> ManagerStatus {
-        let reg = self.reg.lock().unwrap();
+        let reg = self.reg.lock();
         let mut s = ManagerStatus {
             running: 0,
             unread_terminal: 0,
@@ -764,7 +777,7 @@ impl Manager {
             watchdog_failure: super::watchdog::failure(),
         };
         for j in reg.jobs.values() {
-            let st = j.state.lock().unwrap();
+            let st = j.state.lock();
             if st.unknown_outcome {
                 s.stop_unconfirmed += 1;
             }
@@ -851,13 +864,13 @@ const ESCAPE_SCAN_AFTER: Duration = Duration::from_millis(50);
 async fn stop_job(job: &Arc<Job>, limits: &Limits, leftovers: bool) -> bool {
     let completed_on_own = |st: &JobState| st.settled() && !st.unknown_outcome && st.stop == StopPhase::None;
     // one /proc scan, outside the lock, only when the command already completed on its own
-    let found = if leftovers && completed_on_own(&job.state.lock().unwrap()) {
+    let found = if leftovers && completed_on_own(&job.state.lock()) {
         job.marked()
     } else {
         Vec::new()
     };
     let (first, sig) = {
-        let mut st = job.state.lock().unwrap();
+        let mut st = job.state.lock();
         if completed_on_own(&st) {
             if found.is_empty() {
                 return true;
@@ -882,7 +895,7 @@ async fn stop_job(job: &Arc<Job>, limits: &Limits, leftovers: bool) -> bool {
     super::process::signal_marked(&marked, |v| v == job.marker, sig);
     if first && !wait_clean(job, limits.stop_grace.saturating_sub(start.elapsed())).await {
         let group_gone = {
-            let mut st = job.state.lock().unwrap();
+            let mut st = job.state.lock();
             st.stop = StopPhase::Kill;
             st.group_gone
         };
@@ -899,7 +912,7 @@ async fn stop_job(job: &Arc<Job>, limits: &Limits, leftovers: bool) -> bool {
 fn finish_stop(job: &Job, ok: bool) -> bool {
     let survivors = if ok { Vec::new() } else { job.survivors() };
     {
-        let mut st = job.state.lock().unwrap();
+        let mut st = job.state.lock();
         st.unknown_outcome = !ok;
         st.survivors = survivors;
     }

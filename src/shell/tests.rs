@@ -276,7 +276,7 @@ async fn cancelled_input_call_keeps_admission_until_its_write_settles() {
     let mut released = false;
     for _ in 0..1500 {
         let settled = {
-            let st = job.state.lock().unwrap();
+            let st = job.state.lock();
             st.stdin_pending_bytes == 0 && st.stdin_pending_calls == 0
         };
         if settled {
@@ -905,4 +905,31 @@ async fn a_write_stdin_that_waits_publishes_its_job_too() {
     }
     assert!(seen, "write_stdin's wait shows the new output");
     assert_eq!(call.await.unwrap().unwrap().stdout, "got hi\ndone\n");
+}
+
+/// A panic while the manager's locks are held (one session's bug) must not turn every later call into a panic:
+/// the running session is still polled and fed, and new commands still start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_under_the_locks_leaves_later_calls_working() {
+    let (_d, m) = manager();
+    let r = exec(&m, json!({"cmd": "read x; echo got:$x", "yield_time_ms": 100}))
+        .await
+        .unwrap();
+    assert_eq!(r.status, Status::Running, "the command waits for its input");
+    let m2 = m.clone();
+    let panicked = std::thread::spawn(move || m2.panic_under_locks("a bug while holding the locks"))
+        .join()
+        .is_err();
+    assert!(panicked, "the closure panicked while the locks were held");
+    let r2 = write(
+        &m,
+        json!({"session_id": r.session_id, "chars": "hi\n", "yield_time_ms": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!((r2.status, r2.exit_code), (Status::Completed, Some(0)));
+    assert_eq!(r2.stdout, "got:hi\n");
+    let r3 = exec(&m, json!({"cmd": "echo again"})).await.unwrap();
+    assert_eq!((r3.status, r3.stdout.as_str()), (Status::Completed, "again\n"));
+    assert_eq!(m.status().running, 0);
 }

@@ -15,10 +15,11 @@
 //! Processes are found at exit by group and by the `PCT_JOB=<instance>:...` marker in their environment
 //! ([`MARKER_VAR`]), which also finds descendants that left the group (`setsid`).
 
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// The environment variable every job inherits: `<instance>:<manager>:<job>` (see [`instance`]).
 pub const MARKER_VAR: &str = "PCT_JOB";
@@ -155,7 +156,7 @@ fn reap(st: &mut State) {
 
 /// Starts the watchdog if it is not running (before the first job is spawned).
 pub fn ensure_started() {
-    let mut st = state().lock().unwrap();
+    let mut st = state().lock();
     send(&mut st, "");
 }
 
@@ -164,14 +165,14 @@ pub fn add_group(pgid: i32) {
     if pgid <= 1 {
         return;
     }
-    let mut st = state().lock().unwrap();
+    let mut st = state().lock();
     st.groups.insert(pgid);
     send(&mut st, &format!("g {pgid}\n"));
 }
 
 /// A job's process group is gone: forget it (its id may be reused by an unrelated group).
 pub fn remove_group(pgid: i32) {
-    let mut st = state().lock().unwrap();
+    let mut st = state().lock();
     if st.groups.remove(&pgid) && st.child.is_some() {
         send(&mut st, &format!("u {pgid}\n"));
     }
@@ -183,7 +184,7 @@ pub fn add_file(path: &std::path::Path) {
     let Some(p) = path.to_str().filter(|p| !p.contains('\n')) else {
         return;
     };
-    let mut st = state().lock().unwrap();
+    let mut st = state().lock();
     st.files.push(p.to_string());
     send(&mut st, &format!("f {p}\n"));
 }
@@ -191,13 +192,13 @@ pub fn add_file(path: &std::path::Path) {
 /// Why the watchdog is not running although something needed it (a job or a recovery file), or `None` when it
 /// runs or was not needed yet. Every later job or file retries the start. Shown in the shell manager's status.
 pub fn failure() -> Option<String> {
-    let st = state().lock().unwrap();
+    let st = state().lock();
     st.failure.clone().filter(|_| st.child.is_none())
 }
 
 /// The watchdog's pid, or why it is not running (diagnostics and tests).
 pub fn status() -> Result<u32, String> {
-    let st = state().lock().unwrap();
+    let st = state().lock();
     match (&st.child, &st.failure) {
         (Some((c, _)), _) => Ok(c.id()),
         (None, Some(f)) => Err(f.clone()),

@@ -31,19 +31,21 @@ pub(super) enum Ended {
     Abandoned,
 }
 
+/// What the policy phase grants a call: its environment, the shell and the review target.
+type Granted = (HashMap<String, String>, Option<Value>, Option<crate::review::Target>);
+/// What a dispatched call holds until it ends: its adapter slot and, for apply_patch, the sequential patch lock.
+type Permits = (
+    tokio::sync::OwnedSemaphorePermit,
+    Option<tokio::sync::OwnedMutexGuard<()>>,
+);
+
 impl NestedTask {
+    /// The call from start to settlement: gate (unless the cell is sealed first), dispatch, the reply's size
+    /// check, then the cell's counters and the reply to the engine.
     pub(super) async fn run(self) {
-        let cell = self.cell.clone();
         let session_id = session_id_of(&self.args);
-        cell.progress(ProgressRecord {
-            event: "start".into(),
-            tool: self.tool.clone(),
-            cell_id: cell.id.clone(),
-            session_id: session_id.clone(),
-            ok: None,
-            code: None,
-        });
-        let mut seal = cell.seal.subscribe();
+        self.progress("start", session_id.clone(), None, None);
+        let mut seal = self.cell.seal.subscribe();
         let gated = tokio::select! {
             _ = sealed(&mut seal) => None,
             r = self.before_dispatch(session_id.clone()) => Some(r),
@@ -51,118 +53,146 @@ impl NestedTask {
         let ended = match gated {
             None => Ended::CancelledBeforeDispatch,
             Some(Err(e)) => Ended::Reply(Err(e)),
-            Some(Ok((env, permits))) => {
-                {
-                    let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
-                    st.queued -= 1;
-                    st.dispatched += 1;
+            Some(Ok((granted, permits))) => self.dispatch(granted, permits, &mut seal).await,
+        };
+        let ended = self.bounded(ended);
+        self.settle(ended, session_id);
+    }
+
+    /// One progress record of this call.
+    fn progress(&self, event: &str, session_id: Option<String>, ok: Option<bool>, code: Option<ErrorCode>) {
+        self.cell.progress(ProgressRecord {
+            event: event.into(),
+            tool: self.tool.clone(),
+            cell_id: self.cell.id.clone(),
+            session_id,
+            ok,
+            code,
+        });
+    }
+
+    /// Runs the gated call: counted as dispatched while it runs, under the host file lease when it mutates.
+    async fn dispatch(&self, granted: Granted, permits: Permits, seal: &mut watch::Receiver<bool>) -> Ended {
+        let cell = &self.cell;
+        {
+            let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+            st.queued -= 1;
+            st.dispatched += 1;
+        }
+        let ctx = NestedContext {
+            cwd: cell.cwd.clone(),
+            cell_id: cell.id.clone(),
+            env: granted.0,
+            shell: granted.1,
+            review: granted.2,
+            cancel: cell.sealed_flag.clone(),
+            sealed: Some(cell.seal.subscribe()),
+        };
+        let r = match self.take_lease().await {
+            Err(e) => Ended::Reply(Err(e)),
+            Ok(lease) => {
+                let r = self.execute(ctx, seal).await;
+                if let Some(lease) = lease {
+                    lease.release().await;
                 }
-                let ctx = NestedContext {
-                    cwd: cell.cwd.clone(),
-                    cell_id: cell.id.clone(),
-                    env: env.0,
-                    shell: env.1,
-                    review: env.2,
-                    cancel: cell.sealed_flag.clone(),
-                    sealed: Some(cell.seal.subscribe()),
-                };
-                // A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to
-                // its end (a started commit finishes); other calls end their wait when the cell is sealed.
-                let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &cell.cwd);
-                // Fail closed: without a held lease the mutation does not run (nothing is changed).
-                let lease = match paths {
-                    Some(p) if !p.is_empty() => {
-                        let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
-                        // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
-                        let guard = a.lease.map(|l| {
-                            LeaseGuard::new(
-                                self.mgr.gate.clone(),
-                                self.mgr.rt.clone(),
-                                self.gate_req("unlock", None, Some(l)),
-                            )
-                        });
-                        match guard {
-                            Some(g) if a.allow => Ok(Some(g)),
-                            stray => {
-                                if let Some(g) = stray {
-                                    g.release().await;
-                                }
-                                Err(lock_refused(&self.tool, a.code, a.reason))
-                            }
-                        }
-                    }
-                    _ => Ok(None),
-                };
-                let r = match lease {
-                    Err(e) => Ended::Reply(Err(e)),
-                    Ok(lease) => {
-                        // Run the executor as its own task so a panic in it becomes an error reply instead of
-                        // leaving the cell waiting forever; dropping this future (seal) still cancels it.
-                        let task = self
-                            .mgr
-                            .rt
-                            .spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
-                        let _cancel_on_drop = AbortOnDrop(task.abort_handle());
-                        let tool = self.tool.clone();
-                        let fut = async move {
-                            task.await.unwrap_or_else(|e| {
-                                Err(CodeError::new(
-                                    CellCode::Unavailable,
-                                    format!("tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."),
-                                ))
-                            })
-                        };
-                        let r = if self.tool == "apply_patch" {
-                            Ended::Reply(fut.await)
-                        } else {
-                            tokio::pin!(fut);
-                            tokio::select! {
-                                r = &mut fut => Ended::Reply(r),
-                                _ = sealed(&mut seal) => {
-                                    // Unsettled dispatch: the adapter sees the seal and aborts cooperatively (an
-                                    // in-flight exec_command stops its job). One that ignores it is abandoned.
-                                    let grace = Duration::from_millis(NESTED_ABORT_GRACE_MS);
-                                    match tokio::time::timeout(grace, &mut fut).await {
-                                        Ok(r) => Ended::Reply(r),
-                                        Err(_) => Ended::Abandoned,
-                                    }
-                                }
-                            }
-                        };
-                        if let Some(lease) = lease {
-                            lease.release().await;
-                        }
-                        r
-                    }
-                };
-                drop(permits);
-                // Back to the "queued" column so the common settlement below is uniform.
-                let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
-                st.dispatched -= 1;
-                st.queued += 1;
                 r
             }
         };
-        // Size check of replies and errors.
-        let ended = match ended {
+        drop(permits);
+        // Back to the "queued" column so the common settlement is uniform.
+        let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+        st.dispatched -= 1;
+        st.queued += 1;
+        r
+    }
+
+    /// A mutation takes Pi's file mutation queue for its paths (host lease) and, once started, runs to its end (a
+    /// started commit finishes). Fail closed: without a held lease the mutation does not run (nothing is changed).
+    async fn take_lease(&self) -> Result<Option<LeaseGuard>, CodeError> {
+        let paths = self.mgr.adapters.mutated_paths(&self.tool, &self.args, &self.cell.cwd);
+        let Some(p) = paths.filter(|p| !p.is_empty()) else {
+            return Ok(None);
+        };
+        let a = self.mgr.gate.ask(self.gate_req("lock", Some(p), None)).await;
+        // From here the lease is owned by a guard: unlock is sent even if this task is dropped.
+        let guard = a.lease.map(|l| {
+            LeaseGuard::new(
+                self.mgr.gate.clone(),
+                self.mgr.rt.clone(),
+                self.gate_req("unlock", None, Some(l)),
+            )
+        });
+        match guard {
+            Some(g) if a.allow => Ok(Some(g)),
+            stray => {
+                if let Some(g) = stray {
+                    g.release().await;
+                }
+                Err(lock_refused(&self.tool, a.code, a.reason))
+            }
+        }
+    }
+
+    /// Runs the executor as its own task so a panic in it becomes an error reply instead of leaving the cell
+    /// waiting forever; dropping this future (seal) still cancels it. apply_patch runs to its end; other calls end
+    /// their wait when the cell is sealed.
+    async fn execute(&self, ctx: NestedContext, seal: &mut watch::Receiver<bool>) -> Ended {
+        let task = self
+            .mgr
+            .rt
+            .spawn(self.mgr.adapters.dispatch(&self.tool, self.args.clone(), ctx));
+        let _cancel_on_drop = AbortOnDrop(task.abort_handle());
+        let tool = self.tool.clone();
+        let fut = async move {
+            task.await.unwrap_or_else(|e| {
+                Err(CodeError::new(
+                    CellCode::Unavailable,
+                    format!(
+                        "tools.{tool} failed inside the toolkit ({e}); its effects are unknown: check before retrying."
+                    ),
+                ))
+            })
+        };
+        if self.tool == "apply_patch" {
+            return Ended::Reply(fut.await);
+        }
+        tokio::pin!(fut);
+        tokio::select! {
+            r = &mut fut => Ended::Reply(r),
+            _ = sealed(seal) => {
+                // Unsettled dispatch: the adapter sees the seal and aborts cooperatively (an in-flight
+                // exec_command stops its job). One that ignores it is abandoned.
+                let grace = Duration::from_millis(NESTED_ABORT_GRACE_MS);
+                match tokio::time::timeout(grace, &mut fut).await {
+                    Ok(r) => Ended::Reply(r),
+                    Err(_) => Ended::Abandoned,
+                }
+            }
+        }
+    }
+
+    /// The size check of replies and errors: an oversized reply becomes an error (its yielded shell stays
+    /// reported), an oversized error message is cut.
+    fn bounded(&self, ended: Ended) -> Ended {
+        match ended {
             Ended::Reply(Ok(v)) => {
                 let size = reply_size(&v);
                 let limit = MAX_NESTED_PAYLOAD_BYTES + NESTED_REPLY_META_BYTES;
-                if size > limit {
-                    let running = v.get("status").and_then(Value::as_str) == Some("running");
-                    let e = oversized_reply(&self.tool, size, limit, &v);
-                    if let (true, Some(sid), false) = (running, &e.session_id, self.tool == "apply_patch") {
-                        // The shell was yielded even though its reply was not: it stays reported in `shells`.
-                        cell.st
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .shells
-                            .insert(sid.clone());
-                    }
-                    Ended::Reply(Err(e))
-                } else {
-                    Ended::Reply(Ok(v))
+                if size <= limit {
+                    return Ended::Reply(Ok(v));
                 }
+                let running = v.get("status").and_then(Value::as_str) == Some("running");
+                let e = oversized_reply(&self.tool, size, limit, &v);
+                if let (true, Some(sid), false) = (running, &e.session_id, self.tool == "apply_patch") {
+                    // The shell was yielded even though its reply was not: it stays reported in `shells`.
+                    self.cell
+                        .st
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .shells
+                        .insert(sid.clone());
+                }
+                Ended::Reply(Err(e))
             }
             Ended::Reply(Err(mut e)) => {
                 if e.message.len() > MAX_NESTED_PAYLOAD_BYTES {
@@ -171,25 +201,23 @@ impl NestedTask {
                 Ended::Reply(Err(e))
             }
             other => other,
-        };
+        }
+    }
+
+    /// Settles the call: its end progress record, the cell's counters and shells, the reply to the engine.
+    fn settle(&self, ended: Ended, session_id: Option<String>) {
+        let cell = &self.cell;
         let (ok, code) = match &ended {
             Ended::Reply(Ok(_)) => (true, None),
             Ended::Reply(Err(e)) => (false, Some(e.code)),
             Ended::CancelledBeforeDispatch | Ended::Abandoned => (false, Some(CellCode::Aborted.into())),
         };
         let reply_session = match &ended {
-            Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id.clone()),
-            _ => session_id.clone(),
+            Ended::Reply(Ok(v)) if self.tool != "apply_patch" => session_id_of(v).or(session_id),
+            _ => session_id,
         };
         // Progress first: once the call settles the cell may become terminal and its observer leave.
-        cell.progress(ProgressRecord {
-            event: "end".into(),
-            tool: self.tool.clone(),
-            cell_id: cell.id.clone(),
-            session_id: reply_session,
-            ok: Some(ok),
-            code,
-        });
+        self.progress("end", reply_session, Some(ok), code);
         {
             let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
             st.queued -= 1;
@@ -244,19 +272,7 @@ impl NestedTask {
     }
 
     /// Policy hook, approval, then an adapter slot (apply_patch also takes the sequential patch lock).
-    async fn before_dispatch(
-        &self,
-        session_id: Option<String>,
-    ) -> Result<
-        (
-            (HashMap<String, String>, Option<Value>, Option<crate::review::Target>),
-            (
-                tokio::sync::OwnedSemaphorePermit,
-                Option<tokio::sync::OwnedMutexGuard<()>>,
-            ),
-        ),
-        CodeError,
-    > {
+    async fn before_dispatch(&self, session_id: Option<String>) -> Result<(Granted, Permits), CodeError> {
         let cell = &self.cell;
         let ans = self
             .mgr

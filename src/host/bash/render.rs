@@ -111,6 +111,16 @@ pub fn outcome(o: &BashOutcome) -> Rendered {
     }
     text.push_str(&exit_line(Some(o.exit)));
     text.push('\n');
+    if o.collected > 0 {
+        text.push_str(&format!(
+            "The command left {} process{} running in the background (e.g. `setsid … &`, `server &`); {} stopped \
+             when the command ended: a foreground command's processes never outlive it. Run a server or a watcher \
+             with runInBackground: true instead.\n",
+            o.collected,
+            if o.collected == 1 { "" } else { "es" },
+            if o.collected == 1 { "it was" } else { "they were" }
+        ));
+    }
     streams(&mut text, &o.stdout, &o.stderr);
     Rendered {
         ok: code.is_none(),

@@ -181,15 +181,14 @@ fn shell_not_found(shell: &str) -> HostError {
     )
 }
 
-/// Creates the session's scratch directory (mode 0700, parents as needed) so `$PI_SCRATCH_DIR` exists before any
-/// command runs; a path that cannot be a directory fails the call before anything starts.
+/// Creates the session's scratch directory so `$PI_SCRATCH_DIR` exists before any command runs, through the same
+/// door as Write (src/host/scratch.rs: private folders, never through a link, and this process's live lock on it,
+/// so another Pi's start-up sweep never removes a folder only Bash has used); a path that cannot be a directory
+/// fails the call before anything starts.
 fn ensure_scratch(dir: &std::path::Path) -> Result<(), HostError> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
-        Ok(()) if dir.is_dir() => Ok(()),
-        Ok(()) => Err(scratch_failed(dir, "it is not a directory")),
-        Err(e) => Err(scratch_failed(dir, &e.to_string())),
-    }
+    crate::host::scratch::create_root(dir)
+        .map(|_| ())
+        .map_err(|e| scratch_failed(dir, &e.message))
 }
 
 fn scratch_failed(dir: &std::path::Path, why: &str) -> HostError {
@@ -402,6 +401,9 @@ pub struct BashOutcome {
     pub timeout: Duration,
     /// Wall time from spawn to result.
     pub duration: Duration,
+    /// Processes the command left running when it ended (started in the background, `setsid … &`), which were
+    /// stopped with their trees (docs/host.md "Bash": a foreground command's descendants never outlive it).
+    pub collected: usize,
 }
 
 /// Runs a command to its end, its timeout or its cancellation. The result is published only after both pipes were
@@ -447,6 +449,27 @@ pub async fn run_foreground_live(
     let d_err = tokio::spawn(drain(sp.stderr, err.clone()));
     let (a_out, a_err) = (d_out.abort_handle(), d_err.abort_handle());
     let mut child = sp.child;
+    // While the shell lives it is a subreaper, so every descendant (also one that called `setsid` and cleared its
+    // `PCT_JOB` marker) is below it: look every `SEEN_EVERY` and remember them, so those still alive when the
+    // command ends are collected even after the shell's exit re-parented them away.
+    let seen: Arc<Mutex<Vec<ProcId>>> = Arc::new(Mutex::new(Vec::new()));
+    let watcher = child.id().map(|pid| {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SEEN_EVERY).await;
+                let Ok(now) = tokio::task::spawn_blocking(move || descendants(&[pid as i32])).await else {
+                    return;
+                };
+                let mut s = lock(&seen);
+                for p in now {
+                    if p.pid != pid as i32 && !s.contains(&p) {
+                        s.push(p);
+                    }
+                }
+            }
+        })
+    });
     let exit = Arc::new(Mutex::new(None::<Exit>));
     let finish = {
         let (exit, out, err) = (exit.clone(), out.clone(), err.clone());
@@ -504,6 +527,19 @@ pub async fn run_foreground_live(
             lock(&err).end(true);
         }
     }
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    // The command ended on its own: whatever it left running (its group, its marker, the descendants seen while it
+    // ran) is stopped with its tree, and the result says how many.
+    let collected = if killed.is_none() {
+        let (marker, grace, seen) = (launch.marker.clone(), limits.stop_grace, lock(&seen).clone());
+        tokio::task::spawn_blocking(move || collect_leftovers(pgid, &marker, &seen, grace))
+            .await
+            .unwrap_or(0)
+    } else {
+        0
+    };
     if !group_exists(pgid) {
         watchdog::remove_group(pgid);
     }
@@ -517,5 +553,32 @@ pub async fn run_foreground_live(
         stderr,
         timeout: budget,
         duration: started.elapsed(),
+        collected,
     })
+}
+
+/// How often a running foreground command's descendants are looked at (a process that leaves the tree and clears
+/// its marker less than this before the command ends can be missed: docs/host.md "Bash").
+const SEEN_EVERY: Duration = Duration::from_millis(200);
+
+/// Stops what a finished foreground command left running — its process group, every process carrying its marker
+/// and their descendants, and the `seen` descendants still alive (same pid and start time) — with [`kill_tree`]'s
+/// SIGTERM-then-SIGKILL. Returns how many processes were left (0: nothing was signalled). Blocking.
+pub fn collect_leftovers(pgid: i32, marker: &str, seen: &[ProcId], grace: Duration) -> usize {
+    let mine = |v: &str| v == marker;
+    let mut left: Vec<ProcId> = seen.iter().copied().filter(|p| proc_alive(*p)).collect();
+    for p in descendants(&marked_pids(mine)) {
+        if !left.contains(&p) {
+            left.push(p);
+        }
+    }
+    if left.is_empty() && !group_alive(pgid) {
+        return 0;
+    }
+    let n = left.len().max(1);
+    signal_procs(&left, libc::SIGTERM);
+    kill_tree(pgid, marker, grace);
+    // `kill_tree` waited out the grace: what it could not reach by group or marker gets SIGKILL too.
+    signal_procs(&left, libc::SIGKILL);
+    n
 }

@@ -267,7 +267,7 @@ pub fn grep(
         let one = name_ok.then(|| target.canonical.clone());
         (Box::new(one.into_iter()), parent, 1)
     } else if meta.is_dir() {
-        let mut w = glob::walker(&target.canonical);
+        let mut w = glob::walker(&target.canonical, roots.sensitive());
         w.sort_by_file_path(walk::path_order());
         if let Some(g) = &a.glob {
             let ov = OverrideBuilder::new(&target.canonical)

@@ -149,24 +149,21 @@ impl<W, R> Shared<'_, W, R> {
                 .map(|j| st.slots[j - base].path.take().expect("an unclaimed slot has its path"))
                 .collect();
             drop(st);
-            let mut done = Vec::with_capacity(k);
-            for path in paths {
+            for (j, path) in (i..).zip(paths) {
                 if self.cancel.load(Atomic::Relaxed) {
                     break;
                 }
                 let r = (self.search)(w, &path);
-                done.push((path, r));
+                // Each result is handed in as soon as it is ready: the caller may be waiting for this very file
+                // (slots leave only once done, so this one is still queued).
+                let mut g = self.lock();
+                let base = g.base;
+                g.slots[j - base].done = Some((path, r));
+                if j == base {
+                    self.wake(&g);
+                }
             }
-            let mut st = self.lock();
-            // Slots leave only once done, so these are still queued.
-            let base = st.base;
-            for (j, d) in (i..).zip(done) {
-                st.slots[j - base].done = Some(d);
-            }
-            if i == base {
-                self.wake(&st);
-            }
-            return (st, false);
+            return (self.lock(), false);
         }
         let room = self.ahead(st.base).saturating_sub(st.slots.len());
         if !st.exhausted && !st.walking && room > 0 {
@@ -321,7 +318,10 @@ mod tests {
 
     /// The files of a sorted walk of `root`, as `/`-separated paths relative to it.
     fn walked(root: &Path) -> Vec<String> {
-        let mut w = crate::host::glob::walker(root);
+        let mut w = crate::host::glob::walker(
+            root,
+            std::sync::Arc::new(crate::host::sensitive::Sensitive::new(None, None, &[])),
+        );
         w.sort_by_file_path(path_order());
         let timed_out = AtomicBool::new(false);
         Files {

@@ -8,6 +8,7 @@
 import type { HostPathInfo } from "../../../index.js";
 import { splitLines } from "./diff.ts";
 import { editView, writeView } from "./tools.ts";
+import { shownLine } from "./safe.ts";
 
 /** Lines of a diff or command a card shows before "… N more lines". */
 export const CARD_LINES = 30;
@@ -21,6 +22,8 @@ const EXTERNAL: Record<string, string> = {
 /** Where the call acts: the path, and whether (and why) it is outside the workspace. */
 export function whereText(info: HostPathInfo | null | undefined): string {
 	if (!info) return "in the workspace";
+	// A path is one line on the card, whatever it holds (docs/permissions.md "What reaches the terminal").
+	info = { ...info, canonical: shownLine(info.canonical), path: shownLine(info.path) };
 	if (info.root === "external") {
 		const why = EXTERNAL[info.external ?? ""];
 		return `${info.canonical} (outside the workspace: ${info.external ?? "external"}${why ? `, ${why}` : ""})`;
@@ -62,11 +65,11 @@ export function cardText(tool: string, params: Record<string, unknown>, info: Ho
 			return [`Allow Edit to change ${where}? (+${v.added} -${v.removed})`, ...capped(body), ...v.notes.map((n) => `(${n})`)].join("\n");
 		}
 		case "TaskStop":
-			return `Allow TaskStop to stop background task ${str(params.backgroundTaskId) ?? "?"} and its processes?`;
+			return `Allow TaskStop to stop background task ${shownLine(str(params.backgroundTaskId) ?? "?")} and its processes?`;
 		default: {
 			const verb = tool === "Read" ? "read" : tool === "Glob" || tool === "Grep" ? "search" : "use";
 			const pattern = str(params.pattern) ?? str(params.query);
-			return `Allow ${tool} to ${verb} ${where}?${pattern ? `\npattern: ${pattern}` : ""}`;
+			return `Allow ${tool} to ${verb} ${where}?${pattern ? `\npattern: ${shownLine(pattern)}` : ""}`;
 		}
 	}
 }

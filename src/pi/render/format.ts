@@ -10,6 +10,7 @@ import { keyHint } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { Text } from "@earendil-works/pi-tui";
 import type { CodeFailure, HostFailure, HostPermissionDecision, ShellFailure } from "../../../index.js";
+import { shownLine } from "./safe.ts";
 
 /** Lines of output a collapsed row shows (Pi's bash shows 5). */
 export const PREVIEW_LINES = 5;
@@ -57,7 +58,7 @@ export function title(theme: Theme, name: string): string {
 export function pathText(theme: Theme, value: unknown, fallback?: string): string {
 	if (value === undefined || value === null || value === "") return fallback ? theme.fg("accent", fallback) : theme.fg("toolOutput", "...");
 	if (typeof value !== "string") return theme.fg("error", "[invalid arg]");
-	return theme.fg("accent", shortPath(value));
+	return theme.fg("accent", shownLine(shortPath(value)));
 }
 
 /** The path an argument object names (`path` wins over `file_path`, as the engine folds them). */

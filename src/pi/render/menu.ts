@@ -7,6 +7,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { getSelectListTheme } from "@earendil-works/pi-coding-agent";
 import { Container, SelectList, Spacer, Text } from "@earendil-works/pi-tui";
+import { safeSelect, shownBlock, shownLine } from "./safe.ts";
 
 /** One row: the label returned when chosen, and an optional one-line explanation. */
 export interface MenuItem {
@@ -25,10 +26,10 @@ export async function choose(ctx: ExtensionContext, title: string, items: MenuIt
 			const picked = await ctx.ui.custom<string | undefined>((_tui, theme, _keys, done) => {
 				drawn = true;
 				const box = new Container();
-				box.addChild(new Text(theme.fg("accent", theme.bold(title)), 1, 0));
+				box.addChild(new Text(theme.fg("accent", theme.bold(shownBlock(title))), 1, 0));
 				box.addChild(new Spacer(1));
 				const list = new SelectList(
-					items.map((i) => ({ value: i.label, label: i.label, description: i.description })),
+					items.map((i) => ({ value: i.label, label: shownLine(i.label), description: i.description === undefined ? undefined : shownLine(i.description) })),
 					Math.min(MENU_ROWS, Math.max(1, items.length)),
 					getSelectListTheme(),
 				);
@@ -47,5 +48,5 @@ export async function choose(ctx: ExtensionContext, title: string, items: MenuIt
 			if (drawn) return undefined;
 		}
 	}
-	return ctx.ui.select(title, items.map((i) => i.label));
+	return safeSelect(ctx.ui, title, items.map((i) => i.label));
 }

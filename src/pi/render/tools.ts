@@ -25,6 +25,7 @@ import {
 	title,
 	type RenderContext,
 } from "./format.ts";
+import { shownDeep } from "./safe.ts";
 
 type Args = Record<string, unknown>;
 type Result = { content: { type: string; text?: string }[]; details?: unknown };
@@ -44,11 +45,13 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 	return {
 		renderCall: (args: unknown, theme: Theme, context: unknown): Component => {
 			const ctx = context as RenderContext;
-			return text(ctx, spec.call((args ?? {}) as Args, theme, ctx));
+			// The model's arguments and the result are drawn only after every control in them is made visible
+			// (docs/permissions.md "What reaches the terminal").
+			return text(ctx, spec.call(shownDeep((args ?? {}) as Args), theme, ctx));
 		},
 		renderResult: (result: unknown, options: unknown, theme: Theme, context: unknown): Component => {
 			const ctx = context as RenderContext;
-			const r = result as Result;
+			const r = shownDeep(result as Result);
 			const o = options as Opts;
 			const done = !o.isPartial;
 			// A partial result (live output) takes the timer over from the call line.
@@ -330,7 +333,7 @@ export function editView(args: Args, cwd: string, readFile = true): DiffView & {
 const write = make({
 	call(args, theme, ctx) {
 		const v = preview(ctx, () => writeView(args, ctx.cwd, !ctx.executionStarted));
-		const headLine = `${title(theme, "Write")} ${pathText(theme, pathOf(args))}${v ? ` ${counts(theme, v)}` : ""}`;
+		const headLine = `${title(theme, "Write")} ${pathText(theme, pathOf(args))}${v && !ctx.isError ? ` ${counts(theme, v)}` : ""}`;
 		if (!v || !ctx.expanded) return headLine;
 		return `${headLine}\n\n${diffBody(theme, v.text, true)}`;
 	},
@@ -347,7 +350,7 @@ const edit = make({
 		const v = preview(ctx, () => editView(args, ctx.cwd, !ctx.executionStarted));
 		const landed = ctx.state.landed as { added: number; removed: number } | undefined;
 		const c = landed ?? v;
-		const headLine = `${title(theme, "Edit")} ${pathText(theme, pathOf(args))}${c ? ` ${counts(theme, c)}` : ""}`;
+		const headLine = `${title(theme, "Edit")} ${pathText(theme, pathOf(args))}${c && !ctx.isError ? ` ${counts(theme, c)}` : ""}`;
 		if (!v || !ctx.expanded) return headLine;
 		const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
 		return [headLine, "", diffBody(theme, v.text, true), ...notes].filter((p, i) => i !== 1 || v.text).join("\n");
@@ -373,11 +376,12 @@ const applyPatch = make({
 		const files = patchFiles(str(args.patch) ?? "");
 		const added = files.reduce((s, f) => s + f.added, 0);
 		const removed = files.reduce((s, f) => s + f.removed, 0);
-		const headLine = `${title(theme, "apply_patch")}${files.length ? ` ${theme.fg("muted", plural(files.length, "file"))} ${counts(theme, { added, removed })}` : ""}`;
+		// A refused or failed call changed nothing: its header promises no counts (docs/render.md).
+		const headLine = `${title(theme, "apply_patch")}${files.length ? ` ${theme.fg("muted", plural(files.length, "file"))}${ctx.isError ? "" : ` ${counts(theme, { added, removed })}`}` : ""}`;
 		const lines: string[] = [headLine];
 		for (const f of files) {
 			const name = f.moveTo ? `${f.path} → ${f.moveTo}` : f.path;
-			lines.push(`  ${theme.fg("warning", letter[f.op])} ${theme.fg("accent", name)} ${counts(theme, f)}`);
+			lines.push(`  ${theme.fg("warning", letter[f.op])} ${theme.fg("accent", name)}${ctx.isError ? "" : ` ${counts(theme, f)}`}`);
 			if (ctx.expanded && f.text) lines.push(coloured(f.text, theme).split("\n").map((l) => `    ${l}`).join("\n"));
 		}
 		return lines.join("\n");

@@ -16,6 +16,7 @@ import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
+import { safeConfirm } from "../render/safe.ts";
 
 /** The gate message when the pair is not admitted. */
 export const CODE_NOT_ENABLED =
@@ -26,10 +27,10 @@ const ABORTED_BEFORE = "aborted: The call was cancelled before it started; no ce
 /** Lark grammar of the freeform variant: the raw program, optionally led by the pragma line. */
 export const EXEC_SOURCE_GRAMMAR = String.raw`
 start: pragma_source | plain_source
-pragma_source: PRAGMA NEWLINE SOURCE
+pragma_source: PRAGMA_LINE NEWLINE SOURCE
 plain_source: SOURCE
 
-PRAGMA: /[ \t]*\/\/ @exec:[^\r\n]*/
+PRAGMA_LINE: /[ \t]*\/\/ @exec:[^\r\n]*/
 NEWLINE: /\r?\n/
 SOURCE: /[\s\S]+/
 `;
@@ -85,25 +86,16 @@ function progressLine(rec: ProgressRecord): string {
 
 let callSeq = 0;
 
-export function register(host: ToolkitHost): void {
-	let manager: CodeManager | null = null;
-	let boundShell: unknown = null;
-	/** The ctx of the latest exec/wait: its UI answers approvals of nested apply_patch (dispatch time). */
-	let lastCtx: ExtensionContext | null = null;
-
-	// Nested adapters are admitted like the direct tools; a host that distinguishes nested-only routes (execution
-	// rules: patch only inside cells) may offer isNestedAdmitted.
-	const nestedAdmitted = (tool: string) =>
-		host.isNestedAdmitted ? host.isNestedAdmitted(tool) : host.isAdmitted(tool);
-
-	/** Held Pi file-mutation-queue leases of nested patches: lease id -> release. */
+/**
+ * Pi's file mutation queue held for nested patches: `lock` takes the queue for every path (sorted, one global order)
+ * and holds it until `unlock`; `releaseAll` frees whatever an unlock never reached (a failed callback, a dropped
+ * task), so Pi's own edit/write never wait on a lease nobody will release.
+ */
+function leaseTable() {
 	const leases = new Map<string, () => void>();
-	let leaseSeq = 0;
+	let seq = 0;
 
-	/**
-	 * Takes Pi's file mutation queue for every path (sorted, one global order) and holds it until unlock.
-	 * Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation.
-	 */
+	/** Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation. */
 	async function lock(paths: string[]): Promise<GateAnswer> {
 		const sorted = [...new Set(paths)].sort();
 		let release!: () => void;
@@ -125,11 +117,61 @@ export function register(host: ToolkitHost): void {
 				reason: `Pi's file mutation queue failed: ${outcome instanceof Error ? outcome.message : String(outcome)}`,
 			};
 		}
-		const lease = `lease-${++leaseSeq}`;
+		const lease = `lease-${++seq}`;
 		leases.set(lease, release);
 		return { allow: true, lease };
 	}
 
+	function unlock(lease: string | undefined): GateAnswer {
+		const release = leases.get(lease ?? "");
+		leases.delete(lease ?? "");
+		try {
+			release?.();
+		} catch {
+			// Releasing resolves a promise; nothing else can hold the queue once it is out of the map.
+		}
+		return { allow: true };
+	}
+
+	function releaseAll(): void {
+		const held = [...leases.values()];
+		leases.clear();
+		for (const release of held) {
+			try {
+				release();
+			} catch {
+				// see unlock
+			}
+		}
+	}
+
+	return { lock, unlock, releaseAll, size: () => leases.size };
+}
+
+/** What the nested gate needs from the registration: admission and the ctx of the latest exec/wait. */
+interface GateHost {
+	host: ToolkitHost;
+	leases: ReturnType<typeof leaseTable>;
+	nestedAdmitted: (tool: string) => boolean;
+	/** The ctx of the latest exec/wait: its UI answers approvals of nested apply_patch (dispatch time). */
+	lastCtx: () => ExtensionContext | null;
+}
+
+/** The answer when a nested call's tool is not admitted (now, or any more after an async hook). */
+function disabled(tool: string): GateAnswer {
+	return {
+		allow: false,
+		code: "adapter-disabled",
+		reason: `Tool "${tool}" is not enabled right now; enable it in /pct config or stop calling it.`,
+	};
+}
+
+/**
+ * The native gate callback (src/code/adapters.rs): each nested call's phases — `lock`/`unlock` of the file mutation
+ * queue, `policy` (permission card, then the embedder's hooks) and `approval` (the nested apply_patch dialog).
+ */
+function nestedGate(g: GateHost): (req: GateRequest) => Promise<GateAnswer> {
+	const { host, leases, nestedAdmitted } = g;
 	let nestedSeq = 0;
 
 	/** The permission decision (and card) of one nested call; a refusal answer, or null when it may run. */
@@ -138,7 +180,9 @@ export function register(host: ToolkitHost): void {
 		const rt = hostRuntime(host);
 		const risk = req.tool === "apply_patch" ? "edit" : req.tool === "write_stdin" && req.sendsInput === false ? "read" : "bash";
 		const via = `code cell ${req.cellId}`;
-		const gate = await permissionGate(host, rt, lastCtx ?? undefined, { tool: req.tool, risk, preview: req.preview, via });
+		// A nested command's text is scanned for sensitive paths like a direct one's (docs/permissions.md).
+		const command = risk === "bash" ? (req.preview ?? "") : undefined;
+		const gate = await permissionGate(host, rt, g.lastCtx() ?? undefined, { tool: req.tool, risk, preview: req.preview, via, command, cwd: req.cwd });
 		await auditCall(host, rt, {
 			toolCallId: `${req.cellId}/nested-${++nestedSeq}`,
 			tool: req.tool,
@@ -155,67 +199,59 @@ export function register(host: ToolkitHost): void {
 		return { allow: false, code, reason: `${gate.code}: ${gate.message}` };
 	}
 
-	async function gate(req: GateRequest): Promise<GateAnswer> {
+	/** The policy phase: admission, the permission card of the direct twin, then the embedder's hooks. */
+	async function policy(req: GateRequest): Promise<GateAnswer> {
+		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
+		if (req.sessionId) call.sessionId = req.sessionId;
+		if (!nestedAdmitted(req.tool)) return disabled(req.tool);
+		// The permission policy (docs/permissions.md): a nested call gets exactly the decision and card of its
+		// direct twin, one card at a time, before the embedder's hooks run.
+		const refusal = await nestedPermission(req);
+		if (refusal) return refusal;
+		const hooked = await runInvocationHooks(host.hooks, call);
+		if (!hooked.ok) return { allow: false, code: "policy-denied", reason: `${hooked.reason} Nothing was started.` };
+		const env = hooked.env;
+		// Hooks may be async: the capability may have been disabled meanwhile.
+		if (!nestedAdmitted(req.tool)) return disabled(req.tool);
+		return {
+			allow: true,
+			env,
+			// The permission card above is the approval: `codeMode.approvalMode` no longer adds a second one
+			// (docs/permissions.md "Code cells").
+			needsApproval: false,
+			shell: req.tool === "exec_command" ? resolveShell() : undefined,
+			// A nested patch records its review changes in the outer exec's session (docs/review.md).
+			review: req.tool === "apply_patch" ? reviewTarget(host.agentDir, g.lastCtx()) : undefined,
+		};
+	}
+
+	/** The approval phase: the nested apply_patch dialog in the UI of the latest exec/wait. */
+	async function approval(req: GateRequest): Promise<GateAnswer> {
+		const ctx = g.lastCtx();
+		if (!ctx?.hasUI) {
+			return {
+				allow: false,
+				code: "approval-unavailable",
+				reason: 'No interactive UI can approve apply_patch from a code cell; nothing was changed. Set Code Mode nested apply_patch approval to "always" in /pct config, or run Pi with a UI.',
+			};
+		}
+		const ok = await safeConfirm(ctx.ui, "Code Mode nested tool", `Code Mode cell ${req.cellId} will run apply_patch.\n\n${req.preview ?? ""}`);
+		if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
+		if (!nestedAdmitted("apply_patch")) return disabled("apply_patch");
+		return { allow: true };
+	}
+
+	return async function gate(req: GateRequest): Promise<GateAnswer> {
 		if (req.phase === "lock") {
 			try {
-				return await lock(req.paths ?? []);
+				return await leases.lock(req.paths ?? []);
 			} catch (e: unknown) {
 				return { allow: false, code: "unavailable", reason: `Pi's file mutation queue failed: ${errorText(e)}` };
 			}
 		}
-		if (req.phase === "unlock") {
-			const release = leases.get(req.lease ?? "");
-			leases.delete(req.lease ?? "");
-			try {
-				release?.();
-			} catch {
-				// Releasing resolves a promise; nothing else can hold the queue once it is out of the map.
-			}
-			return { allow: true };
-		}
-		const call: InvocationCall = { tool: req.tool, path: "nested", cwd: req.cwd, cellId: req.cellId };
-		if (req.sessionId) call.sessionId = req.sessionId;
-		const disabled = (): GateAnswer => ({
-			allow: false,
-			code: "adapter-disabled",
-			reason: `Tool "${req.tool}" is not enabled right now; enable it in /pct config or stop calling it.`,
-		});
+		if (req.phase === "unlock") return leases.unlock(req.lease);
 		try {
-			if (req.phase === "policy") {
-				if (!nestedAdmitted(req.tool)) return disabled();
-				// The permission policy (docs/permissions.md): a nested call gets exactly the decision and card of its
-				// direct twin, one card at a time, before the embedder's hooks run.
-				const refusal = await nestedPermission(req);
-				if (refusal) return refusal;
-				const hooked = await runInvocationHooks(host.hooks, call);
-				if (!hooked.ok) return { allow: false, code: "policy-denied", reason: `${hooked.reason} Nothing was started.` };
-				const env = hooked.env;
-				// Hooks may be async: the capability may have been disabled meanwhile.
-				if (!nestedAdmitted(req.tool)) return disabled();
-				return {
-					allow: true,
-					env,
-					// The permission card above is the approval: `codeMode.approvalMode` no longer adds a second one
-					// (docs/permissions.md "Code cells").
-					needsApproval: false,
-					shell: req.tool === "exec_command" ? resolveShell() : undefined,
-					// A nested patch records its review changes in the outer exec's session (docs/review.md).
-					review: req.tool === "apply_patch" ? reviewTarget(host.agentDir, lastCtx) : undefined,
-				};
-			}
-			// approval
-			const ctx = lastCtx;
-			if (!ctx?.hasUI) {
-				return {
-					allow: false,
-					code: "approval-unavailable",
-					reason: 'No interactive UI can approve apply_patch from a code cell; nothing was changed. Set Code Mode nested apply_patch approval to "always" in /pct config, or run Pi with a UI.',
-				};
-			}
-			const ok = await ctx.ui.confirm("Code Mode nested tool", `Code Mode cell ${req.cellId} will run apply_patch.\n\n${req.preview ?? ""}`);
-			if (!ok) return { allow: false, code: "approval-denied", reason: "The user declined this apply_patch; nothing was changed." };
-			if (!nestedAdmitted("apply_patch")) return disabled();
-			return { allow: true };
+			return req.phase === "policy" ? await policy(req) : await approval(req);
 		} catch (e: unknown) {
 			return {
 				allow: false,
@@ -223,7 +259,59 @@ export function register(host: ToolkitHost): void {
 				reason: `The ${req.phase === "approval" ? "approval dialog" : "invocation hook"} failed (${errorText(e)}); nothing was started.`,
 			};
 		}
-	}
+	};
+}
+
+/**
+ * An unconfirmed cleanup (docs/spec/toolkit.md §7, §10): the Rust manager refuses new cells (`cleanup-incomplete`)
+ * while its kept cells stay reachable with wait/terminate; `/pct reload`, a model change and a session start
+ * retry it (the `retry` lifecycle callback), and until one succeeds `/pct status` shows it on the `Apply error:`
+ * line and the diagnostics record has cleanupPending.
+ */
+function cleanupTracker(manager: () => CodeManager | null, releaseLeases: () => void) {
+	let pending = false;
+	let message = "";
+	let running: Promise<boolean> | null = null;
+	const cleanup = (): Promise<boolean> => {
+		// One cleanup at a time: a retry while one runs shares its answer.
+		running ??= (async () => {
+			try {
+				const m = manager();
+				const r = m ? await m.cleanup() : { ok: true as const };
+				pending = r.ok !== true;
+				message = "message" in r ? String(r.message ?? "") : "";
+			} catch (e: unknown) {
+				pending = true;
+				message = errorText(e);
+			} finally {
+				releaseLeases();
+				running = null;
+			}
+			return !pending;
+		})();
+		return running;
+	};
+	return {
+		cleanup,
+		pending: () => pending,
+		forget: () => {
+			pending = false;
+		},
+		applyError: () => (pending ? `cleanup-incomplete (${message || "Code Mode cells did not confirm that they stopped"})` : null),
+	};
+}
+
+export function register(host: ToolkitHost): void {
+	let manager: CodeManager | null = null;
+	let boundShell: unknown = null;
+	let lastCtx: ExtensionContext | null = null;
+
+	// Nested adapters are admitted like the direct tools; a host that distinguishes nested-only routes (execution
+	// rules: patch only inside cells) may offer isNestedAdmitted.
+	const nestedAdmitted = (tool: string) =>
+		host.isNestedAdmitted ? host.isNestedAdmitted(tool) : host.isAdmitted(tool);
+	const leases = leaseTable();
+	const gate = nestedGate({ host, leases, nestedAdmitted, lastCtx: () => lastCtx });
 
 	/** The manager, bound to the current shell manager, with admission refreshed. */
 	function current(): CodeManager {
@@ -295,75 +383,33 @@ export function register(host: ToolkitHost): void {
 		execute: (_id, params, signal, onUpdate, ctx) => run("wait", params, signal, onUpdate, ctx),
 	});
 
-	/**
-	 * Releases every file-mutation-queue lease still held for nested patches (Rust always asks to unlock, but
-	 * an unlock that never reaches us — failed callback, dropped task — must not keep Pi's edit/write waiting).
-	 */
-	const releaseLeases = () => {
-		const held = [...leases.values()];
-		leases.clear();
-		for (const release of held) {
-			try {
-				release();
-			} catch {
-				// see unlock
-			}
-		}
-	};
-	host.shared.set("code.heldLeases", () => leases.size);
-
-	/**
-	 * An unconfirmed cleanup (docs/spec/toolkit.md §7, §10): the Rust manager refuses new cells (`cleanup-incomplete`)
-	 * while its kept cells stay reachable with wait/terminate; `/pct reload`, a model change and a session start
-	 * retry it (the `retry` lifecycle callback), and until one succeeds `/pct status` shows it on the `Apply error:`
-	 * line and the diagnostics record has cleanupPending.
-	 */
-	let cleanupPending = false;
-	let cleanupMessage = "";
-	let cleanupRun: Promise<boolean> | null = null;
-	const cleanup = (): Promise<boolean> => {
-		// One cleanup at a time: a retry while one runs shares its answer.
-		cleanupRun ??= (async () => {
-			try {
-				const r = manager ? await manager.cleanup() : { ok: true as const };
-				cleanupPending = r.ok !== true;
-				cleanupMessage = "message" in r ? String(r.message ?? "") : "";
-			} catch (e: unknown) {
-				cleanupPending = true;
-				cleanupMessage = errorText(e);
-			} finally {
-				releaseLeases();
-				cleanupRun = null;
-			}
-			return !cleanupPending;
-		})();
-		return cleanupRun;
-	};
-	host.shared.set("code.cleanupPending", () => cleanupPending);
-	host.shared.set("code.applyError", () => (cleanupPending ? `cleanup-incomplete (${cleanupMessage || "Code Mode cells did not confirm that they stopped"})` : null));
+	host.shared.set("code.heldLeases", leases.size);
+	const cleanups = cleanupTracker(() => manager, leases.releaseAll);
+	host.shared.set("code.cleanupPending", cleanups.pending);
+	host.shared.set("code.applyError", cleanups.applyError);
 
 	host.lifecycle("codeMode", {
 		// Switch/fork preflight: terminate every cell; an unconfirmed stop vetoes.
-		beforeSwitch: cleanup,
+		beforeSwitch: cleanups.cleanup,
 		// A real session_shutdown: close, delete only this manager's recovery files, start fresh on next use.
 		shutdown: async () => {
 			const old = manager;
 			manager = null;
-			cleanupPending = false;
+			cleanups.forget();
 			try {
 				if (old) await old.shutdown();
 			} finally {
-				releaseLeases();
+				leases.releaseAll();
 			}
 		},
 		// Feature disabled: clean up Code Mode only; files stay until session_shutdown.
 		disabled: async () => {
-			await cleanup();
+			await cleanups.cleanup();
 		},
 		// Reload, model change, session start: retry an unconfirmed cleanup (the same manager serves again once
 		// it succeeds; its recovery files stay until session_shutdown).
 		retry: async () => {
-			if (cleanupPending) await cleanup();
+			if (cleanups.pending()) await cleanups.cleanup();
 		},
 	});
 }

@@ -10,6 +10,7 @@ import { Type, type TSchema } from "typebox";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { operationMode } from "../plan.ts";
+import { safeConfirm } from "../render/safe.ts";
 
 const APP = Type.String({ description: 'The target app: its name (e.g. "Safari") or bundle id (e.g. "com.apple.Safari") as computer_use_list_apps shows it. Never a path.' });
 
@@ -55,7 +56,7 @@ export function register(host: ToolkitHost): void {
 				const gate = cu.authorize(tool.name, params ?? {}, mode, !!ctx?.hasUI);
 				if (!gate.ok) throw new Error(`${gate.code}: ${gate.message}`);
 				if (gate.ask) {
-					const yes = await ctx.ui.confirm("Computer Use", `Allow Computer Use to control ${gate.ask} for the rest of this session?`);
+					const yes = await safeConfirm(ctx.ui, "Computer Use", `Allow Computer Use to control ${gate.ask} for the rest of this session?`);
 					if (!yes) {
 						const d = cu.denied(gate.ask);
 						throw new Error(`${d.code}: ${d.message}`);

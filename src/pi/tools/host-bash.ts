@@ -172,6 +172,7 @@ export function register(host: ToolkitHost): void {
 			promptSnippet: t.promptSnippet,
 			parameters: t.parameters,
 			risk: t.risk,
+			command: t.name === "Bash" ? (p) => (typeof p.command === "string" ? p.command : "") : undefined,
 			run: ({ session, params, signal, onUpdate }) => t.call(session, params, signal, onUpdate),
 		});
 	}

@@ -35,7 +35,7 @@ import { Type } from "typebox";
 import type { HostFailure, HostPathInfo } from "../../../index.js";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
-import { auditCall, auditSettled, permissionGate, type PermissionCode, type PermissionOutcome } from "../permission.ts";
+import { auditCall, auditSettled, permissionGate, syncSensitive, type PermissionCode, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
 import { cardText } from "../render/card.ts";
 import { DELEGATE } from "../delegate.ts";
@@ -96,6 +96,8 @@ export interface HostToolSpec<S extends TSchema> {
 	targets?(params: Record<string, unknown>): string[];
 	/** What will run, for the card (Bash: the command). */
 	preview?(params: Record<string, unknown>): string | undefined;
+	/** The command text the call runs, scanned for sensitive paths (docs/permissions.md "Sensitive paths"). */
+	command?(params: Record<string, unknown>): string | undefined;
 	run(call: HostCall<Record<string, unknown>>): Promise<HostOutcome>;
 }
 
@@ -224,6 +226,8 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			const paths: HostPathInfo[] = [];
 			let refused: HostOutcome | undefined;
 			try {
+				// The configured sensitive paths are in force before any path resolves (docs/permissions.md).
+				syncSensitive(host.config());
 				const raws = spec.targets ? spec.targets(params) : [spec.target?.(params)].filter((r): r is string => r !== undefined);
 				for (const raw of raws) {
 					const r = session.resolvePath(raw);
@@ -236,8 +240,10 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			} catch (e) {
 				refused = { ok: false, code: "TOOL_FAILED", message: e instanceof Error ? e.message : String(e) };
 			}
+			// A sensitive path is refused in every mode, before any card; the audit line says so.
+			if (refused && !refused.ok && refused.code === "SENSITIVE_PATH") gate = { ...gate, ok: false, decision: "denied-sensitive" };
 			const decideAndRun = async (): Promise<HostOutcome> => {
-				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
+				gate = await permissionGate(host, rt, ctx, { tool: spec.name, risk: spec.risk, paths, signal, preview: spec.preview?.(params), command: spec.command?.(params), cwd: ctx.cwd, title: cardText(spec.name, params, paths[0] ?? null, ctx.cwd) });
 				if (!gate.ok) return { ok: false, code: gate.code ?? "TOOL_DENIED", message: gate.message ?? "" };
 				if (gate.prompted || spec.risk === "edit") {
 					// The card or the queue may have waited long: the live config decides, and an abort meanwhile runs

@@ -7,6 +7,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Input, Key, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { shownBlock, shownLine } from "../render/safe.ts";
 
 /** One question as the AskSession validated it. */
 export interface DialogQuestion {
@@ -151,18 +152,18 @@ export async function showAskDialog(ctx: ExtensionContext, questions: DialogQues
 			if (tab === questions.length) {
 				wrap(theme.bold("Submit these answers?"));
 				lines.push("");
-				questions.forEach((q, i) => wrap(`${theme.fg("muted", `Q${i + 1}: ${q.question}`)} → ${summary(replies[i])}`));
+				questions.forEach((q, i) => wrap(`${theme.fg("muted", `Q${i + 1}: ${shownLine(q.question)}`)} → ${shownLine(summary(replies[i]))}`));
 				lines.push("");
 				wrap(theme.fg("dim", "Enter submit • Tab/←→ back to a question • Esc close (open questions are skipped)"));
 			} else {
 				const q = questions[tab]!;
-				wrap(theme.fg("text", q.question));
+				wrap(theme.fg("text", shownBlock(q.question)));
 				lines.push("");
 				rowsOf(q).forEach((row, i) => {
 					const here = i === cursor[tab];
 					const pointer = here ? theme.fg("accent", "> ") : "  ";
 					let label: string;
-					if (row.kind === "option") label = q.multiSelect ? `${toggled[tab]!.has(row.label) ? "[x]" : "[ ]"} ${row.label}` : row.label;
+					if (row.kind === "option") label = q.multiSelect ? `${toggled[tab]!.has(row.label) ? "[x]" : "[ ]"} ${shownLine(row.label)}` : shownLine(row.label);
 					else if (row.kind === "other") label = labels.otherLabel;
 					else if (row.kind === "done") label = labels.doneLabel;
 					else label = labels.skipLabel;

@@ -17,6 +17,7 @@ import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { showAskDialog, type DialogQuestion, type DialogReply } from "./interactive-dialog.ts";
 import type { HostRuntime } from "./host.ts";
+import { safeInput, safeNotify, safeSelect, safeWidget } from "../render/safe.ts";
 
 type AskSession = InstanceType<typeof native.AskSession>;
 
@@ -77,13 +78,13 @@ async function askInTurn(ctx: ExtensionContext, s: AskSession, qs: DialogQuestio
 		if (signal?.aborted) return;
 		const q = qs[i]!;
 		const title = qs.length > 1 ? `Question ${i + 1} of ${qs.length}: ${q.question}` : q.question;
-		const typed = async (): Promise<string | undefined> => ctx.ui.input(title, "Type an answer (empty = skip)", opts);
+		const typed = async (): Promise<string | undefined> => safeInput(ctx.ui, title, "Type an answer (empty = skip)", opts);
 		if (q.options.length === 0) {
 			const v = await typed();
 			if (v === undefined) s.skip(i);
 			else s.answerText(i, v);
 		} else if (!q.multiSelect) {
-			const v = await ctx.ui.select(title, [...q.options, L.otherLabel, L.skipLabel], opts);
+			const v = await safeSelect(ctx.ui, title, [...q.options, L.otherLabel, L.skipLabel], opts);
 			if (v === L.otherLabel) {
 				const t = await typed();
 				if (t === undefined) s.skip(i);
@@ -95,7 +96,7 @@ async function askInTurn(ctx: ExtensionContext, s: AskSession, qs: DialogQuestio
 			let other: string | undefined;
 			for (;;) {
 				const rows = [...q.options.map((o) => `${chosen.has(o) ? "[x]" : "[ ]"} ${o}`), L.otherLabel, L.doneLabel, L.skipLabel];
-				const v = await ctx.ui.select(other ? `${title} (typed: ${other})` : title, rows, opts);
+				const v = await safeSelect(ctx.ui, other ? `${title} (typed: ${other})` : title, rows, opts);
 				if (v === undefined || v === L.skipLabel) {
 					s.skip(i);
 					break;
@@ -151,7 +152,7 @@ export function register(host: ToolkitHost): void {
 		const key = JSON.stringify(rows);
 		if (key === painted) return;
 		painted = key;
-		ctx.ui.setWidget(WIDGET_KEY, rows.length > 0 ? rows : undefined);
+		safeWidget(ctx.ui, WIDGET_KEY, rows.length > 0 ? rows : undefined);
 	};
 	const notEnabled = (name: string) => fail(native.interactiveNotEnabled(name));
 	host.shared.set(TODOS_KEY, () => todos.text());
@@ -221,11 +222,11 @@ export function register(host: ToolkitHost): void {
 		compactRequested = false;
 		ctx.compact({
 			onComplete: () => {
-				if (ctx.hasUI) ctx.ui.notify("new_context: the conversation was compacted; the next turn starts from the summary.", "info");
+				if (ctx.hasUI) safeNotify(ctx.ui, "new_context: the conversation was compacted; the next turn starts from the summary.", "info");
 			},
 			onError: (e: Error) => {
 				const msg = `new_context: compaction did not run (${e.message}).`;
-				if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+				if (ctx.hasUI) safeNotify(ctx.ui, msg, "warning");
 				else process.stderr.write(msg + "\n");
 			},
 		});

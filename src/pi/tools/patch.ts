@@ -11,7 +11,7 @@ import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { runInvocationHooks } from "../hooks.ts";
 import { reviewTarget } from "../review.ts";
-import { auditCall, permissionGate } from "../permission.ts";
+import { auditCall, permissionGate, syncSensitive } from "../permission.ts";
 import { hostRuntime, type HostRuntime } from "./host.ts";
 
 export const TOOL_NAME = "apply_patch";
@@ -118,6 +118,16 @@ export function register(host: ToolkitHost): void {
 			// file even while a card is open (another writer of these files waits for the card). The audit line is written
 			// before the queue is released (as Write's and Edit's), so another writer queued on these files starts when it
 			// did with a synchronous append.
+			// A path under a sensitive path (docs/permissions.md "Sensitive paths") refuses the whole patch in every
+			// mode, before any card; the audit line says so.
+			syncSensitive(host.config());
+			const sensitive = touched.paths.map((p) => native.sensitivePathOf(p, host.agentDir || undefined)).find((s) => s != null);
+			if (sensitive) {
+				const message = `the patch touches ${sensitive}, a sensitive path (credentials and keys) that the toolkit's tools never write, in any permission mode. Nothing was changed. Do not look for another way to it; tell the user what to change there themselves.`;
+				const denied = { ok: false, decision: "denied-sensitive", prompted: false, waitMs: 0, sensitive } as const;
+				await auditCall(host, rt, { toolCallId, tool: TOOL_NAME, args: { patch: params.patch }, gate: denied, runMs: 0, totalMs: performance.now() - t0, ok: false, errorCode: "SENSITIVE_PATH" });
+				throw new Error(`SENSITIVE_PATH: ${message}`);
+			}
 			let gate: Awaited<ReturnType<typeof permissionGate>> | undefined;
 			const result = await underQueues(touched.paths, async () => {
 				const decided = await permissionGate(host, rt, ctx, { tool: TOOL_NAME, risk: "edit", preview: params.patch, signal });

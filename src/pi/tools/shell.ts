@@ -147,7 +147,8 @@ export function register(host: ToolkitHost): void {
 		if (!norm.ok) throw new Error(norm.text);
 		const preview = "cmd" in norm.request ? `$ ${norm.request.cmd}` : norm.request.input ? `stdin of ${norm.request.sessionId}: ${norm.request.input}` : undefined;
 		const risk = tool === "exec_command" || ("input" in norm.request && norm.request.input !== "") ? "bash" : "read";
-		const gate = await permissionGate(host, rt, ctx, { tool, risk, preview, signal });
+		const command = "cmd" in norm.request ? norm.request.cmd : risk === "bash" ? norm.request.input : undefined;
+		const gate = await permissionGate(host, rt, ctx, { tool, risk, preview, signal, command, cwd: ctx?.cwd });
 		let runMs = 0;
 		let failure: string | undefined;
 		try {
