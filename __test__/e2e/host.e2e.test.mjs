@@ -156,6 +156,32 @@ for (const version of PI_VERSIONS) {
 		assert.match(lines[2].argsPreview, /\[REDACTED\]/);
 	});
 
+	test(`[pi ${version.name}] Grep stops at the limit in path order and says 100+; total: true (not in the schema) reaches the engine and counts all`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("ask"));
+		// 150 files with one match each; the names sort differently by path than by name (`d/` after `d.txt`).
+		for (let k = 0; k < 149; k++) put(box, `d/f${String(k).padStart(3, "0")}.txt`, "x\nneedle\n");
+		put(box, "d.txt", "needle\n");
+		const steps = [
+			{ tools: [{ name: "Grep", args: { pattern: "needle" } }] },
+			{ tools: [{ name: "Grep", args: { pattern: "needle", total: true } }] },
+			{ text: "done" },
+		];
+		const r = await runJson({ version, box, script: script(box, steps) });
+		assert.equal(r.code, 0, r.stderr);
+		const [cut, counted] = r.toolEnds;
+		for (const end of [cut, counted]) {
+			assert.equal(end.isError, false, toolText(end));
+			assert.equal(end.result.details.truncated, true);
+			const shown = end.result.details.matches;
+			assert.equal(shown.length, 100);
+			assert.deepEqual(shown[0], { path: "d.txt", line: 1, text: "needle" });
+			assert.deepEqual(shown[99], { path: "d/f098.txt", line: 2, text: "needle" });
+		}
+		assert.match(toolText(cut), /\n\n\[Showing the first 100 of 100\+ matches\. Narrow the pattern, path or glob, raise limit \(at most 100000\), or pass total: true to count them all\.\]$/);
+		assert.match(toolText(counted), /\n\n\[Showing the first 100 of 150 matches in 150 files\. Narrow the pattern, path or glob, raise limit \(at most 100000\)\.\]$/);
+	});
+
 	test(`[pi ${version.name}] allow-session through RPC dialogs: asked once, remembered for the session, gone in a new one`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON("ask"));
