@@ -37,7 +37,7 @@ export default async function ({ version, helpers, log }) {
 			log(`\nmodel called ${e.toolName} ${JSON.stringify(args.get(e.toolCallId))} and saw:\n${e.result.content.map((c) => c.text).join("\n")}`);
 		}
 		log(`\nfaux-2 after the load, active tools: ${await active()}`);
-		const { notifications } = await pi.prompt("/pct status");
+		const { notifications } = await pi.prompt("/pct status all");
 		const text = notifications.join("\n");
 		log("\n" + text.slice(text.indexOf("Apply Patch")));
 	} finally {

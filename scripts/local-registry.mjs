@@ -181,7 +181,7 @@ export async function pctStatusOverRpc(version, agentDir, cwd, env) {
 	try {
 		const commands = await request({ id: "c1", type: "get_commands" });
 		const before = records.length;
-		await request({ id: "c2", type: "prompt", message: "/pct status" });
+		await request({ id: "c2", type: "prompt", message: "/pct status all" });
 		const notes = records.slice(before).filter((r) => r.type === "extension_ui_request" && r.method === "notify").map((r) => r.message);
 		return { commands: commands.data?.commands ?? [], status: notes.join("\n"), stderr };
 	} finally {

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
-import { HAS_TMUX, TmuxPi, colourOf, keep, plain, sleep, submitWhenReady } from "./helpers/tmux.mjs";
+import { TmuxPi, colourOf, keep, plain, sleep, submitWhenReady } from "./helpers/tmux.mjs";
+import { requireTools } from "../helpers/prereq.mjs";
 
 const BIG = 20_000;
 const numbered = (prefix) => Array.from({ length: BIG }, (_, i) => `${prefix} ${i + 1}\n`).join("");
@@ -28,8 +29,8 @@ export default [
 ];`;
 
 for (const version of PI_VERSIONS) {
-	const skip = !HAS_TMUX ? "tmux is not installed" : false;
-	test(`[pi ${version.name}] in the TUI: the 20,000-line rewrite's card comes up; Write, Edit and apply_patch rows show what changed`, { skip }, async () => {
+	test(`[pi ${version.name}] in the TUI: the 20,000-line rewrite's card comes up; Write, Edit and apply_patch rows show what changed`, async () => {
+		requireTools([["tmux", ["-V"]]], "apt-get install -y tmux");
 		const box = sandbox("pct-tui-diff-");
 		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" }, applyPatch: { enabled: true } });
 		// The 20,000-line content fills half the faux model's context: no auto-compaction (it would take a scripted step).

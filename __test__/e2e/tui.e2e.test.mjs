@@ -215,8 +215,8 @@ const OSC_SCRIPT = `export default [
 ];`;
 
 for (const version of PI_VERSIONS) {
-	const skip = !HAS_TMUX ? "tmux is not installed" : false;
-	test(`[pi ${version.name}] in the TUI: an OSC in a path, a command or a todo does not set the terminal title`, { skip }, async () => {
+	test(`[pi ${version.name}] in the TUI: an OSC in a path, a command or a todo does not set the terminal title`, async () => {
+		requireTools([["tmux", ["-V"]]], "apt-get install -y tmux");
 		const box = sandbox("pct-tui-");
 		writeConfig(box, { hostTools: { enabled: true }, interactiveTools: { enabled: true }, permissions: { mode: "auto" } });
 		const pi = new TmuxPi(version, box, writeScript(box, OSC_SCRIPT));

@@ -7,7 +7,6 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FAUX, NODE22, ROOT } from "../../helpers/pi.mjs";
 
-export const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 const ESC = /\x1b\[[0-9;?]*[A-Za-z]/g;
 export const plain = (s) => s.replace(ESC, "").replace(/[ \t]+$/gm, "");
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
