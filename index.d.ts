@@ -82,6 +82,8 @@ export declare class CodeManager {
   abort(callId: string): void
   /** Cells not yet terminal. */
   runningCells(): number
+  /** The running cells with their thread's CPU time (`cpuMs` absent where it cannot be read: not Linux). */
+  cellCpu(): Array<CellCpu>
   /** Cells held (running, or terminal and not yet delivered). */
   heldCells(): number
   /** Terminates every cell (session switch/fork, feature disabled); `{ok}` or `{ok:false, code:"cleanup-incomplete"}`. */
@@ -375,6 +377,13 @@ export declare function applyPatch(cwd: string, patch: string, abort?: PatchAbor
 
 /** The failure of a call without a user (headless). */
 export declare function askNoUser(): { ok: false; code: 'no-user'; message: string }
+
+/** One running cell and the CPU time its thread used so far (docs/render.md "Running work"). */
+export interface CellCpu {
+  cellId: string
+  /** Milliseconds of CPU time; absent where the platform does not expose a thread's CPU time. */
+  cpuMs?: number
+}
 
 /**
  * One read of a cell (what exec/wait resolve with `ok: true`); `text` is what the model reads (docs/code.md
@@ -678,7 +687,7 @@ export interface EffectiveConfig {
   applyPatch: { enabled: boolean }
   computerUse: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   shellSessions: { enabled: boolean }
-  codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always' }
+  codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   interactiveTools: { enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }
@@ -1162,6 +1171,8 @@ export interface HostTask {
    * is unknown, docs/host.md "Tree kill").
    */
   unknownOutcome?: Array<number>
+  /** The task's process group, when known (the footer's CPU figure, docs/render.md "Running work"). */
+  processGroup?: number
   exitCode?: number
   signal?: string
   stdoutBytes: number

@@ -6,7 +6,7 @@
 // engine's (__test__/diffview.test.mjs, src/diffview/tests.rs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderersFor } from "../src/pi/render/tools.ts";
 import { editOpsDiff, patchFiles } from "../src/pi/render/diff.ts";
@@ -376,6 +376,45 @@ test("running work: the summary line, job rows with age and last output, ids fol
 	assert.deepEqual(j.list.map((x) => x.id), ["cell-1"]);
 	running = { shells: 0, cells: 0 };
 	assert.deepEqual(jobsOf({ shared }).list, [], "the engine counts none: every id seen has ended");
+});
+
+test("running work: a job past codeMode.longRunningSeconds is called out in the footer with its elapsed time and CPU", async () => {
+	const { footerText, longRunning, cpuPercent, groupCpuMs, forgetJobs, noteResult, jobsOf } = await import("../src/pi/status.ts");
+	assert.equal(footerText("1 cell", []), "pct: 1 cell");
+	assert.equal(footerText("1 cell", [{ kind: "cell", id: "cell-3", elapsedMs: 1_144_000, cpuPercent: 94.4 }]), "pct: 1 cell · cell-3 running 19m 4s at 94% CPU");
+	assert.equal(
+		footerText("1 task · 1 cell", [{ kind: "task", id: "bg-1", elapsedMs: 400_000, cpuPercent: null }, { kind: "cell", id: "cell-1", elapsedMs: 300_000, cpuPercent: 0 }]),
+		"pct: 1 task · 1 cell · bg-1 running 6m 40s CPU n/a (+1 more running long)",
+	);
+	// The first sample averages over the whole run; later ones over the interval since the previous sample.
+	assert.equal(cpuPercent("t:a", 30_000, 60_000, 1_000_000), 50);
+	assert.equal(cpuPercent("t:a", 31_000, 61_000, 1_001_000), 100);
+	assert.equal(cpuPercent("t:a", null, 62_000, 1_002_000), null);
+	// At the threshold a cell is called out; one millisecond before it, not; shell sessions never are.
+	forgetJobs();
+	const shared = new Map([
+		["code", { runningCells: () => 1, cellCpu: () => [{ cellId: "cell-1", cpuMs: 150_000 }] }],
+		["shell", { status: () => ({ running: 0 }) }],
+	]);
+	noteResult("exec", { code: "while (true) {}" }, { status: "running", cellId: "cell-1", output: "" });
+	const [cell] = jobsOf({ shared }).list;
+	const at = cell.since + 300_000;
+	assert.deepEqual(longRunning({ shared }, [cell], 300_000, at - 1), []);
+	assert.deepEqual(longRunning({ shared }, [cell], 300_000, at), [{ kind: "cell", id: "cell-1", elapsedMs: 300_000, cpuPercent: 50 }]);
+	assert.deepEqual(longRunning({ shared }, [{ ...cell, kind: "shell" }], 300_000, at), []);
+	forgetJobs();
+	// A task's CPU: the processes of its group, read from /proc (a fake /proc with a command holding ") (").
+	const proc = tempDir("pct-proc-");
+	const stat = (pid, comm, pgrp, ut, st) => `${pid} (${comm}) R 1 ${pgrp} ${pgrp} 0 -1 0 0 0 0 0 ${ut} ${st} 0 0 20 0 1 0 0`;
+	for (const [pid, text] of [["10", stat(10, "sh", 10, 100, 50)], ["11", stat(11, "a) (b", 10, 200, 0)], ["12", stat(12, "other", 12, 999, 999)]]) {
+		mkdirSync(join(proc, pid));
+		writeFileSync(join(proc, pid, "stat"), text);
+	}
+	mkdirSync(join(proc, "self"));
+	if (process.platform === "linux") {
+		assert.equal(groupCpuMs(10, proc), 3500, "350 ticks of 10 ms");
+		assert.equal(groupCpuMs(99, proc), null, "no such group");
+	} else assert.equal(groupCpuMs(10, proc), null);
 });
 
 test("review: a change named as the person knows it, states in words, the later changes that block a rollback", async () => {

@@ -237,6 +237,19 @@ impl JsCodeManager {
         guard::sync(env, "code.runningCells", || Ok(self.inner.running_cells() as u32))
     }
 
+    /// The running cells with their thread's CPU time (`cpuMs` absent where it cannot be read: not Linux).
+    #[napi(catch_unwind)]
+    pub fn cell_cpu(&self, env: &napi::Env) -> napi::Result<Vec<CellCpu>> {
+        guard::sync(env, "code.cellCpu", || {
+            Ok(self
+                .inner
+                .running_cpu()
+                .into_iter()
+                .map(|(cell_id, cpu_ms)| CellCpu { cell_id, cpu_ms })
+                .collect())
+        })
+    }
+
     /// Cells held (running, or terminal and not yet delivered).
     #[napi(catch_unwind)]
     pub fn held_cells(&self, env: &napi::Env) -> napi::Result<u32> {
@@ -275,4 +288,12 @@ fn outer_call(options: Option<CodeCallOptions>, progress: Option<code::js_bridge
         call_id: o.call_id,
         progress: progress.map(code::js_bridge::progress_fn),
     }
+}
+
+/// One running cell and the CPU time its thread used so far (docs/render.md "Running work").
+#[napi(object)]
+pub struct CellCpu {
+    pub cell_id: String,
+    /// Milliseconds of CPU time; absent where the platform does not expose a thread's CPU time.
+    pub cpu_ms: Option<f64>,
 }

@@ -25,7 +25,7 @@ pub struct EffectiveConfig {
     pub computer_use: Value,
     #[napi(ts_type = "{ enabled: boolean }")]
     pub shell_sessions: Value,
-    #[napi(ts_type = "{ enabled: boolean; approvalMode: 'confirm' | 'always' }")]
+    #[napi(ts_type = "{ enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number }")]
     pub code_mode: Value,
     #[napi(ts_type = "{ enabled: boolean; deferred: string[] }")]
     pub tool_discovery: Value,

@@ -127,6 +127,8 @@ process_objects! {
         #[doc = "TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome"]
         #[doc = "is unknown, docs/host.md \"Tree kill\")."]
         unknown_outcome: Option<Vec<i32>>,
+        #[doc = "The task's process group, when known (the footer's CPU figure, docs/render.md \"Running work\")."]
+        process_group: Option<i32>,
     }
 }
 
@@ -201,6 +203,7 @@ fn task_obj(t: TaskView, with_output: bool) -> HostTask {
         stdout_recovery: recovery(out_rec),
         stderr_recovery: recovery(err_rec),
         unknown_outcome: t.unknown_outcome,
+        process_group: t.process_group,
     }
 }
 

@@ -87,6 +87,9 @@ pub struct EngineHandle {
     inbox: Sender<Inbox>,
     interrupt: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// The cell thread's kernel thread id once it started (0 before, and on systems without one): the footer's
+    /// CPU figure for a long-running cell reads it (docs/render.md "Running work").
+    tid: Arc<std::sync::atomic::AtomicI32>,
 }
 
 impl EngineHandle {
@@ -100,6 +103,47 @@ impl EngineHandle {
     pub fn cancel(&self) {
         self.interrupt.store(true, Ordering::SeqCst);
         let _ = self.inbox.send(Inbox::Cancel);
+    }
+
+    /// CPU time the cell thread has used so far, in milliseconds (Linux: `/proc/self/task/<tid>/stat`); None
+    /// elsewhere, before the thread recorded its id, or once it ended.
+    pub fn cpu_ms(&self) -> Option<f64> {
+        thread_cpu_ms(self.tid.load(Ordering::SeqCst))
+    }
+}
+
+/// utime + stime of thread `tid` of this process, in milliseconds.
+#[cfg(target_os = "linux")]
+fn thread_cpu_ms(tid: i32) -> Option<f64> {
+    if tid <= 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime and stime are fields 14 and 15.
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 * 1000.0 / hz as f64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ms(_tid: i32) -> Option<f64> {
+    None
+}
+
+/// The calling thread's kernel id (Linux), 0 elsewhere.
+fn current_tid() -> i32 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
     }
 }
 
@@ -238,10 +282,13 @@ pub fn start(
     // Same line numbers as the program: the wrapper's first line is the program's first line.
     let source = format!("(async function () {{{}\n}})()", program);
     let flag = interrupt.clone();
+    let tid = Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let tid_set = tid.clone();
     let thread = std::thread::Builder::new()
         .name("pct-code-cell".into())
         .stack_size(limits.thread_stack_bytes)
         .spawn(move || {
+            tid_set.store(current_tid(), Ordering::SeqCst);
             // A panic anywhere in the run (engine, sink) must still end the cell, or it stays "running" forever
             // and keeps a cell-limit slot.
             let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -260,6 +307,7 @@ pub fn start(
         inbox: tx,
         interrupt,
         thread: Some(thread),
+        tid,
     })
 }
 

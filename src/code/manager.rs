@@ -134,6 +134,30 @@ impl CodeManager {
             .count()
     }
 
+    /// The running cells with the CPU time each cell thread has used (milliseconds; None where it cannot be
+    /// read): the footer calls out a cell running long and whether it is computing or waiting.
+    pub fn running_cpu(&self) -> Vec<(String, Option<f64>)> {
+        let cells: Vec<Arc<Cell>> = {
+            let st = self.inner.state.lock().unwrap_or_else(PoisonError::into_inner);
+            st.cells.values().cloned().collect()
+        };
+        let mut out: Vec<(String, Option<f64>)> = cells
+            .iter()
+            .filter(|c| !c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal)
+            .map(|c| {
+                let cpu = c
+                    .engine
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_ref()
+                    .and_then(|h| h.cpu_ms());
+                (c.id.clone(), cpu)
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// Cells held by the manager (running or terminal and unread).
     pub fn held_cells(&self) -> usize {
         self.inner

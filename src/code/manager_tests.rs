@@ -1155,3 +1155,34 @@ fn nested_cards_show_what_the_direct_cards_show() {
     let other = json!({"q": 1});
     assert_eq!(preview_of("web_search", &other, &j(&other)), j(&other));
 }
+
+/// A busy cell's thread CPU time is read and grows; a finished cell is no longer listed.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_cpu_reads_the_cell_thread() {
+    let (m, _) = manager();
+    let r = m
+        .exec(json!({"code": "while(true){}", "yield_time_ms": 0}), outer())
+        .await
+        .unwrap();
+    assert_eq!(r.status, "running");
+    // Wait (bounded) until the busy thread has been charged at least 50 ms of CPU.
+    let mut seen = None;
+    for _ in 0..5000 {
+        let l = m.running_cpu();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].0, r.cell_id);
+        if let Some(ms) = l[0].1.filter(|ms| *ms >= 50.0) {
+            seen = Some(ms);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert!(seen.is_some(), "the cell thread's CPU time was never read");
+    let w = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
+    assert_eq!(w.status, "terminated");
+    assert!(m.running_cpu().is_empty());
+}

@@ -7,6 +7,10 @@ use crate::rules::names::{COMPUTER_USE, DEFERRABLE};
 
 const THINKING: [&str; 8] = ["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
+/// `codeMode.longRunningSeconds`: bounds and default. Past it, a running code cell or background Bash task is
+/// called out in the footer with its elapsed time and CPU (docs/render.md "Running work").
+pub const LONG_RUNNING_SECONDS: (u64, u64, u64) = (10, 300, 86_400);
+
 /// The all-off defaults a missing file means. A new file never contains `execution`.
 pub fn defaults() -> Value {
     let mut deferred = vec![json!("openai_generate_image")];
@@ -18,7 +22,7 @@ pub fn defaults() -> Value {
         "applyPatch": {"enabled": false},
         "computerUse": {"enabled": false, "approvalMode": "confirm"},
         "shellSessions": {"enabled": false},
-        "codeMode": {"enabled": false, "approvalMode": "confirm"},
+        "codeMode": {"enabled": false, "approvalMode": "confirm", "longRunningSeconds": LONG_RUNNING_SECONDS.1},
         "toolDiscovery": {"enabled": false, "deferred": deferred},
         "hostTools": {"enabled": false, "permissionMode": "ask"},
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
@@ -73,6 +77,18 @@ pub fn validate(root: &Value) -> Result<(), String> {
         if let Some(s) = section(root, name)? {
             boolean(s, name, "enabled")?;
             one_of(s, name, "approvalMode", &["confirm", "always"])?;
+        }
+    }
+    if let Some(cm) = section(root, "codeMode")? {
+        let (lo, _, hi) = LONG_RUNNING_SECONDS;
+        match cm.get("longRunningSeconds") {
+            None => {}
+            Some(v) if v.as_u64().is_some_and(|n| (lo..=hi).contains(&n)) => {}
+            Some(_) => {
+                return Err(format!(
+                    "codeMode.longRunningSeconds must be a whole number from {lo} to {hi}"
+                ))
+            }
         }
     }
     if let Some(v) = root.get("execution") {
@@ -568,6 +584,19 @@ mod tests {
             effective(&json!({"worktrees": {"enabled": true, "init": "make", "x": 1}}))["worktrees"],
             json!({"enabled": true, "init": "make"})
         );
+    }
+
+    #[test]
+    fn long_running_seconds_bounds() {
+        assert!(validate(&json!({"codeMode": {"longRunningSeconds": 10}})).is_ok());
+        assert!(validate(&json!({"codeMode": {"longRunningSeconds": 86_400}})).is_ok());
+        for bad in [json!(9), json!(86_401), json!(30.5), json!("300"), json!(null)] {
+            assert_eq!(
+                err(json!({"codeMode": {"longRunningSeconds": bad}})),
+                "codeMode.longRunningSeconds must be a whole number from 10 to 86400"
+            );
+        }
+        assert_eq!(defaults()["codeMode"]["longRunningSeconds"], 300);
     }
 
     #[test]

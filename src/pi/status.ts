@@ -16,6 +16,7 @@ import type { HostRuntime } from "./tools/host.ts";
 import { safeStatus } from "./render/safe.ts";
 import { loadAgents } from "./agents.ts";
 import { configuredMode } from "./permission.ts";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * `/pct status`: one screen, the summary line first (docs/render.md "/pct"): the features grouped by state (a feature
@@ -98,6 +99,8 @@ export interface Job {
 	last?: string;
 	/** `running`, or a task's final state. */
 	status: string;
+	/** A task's process group (its processes' CPU time is summed when it runs long). */
+	pgid?: number;
 }
 
 /** What the toolkit knows of the cells and shell sessions the model started (from Pi's tool results). */
@@ -179,7 +182,7 @@ export function jobsOf(tk: Pick<Toolkit, "shared">): { tasks: number; cells: num
 	if (cells === 0) seenCells.clear();
 	if (shells === 0) seenShells.clear();
 	const list: Job[] = [
-		...tasks.map((t) => ({ kind: "task" as const, id: t.backgroundTaskId, what: t.description ? `${t.command} (${t.description})` : t.command, since: Date.now() - t.durationMs, status: t.status, last: `${t.stdoutBytes + t.stderrBytes} bytes of output` })),
+		...tasks.map((t) => ({ kind: "task" as const, id: t.backgroundTaskId, pgid: t.processGroup ?? undefined, what: t.description ? `${t.command} (${t.description})` : t.command, since: Date.now() - t.durationMs, status: t.status, last: `${t.stdoutBytes + t.stderrBytes} bytes of output` })),
 		...[...seenCells].map(([id, s]) => ({ kind: "cell" as const, id, what: s.what, since: s.since, last: s.last, status: "running" })),
 		...[...seenShells].map(([id, s]) => ({ kind: "shell" as const, id, what: s.what, since: s.since, last: s.last, status: "running" })),
 	];
@@ -237,6 +240,112 @@ export async function stopJob(tk: Pick<Toolkit, "shared">, j: Job, cwd: string):
 	}
 }
 
+/** `codeMode.longRunningSeconds` when the config has no value (the engine's default, src/config/schema.rs). */
+export const LONG_RUNNING_DEFAULT_S = 300;
+
+function longRunningMs(tk: Pick<Toolkit, "config">): number {
+	let s: number | undefined;
+	try {
+		s = tk.config().codeMode?.longRunningSeconds;
+	} catch {
+		// no readable config: the default
+	}
+	return (typeof s === "number" && s > 0 ? s : LONG_RUNNING_DEFAULT_S) * 1000;
+}
+
+/** A job running past the threshold, with its CPU use over the last sample (`null`: not measurable here). */
+export interface LongJob {
+	kind: Job["kind"];
+	id: string;
+	elapsedMs: number;
+	cpuPercent: number | null;
+}
+
+/** The previous CPU sample of each job (`kind:id` → CPU ms and when it was read), for a rate over the last interval. */
+const cpuSamples = new Map<string, { cpuMs: number; at: number }>();
+
+/**
+ * Linux reports a process's CPU time in clock ticks of USER_HZ, which is 100 on every architecture Linux supports
+ * for user space (it is fixed by the ABI, unlike the kernel's internal HZ).
+ */
+const USER_HZ = 100;
+
+/** utime + stime (ms) of every process in group `pgid`, from /proc; null where /proc is not Linux's. */
+export function groupCpuMs(pgid: number, proc = "/proc"): number | null {
+	if (process.platform !== "linux") return null;
+	let names: string[];
+	try {
+		names = readdirSync(proc);
+	} catch {
+		return null;
+	}
+	let ticks = 0;
+	let found = false;
+	for (const n of names) {
+		if (!/^\d+$/.test(n)) continue;
+		let stat: string;
+		try {
+			stat = readFileSync(`${proc}/${n}/stat`, "utf8");
+		} catch {
+			continue; // exited while we looked
+		}
+		// The command (field 2) may contain spaces and parentheses: the rest follows the last ')'.
+		const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		// f[0] is field 3 (state): pgrp is field 5, utime 14, stime 15.
+		if (Number(f[2]) !== pgid) continue;
+		found = true;
+		ticks += Number(f[11]) + Number(f[12]);
+	}
+	return found ? (ticks * 1000) / USER_HZ : null;
+}
+
+/** CPU percent over the time since the previous sample of `key`, else over the whole run (`elapsedMs`). */
+export function cpuPercent(key: string, cpuMs: number | null, elapsedMs: number, now = Date.now()): number | null {
+	if (cpuMs === null) {
+		cpuSamples.delete(key);
+		return null;
+	}
+	const prev = cpuSamples.get(key);
+	cpuSamples.set(key, { cpuMs, at: now });
+	if (prev && now - prev.at >= 500) return Math.max(0, ((cpuMs - prev.cpuMs) * 100) / (now - prev.at));
+	return elapsedMs > 0 ? (cpuMs * 100) / elapsedMs : null;
+}
+
+/** The tasks and cells running past `thresholdMs`, longest first, with their CPU use. */
+export function longRunning(tk: Pick<Toolkit, "shared">, list: Job[], thresholdMs: number, now = Date.now()): LongJob[] {
+	const long = list.filter((j) => j.kind !== "shell" && j.status === "running" && j.since !== undefined && now - j.since >= thresholdMs);
+	for (const key of cpuSamples.keys()) if (!long.some((j) => `${j.kind}:${j.id}` === key)) cpuSamples.delete(key);
+	if (!long.length) return [];
+	let cellCpu = new Map<string, number | null>();
+	if (long.some((j) => j.kind === "cell")) {
+		try {
+			const code = tk.shared.get("code") as CodeManager | undefined;
+			cellCpu = new Map((code?.cellCpu() ?? []).map((c) => [c.cellId, c.cpuMs ?? null]));
+		} catch {
+			// a closed manager: CPU n/a
+		}
+	}
+	return long
+		.map((j) => {
+			const elapsedMs = now - j.since!;
+			const cpuMs = j.kind === "task" ? (j.pgid ? groupCpuMs(j.pgid) : null) : (cellCpu.get(j.id) ?? null);
+			return { kind: j.kind, id: j.id, elapsedMs, cpuPercent: cpuPercent(`${j.kind}:${j.id}`, cpuMs, elapsedMs, now) };
+		})
+		.sort((a, b) => b.elapsedMs - a.elapsedMs);
+}
+
+/**
+ * The footer: `pct: 1 cell · cell-3 running 19m 4s at 94% CPU` — the counts, then the longest job past the
+ * threshold (`CPU n/a` where CPU time cannot be read), and how many more are past it.
+ */
+export function footerText(counts: string, long: LongJob[]): string {
+	if (!long.length) return `pct: ${counts}`;
+	const j = long[0];
+	const cpu = j.cpuPercent === null ? "CPU n/a" : `at ${Math.round(j.cpuPercent)}% CPU`;
+	const more = long.length > 1 ? ` (+${long.length - 1} more running long)` : "";
+	return `pct: ${counts} · ${j.id} running ${age(j.elapsedMs)} ${cpu}${more}`;
+}
+
 /** How often the footer is refreshed while something runs. */
 export const FOOTER_MS = 2000;
 
@@ -244,7 +353,7 @@ export const FOOTER_MS = 2000;
  * The footer status `pct: 2 tasks · 1 cell · 1 shell` while anything runs (cleared when nothing does), refreshed after
  * every tool result and every FOOTER_MS while work runs; and the result watcher behind `/pct jobs`.
  */
-export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared">): void {
+export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared" | "config">): void {
 	let ctx: ExtensionContext | undefined;
 	let timer: ReturnType<typeof setInterval> | undefined;
 	let shown = "";
@@ -262,8 +371,9 @@ export function registerFooter(pi: ExtensionAPI, tk: Pick<Toolkit, "shared">): v
 			live = false;
 		}
 		if (!live) return stop();
-		const s = summary(jobsOf(tk));
-		const text = s ? `pct: ${s}` : "";
+		const jobs = jobsOf(tk);
+		const s = summary(jobs);
+		const text = s ? footerText(s, longRunning(tk, jobs.list, longRunningMs(tk))) : "";
 		if (text !== shown) {
 			shown = text;
 			try {

@@ -154,6 +154,9 @@ pub struct TaskView {
     /// After a TaskStop that did not end the task: the pids still holding its output pipes. They left the tree
     /// (no marker, not below the shell), so they were not signalled and whether the task is gone is unknown.
     pub unknown_outcome: Option<Vec<i32>>,
+    /// The task's process group (None for an adopted task whose group is unknown): the footer sums the CPU time of
+    /// its processes when it runs long (docs/render.md "Running work").
+    pub process_group: Option<i32>,
 }
 
 impl Task {
@@ -188,6 +191,7 @@ impl Task {
             stdout,
             stderr,
             unknown_outcome: None,
+            process_group: (self.pgid > 0).then_some(self.pgid),
         })
     }
 
