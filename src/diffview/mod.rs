@@ -146,6 +146,21 @@ fn render<'a>(
     (out, omitted)
 }
 
+/// The view of a diff that finished within its deadline: every row's place is known, so the first change is too.
+fn exact_view(pieces: &[Piece], rows: (String, u64), counts: (u64, u64), lines: (u64, u64)) -> View {
+    View {
+        text: rows.0,
+        added: counts.0,
+        removed: counts.1,
+        exact: true,
+        omitted_rows: rows.1,
+        first_changed_line: first_change(pieces),
+        summary: None,
+        before_lines: lines.0,
+        after_lines: lines.1,
+    }
+}
+
 /// The first changed line of `pieces`, numbered in the new file (a pure deletion: the line after it).
 fn first_change(pieces: &[Piece]) -> Option<u64> {
     let mut new_pos = 0usize;
@@ -274,17 +289,7 @@ pub fn texts(before: &str, after: &str, limits: &Limits) -> View {
     let (olds, news) = (diff.old_slices(), diff.new_slices());
     let width = digits(bl.max(al));
     let (text, omitted_rows) = render(&pieces, &|i| olds[i], &|j| news[j], width, limits);
-    View {
-        text,
-        added,
-        removed,
-        exact: true,
-        omitted_rows,
-        first_changed_line: first_change(&pieces),
-        summary: None,
-        before_lines: bl,
-        after_lines: al,
-    }
+    exact_view(&pieces, (text, omitted_rows), (added, removed), (bl, al))
 }
 
 /// The view of `before` → `after` as bytes: binary content (a NUL byte or invalid UTF-8) gets a summary, no rows.
@@ -374,17 +379,7 @@ pub fn replacements<S: AsRef<str>>(old: &[&str], reps: &[Replacement<'_, S>], li
         }
     };
     let (text, omitted_rows) = render(&pieces, &|i| old[i], &new_at, digits(bl.max(al)), limits);
-    View {
-        text,
-        added,
-        removed,
-        exact: true,
-        omitted_rows,
-        first_changed_line: first_change(&pieces),
-        summary: None,
-        before_lines: bl,
-        after_lines: al,
-    }
+    exact_view(&pieces, (text, omitted_rows), (added, removed), (bl, al))
 }
 
 /// A Write's preview before it runs: the file at `path` as it is now against `content` (`created` when there is no
