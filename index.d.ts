@@ -1070,7 +1070,7 @@ export interface HostPermissionRequest {
   sensitive?: string
 }
 
-/** A host call that passed its pre-card checks (docs/host.md "Before the card"): the card, if any, comes next. */
+/** A host call that passed its pre-card checks (docs/host.md "Before the card"): a permission card, when the mode asks for one, comes next. */
 export interface HostPrecheckOk {
   ok: true
 }

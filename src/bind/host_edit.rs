@@ -12,7 +12,7 @@ use napi::bindgen_prelude::{Either, Either3};
 use serde_json::Value;
 use std::path::Path;
 
-/// A host call that passed its pre-card checks (docs/host.md "Before the card"): the card, if any, comes next.
+/// A host call that passed its pre-card checks (docs/host.md "Before the card"): a permission card, when the mode asks for one, comes next.
 #[napi(object)]
 pub struct HostPrecheckOk {
     #[napi(ts_type = "true")]
