@@ -54,8 +54,9 @@ export function fitRow(row: string, width: number): { text: string; cost: number
 		if (t.length <= width) return { text: t, cost: 0 };
 		return { text: cutAscii(t, width), cost: 0 };
 	}
-	// Past four columns a character nothing is left to measure: the rest is cut whatever it holds.
-	let s = t.length > width * 4 ? t.slice(0, width * 4) : t;
+	// Measured only as far as it can be drawn: past two code units a column the rest is cut whatever it holds (only
+	// a row full of zero-width characters would have fitted).
+	let s = t.length > width * 2 ? t.slice(0, width * 2) : t;
 	if (s.length < t.length && /[\ud800-\udbff]$/.test(s)) s = s.slice(0, -1);
 	let cost = s.length;
 	for (let i = 0; i < s.length; i++) if ((s.charCodeAt(i) & 0xfc00) === 0xd800) cost += EMOJI_COST;
