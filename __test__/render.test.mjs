@@ -506,6 +506,8 @@ test("rows are cut to the width they are drawn at, with an ASCII marker counting
 	assert.equal(fitRow("x".repeat(20), 20).text, "x".repeat(20));
 	assert.equal(fitRow(`-2 ${"x".repeat(30)}`, 20).text, `-2 ${"x".repeat(9)}...(+21)`);
 	assert.equal(fitRow("+3 a\tb", 20).text, "+3 a   b", "a tab is three spaces, as Pi draws it");
+	// The engine's rows of 400 characters end with `…`: past the width, so the row is cut as ASCII, at no cost.
+	assert.deepEqual(fitRow(`+1 ${"m".repeat(400)}…`, 20), { text: `+1 ${"m".repeat(8)}...(+393)`, cost: 0 });
 	// Non-ASCII rows are measured in columns (CJK is two wide), a surrogate pair is never split, and they cost budget.
 	const cjk = fitRow("漢".repeat(30), 20);
 	assert.ok(visibleWidth(cjk.text) <= 20 && cjk.text.startsWith("漢漢") && /\.\.\.\(\+\d+\)$/.test(cjk.text), cjk.text);

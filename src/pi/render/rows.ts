@@ -54,6 +54,9 @@ export function fitRow(row: string, width: number): { text: string; cost: number
 		if (t.length <= width) return { text: t, cost: 0 };
 		return { text: cutAscii(t, width), cost: 0 };
 	}
+	// Only what is kept is measured: a row whose first `width` characters are ASCII (the engine's 400-character
+	// rows end with `…`) is cut by its length too.
+	if (t.length > width && ASCII.test(t.slice(0, width))) return { text: cutAscii(t, width), cost: 0 };
 	// Measured only as far as it can be drawn: past two code units a column the rest is cut whatever it holds (only
 	// a row full of zero-width characters would have fitted).
 	let s = t.length > width * 2 ? t.slice(0, width * 2) : t;
