@@ -498,10 +498,66 @@ test("/pct jobs widget: each job with its last output, `stopping…` until the s
 	assert.equal(await closed, true);
 });
 
-test("diff rows are cut to the screen's width before they are drawn (a wrapped long row is what makes pi-tui slow)", async () => {
-	const { cutRows } = await import("../src/pi/render/tools.ts");
-	assert.deepEqual(cutRows(["+1 short", `-2 ${"x".repeat(30)}`, "+3 a\tb"], 10), ["+1 short", `-2 ${"x".repeat(6)}…`, "+3 a   b"]);
-	// Exactly at the width: kept whole; a surrogate pair at the cut is never split.
-	assert.deepEqual(cutRows(["1234567890"], 10), ["1234567890"]);
-	assert.deepEqual(cutRows([`12345678😀xyz`], 10), ["12345678…"]);
+test("rows are cut to the width they are drawn at, with an ASCII marker counting what was cut (a wrapped or non-ASCII row is what makes pi-tui slow)", async () => {
+	const { fitRow } = await import("../src/pi/render/rows.ts");
+	const { visibleWidth } = await import("@earendil-works/pi-tui");
+	assert.deepEqual(fitRow("+1 short", 20), { text: "+1 short", cost: 0 });
+	// Exactly at the width: kept whole; one over: cut, the marker counting the characters not shown.
+	assert.equal(fitRow("x".repeat(20), 20).text, "x".repeat(20));
+	assert.equal(fitRow(`-2 ${"x".repeat(30)}`, 20).text, `-2 ${"x".repeat(9)}...(+21)`);
+	assert.equal(fitRow("+3 a\tb", 20).text, "+3 a   b", "a tab is three spaces, as Pi draws it");
+	// The engine's rows of 400 characters end with `…`: past the width, so the row is cut as ASCII, at no cost.
+	assert.deepEqual(fitRow(`+1 ${"m".repeat(400)}…`, 20), { text: `+1 ${"m".repeat(8)}...(+393)`, cost: 0 });
+	// Non-ASCII rows are measured in columns (CJK is two wide), a surrogate pair is never split, and they cost budget.
+	const cjk = fitRow("漢".repeat(30), 20);
+	assert.ok(visibleWidth(cjk.text) <= 20 && cjk.text.startsWith("漢漢") && /\.\.\.\(\+\d+\)$/.test(cjk.text), cjk.text);
+	assert.ok(cjk.cost > 0);
+	assert.equal(fitRow(`12345678😀xyz`, 20).text, "12345678😀xyz");
+	const emoji = fitRow(`1234567890123😀xyz😀😀`, 20);
+	assert.ok(visibleWidth(emoji.text) <= 20 && !/[\ud800-\udbff]$/.test(emoji.text.replace(/\.\.\.\(\+\d+\)$/, "")), emoji.text);
+	for (const w of [20, 37, 80]) for (const r of ["é".repeat(200), "😀".repeat(200), `a${"\u0301".repeat(50)}${"b".repeat(100)}`]) assert.ok(visibleWidth(fitRow(r, w).text) <= w, `${w}: ${r.slice(0, 10)}`);
+});
+
+test("a row view keeps its lines between redraws, draws wide characters within a budget, and bounds expanded output", async () => {
+	const { RowView, WIDE_BUDGET } = await import("../src/pi/render/rows.ts");
+	const { visibleWidth } = await import("@earendil-works/pi-tui");
+	let styled = 0;
+	const part = (rows, key = "k") => ({ key, rows, keep: "head", style: (cut) => (styled++, cut), notDrawn: (n) => `(${n} not drawn)` });
+	const rows = Array.from({ length: 500 }, (_, i) => `+${i} ${"z".repeat(300)}`);
+	const v = new RowView();
+	v.set(["", part(rows), "", "Elapsed 1.0s"]);
+	const first = v.render(120);
+	assert.equal(first.length, 503);
+	assert.ok(first.every((l) => visibleWidth(l) <= 120));
+	assert.equal(v.render(120), first, "the same array while nothing changed (Pi's row box keeps its lines then)");
+	// Every second a running row's timer changes: the rows are not cut or styled again.
+	v.set(["", part(rows), "", "Elapsed 2.0s"]);
+	const second = v.render(120);
+	assert.equal(styled, 1);
+	assert.equal(second[502], "Elapsed 2.0s");
+	assert.equal(v.render(80).length, 503);
+	assert.equal(styled, 2, "a new width draws the rows again");
+	// 500 rows of emoji: drawn until the budget is spent, the rest counted.
+	const wide = Array.from({ length: 500 }, () => "😀".repeat(100));
+	v.set([part(wide, "wide")]);
+	const w = v.render(120);
+	assert.ok(w.length < 100, `${w.length} lines`);
+	assert.match(w[w.length - 1], /^\(\d+ not drawn\)$/);
+	assert.equal(Number(/\d+/.exec(w[w.length - 1])[0]) + w.length - 1, 500);
+	assert.ok(WIDE_BUDGET > 0);
+	// A tail keeps the last rows when the budget runs out.
+	v.set([{ ...part(wide, "tail"), keep: "tail" }]);
+	assert.match(v.render(120)[0], /^\(\d+ not drawn\)$/);
+});
+
+test("expanded Bash output: one screen row per line, long lines cut with a marker, at most 500 lines drawn", () => {
+	const stdout = `${Array.from({ length: 2000 }, (_, i) => `line ${i + 1}`).join("\n")}\n${"y".repeat(100_000)}\n`;
+	const c = ctx({ args: { command: "gen" }, isPartial: false, expanded: true });
+	const out = lines(renderersFor("Bash").renderResult(textResult("", { stdout, stderr: "", exitCode: 0 }), { expanded: true, isPartial: false }, theme, c));
+	assert.ok(out.some((l) => /\.\.\. \(1501 earlier lines not drawn; the model received them all\)/.test(l)), out.slice(0, 3).join("\n"));
+	assert.ok(out.some((l) => l.includes("<toolOutput>line 2000</toolOutput>")));
+	assert.ok(!out.some((l) => l.includes(">line 1499<")));
+	const long = out.find((l) => l.includes("yyyy"));
+	assert.match(long, /y\.\.\.\(\+\d+\)<\/toolOutput>$/);
+	assert.ok(out.length < 510, `${out.length} lines`);
 });

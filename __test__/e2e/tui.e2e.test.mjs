@@ -2,7 +2,8 @@
 // (docs/render.md): Pi lists the extension as pi-codex-toolkit, the permission card shows the command before approval,
 // a running Bash and a waiting exec_command stream their output with an elapsed timer, the Edit card and row show the
 // diff and its counts, a denied call is drawn in the error colour with a sentence and its code, and /pct status
-// starts with its summary line. The screens are read with
+// starts with its summary line, and a long output line is one row cut with a count (expanded: the last 500 lines).
+// The screens are read with
 // `tmux capture-pane -p -e` (text with its colours). PCT_TUI_CAPTURE_DIR=<dir> keeps the captured screens there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -127,6 +128,48 @@ for (const version of PI_VERSIONS) {
 			assert.match(text, /\\x1b\]2;PWNED-CMD\\x07 \\x1b\[31mred/);
 			assert.match(text, /control-character/);
 			assert.doesNotMatch(screen, /\x1b\]2;PWNED/, "no raw OSC on the screen");
+		} finally {
+			pi.close();
+		}
+	});
+}
+
+// Long output is drawn one screen row a line (docs/render.md "Drawing without stalls"): a 3,000-character line is cut
+// at the width with `...(+N)` collapsed and expanded (ctrl+o), and the expanded output is its last 500 lines after a
+// note counting the earlier ones.
+const LONG_SCRIPT = `export default [
+	{ tools: [{ name: "Bash", args: { command: "seq 1 700; head -c 3000 /dev/zero | tr '\\\\0' x; echo; echo long-done" } }] },
+	{ text: "rows done" },
+];`;
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] in the TUI: a long output line is one row cut with a count, expanded output is its last 500 lines`, async () => {
+		requireTools([["tmux", ["-V"]]], "apt-get install -y tmux");
+		const box = sandbox("pct-tui-");
+		writeConfig(box, { hostTools: { enabled: true }, permissions: { mode: "auto" } });
+		const pi = new TmuxPi(version, box, writeScript(box, LONG_SCRIPT));
+		const tag = version.name.replace(/\./g, "");
+		try {
+			await pi.waitFor(/\[Extensions\][\s\S]*faux-1\s*$/m, "Pi's extension list", 240_000);
+			await submitWhenReady(pi, "go", /rows done/);
+			const cut = /^\s*x{40,}\.\.\.\(\+(\d+)\)\n\s*long-done$/m;
+			const collapsed = await pi.waitFor(/rows done/, "the end of the run", 120_000);
+			keep(`${tag}-long-collapsed`, collapsed);
+			const m = cut.exec(plain(collapsed));
+			assert.ok(m, `the long line is one row ending with its count:\n${plain(collapsed)}`);
+			// The row's characters and the count add up to the line.
+			const row = plain(collapsed).split("\n").find((l) => /x{40,}\.\.\./.test(l));
+			assert.equal(row.trim().replace(/\.\.\.\(\+\d+\)$/, "").length + Number(m[1]), 3000);
+			assert.match(plain(collapsed), /\.\.\. \(697 earlier lines/);
+			// A pane tall enough for the whole expanded row: Pi 1.6 redraws in place and keeps no scrollback to read.
+			pi.tmux("resize-window", "-y", "700");
+			pi.keys("C-o");
+			const expanded = await pi.waitFor(/earlier lines not drawn; the model received them all\)[\s\S]*long-done/, "the expanded output", 60_000, 1000);
+			keep(`${tag}-long-expanded`, expanded);
+			const text = plain(expanded);
+			assert.match(text, /\.\.\. \(202 earlier lines not drawn; the model received them all\)\n\s*203\n/);
+			assert.match(text, cut);
+			assert.match(text, /\n\s*700\n/);
 		} finally {
 			pi.close();
 		}

@@ -10,6 +10,7 @@ import { keyHint } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { Text } from "@earendil-works/pi-tui";
 import type { CodeFailure, HostFailure, HostPermissionDecision, ShellFailure } from "../../../index.js";
+import type { Part, RowsPart } from "./rows.ts";
 import { shownLine } from "./safe.ts";
 import { thrownFailure, type FailureDetails, type ToolErrorCode } from "../failure.ts";
 
@@ -81,23 +82,47 @@ export function moreLines(theme: Theme, n: number, where: "earlier" | "more"): s
 	return `${theme.fg("muted", `... (${n} ${where} line${n === 1 ? "" : "s"},`)} ${expandHint(theme)}${theme.fg("muted", ")")}`;
 }
 
+/** Rows of output or of a listing an expanded row draws at most (Pi's TUI keeps every line it is given in its
+ * transcript; the model received them all). */
+export const ROWS_DRAWN = 500;
+
 /**
- * Output lines: all of them expanded; collapsed, the last `n` (the end of a log is where the error is) after a
- * "... (K earlier lines)" note — never the start of the kept text.
+ * Output lines: expanded, the last ROWS_DRAWN of them; collapsed, the last `n` (the end of a log is where the error
+ * is) after a "... (K earlier lines)" note — never the start of the kept text. Each line is one screen row, cut to
+ * the width with a marker counting the characters cut (src/pi/render/rows.ts).
  */
-export function tail(theme: Theme, body: string, expanded: boolean, n = PREVIEW_LINES, colour: "toolOutput" | "error" = "toolOutput"): string {
+export function tail(theme: Theme, body: string, expanded: boolean, n = PREVIEW_LINES, colour: "toolOutput" | "error" = "toolOutput"): Part[] {
 	const lines = body.replace(/\r/g, "").replace(/\n+$/, "").split("\n");
-	if (lines.length === 1 && lines[0] === "") return "";
-	const shown = expanded || lines.length <= n ? lines : lines.slice(-n);
-	const styled = shown.map((l) => theme.fg(colour, l.replace(/\t/g, "   "))).join("\n");
-	return shown.length < lines.length ? `${moreLines(theme, lines.length - shown.length, "earlier")}\n${styled}` : styled;
+	if (lines.length === 1 && lines[0] === "") return [];
+	const keep = expanded ? ROWS_DRAWN : n;
+	const shown = lines.length <= keep ? lines : lines.slice(-keep);
+	const rows: RowsPart = {
+		key: `tail\0${colour}\0${keep}\0${body}`,
+		rows: shown,
+		keep: "tail",
+		style: (cut) => cut.map((l) => theme.fg(colour, l)),
+		notDrawn: (k) => theme.fg("muted", `... (${k} earlier line${k === 1 ? "" : "s"} not drawn: too many wide characters to draw at once)`),
+	};
+	const hidden = lines.length - shown.length;
+	if (!hidden) return [rows];
+	return [expanded ? theme.fg("muted", `... (${hidden} earlier line${hidden === 1 ? "" : "s"} not drawn; the model received them all)`) : moreLines(theme, hidden, "earlier"), rows];
 }
 
-/** The first `n` lines of a listing, then "... (K more lines)" when collapsed. */
-export function head(theme: Theme, lines: string[], expanded: boolean, n = COLLAPSED_LIST_LINES): string {
-	const shown = expanded || lines.length <= n ? lines : lines.slice(0, n);
-	const out = shown.join("\n");
-	return shown.length < lines.length ? `${out}\n${moreLines(theme, lines.length - shown.length, "more")}` : out;
+/** The first `n` rows of a listing (plain rows, `style` colours them once cut), then "... (K more lines)" when
+ * collapsed; expanded, at most ROWS_DRAWN. `key` names the listing (the rows are not compared). */
+export function head(theme: Theme, key: string, rows: string[], expanded: boolean, style: (cut: string[], from: number) => string[], n = COLLAPSED_LIST_LINES): Part[] {
+	const keep = expanded ? ROWS_DRAWN : n;
+	const shown = rows.length <= keep ? rows : rows.slice(0, keep);
+	const part: RowsPart = {
+		key: `head\0${keep}\0${key}`,
+		rows: shown,
+		keep: "head",
+		style: (cut) => style(cut, 0),
+		notDrawn: (k) => theme.fg("muted", `... (${k} more line${k === 1 ? "" : "s"} not drawn: too many wide characters to draw at once)`),
+	};
+	const hidden = rows.length - shown.length;
+	if (!hidden) return [part];
+	return [part, expanded ? theme.fg("muted", `... (${hidden} more line${hidden === 1 ? "" : "s"} not drawn; the model received them all)`) : moreLines(theme, hidden, "more")];
 }
 
 /** `4.2s` below a minute, then `1m 30s`, `2h 3m 4s` (Pi's format). */

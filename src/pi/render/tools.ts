@@ -23,11 +23,11 @@ import {
 	pathText,
 	resultText,
 	tail,
-	text,
 	timer,
 	title,
 	type RenderContext,
 } from "./format.ts";
+import { joinParts, rowView, type Part, type RowsPart } from "./rows.ts";
 import { shownDeep } from "./safe.ts";
 
 type Args = Record<string, unknown>;
@@ -37,10 +37,13 @@ type Opts = { expanded: boolean; isPartial: boolean };
 /** The three renderer fields a tool definition takes. */
 export type Renderers = Pick<ToolDefinition, "renderCall" | "renderResult">;
 
+/** What a renderer draws: one text pi-tui wraps, or parts (src/pi/render/rows.ts). */
+type Body = string | Part[];
+
 interface Spec {
-	call(args: Args, theme: Theme, ctx: RenderContext): string;
+	call(args: Args, theme: Theme, ctx: RenderContext): Body;
 	/** The body under the call; undefined = nothing to add (Pi then shows the call line only). */
-	result?(result: Result, opts: Opts, theme: Theme, ctx: RenderContext): string | undefined;
+	result?(result: Result, opts: Opts, theme: Theme, ctx: RenderContext): Body | undefined;
 }
 
 /** Wraps a spec into Pi's renderer signatures; any error result is drawn by `errorView` unless the spec handles it. */
@@ -50,7 +53,7 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 			const ctx = context as RenderContext;
 			// The model's arguments and the result are drawn only after every control in them is made visible
 			// (docs/permissions.md "What reaches the terminal").
-			return text(ctx, spec.call(shownDeep((args ?? {}) as Args), theme, ctx));
+			return rowView(ctx, joinParts([spec.call(shownDeep((args ?? {}) as Args), theme, ctx)]));
 		},
 		renderResult: (result: unknown, options: unknown, theme: Theme, context: unknown): Component => {
 			const ctx = context as RenderContext;
@@ -60,11 +63,12 @@ function make(spec: Spec, handlesErrors = false): Renderers {
 			// A partial result (live output) takes the timer over from the call line.
 			if (!done) ctx.state.hasPartial = true;
 			const t = ctx.state.showTimer ? timer(ctx, done) : undefined;
-			let body: string | undefined;
+			let body: Body | undefined;
 			if (ctx.isError && !handlesErrors) body = errorView(theme, r, o.expanded, ctx.toolCallId);
 			else body = spec.result?.(r, o, theme, ctx);
-			const parts = [body, t ? theme.fg("muted", t) : undefined].filter((p): p is string => !!p);
-			return text(ctx, parts.length ? `\n${parts.join("\n\n")}` : "");
+			// The timer is a part of its own: its change every second leaves the body's lines as they were.
+			const parts = joinParts([body, t ? theme.fg("muted", t) : undefined]);
+			return rowView(ctx, parts.length ? ["", ...parts] : []);
 		},
 	};
 }
@@ -78,53 +82,46 @@ const counts = (theme: Theme, d: { added: number; removed: number }) =>
 /** Rows of a diff a row draws at most (the engine keeps as many; an apply_patch envelope is cut here). */
 const DIFF_ROWS_DRAWN = 500;
 
-/** Columns a diff row may take: the terminal's width less the row's indent, so no row wraps (pi-tui wraps a long
- * line slowly: 1,000 rows of 400 characters took seconds to draw at 120 columns). */
-function rowWidth(indent: number): number {
-	const cols = process.stdout.columns || 120;
-	return Math.max(20, cols - indent - 2);
-}
-
-/** Rows cut to `width` characters (tabs as Pi draws them, three spaces), ending with `…` when cut. */
-export function cutRows(rows: string[], width: number): string[] {
-	return rows.map((r) => {
-		const t = r.includes("\t") ? r.replace(/\t/g, "   ") : r;
-		if (t.length <= width) return t;
-		let end = width - 1;
-		const c = t.charCodeAt(end - 1);
-		if (c >= 0xd800 && c <= 0xdbff) end--;
-		return `${t.slice(0, end)}…`;
-	});
-}
-
-/** Pi's coloured diff of `rows` (cut to the screen), or the plain rows when the theme is not Pi's interactive one
- * (print mode, tests). Only the rows given are coloured: callers pass the ones they show. */
-function coloured(rows: string[], theme: Theme, indent = 0): string[] {
-	const cut = cutRows(rows, rowWidth(indent));
-	const plain = () => cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
-	// Pi's renderDiff marks the changed words of a one-line change (a word diff per pair): worth it on the rows a
-	// collapsed view shows, too slow on hundreds of them, which get the same colours without the marks.
-	if (cut.length > RICH_DIFF_ROWS) return plain();
-	try {
-		return renderDiff(cut.join("\n")).split("\n");
-	} catch {
-		return plain();
-	}
-}
-
 /** Rows drawn with Pi's renderDiff (word marks); longer diffs are coloured by row only. */
 const RICH_DIFF_ROWS = 40;
 /** Lines of a new file highlighted by its language (highlighting costs about 2 ms a line); longer views are drawn
  * in the output colour. */
 const HIGHLIGHT_LINES = 20;
 
+/** Pi's coloured diff of rows already cut to the screen, or the plain rows when the theme is not Pi's interactive
+ * one (print mode, tests). Pi's renderDiff marks the changed words of a one-line change (a word diff per pair): worth
+ * it on the rows a collapsed view shows, too slow on hundreds of them, which get the same colours without the marks. */
+function colourDiff(cut: string[], theme: Theme): string[] {
+	const plain = () => cut.map((l) => theme.fg(l.startsWith("+") ? "toolDiffAdded" : l.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext", l));
+	if (cut.length > RICH_DIFF_ROWS) return plain();
+	try {
+		const out = renderDiff(cut.join("\n")).split("\n");
+		return out.length === cut.length ? out : plain();
+	} catch {
+		return plain();
+	}
+}
+
+/** Diff rows as a block of the row body: cut to the width it is drawn at, then coloured. */
+function diffRows(theme: Theme, rows: string[], key: string, indent = 0): RowsPart {
+	return {
+		key: `diff\0${indent}\0${key}`,
+		rows,
+		keep: "head",
+		indent,
+		style: (cut) => colourDiff(cut, theme),
+		notDrawn: (n) => theme.fg("muted", `... (${n} more diff lines not drawn: too many wide characters to draw at once; /pct review show has the whole change)`),
+	};
+}
+
 /** A diff body: the rows expanded (at most DIFF_ROWS_DRAWN); collapsed, the first ones and "... (N more lines)". */
-function diffBody(theme: Theme, diff: string, expanded: boolean): string {
-	if (!diff) return "";
+function diffBody(theme: Theme, diff: string, expanded: boolean, indent = 0): Part[] {
+	if (!diff) return [];
 	const rows = diff.split("\n");
 	const shown = rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES);
-	const out = coloured(shown, theme).join("\n");
-	return shown.length < rows.length ? `${out}\n${moreLines(theme, rows.length - shown.length, "more")}` : out;
+	const parts: Part[] = [diffRows(theme, shown, `${shown.length}\0${diff}`, indent)];
+	if (shown.length < rows.length) parts.push(" ".repeat(indent) + moreLines(theme, rows.length - shown.length, "more"));
+	return parts;
 }
 
 // ---- shells ---------------------------------------------------------------------------------------------------
@@ -141,14 +138,14 @@ function streamNotes(theme: Theme, d: Record<string, unknown>): string[] {
 }
 
 /** Output of a command: stdout then stderr, as a tail when collapsed. */
-function streams(theme: Theme, stdout: string, stderr: string, expanded: boolean): string {
+function streams(theme: Theme, stdout: string, stderr: string, expanded: boolean): Part[] {
 	// Each stream's own final newline is dropped, so stderr follows stdout without a blank row.
 	const both = [stdout, stderr]
 		.map((s) => s.replace(/\n$/, ""))
 		.filter(Boolean)
 		.join("\n");
 	// One tail over both streams (stdout, then stderr), so a collapsed row ends with the command's last words.
-	return both ? tail(theme, both, expanded) : "";
+	return both ? tail(theme, both, expanded) : [];
 }
 
 function shellCall(theme: Theme, cmd: unknown, extra: string[]): string {
@@ -184,12 +181,12 @@ const bash = make(
 				const sentence = f.code === "TOOL_FAILED" && exit !== undefined ? `Exited with code ${exit}.` : f.code === "TOOL_FAILED" && signal ? `Killed by ${signal}.` : f.sentence;
 				const headLine = theme.fg("error", `${sentence} [${f.code}]`);
 				const body = streams(theme, str(f.details.stdout) ?? "", str(f.details.stderr) ?? "", o.expanded);
-				return [headLine, body || theme.fg("muted", "(no output)"), ...streamNotes(theme, f.details)].join("\n");
+				return [headLine, ...(body.length ? body : [theme.fg("muted", "(no output)")]), ...streamNotes(theme, f.details)];
 			}
 			if (typeof d.backgroundTaskId === "string") return theme.fg("muted", `Started background task ${d.backgroundTaskId}`);
 			if (o.isPartial) return streams(theme, str(d.stdout) ?? raw, str(d.stderr) ?? "", o.expanded);
 			const body = streams(theme, str(d.stdout) ?? "", str(d.stderr) ?? "", o.expanded);
-			return [body || theme.fg("muted", "(no output)"), ...streamNotes(theme, d)].join("\n");
+			return [...(body.length ? body : [theme.fg("muted", "(no output)")]), ...streamNotes(theme, d)];
 		},
 	},
 	true,
@@ -203,7 +200,7 @@ const execCommand = make({
 	},
 	result(r, o, theme) {
 		const d = (r.details ?? {}) as Record<string, unknown>;
-		if (o.isPartial) return streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded) || theme.fg("muted", "(no output yet)");
+		if (o.isPartial) return orNone(streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded), theme.fg("muted", "(no output yet)"));
 		const body = streams(theme, str(d.stdout) ?? (d.status ? "" : resultText(r)), str(d.stderr) ?? "", o.expanded);
 		const status = str(d.status);
 		const id = str(d.session_id) ?? str(d.sessionId);
@@ -216,9 +213,12 @@ const execCommand = make({
 					: status === "terminated"
 						? theme.fg("warning", `Terminated${str(d.signal) ? ` by ${d.signal}` : ""}.`)
 						: "";
-		return [body, line].filter(Boolean).join("\n") || theme.fg("muted", "(no output)");
+		return orNone([...body, ...(line ? [line] : [])], theme.fg("muted", "(no output)"));
 	},
 });
+
+/** `parts`, or `none` when there are none. */
+const orNone = (parts: Part[], none: string): Part[] => (parts.length ? parts : [none]);
 
 const writeStdin = make({
 	call(args, theme, ctx) {
@@ -231,28 +231,41 @@ const writeStdin = make({
 	result: (r, o, theme) => shellResult(r, o, theme),
 });
 
-function shellResult(r: Result, o: Opts, theme: Theme): string {
+function shellResult(r: Result, o: Opts, theme: Theme): Part[] {
 	const d = (r.details ?? {}) as Record<string, unknown>;
-	if (o.isPartial) return streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded) || theme.fg("muted", "(no new output yet)");
+	if (o.isPartial) return orNone(streams(theme, str(d.stdout) ?? resultText(r), str(d.stderr) ?? "", o.expanded), theme.fg("muted", "(no new output yet)"));
 	const body = streams(theme, str(d.stdout) ?? "", str(d.stderr) ?? "", o.expanded);
 	const status = str(d.status);
 	const code = num(d.exit_code) ?? num(d.exitCode);
 	const line = status === "running" ? theme.fg("warning", "still running") : code !== undefined && code !== 0 ? theme.fg("error", `Exited with code ${code}.`) : "";
-	return [body, line].filter(Boolean).join("\n") || theme.fg("muted", "(no new output)");
+	return orNone([...body, ...(line ? [line] : [])], theme.fg("muted", "(no new output)"));
 }
 
 // ---- host reads ---------------------------------------------------------------------------------------------
 
-/** `N:text` / `N-text` rows without the `[path#TAG]` headers, the number muted. */
-function rows(theme: Theme, raw: string): string[] {
-	const out: string[] = [];
+/** `N:text` / `N-text` rows without the `[path#TAG]` headers, as one row each (`N text`), and how to colour them
+ * once cut (the number muted, a context row dim). */
+function readRows(theme: Theme, raw: string): { rows: string[]; style(cut: string[], from: number): string[] } {
+	const rows: string[] = [];
+	const kinds: string[] = [];
 	for (const line of raw.split("\n")) {
 		if (/^\[[^\]]*#[^\]]*\]$/.test(line)) continue;
 		const m = /^(\d+)([:-])(.*)$/.exec(line);
-		out.push(m ? `${theme.fg("muted", m[1].padStart(4))} ${theme.fg(m[2] === ":" ? "toolOutput" : "dim", m[3].replace(/\t/g, "   "))}` : theme.fg("muted", line));
+		rows.push(m ? `${m[1].padStart(4)} ${m[3]}` : line);
+		kinds.push(m ? m[2] : "");
 	}
-	while (out.length && out[out.length - 1] === theme.fg("muted", "")) out.pop();
-	return out;
+	while (rows.length && rows[rows.length - 1] === "" && kinds[rows.length - 1] === "") {
+		rows.pop();
+		kinds.pop();
+	}
+	const style = (cut: string[], from: number) =>
+		cut.map((r, i) => {
+			const k = kinds[from + i];
+			if (!k) return theme.fg("muted", r);
+			const sp = r.indexOf(" ", r.search(/\d/));
+			return sp < 0 ? theme.fg("muted", r) : `${theme.fg("muted", r.slice(0, sp))} ${theme.fg(k === ":" ? "toolOutput" : "dim", r.slice(sp + 1))}`;
+		});
+	return { rows, style };
 }
 
 const read = make({
@@ -268,7 +281,10 @@ const read = make({
 		const start = num(d.offset) ?? 1;
 		const total = num(d.totalLines);
 		const summary = theme.fg("muted", n === 0 ? "no lines" : `lines ${start}-${start + n - 1}${total !== undefined ? ` of ${total}` : ""}${d.truncated ? " (more below: call again with an offset)" : ""}`);
-		return o.expanded ? `${summary}\n${rows(theme, resultText(r)).join("\n")}` : summary;
+		if (!o.expanded) return summary;
+		const raw = resultText(r);
+		const v = readRows(theme, raw);
+		return [summary, ...head(theme, raw, v.rows, true, v.style)];
 	},
 });
 
@@ -281,7 +297,7 @@ const glob = make({
 		const d = (r.details ?? {}) as { files?: string[]; truncated?: boolean };
 		const files = d.files ?? [];
 		const summary = theme.fg("muted", `${plural(files.length, "file")}${d.truncated ? " (limit reached)" : ""}`);
-		return files.length ? `${summary}\n${head(theme, files.map((f) => theme.fg("toolOutput", f)), o.expanded)}` : summary;
+		return files.length ? [summary, ...head(theme, files.join("\n"), files, o.expanded, (cut) => cut.map((f) => theme.fg("toolOutput", f)))] : summary;
 	},
 });
 
@@ -300,16 +316,26 @@ const grep = make({
 		const more = d.truncated ? " (limit reached)" : "";
 		if (d.mode === "count") {
 			const total = (d.counts ?? []).reduce((s, c) => s + c.count, 0);
-			const lines = (d.counts ?? []).map((c) => `${theme.fg("accent", c.path)} ${theme.fg("muted", String(c.count))}`);
-			return `${theme.fg("muted", `${plural(total, "match", "matches")} in ${plural(lines.length, "file")}${more}`)}${lines.length ? `\n${head(theme, lines, o.expanded)}` : ""}`;
+			const counted = d.counts ?? [];
+			const lines = counted.map((c) => `${c.path} ${c.count}`);
+			const style = (cut: string[], from: number) => cut.map((l, i) => (l === lines[from + i] ? `${theme.fg("accent", counted[from + i].path)} ${theme.fg("muted", String(counted[from + i].count))}` : theme.fg("accent", l)));
+			const summary = theme.fg("muted", `${plural(total, "match", "matches")} in ${plural(lines.length, "file")}${more}`);
+			return lines.length ? [summary, ...head(theme, lines.join("\n"), lines, o.expanded, style)] : summary;
 		}
 		if (d.mode === "filesWithMatches") {
-			return `${theme.fg("muted", `${plural(files.length, "file")} with matches${more}`)}${files.length ? `\n${head(theme, files.map((f) => theme.fg("accent", f)), o.expanded)}` : ""}`;
+			const summary = theme.fg("muted", `${plural(files.length, "file")} with matches${more}`);
+			return files.length ? [summary, ...head(theme, files.join("\n"), files, o.expanded, (cut) => cut.map((f) => theme.fg("accent", f)))] : summary;
 		}
 		const matches = d.matches ?? [];
 		const summary = theme.fg("muted", `${plural(matches.length, "match", "matches")} in ${plural(files.length, "file")}${more}`);
-		const lines = matches.map((m) => `${theme.fg("accent", m.path)}${theme.fg("muted", `:${m.line}`)} ${theme.fg("toolOutput", m.text.replace(/\t/g, "   "))}`);
-		return lines.length ? `${summary}\n${head(theme, lines, o.expanded)}` : summary;
+		const lines = matches.map((m) => `${m.path}:${m.line} ${m.text}`);
+		const style = (cut: string[], from: number) =>
+			cut.map((l, i) => {
+				const m = matches[from + i];
+				const at = `${m.path}:${m.line} `;
+				return l.startsWith(at) ? `${theme.fg("accent", m.path)}${theme.fg("muted", `:${m.line}`)} ${theme.fg("toolOutput", l.slice(at.length))}` : theme.fg("accent", l);
+			});
+		return lines.length ? [summary, ...head(theme, lines.join("\n"), lines, o.expanded, style)] : summary;
 	},
 });
 
@@ -366,26 +392,38 @@ function viewCounts(theme: Theme, v: DiffView): string {
 }
 
 /** A diff view as a row body: its rows (the first ones collapsed), then its notes. */
-function viewBody(theme: Theme, v: DiffView, expanded: boolean): string {
-	return [diffBody(theme, v.text, expanded), ...(expanded || !v.text ? viewNotes(theme, v) : [])].filter(Boolean).join("\n");
+function viewBody(theme: Theme, v: DiffView, expanded: boolean): Part[] {
+	return [...diffBody(theme, v.text, expanded), ...(expanded || !v.text ? viewNotes(theme, v) : [])];
 }
 
 /** A new file's first lines, as Pi's write shows them: highlighted by the file's language, without row numbers. */
-function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expanded: boolean): string {
+function newFileBody(theme: Theme, v: DiffView, path: string | undefined, expanded: boolean): Part[] {
 	const rows = v.text ? v.text.split("\n").map((r) => r.replace(/^\+\s*\d+ /, "")) : [];
-	if (!rows.length) return "";
-	const shown = cutRows(rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES), rowWidth(0));
-	let lines: string[];
+	if (!rows.length) return [];
+	const shown = rows.slice(0, expanded ? DIFF_ROWS_DRAWN : COLLAPSED_LIST_LINES);
 	const lang = path ? getLanguageFromPath(path) : undefined;
-	try {
-		lines = lang && shown.length <= HIGHLIGHT_LINES ? highlightCode(shown.join("\n"), lang) : shown.map((l) => theme.fg("toolOutput", l));
-	} catch {
-		lines = shown.map((l) => theme.fg("toolOutput", l));
-	}
+	const style = (cut: string[]) => {
+		try {
+			if (lang && cut.length <= HIGHLIGHT_LINES) {
+				const out = highlightCode(cut.join("\n"), lang);
+				if (out.length === cut.length) return out;
+			}
+		} catch {
+			// drawn plain below
+		}
+		return cut.map((l) => theme.fg("toolOutput", l));
+	};
+	const part: RowsPart = {
+		key: `new\0${lang ?? ""}\0${shown.length}\0${v.text}`,
+		rows: shown,
+		keep: "head",
+		style,
+		notDrawn: (n) => theme.fg("muted", `... (${n} more lines not drawn: too many wide characters to draw at once)`),
+	};
 	const total = v.added;
 	const more = total - shown.length;
 	const tailNote = more > 0 && !expanded ? [`${theme.fg("muted", `... (${more} more lines, ${total} total,`)} ${expandHint(theme)}${theme.fg("muted", ")")}`] : [];
-	return [...lines, ...tailNote, ...(expanded ? viewNotes(theme, v) : [])].join("\n");
+	return [part, ...tailNote, ...(expanded ? viewNotes(theme, v) : [])];
 }
 
 /** Write's preview: the engine's diff against the file on disk, or the new file's lines. */
@@ -407,7 +445,7 @@ function landedView(d: unknown): DiffView | undefined {
 }
 
 /** The header of a Write or Edit row and, while the call has not returned, its preview under it. */
-function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: RenderContext, make: () => Promise<View>): string {
+function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: RenderContext, make: () => Promise<View>): Body {
 	const v = preview(ctx, argsKey(args), make);
 	const landed = ctx.state.landed as DiffView | undefined;
 	const c = landed ?? v;
@@ -417,8 +455,8 @@ function changeCall(name: "Write" | "Edit", args: Args, theme: Theme, ctx: Rende
 	if (!v || !ctx.isPartial || landed) return headLine;
 	const body = v.created ? newFileBody(theme, v, str(pathOf(args)), ctx.expanded) : viewBody(theme, v, ctx.expanded);
 	const notes = (v.notes ?? []).map((n) => theme.fg("warning", n));
-	const parts = [body, ...notes].filter(Boolean);
-	return parts.length ? `${headLine}\n\n${parts.join("\n")}` : headLine;
+	const parts = [...body, ...notes];
+	return parts.length ? [headLine, "", ...parts] : headLine;
 }
 
 /** Keeps a landed view for the call line's counts, redrawing the row the first time. The redraw waits for the
@@ -440,11 +478,11 @@ const write = make({
 		const v = landedView(d);
 		noteLanded(ctx, v);
 		const stripped = d.stripped?.length ? theme.fg("warning", `(removed from the content: ${d.stripped.join(", ")})`) : "";
-		let body: string;
-		if (!v) body = theme.fg("muted", `${d.created ? "created" : "written"}, ${plural(d.lines ?? 0, "line")}`);
-		else if (d.created) body = newFileBody(theme, v, str(pathOf(ctx.args)), o.expanded) || theme.fg("muted", "created, empty");
-		else body = viewBody(theme, v, o.expanded) || theme.fg("muted", `written, no line changes (${plural(d.lines ?? 0, "line")})`);
-		return [body, stripped].filter(Boolean).join("\n");
+		let body: Part[];
+		if (!v) body = [theme.fg("muted", `${d.created ? "created" : "written"}, ${plural(d.lines ?? 0, "line")}`)];
+		else if (d.created) body = orNone(newFileBody(theme, v, str(pathOf(ctx.args)), o.expanded), theme.fg("muted", "created, empty"));
+		else body = orNone(viewBody(theme, v, o.expanded), theme.fg("muted", `written, no line changes (${plural(d.lines ?? 0, "line")})`));
+		return stripped ? [...body, stripped] : body;
 	},
 });
 
@@ -456,12 +494,12 @@ const edit = make({
 		const d = (r.details ?? {}) as { added?: number; removed?: number; warnings?: string[]; movedFrom?: string; deleted?: boolean; path?: string };
 		const v = landedView(d) ?? (typeof d.added === "number" && typeof d.removed === "number" ? { text: "", added: d.added, removed: d.removed } : undefined);
 		noteLanded(ctx, v);
-		const parts: string[] = [];
+		const parts: Part[] = [];
 		if (d.deleted) parts.push(theme.fg("muted", `file deleted (${plural(d.removed ?? 0, "line")})`));
 		if (d.movedFrom) parts.push(theme.fg("muted", `moved from ${d.movedFrom} to ${d.path}`));
-		if (v && !d.deleted) parts.push(viewBody(theme, v, o.expanded));
+		if (v && !d.deleted) parts.push(...viewBody(theme, v, o.expanded));
 		for (const w of d.warnings ?? []) parts.push(theme.fg("warning", w));
-		return parts.filter(Boolean).join("\n") || undefined;
+		return parts.length ? parts : undefined;
 	},
 });
 
@@ -479,20 +517,20 @@ const applyPatch = make({
 		const headLine = `${title(theme, "apply_patch")}${files.length ? ` ${theme.fg("muted", plural(files.length, "file"))}${ctx.isError ? "" : ` ${counts(theme, { added, removed })}`}` : ""}`;
 		// Once the call returned, its result lists the files with what changed in each.
 		if (!ctx.isPartial && !ctx.isError) return headLine;
-		const lines: string[] = [headLine];
+		const lines: Part[] = [headLine];
 		for (const f of files) {
 			const name = f.moveTo ? `${f.path} → ${f.moveTo}` : f.path;
 			lines.push(`  ${theme.fg("warning", letter[f.op])} ${theme.fg("accent", name)}${ctx.isError ? "" : ` ${counts(theme, f)}`}`);
-			if (ctx.expanded && f.text) lines.push(diffBody(theme, f.text, true).split("\n").map((l) => `    ${l}`).join("\n"));
+			if (ctx.expanded && f.text) lines.push(...diffBody(theme, f.text, true, 4));
 		}
-		return lines.join("\n");
+		return lines;
 	},
 	result(r, o, theme) {
 		const ops = ((r.details ?? {}) as { operations?: { operation: keyof typeof letter; path: string; from?: string | null; diff?: ScreenDiff | null }[] }).operations;
 		if (!Array.isArray(ops) || ops.length === 0) return theme.fg("muted", "applied");
 		let budget = o.expanded ? Infinity : PATCH_COLLAPSED_ROWS;
 		let hidden = 0;
-		const lines: string[] = [];
+		const lines: Part[] = [];
 		for (const op of ops) {
 			const name = op.from ? `${op.from} → ${op.path}` : op.path;
 			const v = op.diff ?? undefined;
@@ -502,11 +540,11 @@ const applyPatch = make({
 			const shown = rows.slice(0, Math.max(0, Math.min(budget, DIFF_ROWS_DRAWN)));
 			budget -= shown.length;
 			hidden += rows.length - shown.length;
-			lines.push(...coloured(shown, theme, 2).map((l) => `  ${l}`));
+			if (shown.length) lines.push(diffRows(theme, shown, `${shown.length}\0${v.text}`, 2));
 			if (o.expanded || !v.text) lines.push(...viewNotes(theme, v).map((l) => `  ${l}`));
 		}
 		if (hidden > 0) lines.push(moreLines(theme, hidden, "more"));
-		return lines.join("\n");
+		return lines;
 	},
 });
 
@@ -549,25 +587,31 @@ function nestedLines(theme: Theme, nested: Nested[]): string {
 		.join("\n");
 }
 
-function program(theme: Theme, code: string, expanded: boolean): string {
-	let lines: string[];
-	try {
-		lines = highlightCode(code.replace(/\t/g, "   "), "javascript");
-	} catch {
-		lines = code.split("\n").map((l) => theme.fg("toolOutput", l));
-	}
-	return head(theme, lines, expanded, COLLAPSED_LIST_LINES);
+/** A cell's program: its first lines (all, up to ROWS_DRAWN, expanded), highlighted when they are few. */
+function program(theme: Theme, code: string, expanded: boolean): Part[] {
+	const style = (cut: string[]) => {
+		try {
+			if (cut.length <= HIGHLIGHT_LINES) {
+				const out = highlightCode(cut.join("\n"), "javascript");
+				if (out.length === cut.length) return out;
+			}
+		} catch {
+			// drawn plain below
+		}
+		return cut.map((l) => theme.fg("toolOutput", l));
+	};
+	return head(theme, code, code.split("\n"), expanded, style, COLLAPSED_LIST_LINES);
 }
 
-function cellResult(r: Result, o: Opts, theme: Theme, ctx: RenderContext): string | undefined {
+function cellResult(r: Result, o: Opts, theme: Theme, ctx: RenderContext): Part[] | undefined {
 	const nested = noteProgress(ctx, r);
-	const parts: string[] = [];
+	const parts: Part[] = [];
 	if (nested.length) parts.push(nestedLines(theme, nested));
 	if (!o.isPartial) {
 		const out = resultText(r);
-		if (out) parts.push(tail(theme, out, o.expanded, COLLAPSED_LIST_LINES));
+		if (out) parts.push(...tail(theme, out, o.expanded, COLLAPSED_LIST_LINES));
 	}
-	return parts.join("\n") || undefined;
+	return parts.length ? parts : undefined;
 }
 
 const exec = make({
@@ -576,7 +620,7 @@ const exec = make({
 		const code = str(args.code);
 		const uses = Array.isArray(args.uses) ? theme.fg("muted", ` uses ${args.uses.length ? args.uses.join(", ") : "none"}`) : "";
 		const headLine = `${title(theme, "exec")}${uses}` + running(theme, ctx);
-		return code ? `${headLine}\n${program(theme, code, ctx.expanded)}` : headLine;
+		return code ? [headLine, ...program(theme, code, ctx.expanded)] : headLine;
 	},
 	result: cellResult,
 });
