@@ -67,7 +67,7 @@ export const waitSchema = Type.Object({
 const EXEC_DESCRIPTION =
 	"Run a JavaScript code cell once, as the body of an async function (top-level await and return work). " +
 	"Globals: tools.exec_command(args), tools.write_stdin(args), tools.apply_patch(patch) (those in `uses`; each " +
-	"returns a promise of the tool's result), print, console.log, text(value) (no newline). No timers, import, require, " +
+	"returns a promise), print, console.log, text(value) (no newline). No timers, import, require, " +
 	"process, fetch or state across cells. After yield_time_ms it answers `Script running with cell ID <id>.`: continue " +
 	"with wait.";
 
