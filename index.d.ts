@@ -637,7 +637,10 @@ export interface ConfigSaveOk {
 /** The first validation problem of a raw config, or null when it is valid. */
 export declare function configValidate(raw: unknown): string | null
 
-/** The diagnostics record (docs/spec/toolkit.md §4; src/rules/diagnostics.rs). */
+/**
+ * One record, emitted after every committed sync (and on a rejected apply, with `cleanupPending: true`). It is also
+ * the binding's `DiagnosticsRecord` interface in index.d.ts (inside `RulesDecision`): one definition of the shape.
+ */
 export interface DiagnosticsRecord {
   version: number
   model?: RulesModel
@@ -713,7 +716,10 @@ export interface ExecutionRule {
   code: boolean
 }
 
-/** One feature's status in a decision. */
+/**
+ * One feature's status as returned to TypeScript. It is also the binding's `FeatureView` interface in index.d.ts:
+ * the JSON Rust writes and the type the glue reads are one definition.
+ */
 export interface FeatureView {
   configured: boolean
   effective: 'active' | 'deferred' | 'unavailable' | 'off'
@@ -1720,33 +1726,42 @@ export interface RulesConfigError {
   detail?: string
 }
 
-/** One sync decision (src/rules/projection.rs `Projection`). */
+/**
+ * What one sync should do, and what it decided. It is also the binding's `RulesDecision` interface in index.d.ts
+ * (the JSON text `rulesResolve` returns; src/pi/rules.ts parses it), so the fields Rust serializes and the fields
+ * the glue reads are one definition. Only the type crosses: the value crosses as JSON text (src/bind/rules.rs).
+ */
 export interface RulesDecision {
   /** The full list for `pi.setActiveTools`. */
   active: Array<string>
-  /** Whether `active` differs from `activeNow` (as a set). */
+  /** Whether `active` differs from `activeNow` (as a set); when false the call may be skipped. */
   changed: boolean
-  /** Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`). */
+  /** Builtins hidden by this extension after this sync (store it: the next sync's `hiddenByUs`). */
   hiddenNatives: Array<string>
+  /** Builtins this sync gives back. */
   restoredNatives: Array<string>
-  /** Names Plan mode keeps out of `active` (the next sync's `planHiddenByUs`). */
+  /**
+   * Names Plan mode keeps out of `active` that are not the toolkit's (store it: the next sync's
+   * `planHiddenByUs`; src/rules/plan_mode.rs).
+   */
   planHidden: Array<string>
   admittedNames: Array<string>
   visibleNames: Array<string>
   nestedNames: Array<string>
+  /** Names held back by Tool Discovery until loaded. */
   deferredNames: Array<string>
-  /** The loads to keep for this session. */
+  /** The loads to keep for this session (empty when discovery is off: disabling forgets loads). */
   loadedDeferred: Array<string>
-  /** The on-demand loads to keep for this prompt. */
+  /** The on-demand loads to keep for this prompt (src/discovery/evidence.rs rebuilds them at the next one). */
   loadedOnDemand: Array<string>
-  /** The `# On-demand tools` system prompt section (empty when nothing is held back). */
+  /** The `# On-demand tools` catalog for the system prompt (src/discovery/catalog.rs); empty = none. */
   onDemandCatalog: string
   notes: Array<string>
-  /** Feature key -> status. */
+  /** Feature key → status. */
   features: Record<string, FeatureView>
-  /** The record to emit on the diagnostics channel once the sync is committed. */
+  /** The record to emit on `pi-codex-toolkit.execution-diagnostics` once the sync is committed. */
   diagnostics: DiagnosticsRecord
-  /** The network plans (src/net/plan.rs): Web Search backend and executor, Image Generation route. */
+  /** The network plans the tools and the payload hook follow (src/net/plan.rs). */
   net: NetPlan
 }
 
@@ -2012,7 +2027,7 @@ export interface ShellStdinDetails {
  */
 export declare function testSeams(): boolean
 
-/** The packaged toolkit identity put into diagnostics records. */
+/** The packaged toolkit identity put into diagnostics records (also the binding's `ToolkitId` interface). */
 export interface ToolkitId {
   name: string
   version: string

@@ -10,6 +10,7 @@ import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { register as registerShell } from "../src/pi/tools/shell.ts";
 import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools/code.ts";
 import { tempDir } from "./helpers/tmp.mjs";
+import { queuedAt } from "./helpers/queue.mjs";
 
 function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm", mode = "auto" } = {}) {
 	const tools = new Map();
@@ -131,11 +132,13 @@ test("progress goes through onUpdate with names and ids only", async () => {
 });
 
 test("Pi's AbortSignal terminates the cell; an already aborted signal starts nothing", async () => {
-	const { call, life } = fakeHost();
+	const { call, life } = fakeHost({ hooks: { policy: async () => ({ allow: false, reason: "no" }) } });
 	const ac = new AbortController();
-	const p = call("exec", { code: "while (true) {}", yield_time_ms: 60000 }, { signal: ac.signal });
-	setTimeout(() => ac.abort(), 50);
-	await failsAsData(p, "aborted", /^aborted: /);
+	// The cell reports its (denied) nested call, then spins: the first progress record proves it runs, and the abort
+	// comes then, not after a guessed delay.
+	const p = call("exec", { code: "await tools.exec_command({cmd: 'x'}).catch(() => {}); while (true) {}", yield_time_ms: 60000 }, { signal: ac.signal, onUpdate: () => ac.abort() });
+	const running = await failsAsData(p, "aborted", /^aborted: /);
+	assert.doesNotMatch(running.content[0].text, /before it started/, "the abort reached a running cell");
 	await failsAsData(call("exec", { code: "return 1" }, { signal: AbortSignal.abort() }), "aborted", /^aborted: The call was cancelled before it started/);
 	assert.equal(await life.codeMode.beforeSwitch(), true);
 });
@@ -161,8 +164,10 @@ test("a nested patch waits for Pi's file mutation queue of the paths it touches 
 	let releaseHold;
 	const holding = new Promise((r) => (releaseHold = r));
 	const hold = withFileMutationQueue(target, () => holding);
+	const queued = queuedAt("/queued.txt", dir);
 	const run = call("exec", { code: 'return (await tools.apply_patch("*** Begin Patch\\n*** Add File: queued.txt\\n+late\\n*** End Patch")).text' }, { ctx: { cwd: dir, hasUI: false } });
-	await new Promise((r) => setTimeout(r, 300));
+	// The nested patch asked for the file's queue and is registered behind Pi's holder: it cannot run until release.
+	await queued;
 	assert.equal(existsSync(target), false, "the patch must not run while Pi holds the file");
 	releaseHold();
 	await hold;

@@ -127,7 +127,10 @@ test("postJson: redirects are not followed, abort and timeout have their codes, 
 	assert.equal(t.error.code, "timeout");
 	const ctl = new AbortController();
 	const pending = postJson(`${srv.url}/hang`, {}, "{}", "sidecar", ctl.signal, dbg);
-	setTimeout(() => ctl.abort(), 50);
+	// Abort once the request is in flight (the server holds it), not after a guessed delay.
+	for (const end = Date.now() + 20000; srv.to("/hang").length < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+	assert.equal(srv.to("/hang").length, 2, "the second request reached the server");
+	ctl.abort();
 	assert.equal((await pending).error.code, "aborted");
 	const pre = new AbortController();
 	pre.abort();

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import { register, APPLY_PATCH_LARK, NOT_ENABLED } from "../src/pi/tools/patch.ts";
 import { tempDir } from "./helpers/tmp.mjs";
+import { queuedAt } from "./helpers/queue.mjs";
 
 function fakeHost({ admitted = true, policy, context } = {}) {
 	const tools = [];
@@ -113,8 +114,9 @@ test("abort while waiting in the queue: the patch changes nothing", async () => 
 	const ac = new AbortController();
 	let release;
 	const held = withFileMutationQueue(join(cwd, "f.txt"), () => new Promise((r) => (release = r)));
+	const queued = queuedAt("/f.txt", cwd);
 	const pending = exec(tool, cwd, "*** Begin Patch\n*** Update File: f.txt\n-one\n+two\n*** End Patch", ac.signal);
-	await new Promise((r) => setTimeout(r, 50));
+	await queued;
 	ac.abort();
 	release();
 	await held;
@@ -129,8 +131,10 @@ test("every touched path is held through Pi's mutation queue until the commit", 
 	// Hold the queue of the move destination: the patch must wait for it.
 	let release;
 	const held = withFileMutationQueue(join(cwd, "z/dest.txt"), () => new Promise((r) => (release = r)));
+	const queued = queuedAt("/z/dest.txt", cwd);
 	const pending = exec(tool, cwd, "*** Begin Patch\n*** Update File: b.txt\n*** Move to: z/dest.txt\n-b\n+B\n*** End Patch");
-	await new Promise((r) => setTimeout(r, 100));
+	// The patch holds b.txt and is registered behind the destination's holder: it can go no further until release.
+	await queued;
 	assert.equal(readFileSync(join(cwd, "b.txt"), "utf8"), "b\n", "patch committed while the destination's queue was held");
 	release();
 	await held;

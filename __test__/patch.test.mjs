@@ -146,8 +146,9 @@ test("parallel applyPatch calls waiting on the lock never block Node's libuv poo
 		const patches = Array.from({ length: 6 }, (_, i) =>
 			native.applyPatch(${JSON.stringify(dir)}, "*** Begin Patch\\n*** Add File: n" + i + ".txt\\n+x\\n*** End Patch\\n")
 				.then((r) => events.push(r.ok ? "patch" : "patch-failed: " + r.text)));
-		setTimeout(() => crypto.pbkdf2("pw", "salt", 1, 16, "sha256", () => events.push("crypto")), 100);
-		Promise.all(patches).then(() => setTimeout(() => process.stdout.write(JSON.stringify(events)), 50));`;
+		// Queued after the six: on a libuv pool the applies would already hold (or wait for) every worker, FIFO.
+		const hashed = new Promise((done) => crypto.pbkdf2("pw", "salt", 1, 16, "sha256", () => done(events.push("crypto"))));
+		Promise.all([...patches, hashed]).then(() => process.stdout.write(JSON.stringify(events)));`;
 	const out = spawnSync(process.execPath, ["-e", script], {
 		env: { ...process.env, PCT_TEST_PATCH_DELAY_MS: "1500", UV_THREADPOOL_SIZE: "4" },
 		encoding: "utf8",

@@ -9,13 +9,18 @@ const { traced, currentTraceId, newTraceId } = await import("../src/pi/trace.ts"
 
 test("each call gets its own id, seen inside the call and returned in details; the definition is otherwise unchanged", async () => {
 	const seen = [];
+	// Each call waits until both are inside: the ids are read while the other call is in flight.
+	let inside = 0;
+	let bothInside;
+	const both = new Promise((r) => (bothInside = r));
 	const def = {
 		name: "T",
 		label: "T",
 		description: "d",
 		parameters: {},
 		async execute(id, params) {
-			await new Promise((r) => setTimeout(r, 5));
+			if (++inside === 2) bothInside();
+			await both;
 			seen.push(currentTraceId());
 			return { content: [{ type: "text", text: `${id}:${params.n}` }], details: { kept: params.n } };
 		},

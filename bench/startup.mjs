@@ -1,11 +1,14 @@
 // Pi's start-up with the toolkit against Pi without it: wall time of one `pi -p` run with the faux model (start,
 // one scripted answer, exit), in interleaved rounds (A, B, C, A, B, C, ...) so machine drift hits every
 // configuration alike. Reports the median of each and the median of the per-round ratios with their spread.
-// Usage: node bench/startup.mjs [--quick] [--runs N] [--pi 1.6.0]   (Node >= 22.19; build the addon first)
+// Usage: node bench/startup.mjs [--quick] [--runs N] [--pi 1.6.0] [--baseline DIR]   (Node >= 22.19; build the addon
+// first). `--baseline DIR` adds another checkout of the toolkit (its own built addon and bundle, e.g. a worktree of
+// the previous commit) with every feature on, interleaved in the same rounds: old and new against one Pi alone.
+// `--bundled` leaves out the two unbundled rows (shorter rounds, so more of them fit while the machine is steady).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { NODE22, PI_VERSIONS, ROOT, FAUX, sandbox, writeConfig } from "../__test__/helpers/pi.mjs";
 import { ALL_ON } from "./helpers/configs.mjs";
 
@@ -15,12 +18,19 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : quick ? 3 : 10;
 // The third element is the entry Pi loads: the package (its manifest names the bundle of src/, docs/release.md "The
 // bundled entry"), or src/ unbundled, as Pi loaded it before the bundle (the before/after of that change).
 const UNBUNDLED = join(ROOT, "src/pi-codex-toolkit/index.ts");
+const baselineArg = process.argv.indexOf("--baseline");
+const BASELINE = baselineArg > 0 ? resolve(process.argv[baselineArg + 1]) : null;
 const CONFIGS = [
 	["Pi alone", null, null],
 	["toolkit, every feature off", {}, ROOT],
 	["toolkit, every feature on", ALL_ON, ROOT],
-	["toolkit unbundled (src/), every feature off", {}, UNBUNDLED],
-	["toolkit unbundled (src/), every feature on", ALL_ON, UNBUNDLED],
+	...(process.argv.includes("--bundled")
+		? []
+		: [
+				["toolkit unbundled (src/), every feature off", {}, UNBUNDLED],
+				["toolkit unbundled (src/), every feature on", ALL_ON, UNBUNDLED],
+			]),
+	...(BASELINE ? [[`baseline ${BASELINE}, every feature on`, ALL_ON, BASELINE]] : []),
 ];
 
 async function once_(version, box, entry) {

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { PI_VERSIONS, RpcPi, sandbox, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+import { PI_VERSIONS, RpcPi, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 /** Pids whose command line contains `marker`. */
@@ -34,20 +34,31 @@ for (const version of PI_VERSIONS) {
 		const box = sandbox();
 		const rule = (shell) => ({ id: "s", match: "faux-1", patch: false, shell, code: false });
 		writeConfig(box, { execution: { version: 1, rules: [rule(true)] } });
+		// The job waits for a line, answers it, then sleeps: that it still answers after the model changed (and
+		// changed back) proves the change kept it running, with no window to wait out.
 		const script = writeScript(box, `export default [
-			{ tools: [{ name: "exec_command", args: { cmd: "sleep ${marker}", yield_time_ms: 100 } }] },
+			{ tools: [{ name: "exec_command", args: { cmd: "read x; echo got-$x; exec sleep ${marker}", yield_time_ms: 100 } }] },
 			{ text: "started" },
+			(ctx) => {
+				const started = ctx.messages.find((m) => m.role === "toolResult" && m.toolName === "exec_command");
+				return { tools: [{ name: "write_stdin", args: { session_id: started.details.session_id, chars: "alive\\n", yield_time_ms: 5000 } }] };
+			},
+			{ text: "answered" },
 		];`);
 		const pi = new RpcPi({ version, box, script });
 		try {
-			await pi.prompt("start a job");
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs");
+			const first = await pi.prompt("start a job");
+			const started = first.events.find((e) => e.type === "tool_execution_end");
+			assert.equal(started?.result?.details?.status, "running", JSON.stringify(started?.result));
 			const r = await pi.command("set_model", { provider: "faux", modelId: "faux-2" });
 			assert.equal(r.success, true);
 			const status = (await pi.prompt("/pct status all")).notifications.join("\n");
 			assert.match(status, /^Shell Sessions\n  configured: off\n  effective: off/m, "faux-2 matches no rule");
-			await new Promise((r) => setTimeout(r, 300));
-			assert.equal(pidsWith(`sleep ${marker}`).length, 1, "a model change keeps running work");
+			assert.equal((await pi.command("set_model", { provider: "faux", modelId: "faux-1" })).success, true);
+			const answer = (await pi.prompt("answer the job")).events.find((e) => e.type === "tool_execution_end");
+			assert.equal(answer?.toolName, "write_stdin");
+			assert.match(toolText(answer), /got-alive/, "a model change keeps running work");
+			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs on");
 
 			writeConfig(box, { execution: { version: 1, rules: [rule(false)] } });
 			const reload = await pi.prompt("/pct reload");

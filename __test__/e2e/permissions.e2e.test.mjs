@@ -410,20 +410,31 @@ for (const version of PI_VERSIONS) {
 		// The older key only: other extensions' tools are not gated, so only Write shows a card.
 		writeConfig(box, { hostTools: { enabled: true, permissionMode: "ask" } });
 		const ext = join(box.base, "append-ext.ts");
+		// The append asks for the file's queue, then for the queue of a probe path: Pi registers requests in call order,
+		// so when the probe runs the append is registered — running already if nothing held the file, waiting if the
+		// Write's card holds it. The probe writes the marker the card waits for (no fixed hold).
+		const queued = join(box.base, "append-queued");
 		writeFileSync(
 			ext,
-			`import { Type } from "typebox";\nimport { appendFileSync } from "node:fs";\nimport { resolve } from "node:path";\nimport { withFileMutationQueue } from "@earendil-works/pi-coding-agent";\nexport default function (pi: any) {\n\tpi.registerTool({ name: "ext_append", label: "append", description: "append a line", parameters: Type.Object({ path: Type.String(), line: Type.String() }), execute: async (_id: string, p: any, _s: any, _u: any, ctx: any) => { const abs = resolve(ctx.cwd, p.path); await withFileMutationQueue(abs, async () => appendFileSync(abs, p.line + "\\n")); return { content: [{ type: "text", text: "appended" }], details: {} }; } });\n}\n`,
+			`import { Type } from "typebox";\nimport { appendFileSync, writeFileSync } from "node:fs";\nimport { resolve } from "node:path";\nimport { withFileMutationQueue } from "@earendil-works/pi-coding-agent";\nexport default function (pi: any) {\n\tpi.registerTool({ name: "ext_append", label: "append", description: "append a line", parameters: Type.Object({ path: Type.String(), line: Type.String() }), execute: async (_id: string, p: any, _s: any, _u: any, ctx: any) => { const abs = resolve(ctx.cwd, p.path); const appended = withFileMutationQueue(abs, async () => appendFileSync(abs, p.line + "\\n")); await withFileMutationQueue(abs + ".probe", async () => writeFileSync(${JSON.stringify(queued)}, "queued")); await appended; return { content: [{ type: "text", text: "appended" }], details: {} }; } });\n}\n`,
 		);
 		writeFileSync(join(box.cwd, "shared.txt"), "old\n");
 		const steps = [
 			{ tools: [{ name: "Write", args: { path: "shared.txt", content: "written\n" } }, { name: "ext_append", args: { path: "shared.txt", line: "appended" } }] },
 			{ text: "done" },
 		];
-		// The card is held 400 ms: without the queue around the decision, the append would land first and the Write
-		// would then replace it.
-		const pi = new RpcPi({ version, box, script: script(box, steps), extensions: [ROOT, ext], ui: async () => (await new Promise((r) => setTimeout(r, 400)), { value: "Allow once" }) });
+		// The card stays open until the append is registered in the queue: without the queue around the decision, the
+		// append would have landed by then and the Write would replace it.
+		let appendQueuedDuringCard = false;
+		const ui = async () => {
+			for (const end = Date.now() + 60_000; !existsSync(queued) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+			appendQueuedDuringCard = existsSync(queued);
+			return { value: "Allow once" };
+		};
+		const pi = new RpcPi({ version, box, script: script(box, steps), extensions: [ROOT, ext], ui });
 		try {
 			const r = await pi.prompt("go");
+			assert.ok(appendQueuedDuringCard, "the append asked for the file while the card was open");
 			const e = ends(r);
 			assert.deepEqual(e.map((x) => x.isError), [false, false], JSON.stringify(e.map(toolText)));
 			assert.deepEqual(e.map((x) => x.toolName), ["Write", "ext_append"], "the append finished after the Write");

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
-import { TmuxPi, colourOf, keep, plain, sleep, submitWhenReady } from "./helpers/tmux.mjs";
+import { TmuxPi, colourOf, keep, plain, submitWhenReady } from "./helpers/tmux.mjs";
 import { requireTools } from "../helpers/prereq.mjs";
 
 const BIG = 20_000;
@@ -83,7 +83,8 @@ for (const version of PI_VERSIONS) {
 			pi.keys("Enter");
 			await pi.waitFor(/Started background task bg-[\s\S]*all done/, "the started task", 120_000);
 			pi.keys("/pct jobs");
-			await sleep(500);
+			// Enter once the editor shows what was typed (the completion list may then take it: handled below).
+			await pi.waitFor(/\/pct jobs/, "the typed command", 30_000);
 			pi.keys("Enter");
 			const widget = await pi.waitFor(/Running: 1 task\n\s*\n\s*> task (bg-\S+)\s+echo serving; sleep 600/, "the jobs widget", 5_000).catch(() => (pi.keys("Enter"), pi.waitFor(/Running: 1 task\n\s*\n\s*> task (bg-\S+)/, "the jobs widget", 60_000)));
 			keep(`${tag}-jobs`, widget);

@@ -11,7 +11,7 @@ import { writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
 import { requireTools } from "../helpers/prereq.mjs";
-import { TmuxPi, colourOf, keep, plain, sleep, submitWhenReady } from "./helpers/tmux.mjs";
+import { TmuxPi, colourOf, keep, plain, submitWhenReady } from "./helpers/tmux.mjs";
 
 const SCRIPT = `const tagOf = (r) => (r.details && r.details.tag) || /#([0-9A-F]{4})\\]/.exec(r.text)[1];
 export default [
@@ -84,7 +84,8 @@ for (const version of PI_VERSIONS) {
 
 			// 6. /pct status: the summary line first.
 			pi.keys("/pct status");
-			await sleep(500);
+			// Enter once the editor shows what was typed (the completion list may then take it: handled below).
+			await pi.waitFor(/\/pct status/, "the typed command", 30_000);
 			pi.keys("Enter");
 			const summary = /Pi Codex Toolkit: \d+ active[^\n]*running: nothing/;
 			// The argument completion may take the first Enter.

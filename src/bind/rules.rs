@@ -3,10 +3,10 @@
 //! property through N-API calls and cost ~10x more than JSON.stringify + serde_json for a 100-tool snapshot
 //! (measured in bench/rules.mjs). The text stays typed: each JSON-text argument and result is declared as
 //! `string & { readonly __json: T }` naming the interface `T` of what it encodes (the type-only structs below,
-//! mirroring src/rules/input.rs, src/rules/projection.rs and src/discovery/find.rs), so the glue's typed
-//! `JSON.stringify`/`JSON.parse` helpers (src/pi/rules.ts) are checked by `tsc`. `__json` is a phantom brand, never
-//! present at runtime: it makes `tsc` refuse a plain string or the text of another shape. Malformed JSON text is a
-//! programmer error of the glue: it throws `Error { code: "invalid-input" }`.
+//! mirroring src/rules/input.rs and src/discovery/find.rs; the decision's `RulesDecision` is src/rules/projection.rs's
+//! `Projection` itself), so the glue's typed `JSON.stringify`/`JSON.parse` helpers (src/pi/rules.ts) are checked by
+//! `tsc`. `__json` is a phantom brand, never present at runtime: it makes `tsc` refuse a plain string or the text of
+//! another shape. Malformed JSON text is a programmer error of the glue: it throws `Error { code: "invalid-input" }`.
 
 use super::guard;
 use crate::{discovery, rules};
@@ -59,7 +59,7 @@ pub struct RulesInput {
     #[napi(ts_type = "string | null")]
     pub apply_error: Option<String>,
     #[napi(ts_type = "ToolkitId | null")]
-    pub toolkit: Option<ToolkitId>,
+    pub toolkit: Option<rules::input::ToolkitId>,
     /// Status lines a feature's glue adds under its block (feature key -> lines).
     #[napi(ts_type = "Record<string, string[]>")]
     pub extra_lines: Option<Value>,
@@ -103,14 +103,6 @@ pub struct RulesConfigError {
     pub detail: Option<String>,
 }
 
-/// The packaged toolkit identity put into diagnostics records.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct ToolkitId {
-    pub name: String,
-    pub version: String,
-}
-
 /// One execution rule (the config schema admits exactly these fields).
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[allow(dead_code)]
@@ -121,75 +113,6 @@ pub struct ExecutionRule {
     pub patch: bool,
     pub shell: bool,
     pub code: bool,
-}
-
-/// One sync decision (src/rules/projection.rs `Projection`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct RulesDecision {
-    /// The full list for `pi.setActiveTools`.
-    pub active: Vec<String>,
-    /// Whether `active` differs from `activeNow` (as a set).
-    pub changed: bool,
-    /// Builtins hidden by this extension after this sync (the next sync's `hiddenByUs`).
-    pub hidden_natives: Vec<String>,
-    pub restored_natives: Vec<String>,
-    /// Names Plan mode keeps out of `active` (the next sync's `planHiddenByUs`).
-    pub plan_hidden: Vec<String>,
-    pub admitted_names: Vec<String>,
-    pub visible_names: Vec<String>,
-    pub nested_names: Vec<String>,
-    pub deferred_names: Vec<String>,
-    /// The loads to keep for this session.
-    pub loaded_deferred: Vec<String>,
-    /// The on-demand loads to keep for this prompt.
-    pub loaded_on_demand: Vec<String>,
-    /// The `# On-demand tools` system prompt section (empty when nothing is held back).
-    pub on_demand_catalog: String,
-    pub notes: Vec<String>,
-    /// Feature key -> status.
-    #[napi(ts_type = "Record<string, FeatureView>")]
-    pub features: Value,
-    /// The record to emit on the diagnostics channel once the sync is committed.
-    pub diagnostics: DiagnosticsRecord,
-    /// The network plans (src/net/plan.rs): Web Search backend and executor, Image Generation route.
-    pub net: super::net::NetPlan,
-}
-
-/// One feature's status in a decision.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct FeatureView {
-    pub configured: bool,
-    #[napi(ts_type = "'active' | 'deferred' | 'unavailable' | 'off'")]
-    pub effective: String,
-    pub reason: String,
-}
-
-/// The diagnostics record (docs/spec/toolkit.md §4; src/rules/diagnostics.rs).
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct DiagnosticsRecord {
-    pub version: u32,
-    pub model: Option<RulesModel>,
-    #[napi(ts_type = "'rules' | 'legacy' | 'unmatched'")]
-    pub source: String,
-    pub rule_id: Option<String>,
-    #[napi(ts_type = "{ patch: boolean; shell: boolean; code: boolean }")]
-    pub requested: Value,
-    #[napi(ts_type = "{ directPatch: boolean; nestedPatch: boolean; directShell: boolean; code: boolean }")]
-    pub effective: Value,
-    pub admitted_names: Vec<String>,
-    pub visible_names: Vec<String>,
-    pub nested_names: Vec<String>,
-    pub hidden_natives: Vec<String>,
-    pub notes: Vec<String>,
-    #[napi(ts_type = "'dialog' | 'unavailable'")]
-    pub approval_transport: String,
-    pub cleanup_pending: bool,
-    #[napi(ts_type = "string | null")]
-    pub config_revision: Option<String>,
-    pub toolkit: ToolkitId,
 }
 
 /// One `rulesEditorApply` answer: the new list, or the message to show (the list is then unchanged).

@@ -260,7 +260,7 @@ function registerPlanTools(host: ToolkitHost): void {
 		// Sent with Agent's first request (never on demand: docs/rules.md "On-demand host tools"), so kept short.
 		description:
 			"Switch to Plan mode before a change the user should approve first: explore (Write, Edit and apply_patch are " +
-			"refused), then submit the plan with SubmitPlan. Call it alone; no arguments.",
+			"refused), then submit the plan with SubmitPlan. Call it alone.",
 		promptSnippet: "EnterPlanMode: switch to Plan mode (explore, then SubmitPlan for approval)",
 		parameters: Type.Object({}),
 		async execute(toolCallId: string, _params: unknown, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {

@@ -155,12 +155,17 @@ async function browse(ctx: ExtensionCommandContext, agentDir: string, sessionId:
 export function register(host: ToolkitHost): void {
 	// A delegate writes into its parent's store and never sweeps or removes stores (its parent owns them).
 	if (DELEGATE) return;
+	// Pi awaits session_start handlers before the first prompt, so the sweep (a walk of every store on the blocking
+	// pool) runs beside the session instead of ahead of it; it never touches the current session's store.
 	host.pi.on("session_start", async (_event, ctx) => {
+		let id: string | undefined;
 		try {
-			await native.reviewSweep(host.agentDir, ctx?.sessionManager?.getSessionId?.());
+			id = ctx?.sessionManager?.getSessionId?.();
 		} catch {
-			// A sweep that cannot run leaves the stores for the next start; it never blocks the session.
+			id = undefined;
 		}
+		// A sweep that cannot run leaves the stores for the next start; it never blocks the session.
+		void native.reviewSweep(host.agentDir, id).catch(() => undefined);
 	});
 	host.pi.on("session_shutdown", async (_event, ctx) => {
 		const sm = ctx?.sessionManager;

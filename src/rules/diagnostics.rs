@@ -10,25 +10,33 @@ use serde::Serialize;
 /// The channel name on `pi.events`.
 pub const CHANNEL: &str = "pi-codex-toolkit.execution-diagnostics";
 
-/// One record, emitted after every committed sync (and on a rejected apply, with `cleanupPending: true`).
+/// One record, emitted after every committed sync (and on a rejected apply, with `cleanupPending: true`). It is also
+/// the binding's `DiagnosticsRecord` interface in index.d.ts (inside `RulesDecision`): one definition of the shape.
+#[napi_derive::napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiagnosticsRecord {
     pub version: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[napi(ts_type = "RulesModel")]
     pub model: Option<ModelRef>,
+    #[napi(ts_type = "'rules' | 'legacy' | 'unmatched'")]
     pub source: Source,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule_id: Option<String>,
+    #[napi(ts_type = "{ patch: boolean; shell: boolean; code: boolean }")]
     pub requested: Requested,
+    #[napi(ts_type = "{ directPatch: boolean; nestedPatch: boolean; directShell: boolean; code: boolean }")]
     pub effective: Routes,
     pub admitted_names: Vec<String>,
     pub visible_names: Vec<String>,
     pub nested_names: Vec<String>,
     pub hidden_natives: Vec<String>,
     pub notes: Vec<String>,
+    #[napi(ts_type = "'dialog' | 'unavailable'")]
     pub approval_transport: &'static str,
     pub cleanup_pending: bool,
+    #[napi(ts_type = "string | null")]
     pub config_revision: Option<String>,
     pub toolkit: ToolkitId,
 }

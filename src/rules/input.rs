@@ -42,7 +42,8 @@ pub struct ConfigError {
     pub detail: Option<String>,
 }
 
-/// The packaged toolkit identity put into diagnostics records.
+/// The packaged toolkit identity put into diagnostics records (also the binding's `ToolkitId` interface).
+#[napi_derive::napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ToolkitId {
     pub name: String,

@@ -13,15 +13,21 @@ use super::ownership::{Owner, Registry};
 use serde::Serialize;
 use std::collections::HashSet;
 
-/// One feature's status as returned to TypeScript.
+/// One feature's status as returned to TypeScript. It is also the binding's `FeatureView` interface in index.d.ts:
+/// the JSON Rust writes and the type the glue reads are one definition.
+#[napi_derive::napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Serialize)]
 pub struct FeatureView {
     pub configured: bool,
+    #[napi(ts_type = "'active' | 'deferred' | 'unavailable' | 'off'")]
     pub effective: &'static str,
     pub reason: String,
 }
 
-/// What one sync should do, and what it decided.
+/// What one sync should do, and what it decided. It is also the binding's `RulesDecision` interface in index.d.ts
+/// (the JSON text `rulesResolve` returns; src/pi/rules.ts parses it), so the fields Rust serializes and the fields
+/// the glue reads are one definition. Only the type crosses: the value crosses as JSON text (src/bind/rules.rs).
+#[napi_derive::napi(object, js_name = "RulesDecision", object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Projection {
@@ -49,10 +55,12 @@ pub struct Projection {
     pub on_demand_catalog: String,
     pub notes: Vec<String>,
     /// Feature key → status.
+    #[napi(ts_type = "Record<string, FeatureView>")]
     pub features: serde_json::Map<String, serde_json::Value>,
     /// The record to emit on `pi-codex-toolkit.execution-diagnostics` once the sync is committed.
     pub diagnostics: DiagnosticsRecord,
     /// The network plans the tools and the payload hook follow (src/net/plan.rs).
+    #[napi(ts_type = "NetPlan")]
     pub net: NetView,
 }
 

@@ -626,6 +626,19 @@ async fn env_overlay_for_one_spawn() {
     }
 }
 
+/// Waits (bounded: 20 s) until the manager counts `n` running jobs.
+async fn until_running(m: &Manager, n: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while m.status().running != n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} running jobs, never {n}",
+            m.status().running
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_stops_direct_jobs_not_nested_ones() {
     let (_d, m) = manager_with(fast_stop());
@@ -637,7 +650,8 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
     };
     let m2 = m.clone();
     let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "sleep 30 & echo $!; wait"}), c).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // cancel once the job runs (the manager counts it), not after a guessed delay
+    until_running(&m, 1).await;
     cancel.cancel();
     let e = call.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
@@ -657,7 +671,7 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
     };
     let m2 = m.clone();
     let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "sleep 30"}), c).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    until_running(&m, 1).await;
     cancel.cancel();
     assert_eq!(call.await.unwrap().unwrap_err().code, "aborted");
     tokio::time::sleep(Duration::from_millis(300)).await;

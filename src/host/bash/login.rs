@@ -237,6 +237,12 @@ impl LoginPath {
         Some(key)
     }
 
+    /// Whether the probe has answered (a PATH, or `None` after a failure or an overrun): a call then waits for
+    /// nothing. Lets a test wait for a prewarmed probe on the condition instead of a guessed delay.
+    pub fn probed(&self) -> bool {
+        self.cell.initialized()
+    }
+
     /// The probed PATH (`None` when there is no shell to ask, the probe failed, or it overran its bound).
     pub async fn get(&self) -> Option<String> {
         self.cell

@@ -10,7 +10,7 @@ import { cardText } from "../render/card.ts";
 
 /** The engine's cut of a nested call's preview (src/code/limits.rs `APPROVAL_PREVIEW_BYTES`). */
 const NESTED_PREVIEW_BYTES = 800;
-import { getShellConfig, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { getShellConfig } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CodeManager, GateAnswer, GateRequest, ProgressRecord, ShellConfig, ShellManager } from "../../../index.js";
 import { Type } from "typebox";
@@ -21,6 +21,7 @@ import { reviewTarget } from "../review.ts";
 import { errorText } from "../messages.ts";
 import { auditCall, permissionGate } from "../permission.ts";
 import { hostRuntime } from "./host.ts";
+import { underQueues } from "../file-queue.ts";
 import { safeConfirm } from "../render/safe.ts";
 import { withWorktreeEnv, worktreeRefusal } from "../worktree.ts";
 
@@ -66,7 +67,7 @@ export const waitSchema = Type.Object({
 const EXEC_DESCRIPTION =
 	"Run a JavaScript code cell once, as the body of an async function (top-level await and return work). " +
 	"Globals: tools.exec_command(args), tools.write_stdin(args), tools.apply_patch(patch) (those in `uses`; each " +
-	"returns a promise of the tool's result), print, console.log, text(value) (no newline). No timers, import, require, " +
+	"returns a promise), print, console.log, text(value) (no newline). No timers, import, require, " +
 	"process, fetch or state across cells. After yield_time_ms it answers `Script running with cell ID <id>.`: continue " +
 	"with wait.";
 
@@ -103,14 +104,11 @@ function leaseTable() {
 
 	/** Fails closed: if the queue cannot be taken the answer is a refusal and Rust does not run the mutation. */
 	async function lock(paths: string[]): Promise<GateAnswer> {
-		const sorted = [...new Set(paths)].sort();
 		let release!: () => void;
 		const released = new Promise<void>((r) => (release = r));
 		let acquired!: () => void;
 		const held = new Promise<void>((r) => (acquired = r));
-		const take = (i: number): Promise<void> =>
-			i === sorted.length ? (acquired(), released) : withFileMutationQueue(sorted[i], () => take(i + 1));
-		const failed = take(0).then(
+		const failed = underQueues(paths, () => (acquired(), released)).then(
 			() => undefined,
 			(e: unknown) => e ?? new Error("the file mutation queue failed"),
 		);

@@ -104,7 +104,7 @@ export async function runBash(
 }
 
 // The model-facing texts are budgeted (docs/rules.md "What the tool list costs").
-const TIMEOUT_TEXT = "On timeout the whole process tree is killed (TOOL_TIMEOUT).";
+const TIMEOUT_TEXT = "A timeout kills the whole process tree.";
 
 /** The four tool definitions, in registration order. */
 export const hostBashTools: HostBashToolSpec[] = [
@@ -113,8 +113,7 @@ export const hostBashTools: HostBashToolSpec[] = [
 		label: "Bash",
 		description:
 			"Run a shell command in the workspace root (login PATH; no TTY, empty stdin). stdout and stderr come back " +
-			"separately, each cut to its last 50 KiB (full text in the file named). A non-zero exit is an error " +
-			"(TOOL_FAILED) that still has exitCode, stdout and stderr. " +
+			"separately, each cut to its last 50 KiB (full text in the file named). " +
 			TIMEOUT_TEXT +
 			" For servers and watchers use runInBackground, not `&`. $PI_SCRATCH_DIR is a private scratch directory.",
 		promptSnippet: "Run a shell command (separate stdout/stderr, timeout, or runInBackground with TaskWait/TaskStop)",

@@ -161,7 +161,7 @@ export function register(host: ToolkitHost): void {
 		name: "asktool",
 		label: "Ask the user",
 		description:
-			"Ask the user questions and wait for the answers; the user may type another answer or skip. Use it when a decision needs the user (fails with no-user when nobody is there).",
+			"Ask the user questions and wait for the answers; the user may type another answer or skip. Use it when a decision needs the user.",
 		promptSnippet: "Ask the user questions (free text or choices) and wait for the answers.",
 		parameters: askSchema,
 		async execute(_id: string, params: unknown, signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {

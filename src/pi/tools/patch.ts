@@ -4,7 +4,6 @@
  * (edit risk, src/pi/permission.ts) and the invocation policy hook, serializes every touched path through Pi's file mutation queue (sorted, so two patches never
  * deadlock and Pi's own edit/write never race us), and forwards Pi's abort signal.
  */
-import { withFileMutationQueue } from "@earendil-works/pi-coding-agent";
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ToolkitHost } from "../host.ts";
@@ -15,6 +14,7 @@ import { auditCall, permissionGate, syncSensitive } from "../permission.ts";
 import { hostRuntime, type HostRuntime } from "./host.ts";
 import { failed, failedWith, type ToolErrorCode } from "../failure.ts";
 import { cardText } from "../render/card.ts";
+import { underQueues } from "../file-queue.ts";
 
 export const TOOL_NAME = "apply_patch";
 export const NOT_ENABLED = "Apply Patch is not enabled.";
@@ -60,13 +60,6 @@ Paths are relative to the workspace; one section per file.`;
 const PARAMETERS = Type.Object({
 	patch: Type.String({ description: "The whole patch, '*** Begin Patch' to '*** End Patch'." }),
 });
-
-/** Runs `fn` while holding Pi's file mutation queue for every path, taken in sorted order. */
-function underQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
-	const sorted = [...paths].sort();
-	const take = (i: number): Promise<T> => (i === sorted.length ? fn() : withFileMutationQueue(sorted[i], () => take(i + 1)));
-	return take(0);
-}
 
 /**
  * With the host Edit active, a failed patch counts against Edit's retry budget for each path it names and a landed

@@ -29,7 +29,6 @@ const ABORTED_BEFORE = "The call was cancelled before it started; nothing ran.";
 // The model-facing texts are budgeted (docs/rules.md "What the tool list costs"): the schema shows one spelling
 // of each field; the other spellings (command, cwd, yieldTimeMs, sessionId, input) and maxOutputBytes are still
 // accepted, because Pi passes fields the schema does not list through to execute and Rust folds them.
-const LIMITS_TEXT = "Output past max_output_tokens is cut; the result then names a file with the full output.";
 
 const yieldField = () => Type.Optional(Type.Number({ description: "ms to wait, 0..60000 (default 10000); not a timeout." }));
 const tokensField = () => Type.Optional(Type.Number({ description: "Output budget in tokens, 256..65536 (default 12800)." }));
@@ -47,7 +46,7 @@ export const writeStdinSchema = Type.Object({
 	session_id: Type.Optional(Type.Unknown({ description: "The session_id string exec_command returned." })),
 	chars: Type.Optional(Type.String({ description: "Written to stdin verbatim (no newline added); empty = just poll." })),
 	closeStdin: Type.Optional(Type.Boolean({ description: "Close stdin (EOF) after writing." })),
-	terminate: Type.Optional(Type.Boolean({ description: "Stop the command (SIGTERM, SIGKILL after 5 s)." })),
+	terminate: Type.Optional(Type.Boolean({ description: "Stop the command." })),
 	yield_time_ms: yieldField(),
 	max_output_tokens: tokensField(),
 });
@@ -237,8 +236,7 @@ export function register(host: ToolkitHost): void {
 		description:
 			"Run a shell command once; stdin, stdout and stderr are pipes (no TTY). Returns when it ends " +
 			"or after yield_time_ms; status `running` comes with a session_id: continue with write_stdin (running with " +
-			"output is not completion). " +
-			LIMITS_TEXT,
+			"output is not completion).",
 		promptSnippet: "Run a shell command (pipes, no TTY); long or interactive ones continue with write_stdin",
 		parameters: execCommandSchema,
 		execute: (id, params, signal, onUpdate, ctx) => gated("exec_command", id, params, signal, ctx, onUpdate),
@@ -247,7 +245,7 @@ export function register(host: ToolkitHost): void {
 	host.pi.registerTool({
 		name: "write_stdin",
 		label: "write_stdin",
-		description: "Continue an exec_command session: poll for new output, write to its stdin, close stdin or terminate it. Output as for exec_command.",
+		description: "Continue an exec_command session: poll for new output, write to its stdin, close stdin or terminate it.",
 		promptSnippet: "Poll, feed stdin, close stdin or terminate an exec_command session",
 		parameters: writeStdinSchema,
 		execute: (id, params, signal, onUpdate, ctx) => gated("write_stdin", id, params, signal, ctx, onUpdate),
