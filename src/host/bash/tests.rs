@@ -1143,7 +1143,7 @@ fn tail_lines_are_the_last_non_blank_lines_bounded_and_sanitised() {
     assert_eq!(got.last().unwrap(), "l99");
     // a line at the byte limit is whole; one byte over is cut with an ellipsis (on a character boundary)
     let exact = "x".repeat(TAIL_LINE_BYTES);
-    assert_eq!(tail_lines(&exact, 1), [exact.clone()]);
+    assert_eq!(tail_lines(&exact, 1), [exact]);
     let over = format!("{}é", "x".repeat(TAIL_LINE_BYTES - 1));
     assert_eq!(tail_lines(&over, 1), [format!("{}…", "x".repeat(TAIL_LINE_BYTES - 1))]);
 }
