@@ -411,7 +411,7 @@ test("running work: a job past codeMode.longRunningSeconds is called out in the 
 		const long = longRunning({ shared: withTask }, [t], 300_000, t.since + 400_000);
 		assert.equal(long[0].cpuPercent, want, `cpuMs ${cpuMs}`);
 	}
-	assert.equal(typeof groupCpuMs, "undefined", "the footer no longer reads /proc on Node's main thread");
+	assert.equal(typeof groupCpuMs, "undefined", "the footer no longer scans /proc in JavaScript");
 });
 
 test("running work: a task's last output lines from the engine (both streams), a cell's and a shell's from the results", async () => {

@@ -374,7 +374,7 @@ export function longRunning(tk: Pick<Toolkit, "shared">, list: Job[], thresholdM
 	return long
 		.map((j) => {
 			const elapsedMs = now - j.since!;
-			// A task's CPU comes with the task list (the engine reads /proc off Node's main thread of file reads).
+			// A task's CPU comes with the task list (one scan of /proc in Rust for every running task).
 			const cpuMs = j.kind === "task" ? (j.cpuMs ?? null) : (cellCpu.get(j.id) ?? null);
 			return { kind: j.kind, id: j.id, elapsedMs, cpuPercent: cpuPercent(`${j.kind}:${j.id}`, cpuMs, elapsedMs, now) };
 		})

@@ -157,9 +157,9 @@ pub struct TaskView {
     /// The task's process group (None for an adopted task whose group is unknown): the footer sums the CPU time of
     /// its processes when it runs long (docs/render.md "Running work").
     pub process_group: Option<i32>,
-    /// TaskList, running tasks on Linux: the CPU time (ms) the processes now in its group have used (read from
-    /// `/proc` here, so the footer's long-running callout costs Node's main thread no file reads; docs/render.md
-    /// "Running work"). None elsewhere, for finished tasks, and in TaskWait / TaskStop.
+    /// TaskList, running tasks on Linux: the CPU time (ms) the processes now in its group have used, from one scan
+    /// of `/proc` for every running task (the footer's long-running callout reads it instead of scanning `/proc` in
+    /// JavaScript; docs/render.md "Running work"). None elsewhere, for finished tasks, and in TaskWait / TaskStop.
     pub cpu_ms: Option<f64>,
 }
 
