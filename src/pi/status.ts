@@ -195,7 +195,7 @@ export function jobsOf(tk: Pick<Toolkit, "shared">): { tasks: number; cells: num
 	const o = owners(tk);
 	let tasks: HostTask[] = [];
 	try {
-		const l = o.session?.taskList();
+		const l = o.session?.taskList({ tailLines: JOB_LINES });
 		if (l?.ok) tasks = l.tasks.filter((t) => t.status === "running");
 	} catch {
 		// a closed session lists nothing
