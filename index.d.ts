@@ -181,10 +181,19 @@ export declare class HostSession {
    * Background tasks are not affected (only TaskStop or the session's end stops them).
    */
   bashCancel(callId: string): void
-  /** TaskList `{}`: this session's background tasks. */
-  taskList(): HostTaskListOk | HostFailure
+  /**
+   * TaskList `{}`: this session's background tasks. `options.tailLines` (0..20, default 3) is how many of each
+   * stream's last lines every task carries (`stdoutTail`, `stderrTail`); out of range answers INVALID_ARGUMENT.
+   */
+  taskList(options?: HostTaskListOptions | undefined | null): HostTaskListOk | HostFailure
   /** TaskWait `{backgroundTaskId}`: one observation, waiting at most 1 s for the task to finish; never stops it. */
   taskWait(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
+  /**
+   * `{backgroundTaskId}`: the task as it is now, with the last 256 KiB of each stream and where the full text is
+   * (recovery files), without waiting and without stopping it. For `/pct jobs show <id>` (docs/render.md
+   * "Running work"); errors as TaskWait's.
+   */
+  taskOutput(args: Record<string, unknown>): Promise<HostTaskOk | HostFailure>
   /**
    * TaskStop `{backgroundTaskId}`: kills the task's whole tree (SIGTERM, SIGKILL after 2 s); returns its final
    * state, or a running snapshot with `stopRequested` when it has not ended within 1 s.
@@ -394,6 +403,8 @@ export interface CellRead {
   cellId: string
   cell_id: string
   status: 'running' | 'completed' | 'failed' | 'terminated'
+  /** A terminated cell the toolkit stopped itself: `cell-timeout` (it ran past `codeMode.maxCellSeconds`). */
+  code?: 'cell-timeout'
   output: string
   result?: string
   error?: string
@@ -415,12 +426,17 @@ export interface CodeCallOptions {
   cwd?: string
   /** Id to pass to `abort(callId)` when Pi's AbortSignal fires. */
   callId?: string
+  /**
+   * exec: `codeMode.maxCellSeconds` (10..86400, default 1800): the cell is stopped with `cell-timeout` once it
+   * has run this long; out of range answers `invalid-limit` and nothing runs.
+   */
+  maxCellSeconds?: number
 }
 
 /** Code Mode's error codes (docs/code.md), plus `internal-panic` (docs/napi.md). */
 export interface CodeFailure {
   ok: false
-  code: 'invalid-code' | 'invalid-uses' | 'invalid-limit' | 'invalid-input' | 'cell-limit' | 'stale-cell' | 'closed' | 'unavailable' | 'cell-start-failed' | 'unknown-adapter' | 'adapter-disabled' | 'invalid-arguments' | 'approval-unavailable' | 'approval-denied' | 'policy-denied' | 'aborted' | 'bridge-overload' | 'cleanup-incomplete' | 'internal-panic'
+  code: 'invalid-code' | 'invalid-uses' | 'invalid-limit' | 'invalid-input' | 'cell-limit' | 'stale-cell' | 'closed' | 'unavailable' | 'cell-start-failed' | 'unknown-adapter' | 'adapter-disabled' | 'invalid-arguments' | 'approval-unavailable' | 'approval-denied' | 'policy-denied' | 'aborted' | 'bridge-overload' | 'cell-timeout' | 'cleanup-incomplete' | 'internal-panic'
   message: string
 }
 
@@ -690,7 +706,7 @@ export interface EffectiveConfig {
   applyPatch: { enabled: boolean }
   computerUse: { enabled: boolean; approvalMode: 'confirm' | 'always' }
   shellSessions: { enabled: boolean }
-  codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number }
+  codeMode: { enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number; maxCellSeconds: number }
   toolDiscovery: { enabled: boolean; deferred: string[] }
   hostTools: { enabled: boolean; permissionMode: 'ask' | 'accept-edits' | 'auto' }
   interactiveTools: { enabled: boolean; askTool: boolean; todoWrite: boolean; newContext: boolean }
@@ -1177,8 +1193,21 @@ export interface HostTask {
    * is unknown, docs/host.md "Tree kill").
    */
   unknownOutcome?: Array<number>
-  /** The task's process group, when known (the footer's CPU figure, docs/render.md "Running work"). */
+  /** The task's process group, when known. */
   processGroup?: number
+  /**
+   * The last non-blank lines of stdout, oldest first (TaskList: `tailLines`, default 3; TaskWait/TaskStop: 3),
+   * each cut to 240 bytes and sanitised for a terminal: the `/pct jobs` widget shows them (docs/render.md
+   * "Running work").
+   */
+  stdoutTail: Array<string>
+  /** The last non-blank lines of stderr, as `stdoutTail`. */
+  stderrTail: Array<string>
+  /**
+   * TaskList, a running task on Linux: the CPU time (ms) of the processes now in its group (the footer's CPU
+   * figure for a task running long, docs/render.md "Running work").
+   */
+  cpuMs?: number
   exitCode?: number
   signal?: string
   stdoutBytes: number
@@ -1201,6 +1230,12 @@ export interface HostTaskListOk {
   ok: true
   text: string
   tasks: Array<HostTask>
+}
+
+/** Options of `taskList`. */
+export interface HostTaskListOptions {
+  /** Lines of each stream's end every task carries (0..20, default 3). */
+  tailLines?: number
 }
 
 /** TaskWait / TaskStop: the task's state (final, or running — with `stopRequested` after TaskStop). */

@@ -12,7 +12,7 @@ import { register, CODE_NOT_ENABLED, EXEC_SOURCE_GRAMMAR } from "../src/pi/tools
 import { tempDir } from "./helpers/tmp.mjs";
 import { queuedAt } from "./helpers/queue.mjs";
 
-function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm", mode = "auto" } = {}) {
+function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "write_stdin", "apply_patch"], approvalMode = "confirm", mode = "auto", maxCellSeconds } = {}) {
 	const tools = new Map();
 	const life = {};
 	const host = {
@@ -24,7 +24,7 @@ function fakeHost({ hooks = {}, admitted = ["exec", "wait", "exec_command", "wri
 		shared: new Map(),
 		isAdmitted: (n) => host.admitted.has(n),
 		lifecycle: (feature, cb) => (life[feature] = cb),
-		config: () => ({ codeMode: { enabled: true, approvalMode: host.approvalMode }, permissions: { mode: host.mode, planSafeTools: [] } }),
+		config: () => ({ codeMode: { enabled: true, approvalMode: host.approvalMode, maxCellSeconds }, permissions: { mode: host.mode, planSafeTools: [] } }),
 	};
 	register(host);
 	const call = (name, params, { signal, onUpdate, ctx } = {}) =>
@@ -129,6 +129,15 @@ test("progress goes through onUpdate with names and ids only", async () => {
 		`cell ${r.details.cellId}: exec_command failed (policy-denied)`,
 	]);
 	assert.ok(!JSON.stringify(updates).includes("secret"));
+});
+
+test("exec passes codeMode.maxCellSeconds to the engine (the limit that stops runaway cells)", async () => {
+	// The engine checks the range: a value only the glue could have passed shows it arrived.
+	await failsAsData(fakeHost({ maxCellSeconds: 5 }).call("exec", { code: "return 1" }), "invalid-limit", /maxCellSeconds must be a whole number from 10 to 86400/);
+	const ok = await fakeHost({ maxCellSeconds: 10 }).call("exec", { code: "return 1" });
+	assert.equal(ok.details.status, "completed");
+	const dflt = await fakeHost().call("exec", { code: "return 2" });
+	assert.equal(dflt.details.status, "completed", "no config value: the engine's default");
 });
 
 test("Pi's AbortSignal terminates the cell; an already aborted signal starts nothing", async () => {

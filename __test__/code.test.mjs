@@ -102,6 +102,21 @@ test("uses: omitted = admitted at start, [] = none, list = upper bound; messages
 	assert.equal(r.result, "adapter-disabled");
 });
 
+test("maxCellSeconds (codeMode.maxCellSeconds) boundaries: out of range is invalid-limit and starts nothing", async () => {
+	const m = newManager();
+	for (const maxCellSeconds of [9, 86401, 0, -1]) {
+		const r = await m.exec({ code: "return 1" }, { maxCellSeconds });
+		assert.equal(r.code, "invalid-limit", String(maxCellSeconds));
+		assert.match(r.message, /maxCellSeconds must be a whole number from 10 to 86400/);
+		assert.equal(m.heldCells(), 0, "nothing ran");
+	}
+	for (const maxCellSeconds of [10, 86400]) {
+		const r = await m.exec({ code: "return 1" }, { maxCellSeconds });
+		assert.equal(r.status, "completed", String(maxCellSeconds));
+		assert.equal(r.code, undefined, "a cell that ends in time carries no stop code");
+	}
+});
+
 test("yieldTimeMs and output budget boundaries", async () => {
 	const m = newManager();
 	for (const [args, code] of [

@@ -40,7 +40,7 @@ test("routing: plain /pct is config, the first word names the sub-command, anyth
 test("the usage line is derived from the table", () => {
 	assert.equal(
 		PCT_USAGE,
-		"Usage: /pct [config|status [all]|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]|mode [plan|agent]|todos|agents|worktree [new [name]|list|merge [token]|leave|delete <id> [force]]]",
+		"Usage: /pct [config|status [all]|reload|jobs [show <id>|stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]|mode [plan|agent]|todos|agents|worktree [new [name]|list|merge [token]|leave|delete <id> [force]]]",
 	);
 	for (const f of ["docs/render.md", "README.md"]) assert.ok(read(f).includes(PCT_USAGE), `${f} prints the usage line`);
 });

@@ -403,18 +403,53 @@ test("running work: a job past codeMode.longRunningSeconds is called out in the 
 	assert.deepEqual(longRunning({ shared }, [cell], 300_000, at), [{ kind: "cell", id: "cell-1", elapsedMs: 300_000, cpuPercent: 50 }]);
 	assert.deepEqual(longRunning({ shared }, [{ ...cell, kind: "shell" }], 300_000, at), []);
 	forgetJobs();
-	// A task's CPU: the processes of its group, read from /proc (a fake /proc with a command holding ") (").
-	const proc = tempDir("pct-proc-");
-	const stat = (pid, comm, pgrp, ut, st) => `${pid} (${comm}) R 1 ${pgrp} ${pgrp} 0 -1 0 0 0 0 0 ${ut} ${st} 0 0 20 0 1 0 0`;
-	for (const [pid, text] of [["10", stat(10, "sh", 10, 100, 50)], ["11", stat(11, "a) (b", 10, 200, 0)], ["12", stat(12, "other", 12, 999, 999)]]) {
-		mkdirSync(join(proc, pid));
-		writeFileSync(join(proc, pid, "stat"), text);
+	// A task's CPU comes with the engine's task list (`cpuMs`, read from /proc in Rust): no file reads here.
+	const task = (cpuMs) => ({ backgroundTaskId: "bg-1", command: "make", status: "running", durationMs: 400_000, stdoutBytes: 0, stderrBytes: 0, stdoutTail: [], stderrTail: [], cpuMs });
+	for (const [cpuMs, want] of [[200_000, 50], [undefined, null]]) {
+		const withTask = new Map([...shared, ["host.runtime", { session: { taskList: () => ({ ok: true, text: "", tasks: [task(cpuMs)] }) } }]]);
+		const [t] = jobsOf({ shared: withTask }).list.filter((x) => x.kind === "task");
+		const long = longRunning({ shared: withTask }, [t], 300_000, t.since + 400_000);
+		assert.equal(long[0].cpuPercent, want, `cpuMs ${cpuMs}`);
 	}
-	mkdirSync(join(proc, "self"));
-	if (process.platform === "linux") {
-		assert.equal(groupCpuMs(10, proc), 3500, "350 ticks of 10 ms");
-		assert.equal(groupCpuMs(99, proc), null, "no such group");
-	} else assert.equal(groupCpuMs(10, proc), null);
+	assert.equal(typeof groupCpuMs, "undefined", "the footer no longer scans /proc in JavaScript");
+});
+
+test("running work: a task's last output lines from the engine (both streams), a cell's and a shell's from the results", async () => {
+	const { jobsOf, noteResult, forgetJobs, jobOutput, outputLines, JOB_LINES, JOB_OUTPUT_LINES } = await import("../src/pi/status.ts");
+	forgetJobs();
+	const tail = { backgroundTaskId: "bg-1", command: "npm test", status: "running", durationMs: 1_000, stdoutBytes: 30, stderrBytes: 5, stdoutTail: ["a", "b", "c"], stderrTail: ["warn"] };
+	let outputAsked;
+	const session = {
+		taskList: () => ({ ok: true, text: "", tasks: [tail] }),
+		taskOutput: async (a) => {
+			outputAsked = a;
+			return a.backgroundTaskId === "bg-1" ? { ok: true, text: "head\n[stdout]\na\nb\nc\n", task: { status: "running" } } : { ok: false, code: "NOT_FOUND", message: "no" };
+		},
+	};
+	const shared = new Map([
+		["host.runtime", { session }],
+		["code", { runningCells: () => 1 }],
+		["shell", { status: () => ({ running: 0 }) }],
+	]);
+	noteResult("exec", { code: "for(;;) print(i++)" }, { status: "running", cellId: "cell-1", output: "1\n2\n\x1b[31m3\n4\n" });
+	noteResult("wait", {}, { status: "running", cellId: "cell-1", output: "5\n" });
+	const [t, c] = jobsOf({ shared }).list;
+	assert.equal(JOB_LINES, 3);
+	assert.deepEqual(t.lines, ["b", "c", "stderr: warn"], "the last 3 of stdout's then stderr's tail");
+	assert.deepEqual(c.lines, ["5"], "a read with output replaces the lines");
+	assert.deepEqual((await jobOutput({ shared }, "bg-1")).lines, ["head", "[stdout]", "a", "b", "c"]);
+	assert.deepEqual(outputAsked, { backgroundTaskId: "bg-1" });
+	const cell = await jobOutput({ shared }, "cell-1");
+	assert.deepEqual(cell.lines, ["1", "2", "\\x1b[31m3", "4", "5"], "every read's output, sanitised");
+	assert.equal(await jobOutput({ shared }, "nope"), undefined);
+	// Bounded: the last JOB_OUTPUT_LINES, the first line says how many were left out.
+	const many = Array.from({ length: JOB_OUTPUT_LINES + 5 }, (_, i) => `l${i}`).join("\n");
+	const shown = outputLines(many, undefined);
+	assert.equal(shown.length, JOB_OUTPUT_LINES + 1);
+	assert.equal(shown[0], "… 5 earlier lines not shown");
+	assert.equal(shown.at(-1), `l${JOB_OUTPUT_LINES + 4}`);
+	assert.equal(outputLines("x\n", undefined).length, 1, "exactly at the bound: nothing said");
+	forgetJobs();
 });
 
 test("review: a change named as the person knows it, states in words, the later changes that block a rollback", async () => {
@@ -453,15 +488,16 @@ test("/pct jobs widget: each job with its last output, `stopping…` until the s
 		cells: 1,
 		shells: 0,
 		list: [
-			{ kind: "task", id: "bg-1", what: "npm run dev", since: now - 3_000, last: "listening on :3000", status: "running" },
+			{ kind: "task", id: "bg-1", what: "npm run dev", since: now - 3_000, last: "listening on :3000", lines: ["compiled", "listening on :3000"], status: "running" },
 			{ kind: "cell", id: "cell-2", what: "while (true) {}", since: now - 65_000, status: "running" },
 		],
 	};
 	const lines = jobsLines(plainTheme, 100, jobs, 1, new Set(["cell-2"]), { text: "Stopped task bg-9.", ok: true });
 	assert.equal(lines[0], "Running: 1 task · 1 cell");
 	assert.match(lines[2], /^  task bg-1  npm run dev  3s$/);
-	assert.equal(lines[3], "    listening on :3000");
-	assert.match(lines[4], /^> cell cell-2  while \(true\) \{\}  1m 5s  stopping…$/);
+	assert.equal(lines[3], "    compiled");
+	assert.equal(lines[4], "    listening on :3000");
+	assert.match(lines[5], /^> cell cell-2  while \(true\) \{\}  1m 5s  stopping…$/);
 	assert.ok(lines.includes("Stopped task bg-9."));
 	// Driven as Pi's custom UI: Enter stops the selected job; the list is read again when the stop returns, so the
 	// stopped job is gone from the screen at once, and the confirmation is shown.
@@ -483,8 +519,24 @@ test("/pct jobs widget: each job with its last output, `stopping…` until the s
 				list = list.filter((x) => x.id !== j.id);
 				return `Stopped task ${j.id}.`;
 			},
+			output: async (j) => ({ title: `task ${j.id}: running`, lines: Array.from({ length: 45 }, (_, i) => `out ${i + 1}`) }),
 		},
 	);
+	assert.match(component.render(100).join("\n"), /> task bg-1/);
+	// o opens the selected job's full output at its end; ↑ and PgUp scroll, o goes back to the list.
+	component.handleInput("o");
+	await new Promise((r) => setImmediate(r));
+	let view = component.render(100);
+	assert.equal(view[0], "task bg-1: running");
+	assert.equal(view[2], "  out 26");
+	assert.equal(view.at(-3), "  out 45");
+	assert.match(view.at(-1), /^lines 26-45 of 45 · /);
+	component.handleInput("\x1b[5~"); // PgUp
+	component.handleInput("\x1b[A"); // ↑
+	view = component.render(100);
+	assert.equal(view[2], "  out 5");
+	assert.match(view.at(-1), /^lines 5-24 of 45 · /);
+	component.handleInput("o");
 	assert.match(component.render(100).join("\n"), /> task bg-1/);
 	component.handleInput("\r");
 	assert.match(component.render(100).join("\n"), /task bg-1  npm run dev  \ds  stopping…/);

@@ -15,7 +15,7 @@ pub struct CodeFailure {
     #[napi(ts_type = "false")]
     pub ok: bool,
     #[napi(
-        ts_type = "'invalid-code' | 'invalid-uses' | 'invalid-limit' | 'invalid-input' | 'cell-limit' | 'stale-cell' | 'closed' | 'unavailable' | 'cell-start-failed' | 'unknown-adapter' | 'adapter-disabled' | 'invalid-arguments' | 'approval-unavailable' | 'approval-denied' | 'policy-denied' | 'aborted' | 'bridge-overload' | 'cleanup-incomplete' | 'internal-panic'"
+        ts_type = "'invalid-code' | 'invalid-uses' | 'invalid-limit' | 'invalid-input' | 'cell-limit' | 'stale-cell' | 'closed' | 'unavailable' | 'cell-start-failed' | 'unknown-adapter' | 'adapter-disabled' | 'invalid-arguments' | 'approval-unavailable' | 'approval-denied' | 'policy-denied' | 'aborted' | 'bridge-overload' | 'cell-timeout' | 'cleanup-incomplete' | 'internal-panic'"
     )]
     pub code: String,
     pub message: String,
@@ -51,6 +51,9 @@ pub struct CellRead {
     pub cell_id_snake: String,
     #[napi(ts_type = "'running' | 'completed' | 'failed' | 'terminated'")]
     pub status: String,
+    /// A terminated cell the toolkit stopped itself: `cell-timeout` (it ran past `codeMode.maxCellSeconds`).
+    #[napi(ts_type = "'cell-timeout'")]
+    pub code: Option<String>,
     pub output: String,
     pub result: Option<String>,
     pub error: Option<String>,
@@ -136,6 +139,9 @@ pub struct CodeCallOptions {
     pub cwd: Option<String>,
     /// Id to pass to `abort(callId)` when Pi's AbortSignal fires.
     pub call_id: Option<String>,
+    /// exec: `codeMode.maxCellSeconds` (10..86400, default 1800): the cell is stopped with `cell-timeout` once it
+    /// has run this long; out of range answers `invalid-limit` and nothing runs.
+    pub max_cell_seconds: Option<i64>,
 }
 
 /// `{ok: false, code: "internal-panic", message}` for a contained panic.
@@ -199,7 +205,13 @@ impl JsCodeManager {
         let call = outer_call(options, progress);
         guard::future_or(
             "code.exec",
-            async { code::js_bridge::to_js(self.inner.exec(args, call).await) },
+            async {
+                let r = match call {
+                    Ok(call) => self.inner.exec(args, call).await,
+                    Err(e) => Err(e),
+                };
+                code::js_bridge::to_js(r)
+            },
             panicked,
         )
         .await
@@ -216,7 +228,13 @@ impl JsCodeManager {
         let call = outer_call(options, progress);
         guard::future_or(
             "code.wait",
-            async { code::js_bridge::to_js(self.inner.wait(args, call).await) },
+            async {
+                let r = match call {
+                    Ok(call) => self.inner.wait(args, call).await,
+                    Err(e) => Err(e),
+                };
+                code::js_bridge::to_js(r)
+            },
             panicked,
         )
         .await
@@ -277,17 +295,27 @@ fn unit(r: Result<(), code::errors::CodeError>) -> Value {
     }
 }
 
-/// The outer exec/wait call as the cell manager sees it (cwd, call id for abort, progress sink).
-fn outer_call(options: Option<CodeCallOptions>, progress: Option<code::js_bridge::ProgressJsFn>) -> code::OuterCall {
+/// The outer exec/wait call as the cell manager sees it (cwd, call id for abort, progress sink, the cell's time
+/// limit); `invalid-limit` for a `maxCellSeconds` out of range.
+fn outer_call(
+    options: Option<CodeCallOptions>,
+    progress: Option<code::js_bridge::ProgressJsFn>,
+) -> Result<code::OuterCall, code::errors::CodeError> {
     let o = options.unwrap_or(CodeCallOptions {
         cwd: None,
         call_id: None,
+        max_cell_seconds: None,
     });
-    code::OuterCall {
+    let max_cell = o
+        .max_cell_seconds
+        .map(code::limits::max_cell_from_seconds)
+        .transpose()?;
+    Ok(code::OuterCall {
         cwd: o.cwd.unwrap_or_default(),
         call_id: o.call_id,
+        max_cell,
         progress: progress.map(code::js_bridge::progress_fn),
-    }
+    })
 }
 
 /// One running cell and the CPU time its thread used so far (docs/render.md "Running work").

@@ -25,7 +25,9 @@ pub struct EffectiveConfig {
     pub computer_use: Value,
     #[napi(ts_type = "{ enabled: boolean }")]
     pub shell_sessions: Value,
-    #[napi(ts_type = "{ enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number }")]
+    #[napi(
+        ts_type = "{ enabled: boolean; approvalMode: 'confirm' | 'always'; longRunningSeconds: number; maxCellSeconds: number }"
+    )]
     pub code_mode: Value,
     #[napi(ts_type = "{ enabled: boolean; deferred: string[] }")]
     pub tool_discovery: Value,

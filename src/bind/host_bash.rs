@@ -127,8 +127,17 @@ process_objects! {
         #[doc = "TaskStop only: pids still holding the task's output after its tree was killed (not signalled; the outcome"]
         #[doc = "is unknown, docs/host.md \"Tree kill\")."]
         unknown_outcome: Option<Vec<i32>>,
-        #[doc = "The task's process group, when known (the footer's CPU figure, docs/render.md \"Running work\")."]
+        #[doc = "The task's process group, when known."]
         process_group: Option<i32>,
+        #[doc = "The last non-blank lines of stdout, oldest first (TaskList: `tailLines`, default 3; TaskWait/TaskStop: 3),"]
+        #[doc = "each cut to 240 bytes and sanitised for a terminal: the `/pct jobs` widget shows them (docs/render.md"]
+        #[doc = "\"Running work\")."]
+        stdout_tail: Vec<String>,
+        #[doc = "The last non-blank lines of stderr, as `stdoutTail`."]
+        stderr_tail: Vec<String>,
+        #[doc = "TaskList, a running task on Linux: the CPU time (ms) of the processes now in its group (the footer's CPU"]
+        #[doc = "figure for a task running long, docs/render.md \"Running work\")."]
+        cpu_ms: Option<f64>,
     }
 }
 
@@ -139,6 +148,13 @@ pub struct HostTaskOk {
     pub ok: bool,
     pub text: String,
     pub task: HostTask,
+}
+
+/// Options of `taskList`.
+#[napi(object)]
+pub struct HostTaskListOptions {
+    /// Lines of each stream's end every task carries (0..20, default 3).
+    pub tail_lines: Option<i64>,
 }
 
 /// TaskList: this session's tasks, oldest first (running ones and up to 32 finished ones).
@@ -171,8 +187,12 @@ fn exit_fields(exit: Option<Exit>) -> (Option<i32>, Option<String>) {
     }
 }
 
-fn task_obj(t: TaskView, with_output: bool) -> HostTask {
+fn task_obj(t: TaskView, with_output: bool, tail: usize) -> HostTask {
     let (exit_code, signal) = exit_fields(t.exit);
+    let (stdout_tail, stderr_tail) = (
+        render::tail_lines(&t.stdout.text, tail),
+        render::tail_lines(&t.stderr.text, tail),
+    );
     let StreamSnapshot {
         text: out,
         total_bytes: out_bytes,
@@ -204,6 +224,9 @@ fn task_obj(t: TaskView, with_output: bool) -> HostTask {
         stderr_recovery: recovery(err_rec),
         unknown_outcome: t.unknown_outcome,
         process_group: t.process_group,
+        stdout_tail,
+        stderr_tail,
+        cpu_ms: t.cpu_ms,
     }
 }
 
@@ -368,12 +391,23 @@ impl JsHostSession {
         })
     }
 
-    /// TaskList `{}`: this session's background tasks.
+    /// TaskList `{}`: this session's background tasks. `options.tailLines` (0..20, default 3) is how many of each
+    /// stream's last lines every task carries (`stdoutTail`, `stderrTail`); out of range answers INVALID_ARGUMENT.
     #[napi(catch_unwind, ts_return_type = "HostTaskListOk | HostFailure")]
-    pub fn task_list(&self) -> Either<HostTaskListOk, HostFailure> {
+    pub fn task_list(&self, options: Option<HostTaskListOptions>) -> Either<HostTaskListOk, HostFailure> {
         guard::sync_or(
             "host.taskList",
             || {
+                let tail = match options.and_then(|o| o.tail_lines) {
+                    None => render::TAIL_LINES_DEFAULT,
+                    Some(n) if (0..=render::TAIL_LINES_MAX as i64).contains(&n) => n as usize,
+                    Some(_) => {
+                        return Either::B(failure(HostError::invalid(format!(
+                            "taskList tailLines must be a whole number from 0 to {}; call again with one.",
+                            render::TAIL_LINES_MAX
+                        ))))
+                    }
+                };
                 let b = &self.inner.bash;
                 if let Err(e) = b.check_open() {
                     return Either::B(failure(e));
@@ -385,7 +419,7 @@ impl JsHostSession {
                 Either::A(HostTaskListOk {
                     ok: true,
                     text: render::list(&tasks),
-                    tasks: tasks.into_iter().map(|t| task_obj(t, false)).collect(),
+                    tasks: tasks.into_iter().map(|t| task_obj(t, false, tail)).collect(),
                 })
             },
             |m| Either::B(panicked(m)),
@@ -398,7 +432,19 @@ impl JsHostSession {
         &self,
         #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
     ) -> Either<HostTaskOk, HostFailure> {
-        self.task_call("TaskWait", args, false).await
+        self.task_call("TaskWait", args, false, MAX_OBSERVATION).await
+    }
+
+    /// `{backgroundTaskId}`: the task as it is now, with the last 256 KiB of each stream and where the full text is
+    /// (recovery files), without waiting and without stopping it. For `/pct jobs show <id>` (docs/render.md
+    /// "Running work"); errors as TaskWait's.
+    #[napi(catch_unwind, ts_return_type = "Promise<HostTaskOk | HostFailure>")]
+    pub async fn task_output(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+    ) -> Either<HostTaskOk, HostFailure> {
+        self.task_call("TaskOutput", args, false, std::time::Duration::ZERO)
+            .await
     }
 
     /// TaskStop `{backgroundTaskId}`: kills the task's whole tree (SIGTERM, SIGKILL after 2 s); returns its final
@@ -408,7 +454,7 @@ impl JsHostSession {
         &self,
         #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
     ) -> Either<HostTaskOk, HostFailure> {
-        self.task_call("TaskStop", args, true).await
+        self.task_call("TaskStop", args, true, MAX_OBSERVATION).await
     }
 
     /// Starts the login-PATH probe and the shell watchdog in the background (docs/host.md "Bash"), so the first
@@ -496,25 +542,35 @@ pub struct HostTaskCounts {
 }
 
 impl JsHostSession {
-    async fn task_call(&self, tool: &'static str, args: Value, stop: bool) -> Either<HostTaskOk, HostFailure> {
+    async fn task_call(
+        &self,
+        tool: &'static str,
+        args: Value,
+        stop: bool,
+        max: std::time::Duration,
+    ) -> Either<HostTaskOk, HostFailure> {
         let s = self.inner.clone();
         let body = async move {
             let id = task_id_arg(tool, &args)?;
             s.bash.check_open()?;
             let (table, owner) = (s.bash.table().clone(), s.bash.owner());
             let view = if stop {
-                table.stop(owner, &id, MAX_OBSERVATION).await?
+                table.stop(owner, &id, max).await?
             } else {
-                table.wait(owner, &id, MAX_OBSERVATION).await?
+                table.wait(owner, &id, max).await?
             };
             Ok::<_, HostError>(HostTaskOk {
                 ok: true,
                 text: render::task(&view),
-                task: task_obj(view, true),
+                task: task_obj(view, true, render::TAIL_LINES_DEFAULT),
             })
         };
         guard::future_or(
-            if stop { "host.taskStop" } else { "host.taskWait" },
+            match tool {
+                "TaskStop" => "host.taskStop",
+                "TaskOutput" => "host.taskOutput",
+                _ => "host.taskWait",
+            },
             async { body.await.map(Either::A).unwrap_or_else(|e| Either::B(failure(e))) },
             |m| Either::B(panicked(m)),
         )

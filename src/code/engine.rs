@@ -118,15 +118,8 @@ fn thread_cpu_ms(tid: i32) -> Option<f64> {
     if tid <= 0 {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); utime and stime are fields 14 and 15.
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| ticks as f64 * 1000.0 / hz as f64)
+    let st = crate::shell::process::ProcStat::read(&format!("/proc/self/task/{tid}/stat"))?;
+    Some(st.cpu_ticks as f64 * crate::shell::process::ms_per_tick()?)
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -42,6 +42,8 @@ crate::codes::error_codes! {
         Aborted = "aborted" => "the call was cancelled; run it again if it is still needed",
         /// A nested call's arguments or reply, or the number of outstanding calls, is over its limit.
         BridgeOverload = "bridge-overload" => "await outstanding calls or ask for less output",
+        /// The cell ran past `codeMode.maxCellSeconds` and was stopped (docs/code.md "Limits").
+        CellTimeout = "cell-timeout" => "raise codeMode.maxCellSeconds in /pct config if the work needs longer, or split it into shorter cells (start a long command with exec_command and check it with write_stdin)",
         /// A cleanup could not confirm that every cell stopped.
         CleanupIncomplete = "cleanup-incomplete" => "wait for or terminate the cells the message names, then retry",
     }

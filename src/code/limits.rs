@@ -39,6 +39,24 @@ pub const MAX_YIELD_MS: u64 = 60_000;
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
 // The output budget of one read (bounds, default, token spelling) is `output::budget`, shared with Shell.
 
+/// A cell still running this long after it started is stopped with `cell-timeout` (`codeMode.maxCellSeconds`, the
+/// config's bounds and default: src/config/schema.rs `MAX_CELL_SECONDS`; docs/code.md "Limits").
+pub fn max_cell_from_seconds(seconds: i64) -> Result<std::time::Duration, crate::code::errors::CodeError> {
+    let (lo, _, hi) = crate::config::schema::MAX_CELL_SECONDS;
+    if seconds >= lo as i64 && seconds <= hi as i64 {
+        Ok(std::time::Duration::from_secs(seconds as u64))
+    } else {
+        Err(crate::code::errors::CodeError::new(
+            crate::code::errors::CellCode::InvalidLimit,
+            format!("maxCellSeconds must be a whole number from {lo} to {hi} (codeMode.maxCellSeconds); nothing ran."),
+        ))
+    }
+}
+
+/// The cell time limit when the caller gives none (`codeMode.maxCellSeconds`'s default).
+pub const DEFAULT_MAX_CELL: std::time::Duration =
+    std::time::Duration::from_secs(crate::config::schema::MAX_CELL_SECONDS.1);
+
 /// How long terminate/close wait for a cell thread to confirm it stopped before reporting an unknown outcome.
 pub const STOP_CONFIRM_MS: u64 = 5_000;
 
@@ -53,6 +71,22 @@ pub fn cut_utf8(s: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn max_cell_seconds_is_checked_at_its_bounds() {
+        use std::time::Duration;
+        assert_eq!(super::max_cell_from_seconds(10).unwrap(), Duration::from_secs(10));
+        assert_eq!(
+            super::max_cell_from_seconds(86_400).unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for bad in [9, 86_401, 0, -1] {
+            let e = super::max_cell_from_seconds(bad).unwrap_err();
+            assert_eq!(e.code, "invalid-limit");
+            assert!(e.message.contains("from 10 to 86400"), "{}", e.message);
+        }
+        assert_eq!(super::DEFAULT_MAX_CELL, Duration::from_secs(1_800));
+    }
+
     #[test]
     fn cut_on_code_point_boundary() {
         assert_eq!(super::cut_utf8("héllo", 2), "h");

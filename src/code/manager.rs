@@ -340,6 +340,7 @@ impl CodeManager {
                 }
             }
         }
+        self.limit_run_time(&cell, outer.max_cell.unwrap_or(DEFAULT_MAX_CELL));
         self.observe(
             cell,
             Via::Exec,
@@ -349,6 +350,43 @@ impl CodeManager {
             abort,
         )
         .await
+    }
+
+    /// Stops `cell` with `cell-timeout` once it has run for `limit` (`codeMode.maxCellSeconds`, docs/code.md
+    /// "Limits"), whether or not an outer call observes it: a runaway loop the model forgot is not left burning a
+    /// core. The watcher holds only weak references and ends as soon as the cell is terminal.
+    fn limit_run_time(&self, cell: &Arc<Cell>, limit: Duration) {
+        let (weak_cell, weak_mgr) = (Arc::downgrade(cell), Arc::downgrade(&self.inner));
+        let mut changed = cell.changed.subscribe();
+        self.inner.rt.spawn(async move {
+            let deadline = tokio::time::Instant::now() + limit;
+            loop {
+                let terminal = match weak_cell.upgrade() {
+                    Some(c) => c.st.lock().unwrap_or_else(PoisonError::into_inner).terminal,
+                    None => return,
+                };
+                if terminal {
+                    return;
+                }
+                tokio::select! {
+                    r = changed.changed() => if r.is_err() { return },
+                    _ = tokio::time::sleep_until(deadline) => break,
+                }
+            }
+            let (Some(cell), Some(inner)) = (weak_cell.upgrade(), weak_mgr.upgrade()) else {
+                return;
+            };
+            {
+                let mut st = cell.st.lock().unwrap_or_else(PoisonError::into_inner);
+                // A program that ended at the deadline keeps its own outcome.
+                if st.terminal || st.outcome.is_some() {
+                    return;
+                }
+                st.timed_out = Some(limit);
+            }
+            CodeManager { inner }.stop(&cell).await;
+            cell.bump();
+        });
     }
 
     /// `wait`: continues observing a cell, or terminates it.

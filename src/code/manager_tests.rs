@@ -757,6 +757,7 @@ async fn render_is_capped() {
         cell_id: "cell-x".into(),
         cell_id_snake: "cell-x".into(),
         status: "running".into(),
+        code: None,
         output: "o".repeat(400_000),
         result: None,
         error: None,
@@ -1185,4 +1186,93 @@ async fn running_cpu_reads_the_cell_thread() {
         .unwrap();
     assert_eq!(w.status, "terminated");
     assert!(m.running_cpu().is_empty());
+}
+
+fn limited(ms: u64) -> OuterCall {
+    OuterCall {
+        max_cell: Some(Duration::from_millis(ms)),
+        ..outer()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_past_its_time_limit_is_stopped_with_cell_timeout() {
+    let (m, _) = manager();
+    // Observed: the exec's long yield ends with the stop.
+    let r = m
+        .exec(
+            json!({"code": "print('spinning'); while(true){}", "yield_time_ms": 60000}),
+            limited(200),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, "terminated");
+    assert_eq!(r.code.map(|c| c.as_str()), Some("cell-timeout"));
+    let e = r.error.as_deref().unwrap();
+    assert!(
+        e.starts_with("cell-timeout: the cell ran past its limit of 0.2 s (codeMode.maxCellSeconds)"),
+        "{e}"
+    );
+    assert!(e.contains("Raise codeMode.maxCellSeconds in /pct config"), "{e}");
+    assert!(
+        r.text.contains("[output]\nspinning\n[error]\ncell-timeout"),
+        "{}",
+        r.text
+    );
+    assert_eq!(m.running_cells(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unobserved_cell_parked_on_a_nested_call_is_stopped_at_its_limit() {
+    // The host never answers: the cell waits on its nested call, nobody observes it.
+    let (m, _) = manager_with(Arc::new(FnGate(|_req: GateRequest| {
+        Box::pin(std::future::pending::<GateAnswer>()) as BoxFuture<GateAnswer>
+    })));
+    let r = m
+        .exec(
+            json!({"code": "await tools.exec_command({cmd: 'x'}); return 1", "yield_time_ms": 0}),
+            limited(200),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, "running");
+    idle(&m).await; // stopped without any wait call
+    let w = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap();
+    assert_eq!(
+        (w.status.as_str(), w.code.map(|c| c.as_str())),
+        ("terminated", Some("cell-timeout"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_that_ends_under_its_limit_keeps_its_outcome() {
+    let (m, _) = manager();
+    let limit = 2_000;
+    let r = m
+        .exec(
+            json!({"code": "const t = Date.now(); while (Date.now() - t < 200) {} return 7", "yield_time_ms": 0}),
+            limited(limit),
+        )
+        .await
+        .unwrap();
+    idle(&m).await;
+    // Let the limit pass with the result unread: the watcher must leave the finished cell alone.
+    tokio::time::sleep(Duration::from_millis(limit + 300)).await;
+    let w = if r.status == "running" {
+        m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap()
+    } else {
+        r
+    };
+    assert_eq!(
+        (w.status.as_str(), w.result.as_deref(), w.code),
+        ("completed", Some("7"), None)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_limit_the_default_applies_and_a_short_cell_is_untouched() {
+    let (m, _) = manager();
+    assert_eq!(DEFAULT_MAX_CELL, Duration::from_secs(1_800));
+    let r = run(&m, "return 1").await;
+    assert_eq!((r.status.as_str(), r.code), ("completed", None));
 }

@@ -11,6 +11,11 @@ const THINKING: [&str; 8] = ["auto", "off", "minimal", "low", "medium", "high", 
 /// called out in the footer with its elapsed time and CPU (docs/render.md "Running work").
 pub const LONG_RUNNING_SECONDS: (u64, u64, u64) = (10, 300, 86_400);
 
+/// `codeMode.maxCellSeconds`: bounds and default (low, default, high). A code cell still running this long after
+/// it started is stopped with `cell-timeout` (docs/code.md "Limits"), so a runaway `while (true)` cannot burn a core
+/// for the rest of the session. The default leaves room for long builds and tests driven from a cell.
+pub const MAX_CELL_SECONDS: (u64, u64, u64) = (10, 1_800, 86_400);
+
 /// The all-off defaults a missing file means. A new file never contains `execution`.
 pub fn defaults() -> Value {
     let mut deferred = vec![json!("openai_generate_image")];
@@ -22,7 +27,7 @@ pub fn defaults() -> Value {
         "applyPatch": {"enabled": false},
         "computerUse": {"enabled": false, "approvalMode": "confirm"},
         "shellSessions": {"enabled": false},
-        "codeMode": {"enabled": false, "approvalMode": "confirm", "longRunningSeconds": LONG_RUNNING_SECONDS.1},
+        "codeMode": {"enabled": false, "approvalMode": "confirm", "longRunningSeconds": LONG_RUNNING_SECONDS.1, "maxCellSeconds": MAX_CELL_SECONDS.1},
         "toolDiscovery": {"enabled": false, "deferred": deferred},
         "hostTools": {"enabled": false, "permissionMode": "ask"},
         "interactiveTools": {"enabled": false, "askTool": true, "todoWrite": true, "newContext": true},
@@ -80,14 +85,14 @@ pub fn validate(root: &Value) -> Result<(), String> {
         }
     }
     if let Some(cm) = section(root, "codeMode")? {
-        let (lo, _, hi) = LONG_RUNNING_SECONDS;
-        match cm.get("longRunningSeconds") {
-            None => {}
-            Some(v) if v.as_u64().is_some_and(|n| (lo..=hi).contains(&n)) => {}
-            Some(_) => {
-                return Err(format!(
-                    "codeMode.longRunningSeconds must be a whole number from {lo} to {hi}"
-                ))
+        for (key, (lo, _, hi)) in [
+            ("longRunningSeconds", LONG_RUNNING_SECONDS),
+            ("maxCellSeconds", MAX_CELL_SECONDS),
+        ] {
+            match cm.get(key) {
+                None => {}
+                Some(v) if v.as_u64().is_some_and(|n| (lo..=hi).contains(&n)) => {}
+                Some(_) => return Err(format!("codeMode.{key} must be a whole number from {lo} to {hi}")),
             }
         }
     }
@@ -597,6 +602,27 @@ mod tests {
             );
         }
         assert_eq!(defaults()["codeMode"]["longRunningSeconds"], 300);
+    }
+
+    #[test]
+    fn max_cell_seconds_bounds() {
+        assert!(validate(&json!({"codeMode": {"maxCellSeconds": 10}})).is_ok());
+        assert!(validate(&json!({"codeMode": {"maxCellSeconds": 86_400}})).is_ok());
+        for bad in [
+            json!(9),
+            json!(86_401),
+            json!(0),
+            json!(-5),
+            json!(60.5),
+            json!("600"),
+            json!(null),
+        ] {
+            assert_eq!(
+                err(json!({"codeMode": {"maxCellSeconds": bad}})),
+                "codeMode.maxCellSeconds must be a whole number from 10 to 86400"
+            );
+        }
+        assert_eq!(defaults()["codeMode"]["maxCellSeconds"], 1800);
     }
 
     #[test]

@@ -9,7 +9,7 @@ import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { RELOADED, SAVED, say } from "./messages.ts";
 import { native } from "./native.ts";
 import { fromJson, observe, rulesPreview, toJson } from "./rules.ts";
-import { jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job } from "./status.ts";
+import { jobOutput, jobRow, jobsOf, registerFooter, statusText, stopJob, summary, type Job } from "./status.ts";
 import { jobsWidget } from "./render/jobs.ts";
 import { choose, type MenuItem } from "./render/menu.ts";
 import { executorCandidates, executorEfforts } from "./net/facts.ts";
@@ -68,9 +68,10 @@ export const PCT_COMMANDS = [
 	{ name: "reload", description: "re-read the toolkit's config file and re-sync its tools" },
 	{
 		name: "jobs",
-		args: "[stop <id>|stop all]",
-		description: "running background tasks, code cells and shell sessions; stop one or all",
+		args: "[show <id>|stop <id>|stop all]",
+		description: "running background tasks, code cells and shell sessions: their last output; show one's full output; stop one or all",
 		completions: [
+			{ value: "show", description: "one job's full output (a task's last 256 KiB per stream and its recovery file)" },
 			{ value: "stop", description: "stop one job by its id" },
 			{ value: "stop all", description: "stop every running job" },
 		],
@@ -340,7 +341,23 @@ async function pickMode(ctx: Ctx, current: string, apply: (v: string) => void): 
 	if (mode && (PERMISSION_MODES as readonly string[]).includes(mode)) apply(mode);
 }
 
-/** `/pct jobs [stop <id>|stop all]`: running background tasks, code cells and shell sessions; stop one or all. */
+/** The lines `/pct jobs show <id>` prints (its last ones; the widget's `o` scrolls through all it holds). */
+export const JOBS_SHOW_LINES = 60;
+
+/** `/pct jobs show <id>`: the job's output — in the widget's scrollable view in Pi's TUI, else its last lines. */
+async function showJob(tk: Toolkit, ctx: Ctx, id: string): Promise<void> {
+	if (!id) return say(ctx, JOBS_USAGE, "warning");
+	const out = await jobOutput(tk, id);
+	if (!out) return say(ctx, `No job ${id} with output: /pct jobs lists the running ones (a cell or shell session that ended is gone; its output is in the model's results).`, "warning");
+	const cut = Math.max(0, out.lines.length - JOBS_SHOW_LINES);
+	const more = cut > 0 ? [`… ${cut} earlier lines: /pct jobs, select the job, o scrolls through them`] : [];
+	say(ctx, [out.title, ...more, ...out.lines.slice(cut)].join("\n"));
+}
+
+/** The usage line of `/pct jobs`. */
+const JOBS_USAGE = `Usage: ${pctSyntax(PCT_COMMANDS.find((c) => c.name === "jobs")!)}`;
+
+/** `/pct jobs [show <id>|stop <id>|stop all]`: running background tasks, code cells and shell sessions; one's output; stop one or all. */
 async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 	const cwd = ctx.cwd;
 	const stopAll = async (list: Job[]) => {
@@ -348,6 +365,7 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		say(ctx, said.join("\n") || "Nothing was running.");
 	};
 	const [verb, ...rest] = arg.split(/\s+/).filter(Boolean);
+	if (verb === "show") return showJob(tk, ctx, rest.join(" "));
 	if (verb === "stop") {
 		const list = jobsOf(tk).list;
 		const key = rest.join(" ");
@@ -356,9 +374,9 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		if (!j) return say(ctx, key ? `No running job ${key}. /pct jobs lists them.` : "Usage: /pct jobs stop <id>|all", "warning");
 		return say(ctx, await stopJob(tk, j, cwd));
 	}
-	if (verb !== undefined) return say(ctx, "Usage: /pct jobs [stop <id>|stop all]", "warning");
+	if (verb !== undefined) return say(ctx, JOBS_USAGE, "warning");
 	// The live widget in Pi's TUI (docs/render.md "Running work"); the menu below where custom UI is unavailable.
-	if (ctx.hasUI && jobsOf(tk).list.length > 0 && (await jobsWidget(ctx, { list: () => jobsOf(tk), stop: (j) => stopJob(tk, j, cwd) }))) return;
+	if (ctx.hasUI && jobsOf(tk).list.length > 0 && (await jobsWidget(ctx, { list: () => jobsOf(tk), stop: (j) => stopJob(tk, j, cwd), output: (j) => jobOutput(tk, j.id) }))) return;
 	for (;;) {
 		const j = jobsOf(tk);
 		const s = summary(j);
@@ -373,8 +391,9 @@ async function jobsCommand(tk: Toolkit, ctx: Ctx, arg: string): Promise<void> {
 		}
 		const picked = j.list[rows.indexOf(choice)];
 		if (!picked) continue;
-		const act = await safeSelect(ctx.ui, jobRow(picked), ["Stop", "Back"]);
-		if (act === "Stop") say(ctx, await stopJob(tk, picked, cwd));
+		const act = await safeSelect(ctx.ui, jobRow(picked), ["Show output", "Stop", "Back"]);
+		if (act === "Show output") await showJob(tk, ctx, picked.id);
+		else if (act === "Stop") say(ctx, await stopJob(tk, picked, cwd));
 	}
 }
 

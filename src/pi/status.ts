@@ -13,10 +13,9 @@ import type { CodeManager, HostSession, HostTask, ShellManager } from "../../ind
 import { observe, rulesStatus } from "./rules.ts";
 import type { Toolkit } from "./toolkit.ts";
 import type { HostRuntime } from "./tools/host.ts";
-import { safeStatus } from "./render/safe.ts";
+import { safeStatus, shownLine } from "./render/safe.ts";
 import { loadAgents } from "./agents.ts";
 import { configuredMode } from "./permission.ts";
-import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * `/pct status`: one screen, the summary line first (docs/render.md "/pct"): the features grouped by state (a feature
@@ -97,29 +96,52 @@ export interface Job {
 	since?: number;
 	/** The last output line seen, when known. */
 	last?: string;
+	/** The last output lines seen (at most JOB_LINES, oldest first, sanitised): the widget shows them under the row. */
+	lines?: string[];
 	/** `running`, or a task's final state. */
 	status: string;
-	/** A task's process group (its processes' CPU time is summed when it runs long). */
-	pgid?: number;
+	/** A task's CPU time so far (ms): its process group's, read by the engine (`HostTask.cpuMs`); absent: unknown. */
+	cpuMs?: number;
 }
+
+/** How many of a job's last output lines `/pct jobs` shows under its row. */
+export const JOB_LINES = 3;
 
 /** What the toolkit knows of the cells and shell sessions the model started (from Pi's tool results). */
 interface Seen {
 	what: string;
 	since: number;
-	last?: string;
+	lines?: string[];
+	/** The output the results carried so far (each read brings only new text), its last SEEN_LOG_CHARS kept. */
+	log: string;
+	/** Characters of output dropped from the front of `log`. */
+	cut: number;
+}
+
+/** How much of a cell's or shell session's output the toolkit keeps for `/pct jobs show` (characters). */
+export const SEEN_LOG_CHARS = 64 * 1024;
+
+function appendLog(prev: Seen | undefined, text: string): { log: string; cut: number } {
+	const all = (prev?.log ?? "") + text;
+	const over = Math.max(0, all.length - SEEN_LOG_CHARS);
+	return { log: all.slice(over), cut: (prev?.cut ?? 0) + over };
 }
 
 const seenCells = new Map<string, Seen>();
 const seenShells = new Map<string, Seen>();
 
 const firstLine = (s: string) => s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
-const lastLine = (s: string | undefined) =>
-	(s ?? "")
+/** The last JOB_LINES non-blank lines of `s`, sanitised for the terminal; undefined when there are none. */
+const lastLines = (s: string | undefined): string[] | undefined => {
+	const l = (s ?? "")
 		.split("\n")
-		.map((l) => l.trim())
+		.map((x) => x.split("\r").filter((p) => p.trim() !== "").pop() ?? "")
+		.map((x) => x.trim())
 		.filter(Boolean)
-		.pop();
+		.slice(-JOB_LINES)
+		.map((x) => shownLine(x.length > 240 ? `${x.slice(0, 239)}…` : x));
+	return l.length ? l : undefined;
+};
 
 /** Records what one tool result says about running work (exec/wait/exec_command/write_stdin). */
 export function noteResult(toolName: string, input: Record<string, unknown>, details: unknown): void {
@@ -130,10 +152,11 @@ export function noteResult(toolName: string, input: Record<string, unknown>, det
 		if (d.status === "running") {
 			const prev = seenCells.get(id);
 			const what = prev?.what ?? (typeof input.code === "string" ? firstLine(input.code) : id);
-			seenCells.set(id, { what, since: prev?.since ?? Date.now(), last: lastLine(d.output as string) ?? prev?.last });
+			const out = typeof d.output === "string" ? d.output : "";
+			seenCells.set(id, { what, since: prev?.since ?? Date.now(), lines: lastLines(out) ?? prev?.lines, ...appendLog(prev, out) });
 		} else seenCells.delete(id);
 		for (const s of Array.isArray(d.shellSessions) ? (d.shellSessions as string[]) : []) {
-			if (!seenShells.has(s)) seenShells.set(s, { what: `(started by ${id})`, since: Date.now() });
+			if (!seenShells.has(s)) seenShells.set(s, { what: `(started by ${id})`, since: Date.now(), log: "", cut: 0 });
 		}
 		return;
 	}
@@ -143,8 +166,9 @@ export function noteResult(toolName: string, input: Record<string, unknown>, det
 		if (d.status === "running") {
 			const prev = seenShells.get(id);
 			const cmd = [input.cmd, input.command].find((v) => typeof v === "string") as string | undefined;
-			const last = lastLine(d.stderr as string) ?? lastLine(d.stdout as string);
-			seenShells.set(id, { what: prev?.what ?? (cmd ? firstLine(cmd) : id), since: prev?.since ?? Date.now(), last: last ?? prev?.last });
+			const out = [d.stdout, d.stderr].filter((x) => typeof x === "string" && x !== "").join("\n");
+			const lines = lastLines(out);
+			seenShells.set(id, { what: prev?.what ?? (cmd ? firstLine(cmd) : id), since: prev?.since ?? Date.now(), lines: lines ?? prev?.lines, ...appendLog(prev, out && !out.endsWith("\n") ? `${out}\n` : out) });
 		} else seenShells.delete(id);
 	}
 }
@@ -171,7 +195,7 @@ export function jobsOf(tk: Pick<Toolkit, "shared">): { tasks: number; cells: num
 	const o = owners(tk);
 	let tasks: HostTask[] = [];
 	try {
-		const l = o.session?.taskList();
+		const l = o.session?.taskList({ tailLines: JOB_LINES });
 		if (l?.ok) tasks = l.tasks.filter((t) => t.status === "running");
 	} catch {
 		// a closed session lists nothing
@@ -182,9 +206,23 @@ export function jobsOf(tk: Pick<Toolkit, "shared">): { tasks: number; cells: num
 	if (cells === 0) seenCells.clear();
 	if (shells === 0) seenShells.clear();
 	const list: Job[] = [
-		...tasks.map((t) => ({ kind: "task" as const, id: t.backgroundTaskId, pgid: t.processGroup ?? undefined, what: t.description ? `${t.command} (${t.description})` : t.command, since: Date.now() - t.durationMs, status: t.status, last: `${t.stdoutBytes + t.stderrBytes} bytes of output` })),
-		...[...seenCells].map(([id, s]) => ({ kind: "cell" as const, id, what: s.what, since: s.since, last: s.last, status: "running" })),
-		...[...seenShells].map(([id, s]) => ({ kind: "shell" as const, id, what: s.what, since: s.since, last: s.last, status: "running" })),
+		...tasks.map((t) => {
+			// The engine sends each stream's last lines sanitised; which stream wrote last is not known, so stderr's
+			// (marked) follow stdout's and the last JOB_LINES of the two are shown.
+			const lines = [...(t.stdoutTail ?? []), ...(t.stderrTail ?? []).map((l) => `stderr: ${l}`)].slice(-JOB_LINES);
+			return {
+				kind: "task" as const,
+				id: t.backgroundTaskId,
+				cpuMs: t.cpuMs ?? undefined,
+				what: t.description ? `${t.command} (${t.description})` : t.command,
+				since: Date.now() - t.durationMs,
+				status: t.status,
+				last: lines.at(-1) ?? `${t.stdoutBytes + t.stderrBytes} bytes of output`,
+				lines: lines.length ? lines : undefined,
+			};
+		}),
+		...[...seenCells].map(([id, s]) => ({ kind: "cell" as const, id, what: s.what, since: s.since, last: s.lines?.at(-1), lines: s.lines, status: "running" })),
+		...[...seenShells].map(([id, s]) => ({ kind: "shell" as const, id, what: s.what, since: s.since, last: s.lines?.at(-1), lines: s.lines, status: "running" })),
 	];
 	return { tasks: tasks.length, cells, shells, list };
 }
@@ -240,6 +278,49 @@ export async function stopJob(tk: Pick<Toolkit, "shared">, j: Job, cwd: string):
 	}
 }
 
+/** The most lines a job's full output view holds (its last ones; the rest is named with where to find it). */
+export const JOB_OUTPUT_LINES = 2000;
+
+/** A job's output as `/pct jobs show <id>` and the widget's output view show it: sanitised lines, the last JOB_OUTPUT_LINES. */
+export interface JobOutput {
+	title: string;
+	lines: string[];
+}
+
+/** Sanitised lines of `text`, at most JOB_OUTPUT_LINES (the last ones), with a first line saying what was left out. */
+export function outputLines(text: string, earlier: string | undefined): string[] {
+	const all = text.replace(/\n$/, "").split("\n");
+	const cut = Math.max(0, all.length - JOB_OUTPUT_LINES);
+	const lines = all.slice(cut).map((l) => shownLine(l.replace(/\r$/, "")));
+	const head = [cut > 0 ? `… ${cut} earlier lines not shown` : "", earlier ?? ""].filter(Boolean).join("; ");
+	return head ? [head, ...lines] : lines;
+}
+
+/**
+ * The full output of job `id` (a running one, or a task that ended and is still listed): a background task's as the
+ * engine keeps it (the last 256 KiB of each stream, and the recovery file with the rest: `HostSession.taskOutput`,
+ * which neither waits nor stops it); a cell's or shell session's as the results Pi reported carried it (the last
+ * 64 KiB). Undefined for an id that is not known.
+ */
+export async function jobOutput(tk: Pick<Toolkit, "shared">, id: string): Promise<JobOutput | undefined> {
+	const o = owners(tk);
+	if (o.session) {
+		try {
+			const r = await o.session.taskOutput({ backgroundTaskId: id });
+			if (r.ok) return { title: `task ${id}: ${r.task.status}`, lines: outputLines(r.text, undefined) };
+		} catch {
+			// a closed session: not a task here
+		}
+	}
+	for (const [kind, seen] of [["cell", seenCells], ["shell", seenShells]] as const) {
+		const s = seen.get(id);
+		if (!s) continue;
+		const earlier = s.cut > 0 ? `${s.cut} earlier characters not kept (the model's results have them)` : undefined;
+		return { title: `${kind} ${id}: ${s.what}`, lines: s.log === "" ? ["(no output seen yet)"] : outputLines(s.log, earlier) };
+	}
+	return undefined;
+}
+
 /** `codeMode.longRunningSeconds` when the config has no value (the engine's default, src/config/schema.rs). */
 export const LONG_RUNNING_DEFAULT_S = 300;
 
@@ -263,41 +344,6 @@ export interface LongJob {
 
 /** The previous CPU sample of each job (`kind:id` → CPU ms and when it was read), for a rate over the last interval. */
 const cpuSamples = new Map<string, { cpuMs: number; at: number }>();
-
-/**
- * Linux reports a process's CPU time in clock ticks of USER_HZ, which is 100 on every architecture Linux supports
- * for user space (it is fixed by the ABI, unlike the kernel's internal HZ).
- */
-const USER_HZ = 100;
-
-/** utime + stime (ms) of every process in group `pgid`, from /proc; null where /proc is not Linux's. */
-export function groupCpuMs(pgid: number, proc = "/proc"): number | null {
-	if (process.platform !== "linux") return null;
-	let names: string[];
-	try {
-		names = readdirSync(proc);
-	} catch {
-		return null;
-	}
-	let ticks = 0;
-	let found = false;
-	for (const n of names) {
-		if (!/^\d+$/.test(n)) continue;
-		let stat: string;
-		try {
-			stat = readFileSync(`${proc}/${n}/stat`, "utf8");
-		} catch {
-			continue; // exited while we looked
-		}
-		// The command (field 2) may contain spaces and parentheses: the rest follows the last ')'.
-		const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-		// f[0] is field 3 (state): pgrp is field 5, utime 14, stime 15.
-		if (Number(f[2]) !== pgid) continue;
-		found = true;
-		ticks += Number(f[11]) + Number(f[12]);
-	}
-	return found ? (ticks * 1000) / USER_HZ : null;
-}
 
 /** CPU percent over the time since the previous sample of `key`, else over the whole run (`elapsedMs`). */
 export function cpuPercent(key: string, cpuMs: number | null, elapsedMs: number, now = Date.now()): number | null {
@@ -328,7 +374,8 @@ export function longRunning(tk: Pick<Toolkit, "shared">, list: Job[], thresholdM
 	return long
 		.map((j) => {
 			const elapsedMs = now - j.since!;
-			const cpuMs = j.kind === "task" ? (j.pgid ? groupCpuMs(j.pgid) : null) : (cellCpu.get(j.id) ?? null);
+			// A task's CPU comes with the task list (one scan of /proc in Rust for every running task).
+			const cpuMs = j.kind === "task" ? (j.cpuMs ?? null) : (cellCpu.get(j.id) ?? null);
 			return { kind: j.kind, id: j.id, elapsedMs, cpuPercent: cpuPercent(`${j.kind}:${j.id}`, cpuMs, elapsedMs, now) };
 		})
 		.sort((a, b) => b.elapsedMs - a.elapsedMs);

@@ -125,29 +125,94 @@ pub fn group_has_live_member(pgid: i32) -> bool {
 
 /// Scans `/proc` for a non-zombie process whose process group is `pgid`. `None` when `/proc` is unreadable.
 fn live_member_in_proc(pgid: i32) -> Option<bool> {
+    let mut found = false;
+    each_proc(|_, st| {
+        found |= st.pgrp == pgid && st.live;
+        !found
+    })?;
+    Some(found)
+}
+
+/// The fields of `/proc/<pid>/stat` (or `/proc/self/task/<tid>/stat`) the toolkit reads: one parser for the tree
+/// kill, the liveness checks and the CPU figures of running work (docs/render.md "Running work").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// Not a zombie or dead (state `Z` / `X`).
+    pub live: bool,
+    /// Field 4.
+    pub ppid: i32,
+    /// Field 5: the process group.
+    pub pgrp: i32,
+    /// Fields 14 + 15: user and system CPU time, in clock ticks.
+    pub cpu_ticks: u64,
+    /// Field 22: the start time, in clock ticks since boot.
+    pub start: u64,
+}
+
+impl ProcStat {
+    /// Parses the text of a stat file. The command (field 2) may hold spaces and parentheses, so the fields are
+    /// read after its last `)`.
+    pub fn parse(stat: &str) -> Option<ProcStat> {
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] is field 3 (state): field n is f[n - 3].
+        let num = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+        Some(ProcStat {
+            live: !matches!(f.first().copied(), Some("Z") | Some("X")),
+            ppid: f.get(1)?.parse().ok()?,
+            pgrp: f.get(2)?.parse().ok()?,
+            cpu_ticks: num(11)? + num(12)?,
+            start: num(19)?,
+        })
+    }
+
+    /// Reads and parses a stat file (None when it is gone or unreadable).
+    pub fn read(path: &str) -> Option<ProcStat> {
+        ProcStat::parse(&std::fs::read_to_string(path).ok()?)
+    }
+}
+
+/// Milliseconds per clock tick of `/proc`'s CPU times (`sysconf(_SC_CLK_TCK)`), None where it is unknown.
+pub fn ms_per_tick() -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| 1000.0 / hz as f64)
+}
+
+/// Calls `f(pid, stat)` for every process in `/proc` until it returns false. `None` when `/proc` is unreadable.
+fn each_proc(mut f: impl FnMut(i32, &ProcStat) -> bool) -> Option<()> {
     let dir = std::fs::read_dir("/proc").ok()?;
     for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
         };
-        // fields after the command's closing parenthesis: state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let mut it = rest.split_whitespace();
-        let state = it.next().unwrap_or("");
-        let _ppid = it.next();
-        let pgrp: i32 = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        if pgrp == pgid && state != "Z" && state != "X" {
-            return Some(true);
+        // A process that exited while we looked has no stat file any more: skipped.
+        if let Some(st) = ProcStat::read(&format!("/proc/{pid}/stat")) {
+            if !f(pid, &st) {
+                break;
+            }
         }
     }
-    Some(false)
+    Some(())
+}
+
+/// The CPU time (user + system, milliseconds) of every process now in each group of `pgids`, from one scan of
+/// `/proc`: a group with no process (or where `/proc` cannot be read) is absent. The CPU of processes that already
+/// exited is not counted (Linux keeps it only in their reaped parent's child totals).
+pub fn group_cpu_ms(pgids: &[i32]) -> std::collections::HashMap<i32, f64> {
+    let mut ticks: std::collections::HashMap<i32, u64> = std::collections::HashMap::new();
+    if pgids.iter().any(|g| *g > 1) {
+        let _ = each_proc(|_, st| {
+            if pgids.contains(&st.pgrp) {
+                *ticks.entry(st.pgrp).or_default() += st.cpu_ticks;
+            }
+            true
+        });
+    }
+    let Some(ms) = ms_per_tick() else {
+        return std::collections::HashMap::new();
+    };
+    ticks.into_iter().map(|(g, t)| (g, t as f64 * ms)).collect()
 }
 
 /// The conventional name of a signal number (`SIGTERM`), or `SIG<n>`.
@@ -307,12 +372,8 @@ pub struct ProcId {
 
 /// `(ppid, start time, live)` of `pid` from `/proc/<pid>/stat` (`live` = not a zombie).
 fn stat_of(pid: i32) -> Option<(i32, u64, bool)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // after the command: state(0) ppid(1) ... starttime is stat field 22 = index 19 here
-    let live = !matches!(f.first().copied(), Some("Z") | Some("X"));
-    Some((f.get(1)?.parse().ok()?, f.get(19)?.parse().ok()?, live))
+    let st = ProcStat::read(&format!("/proc/{pid}/stat"))?;
+    Some((st.ppid, st.start, st.live))
 }
 
 /// Whether `p` is still the same live process.
@@ -327,17 +388,11 @@ pub fn descendants(roots: &[i32]) -> Vec<ProcId> {
     let me = std::process::id() as i32;
     let mut children: std::collections::HashMap<i32, Vec<(i32, u64, bool)>> = std::collections::HashMap::new();
     let mut own: std::collections::HashMap<i32, (u64, bool)> = std::collections::HashMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            if let Some((ppid, start, live)) = stat_of(pid) {
-                children.entry(ppid).or_default().push((pid, start, live));
-                own.insert(pid, (start, live));
-            }
-        }
-    }
+    let _ = each_proc(|pid, st| {
+        children.entry(st.ppid).or_default().push((pid, st.start, st.live));
+        own.insert(pid, (st.start, st.live));
+        true
+    });
     let mut out = Vec::new();
     let mut queue: Vec<i32> = roots.iter().copied().filter(|r| *r > 1 && *r != me).collect();
     let mut seen: std::collections::HashSet<i32> = queue.iter().copied().collect();
@@ -377,5 +432,54 @@ pub fn become_subreaper() {
         unsafe {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, on, unused, unused, unused);
         }
+    }
+}
+
+#[cfg(test)]
+mod stat_tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_parses_after_the_last_parenthesis() {
+        // A command name with spaces and parentheses must not shift the fields.
+        let line =
+            "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 98765 1000 10 18446744073709551615";
+        let st = ProcStat::parse(line).unwrap();
+        assert_eq!(
+            (st.ppid, st.pgrp, st.cpu_ticks, st.start, st.live),
+            (1, 4242, 10, 98765, true)
+        );
+        let zombie = line.replacen(") S ", ") Z ", 1);
+        assert!(!ProcStat::parse(&zombie).unwrap().live);
+        assert_eq!(ProcStat::parse("12 (x) S 1"), None, "a cut line is not guessed");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn group_cpu_counts_a_busy_group_and_omits_an_empty_one() {
+        use std::os::unix::process::CommandExt;
+        // A child in a group of its own that burns CPU until killed.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id() as i32;
+        let mut cpu = 0.0;
+        for _ in 0..500 {
+            cpu = group_cpu_ms(&[pgid]).get(&pgid).copied().unwrap_or(0.0);
+            if cpu > 0.0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(cpu > 0.0, "the busy group's CPU time was never seen");
+        assert!(
+            !group_cpu_ms(&[pgid]).contains_key(&pgid),
+            "a group with no process has no figure"
+        );
+        assert!(group_cpu_ms(&[]).is_empty());
     }
 }

@@ -37,6 +37,9 @@ pub type ProgressFn = Arc<dyn Fn(ProgressRecord) + Send + Sync>;
 pub struct OuterCall {
     /// Pi's cwd (exec only: nested shells resolve workdir against it).
     pub cwd: String,
+    /// exec only: how long the cell may run before it is stopped with `cell-timeout` (`codeMode.maxCellSeconds`;
+    /// None = [`DEFAULT_MAX_CELL`]). Counted from the cell's start, which follows any approval of the exec call.
+    pub max_cell: Option<std::time::Duration>,
     /// Progress sink for this outer call (at most 32 records are forwarded).
     pub progress: Option<ProgressFn>,
     /// An id the host may pass to [`CodeManager::abort`] (Pi's AbortSignal).
@@ -62,6 +65,9 @@ pub struct CellRead {
     pub cell_id_snake: String,
     /// running | completed | failed | terminated
     pub status: String,
+    /// Why a terminated cell was stopped by the toolkit itself: `cell-timeout` (it ran past its limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::code::errors::ErrorCode>,
     pub output: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
@@ -107,6 +113,8 @@ pub(super) struct CellState {
     pub(super) result_delivered: bool,
     /// The cell thread reported its outcome (done() ran).
     pub(super) thread_ended: bool,
+    /// The cell was stopped because it ran past this limit (`cell-timeout`).
+    pub(super) timed_out: Option<std::time::Duration>,
 }
 
 pub(super) struct Forwarder {

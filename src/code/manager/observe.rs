@@ -142,6 +142,7 @@ impl CodeManager {
         let truncated = (output_all.len() - shown.len()) as u64;
         let dropped = std::mem::take(&mut st.dropped);
         let (mut result, mut error, mut result_truncated, mut error_truncated) = (None, None, false, false);
+        let mut code = None;
         let status = if terminal {
             match st.outcome.clone() {
                 Some(Outcome::Returned(r)) => {
@@ -155,6 +156,17 @@ impl CodeManager {
                     let (shown, cut) = Cell::bounded(&mut st, e, ERROR_BYTES, "error");
                     (error, error_truncated) = (Some(shown), cut);
                     "failed"
+                }
+                Some(Outcome::Terminated) if st.timed_out.is_some() => {
+                    let limit = st.timed_out.unwrap_or_default().as_secs_f64();
+                    code = Some(CellCode::CellTimeout.into());
+                    error = Some(format!(
+                        "{}: the cell ran past its limit of {limit} s (codeMode.maxCellSeconds) and was stopped; its \
+                         output so far is above and effects of nested calls that already ran are kept. {}.",
+                        CellCode::CellTimeout.as_str(),
+                        cap_first(CellCode::CellTimeout.next_step())
+                    ));
+                    "terminated"
                 }
                 _ => "terminated",
             }
@@ -185,6 +197,7 @@ impl CodeManager {
             cell_id: cell.id.clone(),
             cell_id_snake: cell.id.clone(),
             status: status.into(),
+            code,
             output: shown,
             result,
             error,
@@ -213,4 +226,12 @@ impl CodeManager {
         }
         read
     }
+}
+
+/// `s` with its first letter upper-cased (a code's hint starts a sentence).
+fn cap_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }

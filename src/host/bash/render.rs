@@ -181,6 +181,38 @@ pub fn task(t: &TaskView) -> String {
     text
 }
 
+/// The most lines [`tail_lines`] gives per stream (`taskList({tailLines})` accepts 0..=this).
+pub const TAIL_LINES_MAX: usize = 20;
+/// The lines of each stream TaskList carries when the caller does not say (the `/pct jobs` widget shows them).
+pub const TAIL_LINES_DEFAULT: usize = 3;
+/// The longest a tail line is (bytes, cut on a UTF-8 boundary with `…`): a widget row, not a log.
+pub const TAIL_LINE_BYTES: usize = 240;
+
+/// The last `n` (at most [`TAIL_LINES_MAX`]) non-blank lines of `text`, oldest first, each cut to
+/// [`TAIL_LINE_BYTES`] and sanitised for a terminal (`display::line`: escapes, colours and carriage returns are
+/// shown as visible escapes, never obeyed). A progress line redrawn with `\r` counts as its last state.
+pub fn tail_lines(text: &str, n: usize) -> Vec<String> {
+    let mut out: Vec<String> = text
+        .lines()
+        .rev()
+        .map(|l| l.rsplit('\r').find(|p| !p.trim().is_empty()).unwrap_or(""))
+        .filter(|l| !l.trim().is_empty())
+        .take(n.min(TAIL_LINES_MAX))
+        .map(|l| {
+            let l = l.trim_end();
+            let cut = crate::output::cut_utf8(l, TAIL_LINE_BYTES);
+            let shown = crate::display::line(&l[..cut]).into_owned();
+            if cut < l.len() {
+                format!("{shown}…")
+            } else {
+                shown
+            }
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
 /// The session's tasks, one line each (TaskList).
 pub fn list(tasks: &[TaskView]) -> String {
     if tasks.is_empty() {

@@ -23,7 +23,7 @@ use crate::host::error::{HostError, NOT_FOUND, TOOL_FAILED, TOOL_TIMEOUT};
 use crate::output::RecoveryStore;
 use crate::shell::cancel::Cancel;
 use crate::shell::js::CallRegistry;
-use crate::shell::process::{group_exists, pipe_holders, pipe_inode};
+use crate::shell::process::{group_cpu_ms, group_exists, pipe_holders, pipe_inode};
 use crate::shell::watchdog;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -157,6 +157,10 @@ pub struct TaskView {
     /// The task's process group (None for an adopted task whose group is unknown): the footer sums the CPU time of
     /// its processes when it runs long (docs/render.md "Running work").
     pub process_group: Option<i32>,
+    /// TaskList, running tasks on Linux: the CPU time (ms) the processes now in its group have used, from one scan
+    /// of `/proc` for every running task (the footer's long-running callout reads it instead of scanning `/proc` in
+    /// JavaScript; docs/render.md "Running work"). None elsewhere, for finished tasks, and in TaskWait / TaskStop.
+    pub cpu_ms: Option<f64>,
 }
 
 impl Task {
@@ -192,6 +196,7 @@ impl Task {
             stderr,
             unknown_outcome: None,
             process_group: (self.pgid > 0).then_some(self.pgid),
+            cpu_ms: None,
         })
     }
 
@@ -561,7 +566,20 @@ impl TaskTable {
             v.push((t.started, t.view_for("TaskList")?));
         }
         v.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
-        Ok(v.into_iter().map(|(_, t)| t).collect())
+        let mut out: Vec<TaskView> = v.into_iter().map(|(_, t)| t).collect();
+        // One scan of /proc for every running task's group.
+        let groups: Vec<i32> = out
+            .iter()
+            .filter(|t| t.status == TaskStatus::Running)
+            .filter_map(|t| t.process_group)
+            .collect();
+        if !groups.is_empty() {
+            let cpu = group_cpu_ms(&groups);
+            for t in out.iter_mut().filter(|t| t.status == TaskStatus::Running) {
+                t.cpu_ms = t.process_group.and_then(|g| cpu.get(&g).copied());
+            }
+        }
+        Ok(out)
     }
 
     /// One observation: waits up to `max` (at most [`MAX_OBSERVATION`]) for the task to finish; never kills.

@@ -1130,3 +1130,61 @@ async fn detached_descendants_are_collected_when_the_foreground_command_ends() {
         render::outcome(&o).text
     );
 }
+
+#[test]
+fn tail_lines_are_the_last_non_blank_lines_bounded_and_sanitised() {
+    use render::{tail_lines, TAIL_LINES_MAX, TAIL_LINE_BYTES};
+    let text = "one\ntwo\n\n  \nthree\nfour\n";
+    assert_eq!(tail_lines(text, 3), ["two", "three", "four"]);
+    assert_eq!(tail_lines(text, 0), Vec::<String>::new());
+    assert_eq!(tail_lines("", 3), Vec::<String>::new());
+    // a progress bar redrawn with \r shows its last state; colours and other controls are shown, never obeyed
+    assert_eq!(tail_lines("10%\r50%\r100%\r\n", 1), ["100%"]);
+    assert_eq!(tail_lines("\x1b[31mred\x1b[0m\n", 1), ["\\x1b[31mred\\x1b[0m"]);
+    // at most TAIL_LINES_MAX lines, however many are asked for
+    let many: String = (0..100).map(|i| format!("l{i}\n")).collect();
+    let got = tail_lines(&many, 1000);
+    assert_eq!(got.len(), TAIL_LINES_MAX);
+    assert_eq!(got.last().unwrap(), "l99");
+    // a line at the byte limit is whole; one byte over is cut with an ellipsis (on a character boundary)
+    let exact = "x".repeat(TAIL_LINE_BYTES);
+    assert_eq!(tail_lines(&exact, 1), [exact]);
+    let over = format!("{}é", "x".repeat(TAIL_LINE_BYTES - 1));
+    assert_eq!(tail_lines(&over, 1), [format!("{}…", "x".repeat(TAIL_LINE_BYTES - 1))]);
+}
+
+#[tokio::test]
+async fn task_list_carries_the_cpu_time_of_a_running_task_group() {
+    let f = Fixture::new();
+    let table = TaskTable::new(Caps::default(), fast());
+    let a = SessionTasks::new(table.clone(), f.store.clone());
+    let busy = start(&a, &f, "while :; do :; done").await.unwrap();
+    let mut cpu = None;
+    for _ in 0..500 {
+        let l = table.list(a.owner()).unwrap();
+        cpu = l.iter().find(|t| t.id == busy.id).and_then(|t| t.cpu_ms);
+        if cpu.is_some_and(|c| c > 0.0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        cpu.is_some_and(|c| c > 0.0),
+        "a busy task's CPU time was never listed: {cpu:?}"
+    );
+    // TaskWait does not scan /proc
+    assert_eq!(
+        table.wait(a.owner(), &busy.id, Duration::ZERO).await.unwrap().cpu_ms,
+        None
+    );
+    let mut s = table.stop(a.owner(), &busy.id, MAX_OBSERVATION).await.unwrap();
+    while s.status == TaskStatus::Running {
+        s = table.wait(a.owner(), &busy.id, MAX_OBSERVATION).await.unwrap();
+    }
+    let l = table.list(a.owner()).unwrap();
+    assert_eq!(
+        l.iter().find(|t| t.id == busy.id).unwrap().cpu_ms,
+        None,
+        "a finished task has no CPU figure"
+    );
+}

@@ -2,20 +2,40 @@
  * The `/pct jobs` widget (docs/render.md "Running work"): the running background tasks, code cells and shell sessions,
  * redrawn every second and at once when a stop it asked for completes, so a job that ends leaves the list while the
  * person looks at it. Each job shows its age and the last output seen; a stop is confirmed on screen (`Stopped task
- * bg-1.` in the success colour, a failure in the warning colour) and the row says `stopping…` until it is. Drawn
- * with `ctx.ui.custom` in Pi's TUI; where custom UI is unavailable the caller falls back to its select menu.
+ * bg-1.` in the success colour, a failure in the warning colour) and the row says `stopping…` until it is. Under each
+ * row are the job's last output lines (JOB_LINES); `o` opens the selected job's full output in the same widget,
+ * scrolled with ↑↓ and PgUp/PgDn. Drawn with `ctx.ui.custom` in Pi's TUI; where custom UI is unavailable the
+ * caller falls back to its select menu.
  */
 import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { Key, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
-import { jobRow, summary, type Job } from "../status.ts";
+import { jobRow, summary, type Job, type JobOutput } from "../status.ts";
 
 /** How often the widget looks at the running work again. */
 export const JOBS_REFRESH_MS = 1000;
 
-/** What the widget needs from the toolkit: the jobs now, and how to stop one (resolves a sentence). */
+/** Rows of output the output view shows at once. */
+export const OUTPUT_ROWS = 20;
+
+/** What the widget needs from the toolkit: the jobs now, how to stop one (resolves a sentence), its full output. */
 export interface JobsSource {
 	list(): { tasks: number; cells: number; shells: number; list: Job[] };
 	stop(j: Job): Promise<string>;
+	output(j: Job): Promise<JobOutput | undefined>;
+}
+
+/** The output view's lines: the title, OUTPUT_ROWS rows from `top`, where they are in the whole, the keys. */
+export function outputViewLines(theme: Theme, width: number, out: JobOutput, top: number): string[] {
+	const fit = (s: string) => truncateToWidth(s, Math.max(10, width));
+	const rows = out.lines.slice(top, top + OUTPUT_ROWS);
+	const end = Math.min(out.lines.length, top + OUTPUT_ROWS);
+	return [
+		fit(theme.fg("accent", theme.bold(out.title))),
+		"",
+		...rows.map((l) => fit(`  ${theme.fg("text", l)}`)),
+		"",
+		fit(theme.fg("dim", `lines ${out.lines.length ? top + 1 : 0}-${end} of ${out.lines.length} · ↑↓ scroll · PgUp/PgDn page · o/esc back`)),
+	];
 }
 
 /** The widget's lines for `width` (exported for tests). */
@@ -29,10 +49,10 @@ export function jobsLines(theme: Theme, width: number, jobs: ReturnType<JobsSour
 		const here = i === cursor;
 		const row = `${here ? theme.fg("accent", "> ") : "  "}${theme.fg(here ? "accent" : "text", jobRow({ ...j, last: undefined }))}${stopping.has(j.id) ? theme.fg("warning", "  stopping…") : ""}`;
 		out.push(fit(row));
-		if (j.last) out.push(fit(`    ${theme.fg("muted", j.last)}`));
+		for (const l of j.lines ?? (j.last ? [j.last] : [])) out.push(fit(`    ${theme.fg("muted", l)}`));
 	});
 	if (said) out.push("", fit(theme.fg(said.ok ? "success" : "warning", said.text)));
-	out.push("", fit(theme.fg("dim", jobs.list.length ? "↑↓ move · enter stop · a stop all · esc close" : "esc close")));
+	out.push("", fit(theme.fg("dim", jobs.list.length ? "↑↓ move · enter stop · o output · a stop all · esc close" : "esc close")));
 	return out;
 }
 
@@ -47,6 +67,25 @@ export async function jobsWidget(ctx: ExtensionContext, source: JobsSource): Pro
 			let jobs = source.list();
 			const stopping = new Set<string>();
 			let said: { text: string; ok: boolean } | undefined;
+			// The output view of one job (o), and its first row shown.
+			let viewing: JobOutput | undefined;
+			let top = 0;
+			const open = (j: Job) => {
+				void source.output(j).then(
+					(out) => {
+						if (out) {
+							viewing = out;
+							// Opened at its end: the newest output is what a person looks for first.
+							top = Math.max(0, out.lines.length - OUTPUT_ROWS);
+						} else said = { text: `No output of ${j.kind} ${j.id} is known (it may have ended).`, ok: false };
+						tui.requestRender();
+					},
+					(e: unknown) => {
+						said = { text: `Could not read the output of ${j.kind} ${j.id}: ${e instanceof Error ? e.message : String(e)}`, ok: false };
+						tui.requestRender();
+					},
+				);
+			};
 			const look = () => {
 				jobs = source.list();
 				cursor = Math.max(0, Math.min(cursor, jobs.list.length - 1));
@@ -74,9 +113,18 @@ export async function jobsWidget(ctx: ExtensionContext, source: JobsSource): Pro
 				tui.requestRender();
 			};
 			return {
-				render: (width: number) => jobsLines(theme, width, jobs, cursor, stopping, said),
+				render: (width: number) => (viewing ? outputViewLines(theme, width, viewing, top) : jobsLines(theme, width, jobs, cursor, stopping, said)),
 				invalidate: () => undefined,
 				handleInput(data: string) {
+					if (viewing) {
+						const last = Math.max(0, viewing.lines.length - OUTPUT_ROWS);
+						if (matchesKey(data, Key.escape) || data === "o" || data === "q") viewing = undefined;
+						else if (matchesKey(data, Key.up)) top = Math.max(0, top - 1);
+						else if (matchesKey(data, Key.down)) top = Math.min(last, top + 1);
+						else if (matchesKey(data, Key.pageUp)) top = Math.max(0, top - OUTPUT_ROWS);
+						else if (matchesKey(data, Key.pageDown)) top = Math.min(last, top + OUTPUT_ROWS);
+						return tui.requestRender();
+					}
 					if (matchesKey(data, Key.escape) || data === "q") {
 						clearInterval(timer);
 						return done(undefined);
@@ -85,6 +133,7 @@ export async function jobsWidget(ctx: ExtensionContext, source: JobsSource): Pro
 					else if (matchesKey(data, Key.down)) cursor = Math.min(Math.max(0, jobs.list.length - 1), cursor + 1);
 					else if (matchesKey(data, Key.enter) && jobs.list[cursor]) stop([jobs.list[cursor]!]);
 					else if (data === "a") stop(jobs.list);
+					else if (data === "o" && jobs.list[cursor]) open(jobs.list[cursor]!);
 					tui.requestRender();
 				},
 				dispose: () => clearInterval(timer),

@@ -313,6 +313,16 @@ function cleanupTracker(manager: () => CodeManager | null, releaseLeases: () => 
 	};
 }
 
+/** `codeMode.maxCellSeconds` from the config in force, or undefined (the engine's default) when it has none. */
+function maxCell(host: ToolkitHost): number | undefined {
+	try {
+		const s = host.config().codeMode?.maxCellSeconds;
+		return typeof s === "number" ? s : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 export function register(host: ToolkitHost): void {
 	let manager: CodeManager | null = null;
 	let boundShell: unknown = null;
@@ -367,7 +377,9 @@ export function register(host: ToolkitHost): void {
 					}
 				: undefined;
 		try {
-			const options = { cwd: ctx?.cwd ?? process.cwd(), callId };
+			// The cell's time limit (docs/code.md "Limits"); the engine's default when the config has none.
+			const maxCellSeconds = tool === "exec" ? maxCell(host) : undefined;
+			const options = { cwd: ctx?.cwd ?? process.cwd(), callId, ...(maxCellSeconds === undefined ? {} : { maxCellSeconds }) };
 			const res = tool === "exec" ? await m.exec(params, options, progress) : await m.wait(params, options, progress);
 			if (!res.ok) {
 				const { ok: _ok, code, message, ...fields } = res;
