@@ -32,3 +32,61 @@ pub fn retarget(agent_dir: &Path, session_id: &str, from: &Path, to: &Path) -> R
     }
     Ok(moved)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::store::{Change, Operation, State, Status};
+
+    fn change(workspace: &str, path: &str) -> Change {
+        Change {
+            version: 1,
+            snapshot_id: format!("s{}", path.len()),
+            message_id: None,
+            path: path.into(),
+            operation: Operation::Write,
+            status: Status::Added,
+            state: State::Active,
+            additions: 1,
+            deletions: 0,
+            hunks: 1,
+            binary: None,
+            truncated: None,
+            reversible: true,
+            tool: "Write".into(),
+            workspace: workspace.into(),
+            group: None,
+            moved_from: None,
+            moved_to: None,
+            agent: Some("writer".into()),
+            created_dirs: Vec::new(),
+            before_hash: None,
+            after_hash: None,
+            mode: None,
+            before_bytes: 0,
+            created_at: 1,
+            pack: None,
+            pack_offset: None,
+        }
+    }
+
+    #[test]
+    fn moves_the_changes_of_one_folder_and_its_sub_folders_only() {
+        let t = tempfile::tempdir().unwrap();
+        let store = Store::of(t.path(), "sess-1").unwrap();
+        store.create(&Default::default()).unwrap();
+        store
+            .append(&[
+                change("/wt/dg-1", "a.txt"),
+                change("/wt/dg-1/sub", "b.txt"),
+                change("/wt/dg-10", "c.txt"),
+                change("/wt/s", "d.txt"),
+            ])
+            .unwrap();
+        let n = retarget(t.path(), "sess-1", Path::new("/wt/dg-1"), Path::new("/wt/s")).unwrap();
+        assert_eq!(n, 2);
+        let ws: Vec<String> = store.load().unwrap().into_iter().map(|c| c.workspace).collect();
+        assert_eq!(ws, ["/wt/s", "/wt/s/sub", "/wt/dg-10", "/wt/s"]);
+        assert_eq!(retarget(t.path(), "sess-1", Path::new("/nowhere"), Path::new("/wt/s")).unwrap(), 0);
+    }
+}
