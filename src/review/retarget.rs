@@ -87,6 +87,9 @@ mod tests {
         assert_eq!(n, 2);
         let ws: Vec<String> = store.load().unwrap().into_iter().map(|c| c.workspace).collect();
         assert_eq!(ws, ["/wt/s", "/wt/s/sub", "/wt/dg-10", "/wt/s"]);
-        assert_eq!(retarget(t.path(), "sess-1", Path::new("/nowhere"), Path::new("/wt/s")).unwrap(), 0);
+        assert_eq!(
+            retarget(t.path(), "sess-1", Path::new("/nowhere"), Path::new("/wt/s")).unwrap(),
+            0
+        );
     }
 }
