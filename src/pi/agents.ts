@@ -9,6 +9,10 @@
  * TaskWait and TaskStop list and control both kinds). The delegate's process group is registered with the watchdog
  * (it dies with this Node process however that ends) and is killed on abort, timeout, TaskStop and session end.
  *
+ * In a worktree session a delegate that can write files works in a worktree of its own, branched from a checkpoint of
+ * the session's worktree and merged back into it when it answers (src/worktree/delegate.rs; docs/worktrees.md
+ * "Delegates"); on a conflict, failure or stop its branch is kept and the result says how to continue.
+ *
  * Task is visible only in Agent mode, with `subagents.enabled`, and while at least one definition exists; the list
  * of definitions is added to the system prompt of each run so the model knows which agents it may name.
  */

@@ -26,7 +26,7 @@ use super::create::{key_dir, missing};
 use super::git::Git;
 use super::include::copy_included;
 use super::layout::{self, Record, BRANCH_PREFIX, RECORD_VERSION};
-use super::manage::{self, commit_all, committer, dirty_lines};
+use super::manage::{self, commit_all, committer};
 use super::merge::conflicts;
 use super::real::{check_real_dir, remove_no_follow};
 use super::{Result, WorktreeCode, WorktreeError};
@@ -419,9 +419,4 @@ fn dirty_paths_in(stderr: &str) -> Vec<String> {
     v.sort();
     v.dedup();
     v
-}
-
-/// Whether the worktree has uncommitted or untracked files (for the tests and the kept result).
-pub fn is_dirty(root: &Path) -> Result<bool> {
-    Ok(!dirty_lines(&Git::new(root))?.is_empty())
 }
