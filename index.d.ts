@@ -822,7 +822,7 @@ export interface HostAuditEntry {
    * The failed call's stable code: the engine's code of the tool (host, Bash, shell session, code cell, patch),
    * the permission table's, or one of the glue's own (Plan tools, Task, an invocation policy's refusal).
    */
-  errorCode?: HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'COMPUTER_DISABLED_IN_PLAN'
+  errorCode?: HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'AGENT_WORKTREE_FAILED' | 'AGENT_MERGE_CONFLICT' | 'AGENT_MERGE_FAILED' | 'COMPUTER_DISABLED_IN_PLAN'
   /** The Task delegate that made the call (docs/agents.md "Audit"). */
   agent?: string
   /** The sensitive path the call named (docs/permissions.md "Sensitive paths"). */
@@ -2093,6 +2093,19 @@ export declare function worktreeCheck(agentDir: string, cwd: string): WorktreeRe
 /** Creates a worktree of the project at `cwd` (named `name`, else a fresh id), locked for process `pid`. */
 export declare function worktreeCreate(agentDir: string, cwd: string, name: string | undefined | null, pid: number): Promise<WorktreeResult>
 
+/**
+ * Ends a delegate's worktree (the folder it worked in): commits its work; with `merge` merges it into its session
+ * worktree (removing it when clean) and moves the review records of `reviewSession` there; else keeps it.
+ */
+export declare function worktreeDelegateFinish(agentDir: string, cwd: string, merge: boolean, reviewSession?: string | undefined | null): Promise<WorktreeResult>
+
+/**
+ * Makes the own worktree of write-capable delegate `agent` of the worktree session at `cwd`: a checkpoint of the
+ * session worktree (left exactly as it is), branch `pct/dg-...` and its worktree, locked for process `pid`
+ * (docs/worktrees.md "Delegates"). `base` is the checkpoint; `committedWork` says it holds uncommitted work.
+ */
+export declare function worktreeDelegateStart(agentDir: string, cwd: string, agent: string, pid: number): Promise<WorktreeResult>
+
 /** Deletes worktree `id` of `project` (see src/worktree/manage.rs `delete`). */
 export declare function worktreeDelete(agentDir: string, project: string, id: string, force: boolean, pid: number): Promise<WorktreeResult>
 
@@ -2187,6 +2200,14 @@ export interface WorktreeResult {
   log?: string
   /** port lease: the first port of the block. */
   port?: number
+  /**
+   * delegate finish: what became of the delegate's worktree, the session worktree it merged into, the
+   * conflicting paths, and how many review records moved to the session worktree.
+   */
+  outcome?: 'merged' | 'unchanged' | 'conflict' | 'kept'
+  target?: string
+  conflicts?: Array<string>
+  reviewMoved?: number
 }
 
 /** Where the session's worktree stands against the project. */

@@ -93,3 +93,11 @@ test("Task's codes are docs/agents.md's Errors table, in order; a TaskError carr
 	assert.equal(e.code, "AGENT_TIMEOUT");
 	assert.equal(e.message, "AGENT_TIMEOUT: stopped.");
 });
+
+test("writingDelegate: a delegate with a file-writing tool gets its own worktree; read-only and Bash-only ones do not", async () => {
+	const { writingDelegate } = await import("../src/pi/agents.ts");
+	for (const t of ["Write", "Edit", "apply_patch", "write", "edit", "exec"]) assert.equal(writingDelegate(["Read", t]), true, t);
+	assert.equal(writingDelegate(["Read", "Glob", "Grep"]), false);
+	assert.equal(writingDelegate(["Bash", "TaskList", "TaskWait", "TaskStop", "exec_command", "write_stdin", "bash", "read"]), false);
+	assert.equal(writingDelegate([]), false);
+});

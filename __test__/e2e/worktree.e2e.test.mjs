@@ -1,7 +1,8 @@
 // Isolated session worktrees through the real Pi (0.87.1 and 1.6.0) in RPC mode with the scripted faux model
 // (docs/worktrees.md): /pct worktree new switches the session into the worktree, a tool writes there and not in the
 // project, merge fast-forwards the project; hooks never run; a token is refused once the project moved; a conflict
-// stays in the worktree; a linked-over worktree fails every tool with WORKTREE_MISSING; delete keeps a snapshot.
+// stays in the worktree; a linked-over worktree fails every tool with WORKTREE_MISSING; delete keeps a snapshot;
+// a write-capable Task delegate works in its own worktree and is merged back (a conflict keeps its branch).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -213,7 +214,7 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	test(`[pi ${version.name}] a Task delegate of a worktree session works in the worktree with the session's PI_PORT; its definition is read from the project`, async () => {
+	test(`[pi ${version.name}] a write-capable Task delegate works in its own worktree from a checkpoint and is merged back; its definition is read from the project`, async () => {
 		const { box } = project();
 		writeToolConfig(box, { hostTools: { enabled: true }, subagents: { enabled: true }, worktrees: { enabled: true } });
 		// An untracked project definition: only the project checkout has it (the worktree starts from HEAD).
@@ -221,22 +222,121 @@ for (const version of PI_VERSIONS) {
 		writeFileSync(join(box.cwd, ".pi", "agents", "writer.md"), "---\nname: writer\ndescription: Writes files\ntools: Write, Bash\n---\nWrite what you are told.\n");
 		const child = writeScript(box, `export default { writer: ${JSON.stringify([
 			{ tools: [{ name: "Write", args: { path: "by-delegate.txt", content: "delegate\n" } }] },
-			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_WORKTREE_ROOT|$(pwd)\" > delegate-env.txt" } }] },
+			// It sees the session's uncommitted draft (the checkpoint), in its own folder, with the session's PI_PORT.
+			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_WORKTREE_ROOT|$(pwd)|$(cat draft.txt)\" > delegate-env.txt" } }] },
 			{ text: "DELEGATE DONE" },
 		])} };`);
-		const parent = script(box, [{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write it" } }] }, { text: "parent done" }]);
-		const pi = new RpcPi({ version, box, script: parent, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		const parent = script(box, [
+			{ tools: [{ name: "Bash", args: { command: "echo draft > draft.txt" } }] },
+			{ tools: [{ name: "Task", args: { agent: "writer", prompt: "write it" } }] },
+			{ text: "parent done" },
+		]);
+		const listed = [];
+		const ui = (req) => {
+			if (req.method === "select") listed.push(req);
+			return { cancelled: true };
+		};
+		const pi = new RpcPi({ version, box, script: parent, env: { PCT_FAUX_CHILD_SCRIPT: child }, ui });
 		try {
 			const wt = await enter(pi, "deleg");
 			const port = /; PI_PORT (\d+)$/m.exec(await pct(pi, "/pct status"))?.[1];
 			assert.ok(port);
+			const head = git(wt, "rev-parse", "HEAD");
 			const r = await pi.prompt("delegate", 120000);
 			const task = r.events.find((e) => e.type === "tool_execution_end" && e.toolName === "Task");
 			assert.ok(task, pi.stderr.slice(-2000));
 			assert.equal(task.isError, false, JSON.stringify(task.result));
+			const own = task.result.details.worktree;
+			assert.equal(own.outcome, "merged");
+			assert.match(own.branch, /^pct\/dg-[0-9a-f]{6}$/);
+			assert.match(task.result.content[0].text, /DELEGATE DONE\n\n\[Its changes to 2 file\(s\) were merged into this session's worktree as uncommitted changes: A by-delegate\.txt, A delegate-env\.txt\.\]/);
+			// Merged into the session worktree, uncommitted; the delegate's worktree and branch are gone.
 			assert.equal(readFileSync(join(wt, "by-delegate.txt"), "utf8"), "delegate\n");
+			assert.deepEqual(readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|"), [port, own.path, own.path, "draft"]);
+			assert.notEqual(own.path, wt);
+			assert.equal(git(wt, "rev-parse", "HEAD"), head);
+			assert.ok(!existsSync(own.path));
+			assert.equal(git(box.cwd, "branch", "--list", own.branch), "");
+			// The project checkout is untouched.
 			assert.ok(!existsSync(join(box.cwd, "by-delegate.txt")), "nothing landed in the project");
-			assert.deepEqual(readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|"), [port, wt, wt]);
+			assert.equal(git(box.cwd, "status", "--porcelain"), "?? .pi/");
+			// The review lists the delegate's change where it now is, and rolls it back there.
+			await pi.prompt("/pct review");
+			assert.ok(listed.some((r) => r.options.some((o) => /writer \(Task\)/.test(o) && /by-delegate\.txt/.test(o))), JSON.stringify(listed));
+			await pct(pi, "/pct review rollback all");
+			assert.ok(!existsSync(join(wt, "by-delegate.txt")), "rolled back in the session worktree");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] two background writers do not see each other's files; a conflict keeps the branch and says how to continue`, async () => {
+		const { box } = project();
+		writeToolConfig(box, { hostTools: { enabled: true }, subagents: { enabled: true }, worktrees: { enabled: true } });
+		mkdirSync(join(box.agentDir, "agents"), { recursive: true });
+		for (const name of ["one", "two"]) writeFileSync(join(box.agentDir, "agents", `${name}.md`), `---\nname: ${name}\ndescription: Writes\ntools: Write, Bash\n---\nWrite.\n`);
+		const go = join(box.base, "go");
+		const wait = `until [ -e '${go}' ]; do sleep 0.1; done; ls > seen.txt`;
+		const child = writeScript(box, `export default ${JSON.stringify({
+			one: [
+				{ tools: [{ name: "Write", args: { path: "one.txt", content: "1\n" } }] },
+				{ tools: [{ name: "Write", args: { path: "a.txt", content: "from one\n" } }] },
+				{ tools: [{ name: "Bash", args: { command: wait } }] },
+				{ text: "ONE DONE" },
+			],
+			two: [
+				{ tools: [{ name: "Write", args: { path: "two.txt", content: "2\n" } }] },
+				{ tools: [{ name: "Bash", args: { command: wait } }] },
+				{ text: "TWO DONE" },
+			],
+		})};`);
+		// Both start in the background; the session then changes a.txt (one's change will conflict) and lets them finish.
+		const parent = writeScript(box, `
+const id = (t) => /backgroundTaskId (task-[0-9a-f]+)/.exec(t)?.[1];
+const ids = {};
+const seen = {};
+export default [
+	{ tools: [{ name: "Task", args: { agent: "one", prompt: "one", runInBackground: true } }] },
+	(ctx) => { ids.one = id(ctx.lastToolResults[0].text); return { tools: [{ name: "Task", args: { agent: "two", prompt: "two", runInBackground: true } }] }; },
+	(ctx) => { ids.two = id(ctx.lastToolResults[0].text); return { tools: [{ name: "Bash", args: { command: ${JSON.stringify(`printf 'from the session\\n' > a.txt && touch '${go}'`)} } }] }; },
+	...Array.from({ length: 200 }, () => (ctx) => {
+		const last = ctx.lastToolResults[0];
+		if (last.toolName === "TaskWait" && /\\b(completed|failed|stopped)\\b/.test(last.text)) seen[seen.one ? "two" : "one"] = true;
+		if (!seen.one) return { tools: [{ name: "TaskWait", args: { backgroundTaskId: ids.one } }] };
+		if (!seen.two) return { tools: [{ name: "TaskWait", args: { backgroundTaskId: ids.two } }] };
+		return { text: "BOTH DONE" };
+	}),
+];`);
+		const pi = new RpcPi({ version, box, script: parent, env: { PCT_FAUX_CHILD_SCRIPT: child } });
+		try {
+			const wt = await enter(pi, "two");
+			const r = await pi.prompt("go", 180000);
+			const ends = r.events.filter((e) => e.type === "tool_execution_end");
+			const started = ends.filter((e) => e.toolName === "Task").map((e) => e.result.details.worktree);
+			assert.equal(started.length, 2, pi.stderr.slice(-2000));
+			assert.notEqual(started[0].path, started[1].path);
+			const waits = ends.filter((e) => e.toolName === "TaskWait").map((e) => e.result.content.map((c) => c.text).join(""));
+			const oneText = waits.find((t) => /AGENT_MERGE_CONFLICT/.test(t));
+			assert.ok(oneText, waits.join("\n---\n"));
+			assert.match(oneText, /Delegate "one" finished, but its changes conflict with this session's worktree in a\.txt: nothing of it was applied here\./);
+			assert.ok(oneText.includes(`Its work is kept, committed, on branch ${started[0].branch}`), oneText);
+			assert.ok(oneText.includes(`git diff --binary `), oneText);
+			assert.ok(waits.some((t) => /TWO DONE\n\n\[Its changes to 2 file\(s\) were merged/.test(t)), waits.join("\n---\n"));
+			// The session worktree: two's files merged, nothing of one, its own a.txt kept.
+			assert.equal(readFileSync(join(wt, "a.txt"), "utf8"), "from the session\n");
+			assert.equal(readFileSync(join(wt, "two.txt"), "utf8"), "2\n");
+			assert.ok(!existsSync(join(wt, "one.txt")));
+			// Neither saw the other's file while both ran.
+			assert.doesNotMatch(readFileSync(join(wt, "seen.txt"), "utf8"), /one\.txt/);
+			assert.doesNotMatch(git(box.cwd, "show", `${started[0].branch}:seen.txt`), /two\.txt/);
+			// One's branch and worktree are kept with its work committed; the project is untouched.
+			assert.equal(git(box.cwd, "show", `${started[0].branch}:one.txt`), "1");
+			assert.ok(existsSync(join(started[0].path, "one.txt")));
+			assert.ok(!existsSync(started[1].path));
+			assert.ok(!existsSync(join(box.cwd, "one.txt")) && !existsSync(join(box.cwd, "two.txt")));
+			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "one\n");
+			const id = started[0].id;
+			assert.match(await pct(pi, "/pct worktree list"), new RegExp(`^ {2}${id} {2}idle {2}pct/${id} `, "m"));
 		} finally {
 			await pi.close();
 		}

@@ -238,7 +238,7 @@ pub struct HostAuditEntry {
     /// The failed call's stable code: the engine's code of the tool (host, Bash, shell session, code cell, patch),
     /// the permission table's, or one of the glue's own (Plan tools, Task, an invocation policy's refusal).
     #[napi(
-        ts_type = "HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'COMPUTER_DISABLED_IN_PLAN'"
+        ts_type = "HostFailure['code'] | HostEditFailure['code'] | HostBashFailed['code'] | NonNullable<HostPermissionDecision['code']> | ShellFailure['code'] | CodeFailure['code'] | NonNullable<PatchResult['code']> | NetFailure['code'] | 'policy-denied' | 'PLAN_TOOL_NOT_ALONE' | 'ALREADY_IN_PLAN_MODE' | 'NOT_IN_PLAN_MODE' | 'PLAN_APPROVAL_UNAVAILABLE' | 'PLAN_GOAL_ACTIVATION_DISABLED' | 'AGENT_NOT_FOUND' | 'AGENT_UNAVAILABLE' | 'AGENT_LIMIT' | 'AGENT_TIMEOUT' | 'AGENT_ABORTED' | 'AGENT_FAILED' | 'TASK_DISABLED_IN_PLAN' | 'AGENT_TOOL_NOT_DECLARED' | 'AGENT_STOPPED_IN_PLAN' | 'AGENT_WORKTREE_FAILED' | 'AGENT_MERGE_CONFLICT' | 'AGENT_MERGE_FAILED' | 'COMPUTER_DISABLED_IN_PLAN'"
     )]
     pub error_code: Option<String>,
     /// The Task delegate that made the call (docs/agents.md "Audit").

@@ -3,7 +3,7 @@
 //! is a handful of `lstat`s. Failures resolve `{ok: false, code, message}`.
 
 use super::guard;
-use crate::worktree::{create, layout, manage, merge, ports, real, WorktreeCode, WorktreeError};
+use crate::worktree::{create, delegate, layout, manage, merge, ports, real, WorktreeCode, WorktreeError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -76,6 +76,13 @@ pub struct WorktreeResult {
     pub log: Option<String>,
     /// port lease: the first port of the block.
     pub port: Option<u32>,
+    /// delegate finish: what became of the delegate's worktree, the session worktree it merged into, the
+    /// conflicting paths, and how many review records moved to the session worktree.
+    #[napi(ts_type = "'merged' | 'unchanged' | 'conflict' | 'kept'")]
+    pub outcome: Option<String>,
+    pub target: Option<String>,
+    pub conflicts: Option<Vec<String>>,
+    pub review_moved: Option<u32>,
 }
 
 fn fail(e: WorktreeError) -> WorktreeResult {
@@ -425,4 +432,64 @@ mod tests {
             with_extra(words, &["internal-panic"])
         );
     }
+}
+
+/// Makes the own worktree of write-capable delegate `agent` of the worktree session at `cwd`: a checkpoint of the
+/// session worktree (left exactly as it is), branch `pct/dg-...` and its worktree, locked for process `pid`
+/// (docs/worktrees.md "Delegates"). `base` is the checkpoint; `committedWork` says it holds uncommitted work.
+#[napi(ts_return_type = "Promise<WorktreeResult>")]
+pub async fn worktree_delegate_start(agent_dir: String, cwd: String, agent: String, pid: u32) -> WorktreeResult {
+    blocking("worktree.delegate_start", move || {
+        match delegate::start(Path::new(&agent_dir), Path::new(&cwd), &agent, pid) {
+            Ok(s) => WorktreeResult {
+                cwd: Some(s.cwd.to_string_lossy().into_owned()),
+                committed_work: Some(s.checkpoint_made),
+                ..with_record(&s.record)
+            },
+            Err(e) => fail(e),
+        }
+    })
+    .await
+}
+
+/// Ends a delegate's worktree (the folder it worked in): commits its work; with `merge` merges it into its session
+/// worktree (removing it when clean) and moves the review records of `reviewSession` there; else keeps it.
+#[napi(ts_return_type = "Promise<WorktreeResult>")]
+pub async fn worktree_delegate_finish(
+    agent_dir: String,
+    cwd: String,
+    merge: bool,
+    review_session: Option<String>,
+) -> WorktreeResult {
+    blocking("worktree.delegate_finish", move || {
+        let f = match delegate::finish(Path::new(&agent_dir), Path::new(&cwd), merge) {
+            Ok(f) => f,
+            Err(e) => return fail(e),
+        };
+        let mut moved = None;
+        if let (delegate::Outcome::Merged, Some(session)) = (f.outcome, review_session.as_deref()) {
+            // The records stay usable even when this fails: they then name the removed folder, and the review
+            // says the file is gone there; the merge itself is done.
+            moved = crate::review::retarget::retarget(
+                Path::new(&agent_dir),
+                session,
+                Path::new(&f.record.path),
+                Path::new(&f.parent_path),
+            )
+            .ok()
+            .map(|n| n as u32);
+        }
+        WorktreeResult {
+            outcome: Some(f.outcome.as_str().into()),
+            target: Some(f.parent_path.clone()),
+            worktree_commit: Some(f.tip.clone()),
+            files: Some(f.files.clone()),
+            files_total: Some(f.files_total as u32),
+            conflicts: Some(f.conflicts.clone()),
+            tail: f.why.clone(),
+            review_moved: moved,
+            ..with_record(&f.record)
+        }
+    })
+    .await
 }

@@ -9,6 +9,10 @@
  * TaskWait and TaskStop list and control both kinds). The delegate's process group is registered with the watchdog
  * (it dies with this Node process however that ends) and is killed on abort, timeout, TaskStop and session end.
  *
+ * In a worktree session a delegate that can write files works in a worktree of its own, branched from a checkpoint of
+ * the session's worktree and merged back into it when it answers (src/worktree/delegate.rs; docs/worktrees.md
+ * "Delegates"); on a conflict, failure or stop its branch is kept and the result says how to continue.
+ *
  * Task is visible only in Agent mode, with `subagents.enabled`, and while at least one definition exists; the list
  * of definitions is added to the system prompt of each run so the model knows which agents it may name.
  */
@@ -17,7 +21,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentToolUpdateCallback, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { AgentDefinition, AgentsLoaded, HostFailure, ReviewTarget } from "../../index.js";
+import type { AgentDefinition, AgentsLoaded, HostFailure, ReviewTarget, WorktreeResult } from "../../index.js";
 import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { ALLOW_SESSION, auditCall, configuredMode, inCardQueue } from "./permission.ts";
@@ -26,12 +30,12 @@ import { hostRuntime } from "./tools/host.ts";
 import { DELEGATE, DELEGATE_ENV, type LivePolicy, parseCardHead, POLICY_QUERY, type DelegateInfo } from "./delegate.ts";
 import { onOperationMode } from "./plan.ts";
 import { safeConfirm, safeEditor, safeInput, safeSelect } from "./render/safe.ts";
-import { projectFolder, worktreeEnv } from "./worktree.ts";
+import { currentWorktree, projectFolder, worktreeEnv } from "./worktree.ts";
 
 export const TASK = "Task";
 
 /** Every stable failure code of Task, in the order of docs/agents.md "Errors" (a test holds them equal). */
-export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT", "AGENT_TIMEOUT", "AGENT_ABORTED", "AGENT_FAILED", "TASK_DISABLED_IN_PLAN", "AGENT_STOPPED_IN_PLAN", "AGENT_TOOL_NOT_DECLARED"] as const;
+export const AGENT_CODES = ["AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "AGENT_LIMIT", "AGENT_TIMEOUT", "AGENT_ABORTED", "AGENT_FAILED", "TASK_DISABLED_IN_PLAN", "AGENT_STOPPED_IN_PLAN", "AGENT_TOOL_NOT_DECLARED", "AGENT_WORKTREE_FAILED", "AGENT_MERGE_CONFLICT", "AGENT_MERGE_FAILED"] as const;
 /** One of Task's own codes. */
 export type AgentCode = (typeof AGENT_CODES)[number];
 /** What a Task call fails with: its own codes, or the host's code of a refused argument, slot or task adoption. */
@@ -44,6 +48,9 @@ export const AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE" satisfies AgentCode;
 export const TASK_DISABLED_IN_PLAN = "TASK_DISABLED_IN_PLAN" satisfies AgentCode;
 export const AGENT_STOPPED_IN_PLAN = "AGENT_STOPPED_IN_PLAN" satisfies AgentCode;
 export const AGENT_TOOL_NOT_DECLARED = "AGENT_TOOL_NOT_DECLARED" satisfies AgentCode;
+export const AGENT_WORKTREE_FAILED = "AGENT_WORKTREE_FAILED" satisfies AgentCode;
+export const AGENT_MERGE_CONFLICT = "AGENT_MERGE_CONFLICT" satisfies AgentCode;
+export const AGENT_MERGE_FAILED = "AGENT_MERGE_FAILED" satisfies AgentCode;
 export const INVALID_ARGUMENT = "INVALID_ARGUMENT";
 
 /** A refused or failed Task call: Pi shows the message (`<code>: <text>`), the audit line takes the code. */
@@ -86,6 +93,8 @@ export interface DelegateUsage {
 
 /** How one delegate run ended. */
 export interface DelegateOutcome {
+	/** A delegate in its own worktree: what became of it. */
+	worktreeOutcome?: WorktreeResult["outcome"];
 	ok: boolean;
 	code?: TaskCode;
 	/** The final answer (ok), or the model-facing failure message. */
@@ -105,6 +114,9 @@ export interface TaskDetails {
 	toolCalls?: number;
 	durationMs?: number;
 	cut?: boolean;
+	/** A write-capable delegate of a worktree session: its own worktree and what became of it (docs/worktrees.md
+	 * "Delegates"). */
+	worktree?: { id: string; branch: string; path: string; outcome?: WorktreeResult["outcome"] };
 }
 
 type Usage = Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite" | "totalTokens", number>> & { cost?: { total?: number } };
@@ -219,6 +231,37 @@ export function actingDelegate(tools: readonly string[]): boolean {
 	return tools.some((t) => !PLAN_SAFE_DELEGATE_TOOLS.has(t));
 }
 
+/** The tools that write files: Write/Edit and their apply_patch and Pi forms, and code cells (`exec`, whose nested
+ * calls include apply_patch). A delegate with one of them gets its own worktree in a worktree session; Bash-only and
+ * read-only delegates share the session's root (docs/worktrees.md "Delegates"). */
+const WRITING_TOOLS = new Set(["Write", "Edit", "apply_patch", "write", "edit", "exec"]);
+
+/** Whether a delegate with these tools can write files with a file tool. */
+export function writingDelegate(tools: readonly string[]): boolean {
+	return tools.some((t) => WRITING_TOOLS.has(t));
+}
+
+/** The own worktree of a write-capable delegate (from `worktreeDelegateStart`). */
+interface DelegateWorktree {
+	id: string;
+	branch: string;
+	/** Its folder, and where the delegate works (the same sub-folder as the session, when there is one). */
+	path: string;
+	cwd: string;
+	/** The checkpoint of the session worktree it started from. */
+	base: string;
+}
+
+/** How to continue with a delegate's kept worktree: where its work is and the commands that bring it in. */
+function keptText(own: DelegateWorktree, r: WorktreeResult): string {
+	const changed = r.filesTotal !== undefined && r.filesTotal !== null ? ` (${r.filesTotal} changed file(s)${r.files?.length ? `: ${r.files.slice(0, 10).map((f) => f.replace("\t", " ")).join(", ")}` : ""})` : "";
+	return (
+		`Its work is kept, committed, on branch ${own.branch}${changed} in worktree ${own.path}. To continue: see its changes with \`git diff ${own.base} ${own.branch}\` (its version of a file: \`git show ${own.branch}:<path>\`) and bring them into this worktree with Edit/apply_patch, ` +
+		`or with Bash \`git add -A && git diff --binary ${own.base} ${own.branch} | git apply --3way\` here (stages this worktree's files first; then resolve the conflict markers it leaves), or call Task again on the current files. ` +
+		`When it is no longer needed, the person removes its worktree and branch with /pct worktree delete ${own.id} force.`
+	);
+}
+
 /** Kills a delegate's whole process group: SIGTERM, then SIGKILL after the grace (`now`: SIGKILL at once). */
 function killGroup(child: ChildProcess, now = false): void {
 	const pid = child.pid;
@@ -309,7 +352,7 @@ function withAgent(target: ReviewTarget | undefined, agent: string): ReviewTarge
 }
 
 /** Starts a delegate process and drives it over RPC until its run ends. */
-function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void): Running | { ok: false; code: TaskCode; message: string } {
+function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, ctx: ExtensionContext, onUpdate?: (line: string) => void, own?: DelegateWorktree): Running | { ok: false; code: TaskCode; message: string } {
 	const pi = piCommand();
 	if (!pi) return { ok: false, code: AGENT_UNAVAILABLE, message: "Delegates need the pi command line (this Pi was started by an embedder); nothing was started." };
 	const rt = hostRuntime(host);
@@ -324,11 +367,12 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	};
 	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];
 	if (def.prompt) args.push("--append-system-prompt", def.prompt);
-	// In a worktree session the delegate shares the session's root and PI_PORT block (docs/worktrees.md "Delegates").
-	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
+	// In a worktree session the delegate shares the session's PI_PORT block; a write-capable one works in its own
+	// worktree, every other shares the session's root (docs/worktrees.md "Delegates").
+	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), ...(own ? { PI_WORKTREE_ROOT: own.path } : {}), [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
 	let child: ChildProcess;
 	try {
-		child = spawn(process.execPath, args, { cwd: ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+		child = spawn(process.execPath, args, { cwd: own?.cwd ?? ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
 	} catch (e) {
 		return { ok: false, code: AGENT_FAILED, message: `The delegate could not be started (${e instanceof Error ? e.message : String(e)}); nothing ran.` };
 	}
@@ -553,21 +597,39 @@ export function register(host: ToolkitHost): void {
 			fail(AGENT_UNAVAILABLE, "A background Task needs TaskWait/TaskStop (the Host Tools' Bash family, hostTools.enabled); run it in the foreground instead.");
 		}
 		const update = (line: string) => onUpdate?.({ content: text(line), details: { agent: agent.name, tools: agent.tools } });
-		const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update);
+		// A delegate that writes files, in a worktree session, works in its own worktree (docs/worktrees.md "Delegates").
+		let own: DelegateWorktree | undefined;
+		if (currentWorktree(host) && writingDelegate(agent.tools)) {
+			const w = await native.worktreeDelegateStart(host.agentDir, ctx.cwd, agent.name, process.pid);
+			if (!w.ok || !w.path || !w.cwd || !w.branch || !w.id || !w.base) {
+				release();
+				fail(
+					AGENT_WORKTREE_FAILED,
+					`Delegate "${agent.name}" can write files, so in this worktree session it works in a worktree of its own, and that could not be made: ${w.code}: ${w.message} Nothing was started; fix that (or use an agent without Write/Edit) and call Task again.`,
+				);
+			}
+			own = { id: w.id!, branch: w.branch!, path: w.path!, cwd: w.cwd!, base: w.base! };
+		}
+		const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update, own);
 		if (!("child" in run)) {
 			release();
+			if (own) await native.worktreeDelegateFinish(host.agentDir, own.path, true, undefined).catch(() => undefined);
 			return fail(run.code, run.message);
 		}
 		const entry = { def: agent, run };
 		running.add(entry);
 		void run.done.finally(() => running.delete(entry));
+		const reviewSession = reviewTarget(host.agentDir, ctx)?.sessionId;
+		// The outcome the caller sees: for a delegate in its own worktree, after its work was merged back (or kept).
+		const done = own ? run.done.then((o) => mergeBack(agent, own, o, reviewSession)) : run.done;
+		const wtDetails = own ? { id: own.id, branch: own.branch, path: own.path } : undefined;
 		const timeoutS = host.config().subagents?.timeoutSeconds ?? native.agentsLimits().defaultTimeoutSeconds;
 		const timer = setTimeout(
 			() => run.stop(AGENT_TIMEOUT, `Delegate "${agent.name}" did not finish within ${timeoutS} s (subagents.timeoutSeconds) and was stopped; give it a smaller task or raise the timeout.`),
 			timeoutS * 1000,
 		);
 		timer.unref();
-		void run.done.finally(() => {
+		void done.finally(() => {
 			clearTimeout(timer);
 			release();
 		});
@@ -576,28 +638,62 @@ export function register(host: ToolkitHost): void {
 			const tf = task.failure();
 			if (tf) {
 				run.stop(tf.code, tf.message);
-				await run.done;
+				await done;
 				return fail(tf.code, tf.message);
 			}
-			void run.done.then((o) => {
+			void done.then((o) => {
 				const code = o.ok ? 0 : 1;
 				task.finish(code, o.ok ? `${o.text}\n${summary(agent, o)}` : "", o.ok ? "" : `${o.code}: ${o.text}\n${summary(agent, o)}`);
 			});
 			return {
 				content: text(`Started delegate "${agent.name}" in the background: backgroundTaskId ${task.id}. Follow it with TaskWait (its answer arrives as the task's output), TaskList or TaskStop.`),
-				details: { agent: agent.name, tools: agent.tools, backgroundTaskId: task.id } satisfies TaskDetails,
+				details: { agent: agent.name, tools: agent.tools, backgroundTaskId: task.id, worktree: wtDetails } satisfies TaskDetails,
 			};
 		}
 		const onAbort = () => run.stop(AGENT_ABORTED, `Delegate "${agent.name}" was stopped: the turn was aborted.`);
 		if (signal?.aborted) onAbort();
 		signal?.addEventListener("abort", onAbort, { once: true });
-		const o = await run.done;
+		const o = await done;
 		signal?.removeEventListener("abort", onAbort);
 		if (!o.ok) fail(o.code ?? AGENT_FAILED, `${o.text} ${summary(agent, o)}`);
 		return {
 			content: text(`${o.text}\n\n${summary(agent, o)}`),
-			details: { agent: agent.name, tools: agent.tools, usage: o.usage, toolCalls: o.toolCalls, durationMs: o.durationMs, cut: o.cut } satisfies TaskDetails,
+			details: { agent: agent.name, tools: agent.tools, usage: o.usage, toolCalls: o.toolCalls, durationMs: o.durationMs, cut: o.cut, worktree: wtDetails && { ...wtDetails, outcome: o.worktreeOutcome } } satisfies TaskDetails,
 		};
+	}
+
+	/** Ends a delegate's own worktree (docs/worktrees.md "Delegates"): a delegate that answered, while the session is
+	 * still in Agent mode, is merged back into the session's worktree; one that failed, was stopped or finished
+	 * after the switch to Plan is kept on its branch. The outcome says what happened and how to continue. */
+	async function mergeBack(def: AgentDefinition, own: DelegateWorktree, o: DelegateOutcome, reviewSession: string | undefined): Promise<DelegateOutcome> {
+		const inPlan = hostRuntime(host).permissions.operationMode !== "agent";
+		const merge = o.ok && !inPlan;
+		let r: WorktreeResult;
+		try {
+			r = await native.worktreeDelegateFinish(host.agentDir, own.path, merge, reviewSession);
+		} catch (e) {
+			r = { ok: false, message: e instanceof Error ? e.message : String(e) };
+		}
+		const kept = keptText(own, r);
+		if (!r.ok) {
+			const why = `${r.code ?? "WORKTREE_GIT_FAILED"}: ${r.message ?? "unknown error"}`;
+			if (!o.ok) return { ...o, text: `${o.text} Its worktree could not be closed (${why}). ${kept}` };
+			return { ...o, ok: false, code: AGENT_MERGE_FAILED, text: `Delegate "${def.name}" finished, but its work could not be merged back into this session's worktree: ${why} Nothing of it was applied here. ${kept} Its answer: ${o.text}` };
+		}
+		const files = (r.files ?? []).map((f) => f.replace("\t", " ")).join(", ");
+		const more = (r.filesTotal ?? 0) > (r.files?.length ?? 0) ? `, … ${(r.filesTotal ?? 0) - (r.files?.length ?? 0)} more` : "";
+		if (r.outcome === "merged") {
+			return { ...o, worktreeOutcome: "merged", text: `${o.text}\n\n[Its changes to ${r.filesTotal} file(s) were merged into this session's worktree as uncommitted changes: ${files}${more}.]` };
+		}
+		if (r.outcome === "unchanged") return { ...o, worktreeOutcome: "unchanged", text: `${o.text}\n\n[It changed no files.]` };
+		if (r.outcome === "conflict") {
+			const where = r.conflicts?.length ? ` in ${r.conflicts.join(", ")}` : r.tail ? ` (${r.tail})` : "";
+			return { ...o, ok: false, code: AGENT_MERGE_CONFLICT, worktreeOutcome: "conflict", text: `Delegate "${def.name}" finished, but its changes conflict with this session's worktree${where}: nothing of it was applied here. ${kept} Its answer: ${o.text}` };
+		}
+		if (o.ok && inPlan) {
+			return { ...o, ok: false, code: AGENT_STOPPED_IN_PLAN, worktreeOutcome: "kept", text: `Delegate "${def.name}" finished after the session entered Plan mode, so its work was not merged back. ${kept} Its answer: ${o.text}` };
+		}
+		return { ...o, worktreeOutcome: "kept", text: `${o.text} ${kept}` };
 	}
 
 	// The model learns the agents it may name from the system prompt of each run (Task's description is fixed).

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod prune;
 pub mod record;
 pub mod render;
+pub mod retarget;
 pub mod rollback;
 pub mod store;
 

@@ -93,7 +93,7 @@ pub struct Created {
 }
 
 /// The canonical `<agentDir>/pi-codex-toolkit/worktrees/<key>`, created when missing and checked real.
-fn key_dir(agent_dir: &Path, key: &str) -> Result<PathBuf> {
+pub(crate) fn key_dir(agent_dir: &Path, key: &str) -> Result<PathBuf> {
     let base = layout::base(agent_dir);
     fs::create_dir_all(&base).map_err(|e| WorktreeError::io("The worktree folder could not be created", e))?;
     let base = fs::canonicalize(&base).map_err(|e| WorktreeError::io("The worktree folder cannot be resolved", e))?;
@@ -177,6 +177,8 @@ pub fn create(agent_dir: &Path, cwd: &Path, name: Option<&str>, pid: u32) -> Res
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0),
+        parent: None,
+        agent: None,
     };
     let finish = || -> Result<Copied> {
         manage::lock(&git, &path, pid)?;

@@ -135,6 +135,9 @@ pub struct Git {
     parent_env: Option<Vec<(String, String)>>,
     /// The program started: `git`, unless a test supplies a stand-in (to prove the time and output limits).
     program: String,
+    /// A temporary index of the toolkit's own (`GIT_INDEX_FILE`, set after scrubbing): the one redirection the
+    /// toolkit sets itself, so a checkpoint of a worktree never touches the index the person or agent uses.
+    index_file: Option<PathBuf>,
 }
 
 impl Git {
@@ -146,6 +149,7 @@ impl Git {
             config: Vec::new(),
             parent_env: None,
             program: "git".into(),
+            index_file: None,
         }
     }
 
@@ -180,6 +184,13 @@ impl Git {
     /// options come last and win).
     pub fn with_config(mut self, key: &str, value: &str) -> Git {
         self.config.push(format!("{key}={value}"));
+        self
+    }
+
+    /// The same runner using `index` as git's index instead of the worktree's own (a file the toolkit made and
+    /// removes; docs/worktrees.md "Delegates"). An inherited `GIT_INDEX_FILE` is still removed.
+    pub fn with_index_file(mut self, index: &Path) -> Git {
+        self.index_file = Some(index.to_path_buf());
         self
     }
 
@@ -235,6 +246,9 @@ impl Git {
             }
         }
         c.envs(self.extra_env.iter().filter(|(k, _)| !redirects(k)).cloned());
+        if let Some(index) = &self.index_file {
+            c.env("GIT_INDEX_FILE", index);
+        }
         c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         #[cfg(unix)]
         {

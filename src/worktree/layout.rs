@@ -91,6 +91,13 @@ pub struct Record {
     pub base_branch: String,
     /// Creation time, ms since the epoch.
     pub created_ms: u64,
+    /// A Task delegate's worktree: the id of the session worktree it branched from and is merged back into
+    /// (docs/worktrees.md "Delegates"); `None` for a session's own worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The delegate's agent name (with `parent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// `<base>/<key>/<id>.json`.

@@ -340,7 +340,7 @@ pub fn delete(agent_dir: &Path, project: &Path, id: &str, force: bool, pid: u32)
 
 /// Removes git's lock on the worktree at `path` whoever holds it, also when the folder is gone or linked over (git
 /// cannot find a worktree by a path that no longer leads to it, so its admin folder's `locked` file is removed).
-fn unlock_any(pgit: &Git, path: &Path) -> Result<()> {
+pub(crate) fn unlock_any(pgit: &Git, path: &Path) -> Result<()> {
     if pgit
         .output(&["worktree", "unlock", &path.to_string_lossy()])
         .map(|o| o.ok())

@@ -11,6 +11,7 @@
 //! dialogs.
 
 pub mod create;
+pub mod delegate;
 pub mod git;
 pub mod include;
 pub mod layout;
@@ -21,6 +22,8 @@ pub mod real;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_delegate;
 
 crate::codes::error_codes! {
     /// Why a worktree operation refused or failed (docs/worktrees.md "Codes"). Every refusal changes nothing.
