@@ -1,7 +1,7 @@
 //! Worktree tests on real temporary repositories (docs/worktrees.md).
 
 use super::create::{create, project_of, run_init};
-use super::git::{redirects, scrubbed, Git};
+use super::git::{neutralize, redirects, scrubbed, Git, GitError};
 use super::include::{copy_included, matcher, selected};
 use super::layout::{self, locate, project_key, valid_id};
 use super::manage::{self, committer, delete, list, lock_pid, lock_reason};
@@ -60,26 +60,165 @@ fn commit_file(dir: &Path, name: &str, text: &str, msg: &str) {
 fn argv_carries_the_hardening_and_diff_guards() {
     let g = Git::new("/r");
     let a = g.argv(&["diff", "HEAD"]);
-    assert_eq!(
-        a,
-        [
-            "--no-pager",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.pager=cat",
-            "-C",
-            "/r",
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "HEAD"
-        ]
-    );
+    let expected: Vec<&str> = [
+        "--no-pager",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.pager=cat",
+        "-c",
+        "core.editor=:",
+        "-c",
+        "sequence.editor=:",
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        "credential.helper=",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "tag.gpgSign=false",
+        "-c",
+        "merge.verifySignatures=false",
+        "-c",
+        "log.showSignature=false",
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "gc.autoDetach=false",
+        "-c",
+        "maintenance.auto=false",
+        "-c",
+        "submodule.recurse=false",
+        "-c",
+        "status.submoduleSummary=false",
+        "-c",
+        "diff.ignoreSubmodules=dirty",
+        "-C",
+        "/r",
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "HEAD",
+    ]
+    .to_vec();
+    assert_eq!(a, expected);
     assert!(!g.argv(&["status"]).contains(&"--no-ext-diff".to_string()));
     assert!(g.argv(&["log", "-p"]).contains(&"--no-textconv".to_string()));
+    // The caller's options come first, so the hardening wins over them; the scanned overrides follow it.
+    let a = g
+        .with_config("core.fsmonitor", "/bin/x")
+        .argv_with(&["filter.x.clean=".into()], &["status"]);
+    let pos = |o: &str| a.iter().position(|x| x == o).unwrap();
+    assert!(pos("core.fsmonitor=/bin/x") < pos("core.fsmonitor=false"));
+    assert!(pos("diff.ignoreSubmodules=dirty") < pos("filter.x.clean="));
+    assert!(pos("filter.x.clean=") < pos("-C"));
+}
+
+#[test]
+fn neutralize_switches_off_every_named_driver_and_transport() {
+    let listing = b"filter.lfs.clean\0filter.lfs.smudge\0filter.lfs.required\0filter.my.dots.process\0\
+merge.ours.driver\0merge.ours.name\0protocol.ext.allow\0protocol.allow\0filter.nosub\0";
+    let o = neutralize(listing).unwrap();
+    assert_eq!(
+        o,
+        [
+            "filter.lfs.clean=",
+            "filter.lfs.smudge=",
+            "filter.lfs.process=",
+            "filter.lfs.required=false",
+            "filter.my.dots.clean=",
+            "filter.my.dots.smudge=",
+            "filter.my.dots.process=",
+            "filter.my.dots.required=false",
+            "merge.ours.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B",
+            "protocol.ext.allow=never",
+        ]
+    );
+    assert!(neutralize(b"").unwrap().is_empty());
+    // A name a `-c` option cannot carry, or one that is not UTF-8: nothing runs.
+    for bad in [&b"filter.a=b.clean\0"[..], &b"filter.\xff.smudge\0"[..]] {
+        let e = neutralize(bad).unwrap_err();
+        assert!(matches!(e, GitError::Unsafe(_)), "{e:?}");
+        assert!(e.to_string().contains("git config --remove-section"), "{e}");
+    }
+}
+
+/// Configures, in `repo`, a filter driver (with a dotted name too), a required one, a merge driver and a diff
+/// driver for every `.txt`/`.dat` file, each of which appends to `mark` when it runs.
+fn plant_drivers(repo: &Path, mark: &Path) {
+    let m = mark.display();
+    for (k, v) in [
+        ("filter.mark.clean", format!("echo clean >> '{m}'; cat")),
+        ("filter.mark.smudge", format!("echo smudge >> '{m}'; cat")),
+        ("filter.mark.required", "true".to_string()),
+        ("filter.my.dots.process", format!("sh -c \"echo process >> '{m}'\"")),
+        ("merge.mark.driver", format!("echo merge >> '{m}'; false")),
+        ("diff.mark.textconv", format!("echo textconv >> '{m}'; cat")),
+        ("diff.mark.command", format!("echo diff >> '{m}'")),
+        ("diff.external", format!("echo external >> '{m}'")),
+    ] {
+        Git::new(repo).run(&["config", k, &v]).unwrap();
+    }
+}
+
+#[test]
+fn filter_merge_and_diff_drivers_never_run_on_create_merge_or_status() {
+    let b = setup();
+    let mark = b.root.join("driver-ran");
+    fs::write(
+        b.project.join(".gitattributes"),
+        "*.txt filter=mark merge=mark diff=mark\n*.dat filter=my.dots\n",
+    )
+    .unwrap();
+    fs::write(b.project.join("d.dat"), "data\n").unwrap();
+    sh(&b.project, &["add", "-A"]);
+    sh(&b.project, &["commit", "-q", "-m", "attributes"]);
+    plant_drivers(&b.project, &mark);
+    // Create checks the files out (smudge), prepare commits (clean) and syncs a three-way change of a.txt (the
+    // merge driver), apply fast-forwards the project's checkout (smudge); status and the preview's diffs run too.
+    let r = worktree(&b, "drv");
+    let wt = PathBuf::from(&r.path);
+    assert_eq!(fs::read_to_string(wt.join("a.txt")).unwrap(), "one\ntwo\nthree\n");
+    fs::write(wt.join("a.txt"), "ONE\ntwo\nthree\n").unwrap();
+    fs::write(wt.join("d.dat"), "more data\n").unwrap();
+    commit_file(&b.project, "a.txt", "one\ntwo\nTHREE\n", "project edits a");
+    let pv = prepare(&r).unwrap();
+    assert!(pv.committed_work && pv.synced, "{pv:?}");
+    // The custom merge driver became git's text merge: both sides' lines are there.
+    assert_eq!(fs::read_to_string(wt.join("a.txt")).unwrap(), "ONE\ntwo\nTHREE\n");
+    manage::status(&r).unwrap();
+    apply(&r, &pv.token).unwrap();
+    assert_eq!(
+        fs::read_to_string(b.project.join("a.txt")).unwrap(),
+        "ONE\ntwo\nTHREE\n"
+    );
+    assert_eq!(fs::read_to_string(b.project.join("d.dat")).unwrap(), "more data\n");
+    Git::new(&b.project).run(&["diff", "HEAD~1", "--", "a.txt"]).unwrap();
+    assert!(!mark.exists(), "a driver ran: {:?}", fs::read_to_string(&mark));
+    // The control: a plain git runs these drivers in this very repository (its exit status does not matter:
+    // the planted process filter does not speak the filter protocol).
+    fs::write(b.project.join("a.txt"), "control\n").unwrap();
+    std::process::Command::new("git")
+        .args(["-c", "core.hooksPath=/dev/null", "add", "a.txt"])
+        .current_dir(&b.project)
+        .env_remove("GIT_DIR")
+        .output()
+        .unwrap();
+    assert!(mark.exists(), "the planted drivers would not have run anyway");
+}
+
+#[test]
+fn a_driver_name_the_runner_cannot_switch_off_refuses_the_command() {
+    let b = setup();
+    let cfg = b.project.join(".git/config");
+    let mut text = fs::read_to_string(&cfg).unwrap();
+    text.push_str("[filter \"a=b\"]\n\tclean = cat\n");
+    fs::write(&cfg, text).unwrap();
+    let e = Git::new(&b.project).run(&["status"]).unwrap_err();
+    assert!(matches!(e, GitError::Unsafe(ref n) if n == "filter.a=b"), "{e:?}");
 }
 
 #[test]
