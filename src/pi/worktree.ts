@@ -8,8 +8,10 @@
  *   from that cwd, so everything roots in the worktree with no fallback to the project;
  * - per session (session_start / session_shutdown): the `git worktree lock`, the `PI_PORT` block, the footer line,
  *   and at start-up the list of leftover worktrees (never deleted silently);
- * - `guardWorktree`: every toolkit tool call of a worktree session first checks that the worktree folder is still a
- *   real folder at every component, else fails with `WORKTREE_MISSING` and changes nothing;
+ * - `guardWorktree`: every toolkit tool call of a worktree session (nested calls from code cells included) first
+ *   checks that the worktree folder is still a real folder at every component, else fails with `WORKTREE_MISSING`
+ *   and changes nothing; the `tool_call` hook does the same for every tool the model calls — Pi's own (read, bash,
+ *   edit, write, grep, find, ls) and other extensions' — by blocking the call before it runs;
  * - `worktreeEnv`: `PI_PORT`, `PI_PROJECT_ROOT`, `PI_WORKTREE_ROOT` for every shell the toolkit starts.
  */
 import { randomUUID } from "node:crypto";
@@ -325,6 +327,11 @@ export function register(host: ToolkitHost): void {
 			const l = await native.worktreeLock(host.agentDir, ctx.cwd, true, process.pid);
 			if (!l.ok) say(ctx, `The worktree could not be locked: ${failure(l)}`, "warning");
 		}
+	});
+	// Registered first of all the toolkit's tool_call handlers (src/pi/features.ts): a refused call shows no card.
+	host.pi.on("tool_call", async (_event, ctx) => {
+		const refusal = worktreeRefusal(host.agentDir, ctx.cwd);
+		return refusal ? { block: true, reason: refusal } : undefined;
 	});
 	host.lifecycle("worktrees", { shutdown: end });
 }
