@@ -959,3 +959,90 @@ fn every_code_is_in_the_docs_table_in_order() {
     let words: Vec<&str> = WorktreeCode::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(crate::codes::check::doc_table(doc, "### Codes"), words);
 }
+
+// ---- the toolkit's session files ----
+
+/// Writes a session file whose header names `cwd` into the toolkit's session folder, last changed at `at`.
+fn session_file(agent: &Path, name: &str, cwd: &Path, at: std::time::SystemTime) -> PathBuf {
+    let dir = super::sessions::dir(agent);
+    fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let header = serde_json::json!({"type": "session", "version": 3, "id": name, "timestamp": "t", "cwd": cwd});
+    fs::write(&p, format!("{header}\n{{\"type\":\"message\"}}\n")).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+    p
+}
+
+#[test]
+fn delete_removes_the_session_files_rooted_in_the_worktree_only() {
+    let b = setup();
+    let r = worktree(&b, "gone");
+    let other = worktree(&b, "other");
+    let now = std::time::SystemTime::now();
+    let wt = PathBuf::from(&r.path);
+    fs::create_dir_all(wt.join("sub")).unwrap();
+    let root = session_file(&b.agent, "a.jsonl", &wt, now);
+    let sub = session_file(&b.agent, "b.jsonl", &wt.join("sub"), now);
+    let project = session_file(&b.agent, "c.jsonl", &b.project, now);
+    let sibling = session_file(&b.agent, "d.jsonl", Path::new(&other.path), now);
+    let d = delete(&b.agent, &b.project, "gone", true, std::process::id()).unwrap();
+    assert_eq!(d.sessions, 2);
+    assert!(!root.exists() && !sub.exists());
+    assert!(project.exists() && sibling.exists());
+}
+
+#[test]
+fn the_sweep_removes_old_session_files_outside_live_worktrees_at_the_age_boundary() {
+    use super::sessions::{sweep, MAX_AGE};
+    use std::time::{Duration, UNIX_EPOCH};
+    let b = setup();
+    let live = worktree(&b, "live");
+    let dead = worktree(&b, "dead");
+    let dead_path = PathBuf::from(&dead.path);
+    delete(&b.agent, &b.project, "dead", true, std::process::id()).unwrap();
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let in_live = session_file(&b.agent, "live.jsonl", Path::new(&live.path), t0);
+    let in_project = session_file(&b.agent, "project.jsonl", &b.project, t0);
+    let in_dead = session_file(&b.agent, "dead.jsonl", &dead_path, t0);
+    let own = session_file(&b.agent, "own.jsonl", &b.project, t0);
+    let newer = session_file(&b.agent, "newer.jsonl", &b.project, t0 + Duration::from_secs(1));
+    let dir = super::sessions::dir(&b.agent);
+    // Not session files of the toolkit's: no header, another extension, a link to a header file elsewhere.
+    fs::write(dir.join("noheader.jsonl"), "{\"type\":\"message\"}\n").unwrap();
+    fs::write(dir.join("notes.txt"), "x").unwrap();
+    let outside = session_file(&b.root, "outside.jsonl", &b.project, t0);
+    let moved = b.root.join("outside.jsonl");
+    fs::rename(&outside, &moved).unwrap();
+    symlink(&moved, dir.join("link.jsonl")).unwrap();
+    for p in [dir.join("noheader.jsonl"), dir.join("notes.txt")] {
+        fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(t0)
+            .unwrap();
+    }
+    // One second short of the age: nothing goes.
+    assert_eq!(
+        sweep(&b.agent, Some(&own), MAX_AGE, t0 + MAX_AGE - Duration::from_secs(1)),
+        0
+    );
+    // At the age: the project's and the deleted worktree's files go; the live worktree's, the sweeping session's
+    // own, the newer one and everything that is not a toolkit session file stay.
+    assert_eq!(sweep(&b.agent, Some(&own), MAX_AGE, t0 + MAX_AGE), 2);
+    assert!(!in_project.exists() && !in_dead.exists());
+    assert!(in_live.exists() && own.exists() && newer.exists());
+    assert!(dir.join("noheader.jsonl").exists() && dir.join("notes.txt").exists());
+    assert!(fs::symlink_metadata(dir.join("link.jsonl")).is_ok() && moved.exists());
+    // Without a file of its own the sweeping session keeps nothing back; the live worktree's file still stays.
+    assert_eq!(sweep(&b.agent, None, MAX_AGE, t0 + MAX_AGE + Duration::from_secs(1)), 2);
+    assert!(in_live.exists() && !own.exists() && !newer.exists());
+    // No folder at all: nothing to do.
+    let empty = b.root.join("no-agent");
+    assert_eq!(sweep(&empty, None, MAX_AGE, t0 + MAX_AGE), 0);
+}
