@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, sandbox, writeScript, writeToolConfig } from "../helpers/pi.mjs";
 
@@ -119,8 +119,13 @@ for (const version of PI_VERSIONS) {
 			const cleared = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
 			assert.equal(cleared.at(-1)?.statusText, undefined, "the footer line goes with the worktree");
 			assert.doesNotMatch(git(box.cwd, "worktree", "list", "--porcelain"), /locked/, "leaving unlocks it");
+			// The session was in memory (--no-session): new and leave each wrote a session file into the toolkit's folder.
+			const sessionsDir = join(box.agentDir, "pi-codex-toolkit", "sessions");
+			const cwds = () => readdirSync(sessionsDir).map((f) => JSON.parse(readFileSync(join(sessionsDir, f), "utf8").split("\n")[0]).cwd);
+			assert.deepEqual(cwds().sort(), [box.cwd, wt].sort());
 			const deleted = await pct(pi, "/pct worktree delete feat");
-			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted\.$/m);
+			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted; 1 session file\(s\) the toolkit wrote for it removed\.$/m);
+			assert.deepEqual(cwds(), [box.cwd], "the worktree's session file went with it; the project's stays");
 			assert.ok(!existsSync(wt));
 			assert.ok(!existsSync(mark), `a repository hook ran: ${existsSync(mark) ? readFileSync(mark, "utf8") : ""}`);
 		} finally {
@@ -323,6 +328,31 @@ for (const version of PI_VERSIONS) {
 			assert.ok(existsSync(join(wt, "a.txt")), "the sweep deletes nothing");
 		} finally {
 			await second.close();
+		}
+	});
+
+	test(`[pi ${version.name}] at start-up, session files the toolkit wrote that nobody continued for a week are removed`, async () => {
+		const { box } = project();
+		const dir = join(box.agentDir, "pi-codex-toolkit", "sessions");
+		mkdirSync(dir, { recursive: true });
+		const plant = (name, cwd, daysAgo) => {
+			const p = join(dir, name);
+			writeFileSync(p, JSON.stringify({ type: "session", version: 3, id: name, timestamp: "t", cwd }) + "\n");
+			const t = new Date(Date.now() - daysAgo * 86400000);
+			utimesSync(p, t, t);
+			return p;
+		};
+		const old = plant("old.jsonl", box.cwd, 8);
+		const recent = plant("recent.jsonl", box.cwd, 6);
+		const pi = new RpcPi({ version, box });
+		try {
+			// The sweep runs in the background once the session starts: wait for it, bounded.
+			const until = Date.now() + 30000;
+			while (existsSync(old) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+			assert.ok(!existsSync(old), "the week-old session file was removed");
+			assert.ok(existsSync(recent), "a newer one stays");
+		} finally {
+			await pi.close();
 		}
 	});
 
