@@ -108,7 +108,7 @@ pub fn sweep(agent_dir: &Path, keep: Option<&Path>, max_age: Duration, now: Syst
             let canonical = fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone());
             keep.as_deref() != Some(canonical.as_path())
         })
-        .filter(|s| !layout::locate(agent_dir, &s.cwd).is_some_and(|at| at.record.is_some()))
+        .filter(|s| layout::locate(agent_dir, &s.cwd).is_none_or(|at| at.record.is_none()))
         .filter(|s| fs::remove_file(&s.path).is_ok())
         .count()
 }
