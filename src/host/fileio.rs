@@ -253,6 +253,10 @@ impl Fs {
     /// (docs/worktrees.md "Missing worktrees").
     pub fn open_workspace(canonical: &Path, shown: &str) -> Result<Fs, HostError> {
         let mut fs = Fs::open()?;
+        // A workspace at `/` itself: the handle of `/` is the workspace's.
+        if canonical.to_str().is_some_and(|s| s.trim_start_matches('/').is_empty()) {
+            return Ok(fs);
+        }
         let rel = rel_of(canonical)?;
         match fs.dirs.sub(&rel) {
             Ok(dirs) => Ok(Fs { dirs }),

@@ -283,6 +283,12 @@ mod tests {
     }
 
     #[test]
+    fn a_new_file_in_a_workspace_at_the_root_folder_goes_beneath_its_handle() {
+        // Only the handle is checked here (nothing is written at `/`): the root folder is the workspace itself.
+        assert!(Fs::open_workspace(std::path::Path::new("/"), "/").is_ok());
+    }
+
+    #[test]
     fn a_workspace_removed_after_the_check_is_not_created_again() {
         let (d, roots) = setup();
         let mut st = SnapshotStore::new();
