@@ -2193,6 +2193,8 @@ export interface WorktreeResult {
   /** delete: the snapshot ref and what happened to the folder (`tree`, `link`, `nothing`, or why it stayed). */
   snapshot?: string
   folder?: string
+  /** delete and the session sweep: how many of the toolkit's session files were removed. */
+  sessionsRemoved?: number
   /** init: exit status (null: killed), whether the time limit hit, the end of the output and the log file. */
   status?: number
   timedOut?: boolean
@@ -2209,6 +2211,12 @@ export interface WorktreeResult {
   conflicts?: Array<string>
   reviewMoved?: number
 }
+
+/**
+ * Removes the toolkit's session files that nobody continued for a week and whose worktree is gone (or that
+ * never were in one), except `keep`, the caller's own session file (docs/worktrees.md "How the session moves").
+ */
+export declare function worktreeSessionsSweep(agentDir: string, keep?: string | undefined | null): Promise<WorktreeResult>
 
 /** Where the session's worktree stands against the project. */
 export declare function worktreeStatus(agentDir: string, cwd: string): Promise<WorktreeResult>

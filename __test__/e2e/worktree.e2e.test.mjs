@@ -6,9 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PI_VERSIONS, RpcPi, sandbox, writeScript, writeToolConfig } from "../helpers/pi.mjs";
+import { PI_VERSIONS, ROOT, RpcPi, sandbox, writeScript, writeToolConfig } from "../helpers/pi.mjs";
 
 const ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "core.hooksPath=/dev/null"];
 const git = (cwd, ...args) => execFileSync("git", [...ID, ...args], { cwd, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } }).trim();
@@ -120,8 +120,13 @@ for (const version of PI_VERSIONS) {
 			const cleared = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-worktree");
 			assert.equal(cleared.at(-1)?.statusText, undefined, "the footer line goes with the worktree");
 			assert.doesNotMatch(git(box.cwd, "worktree", "list", "--porcelain"), /locked/, "leaving unlocks it");
+			// The session was in memory (--no-session): new and leave each wrote a session file into the toolkit's folder.
+			const sessionsDir = join(box.agentDir, "pi-codex-toolkit", "sessions");
+			const cwds = () => readdirSync(sessionsDir).map((f) => JSON.parse(readFileSync(join(sessionsDir, f), "utf8").split("\n")[0]).cwd);
+			assert.deepEqual(cwds().sort(), [box.cwd, wt].sort());
 			const deleted = await pct(pi, "/pct worktree delete feat");
-			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted\.$/m);
+			assert.match(deleted, /^Deleted worktree feat: folder removed, branch pct\/feat deleted; 1 session file\(s\) the toolkit wrote for it removed\.$/m);
+			assert.deepEqual(cwds(), [box.cwd], "the worktree's session file went with it; the project's stays");
 			assert.ok(!existsSync(wt));
 			assert.ok(!existsSync(mark), `a repository hook ran: ${existsSync(mark) ? readFileSync(mark, "utf8") : ""}`);
 		} finally {
@@ -209,6 +214,67 @@ for (const version of PI_VERSIONS) {
 			assert.throws(() => lstatSync(wt));
 			assert.equal(git(box.cwd, "show", "refs/pct/snapshots/gone:draft.txt"), "draft");
 			assert.equal(git(box.cwd, "branch", "--list", "pct/gone"), "");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test(`[pi ${version.name}] Pi's own tools and another extension's are refused with WORKTREE_MISSING once the worktree is linked over or gone`, async () => {
+		const { box } = project();
+		// Host tools off: the model gets Pi's own read, bash and write; plus another extension's tool that writes.
+		writeToolConfig(box, { worktrees: { enabled: true } });
+		const ext = join(box.base, "other-ext.ts");
+		writeFileSync(
+			ext,
+			`import { Type } from "typebox";\nimport { appendFileSync } from "node:fs";\nimport { resolve } from "node:path";\nexport default function (pi: any) {\n\tpi.registerTool({ name: "ext_append", label: "append", description: "append a line", parameters: Type.Object({ path: Type.String(), line: Type.String() }), execute: async (_id: string, p: any, _s: any, _u: any, ctx: any) => { appendFileSync(resolve(ctx.cwd, p.path), p.line + "\\n"); return { content: [{ type: "text", text: "appended" }], details: {} }; } });\n}\n`,
+		);
+		const attempt = [
+			{ name: "read", args: { path: "draft.txt" } },
+			{ name: "bash", args: { command: "echo from-bash > bash.txt" } },
+			{ name: "write", args: { path: "w.txt", content: "must not land\n" } },
+			{ name: "ext_append", args: { path: "e.txt", line: "must not land" } },
+		];
+		const steps = [
+			// One call per message: Pi runs the calls of one message concurrently.
+			{ tools: [{ name: "write", args: { path: "draft.txt", content: "draft\n" } }] },
+			{ tools: [{ name: "ext_append", args: { path: "draft.txt", line: "more" } }] },
+			{ text: "written" },
+			{ tools: attempt },
+			{ text: "refused" },
+			{ tools: attempt },
+			{ text: "refused again" },
+		];
+		const pi = new RpcPi({ version, box, script: script(box, steps), extensions: [ROOT, ext] });
+		const refusals = (r) => {
+			const ends = r.events.filter((e) => e.type === "tool_execution_end");
+			assert.deepEqual(ends.map((e) => e.toolName).sort(), ["bash", "ext_append", "read", "write"]);
+			return ends.map((e) => {
+				assert.equal(e.isError, true, JSON.stringify(e.result));
+				return e.result.content.map((c) => c.text).join("\n");
+			});
+		};
+		try {
+			const wt = await enter(pi, "pitools");
+			// Before: Pi's write and the other extension's tool work in the worktree.
+			await pi.prompt("write a draft");
+			assert.equal(readFileSync(join(wt, "draft.txt"), "utf8"), "draft\nmore\n");
+			// The folder is swapped for a link to a look-alike: every call is refused before it runs.
+			const elsewhere = join(box.base, "elsewhere");
+			renameSync(wt, elsewhere);
+			symlinkSync(elsewhere, wt);
+			for (const text of refusals(await pi.prompt("try again"))) {
+				assert.match(text, /^WORKTREE_MISSING: The worktree folder is not usable: .* is a symbolic link\. Nothing was changed\..*\/pct worktree leave/s, text);
+			}
+			// The folder is gone: Pi's write would have created it again.
+			unlinkSync(wt);
+			for (const text of refusals(await pi.prompt("and again"))) {
+				assert.match(text, /^WORKTREE_MISSING: The worktree folder is not usable: .* does not exist\. Nothing was changed\./, text);
+			}
+			assert.ok(!existsSync(wt), "no tool recreated the worktree folder");
+			for (const name of ["bash.txt", "w.txt", "e.txt"]) {
+				assert.ok(!existsSync(join(elsewhere, name)) && !existsSync(join(box.cwd, name)), `${name} was written`);
+			}
+			assert.equal(readFileSync(join(elsewhere, "draft.txt"), "utf8"), "draft\nmore\n");
 		} finally {
 			await pi.close();
 		}
@@ -362,6 +428,31 @@ export default [
 			assert.ok(existsSync(join(wt, "a.txt")), "the sweep deletes nothing");
 		} finally {
 			await second.close();
+		}
+	});
+
+	test(`[pi ${version.name}] at start-up, session files the toolkit wrote that nobody continued for a week are removed`, async () => {
+		const { box } = project();
+		const dir = join(box.agentDir, "pi-codex-toolkit", "sessions");
+		mkdirSync(dir, { recursive: true });
+		const plant = (name, cwd, daysAgo) => {
+			const p = join(dir, name);
+			writeFileSync(p, JSON.stringify({ type: "session", version: 3, id: name, timestamp: "t", cwd }) + "\n");
+			const t = new Date(Date.now() - daysAgo * 86400000);
+			utimesSync(p, t, t);
+			return p;
+		};
+		const old = plant("old.jsonl", box.cwd, 8);
+		const recent = plant("recent.jsonl", box.cwd, 6);
+		const pi = new RpcPi({ version, box });
+		try {
+			// The sweep runs in the background once the session starts: wait for it, bounded.
+			const until = Date.now() + 30000;
+			while (existsSync(old) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+			assert.ok(!existsSync(old), "the week-old session file was removed");
+			assert.ok(existsSync(recent), "a newer one stays");
+		} finally {
+			await pi.close();
 		}
 	});
 

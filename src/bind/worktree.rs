@@ -69,6 +69,8 @@ pub struct WorktreeResult {
     /// delete: the snapshot ref and what happened to the folder (`tree`, `link`, `nothing`, or why it stayed).
     pub snapshot: Option<String>,
     pub folder: Option<String>,
+    /// delete and the session sweep: how many of the toolkit's session files were removed.
+    pub sessions_removed: Option<u32>,
     /// init: exit status (null: killed), whether the time limit hit, the end of the output and the log file.
     pub status: Option<i32>,
     pub timed_out: Option<bool>,
@@ -412,9 +414,29 @@ pub async fn worktree_delete(agent_dir: String, project: String, id: String, for
                 id: Some(d.id),
                 snapshot: d.snapshot,
                 folder: Some(d.folder),
+                sessions_removed: Some(d.sessions as u32),
                 ..ok()
             },
             Err(e) => fail(e),
+        }
+    })
+    .await
+}
+
+/// Removes the toolkit's session files that nobody continued for a week and whose worktree is gone (or that
+/// never were in one), except `keep`, the caller's own session file (docs/worktrees.md "How the session moves").
+#[napi(ts_return_type = "Promise<WorktreeResult>")]
+pub async fn worktree_sessions_sweep(agent_dir: String, keep: Option<String>) -> WorktreeResult {
+    blocking("worktree.sessions", move || {
+        let removed = crate::worktree::sessions::sweep(
+            Path::new(&agent_dir),
+            keep.as_deref().map(Path::new),
+            crate::worktree::sessions::MAX_AGE,
+            std::time::SystemTime::now(),
+        );
+        WorktreeResult {
+            sessions_removed: Some(removed as u32),
+            ..ok()
         }
     })
     .await

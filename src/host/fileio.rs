@@ -247,6 +247,33 @@ impl Fs {
         Ok(Fs { dirs })
     }
 
+    /// Handles beneath the workspace folder `canonical`, reached from `/` without following a symlink, for creating
+    /// a new file there: everything is then created relative to the folder's own handle, so a workspace folder that
+    /// was removed after the call was checked is refused instead of being created again around the new file
+    /// (docs/worktrees.md "Missing worktrees").
+    pub fn open_workspace(canonical: &Path, shown: &str) -> Result<Fs, HostError> {
+        let mut fs = Fs::open()?;
+        // A workspace at `/` itself: the handle of `/` is the workspace's.
+        if canonical.to_str().is_some_and(|s| s.trim_start_matches('/').is_empty()) {
+            return Ok(fs);
+        }
+        let rel = rel_of(canonical)?;
+        match fs.dirs.sub(&rel) {
+            Ok(dirs) => Ok(Fs { dirs }),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) || e.raw_os_error() == Some(libc::ENOTDIR) => {
+                Err(HostError::new(
+                    TOOL_FAILED,
+                    format!(
+                    "the workspace folder {} does not exist any more (it was removed after this call was checked); \
+                     nothing was written. Tell the user; do not call again until the folder is back.",
+                    canonical.display()
+                ),
+                ))
+            }
+            Err(e) => Err(io_err(shown, &e)),
+        }
+    }
+
     /// Handles beneath the folder `canonical` (a canonical absolute path), reached from `/` without following a
     /// symlink: paths given to the other methods are then relative to that folder.
     pub fn open_dir(canonical: &Path, shown: &str) -> Result<Fs, HostError> {

@@ -168,6 +168,15 @@ pub fn precheck(roots: &Roots, args: &Value) -> Result<(), HostError> {
     Fs::open()?.refuse_non_file(&rel, &target.shown)
 }
 
+/// The target's path below the workspace folder, when it is a file in the workspace.
+fn workspace_rel(roots: &Roots, target: &Resolved) -> Option<String> {
+    if target.root != Root::Workspace {
+        return None;
+    }
+    let inner = target.canonical.strip_prefix(roots.workspace()).ok()?.to_str()?;
+    (!inner.is_empty()).then(|| inner.to_string())
+}
+
 /// [`write`] that records a review change right before the bytes land (`hook`, docs/review.md). `deadline` is
 /// checked once everything is read and decided, right before anything changes (docs/host.md "Timeouts").
 pub fn write_reviewed(
@@ -208,8 +217,19 @@ pub fn write_reviewed(
         None => {
             hook.before_write(&target.canonical, crate::review::store::Operation::Write, None, &bytes)
                 .map_err(review_failed)?;
-            fs.mkdirs_for(&rel, &target.shown)?;
-            fs.create_new(&rel, &bytes, &target.shown)?;
+            match workspace_rel(roots, target) {
+                // A new workspace file is created beneath the workspace folder's own handle (see
+                // Fs::open_workspace): a workspace removed meanwhile is never created again.
+                Some(inner) => {
+                    let mut ws = Fs::open_workspace(roots.workspace(), &target.shown)?;
+                    ws.mkdirs_for(&inner, &target.shown)?;
+                    ws.create_new(&inner, &bytes, &target.shown)?;
+                }
+                None => {
+                    fs.mkdirs_for(&rel, &target.shown)?;
+                    fs.create_new(&rel, &bytes, &target.shown)?;
+                }
+            }
             let new = std::str::from_utf8(&bytes).unwrap_or_default();
             (true, crate::diffview::created(new, &crate::diffview::LIMITS))
         }
@@ -260,6 +280,44 @@ mod tests {
         let a = WriteArgs::from_json(&json!({"file_path": path, "content": content}))?;
         let t = roots.resolve_inside(&a.path)?;
         write(roots, &t, &a, st)
+    }
+
+    #[test]
+    fn a_new_file_in_a_workspace_at_the_root_folder_goes_beneath_its_handle() {
+        // Only the handle is checked here (nothing is written at `/`): the root folder is the workspace itself.
+        assert!(Fs::open_workspace(std::path::Path::new("/"), "/").is_ok());
+    }
+
+    #[test]
+    fn a_workspace_removed_after_the_check_is_not_created_again() {
+        let (d, roots) = setup();
+        let mut st = SnapshotStore::new();
+        let a = WriteArgs::from_json(&json!({"file_path": "deep/new.txt", "content": "x\n"})).unwrap();
+        let t = roots.resolve_inside(&a.path).unwrap();
+        // Removed between the check and the write: refused, nothing created.
+        std::fs::remove_dir(d.path().join("ws")).unwrap();
+        let e = write(&roots, &t, &a, &mut st).unwrap_err();
+        assert_eq!(e.code, "TOOL_FAILED");
+        assert!(
+            e.message.contains("does not exist any more") && e.message.contains("nothing was written"),
+            "{}",
+            e.message
+        );
+        assert!(!d.path().join("ws").exists());
+        // Replaced by a link to a look-alike folder: refused too, nothing written behind the link.
+        std::fs::create_dir(d.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), d.path().join("ws")).unwrap();
+        let e = write(&roots, &t, &a, &mut st).unwrap_err();
+        assert_eq!(e.code, "PATH_OUTSIDE_WORKSPACE", "{}", e.message);
+        assert_eq!(std::fs::read_dir(d.path().join("elsewhere")).unwrap().count(), 0);
+        // The folder back: the same call creates the file and its folders inside it.
+        std::fs::remove_file(d.path().join("ws")).unwrap();
+        std::fs::create_dir(d.path().join("ws")).unwrap();
+        assert!(write(&roots, &t, &a, &mut st).unwrap().created);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("ws/deep/new.txt")).unwrap(),
+            "x\n"
+        );
     }
 
     #[test]

@@ -7,9 +7,12 @@
  *   session's folder, then `ctx.switchSession(file)`; Pi rebuilds its own tools, AGENTS.md and this extension
  *   from that cwd, so everything roots in the worktree with no fallback to the project;
  * - per session (session_start / session_shutdown): the `git worktree lock`, the `PI_PORT` block, the footer line,
- *   and at start-up the list of leftover worktrees (never deleted silently);
- * - `guardWorktree`: every toolkit tool call of a worktree session first checks that the worktree folder is still a
- *   real folder at every component, else fails with `WORKTREE_MISSING` and changes nothing;
+ *   and at start-up the list of leftover worktrees (never deleted silently) and the removal of stale session files
+ *   the toolkit wrote (src/worktree/sessions.rs);
+ * - `guardWorktree`: every toolkit tool call of a worktree session (nested calls from code cells included) first
+ *   checks that the worktree folder is still a real folder at every component, else fails with `WORKTREE_MISSING`
+ *   and changes nothing; the `tool_call` hook does the same for every tool the model calls — Pi's own (read, bash,
+ *   edit, write, grep, find, ls) and other extensions' — by blocking the call before it runs;
  * - `worktreeEnv`: `PI_PORT`, `PI_PROJECT_ROOT`, `PI_WORKTREE_ROOT` for every shell the toolkit starts.
  */
 import { randomUUID } from "node:crypto";
@@ -271,7 +274,8 @@ async function deleteCommand(host: ToolkitHost, ctx: ExtensionCommandContext, id
 	if (!r.ok) return say(ctx, failure(r), r.code === "WORKTREE_UNMERGED" ? "warning" : "error");
 	const folder = r.folder === "tree" ? "folder removed" : r.folder === "link" ? "only the link at its folder removed (its target is untouched)" : r.folder === "nothing" ? "folder was already gone" : `folder ${r.folder}`;
 	const snap = r.snapshot ? `; its work is kept under ${r.snapshot} (git log ${r.snapshot})` : "";
-	say(ctx, `Deleted worktree ${id}: ${folder}, branch pct/${id} deleted${snap}.`);
+	const sessions = r.sessionsRemoved ? `; ${r.sessionsRemoved} session file(s) the toolkit wrote for it removed` : "";
+	say(ctx, `Deleted worktree ${id}: ${folder}, branch pct/${id} deleted${snap}${sessions}.`);
 }
 
 /** The line `/pct status` starts with in a worktree session (empty outside). */
@@ -281,6 +285,22 @@ export function worktreeStatusLine(host: Pick<ToolkitHost, "shared">): string {
 }
 
 let sweptLeftovers = false;
+let sweptSessions = false;
+
+/** Once per process (not in a delegate): removes the session files the toolkit wrote for in-memory sessions that
+ * nobody continued for a week and whose worktree is gone, never this session's own (docs/worktrees.md "How the
+ * session moves"). Housekeeping only: a failure is ignored. */
+function sweepSessions(host: ToolkitHost, ctx: ExtensionContext): void {
+	if (sweptSessions || DELEGATE || !host.agentDir) return;
+	sweptSessions = true;
+	let own: string | undefined;
+	try {
+		own = ctx.sessionManager.getSessionFile();
+	} catch {
+		// an in-memory session has none
+	}
+	native.worktreeSessionsSweep(host.agentDir, own).catch(() => undefined);
+}
 
 /** The session lifecycle of worktrees (see the file header). */
 export function register(host: ToolkitHost): void {
@@ -298,6 +318,7 @@ export function register(host: ToolkitHost): void {
 		await end();
 		// An embedder's context may carry no folder: then no session can be in a worktree.
 		if (typeof ctx.cwd !== "string") return;
+		sweepSessions(host, ctx);
 		const check = native.worktreeCheck(host.agentDir, ctx.cwd);
 		setFooter(ctx, check);
 		if (!check) {
@@ -325,6 +346,11 @@ export function register(host: ToolkitHost): void {
 			const l = await native.worktreeLock(host.agentDir, ctx.cwd, true, process.pid);
 			if (!l.ok) say(ctx, `The worktree could not be locked: ${failure(l)}`, "warning");
 		}
+	});
+	// Registered first of all the toolkit's tool_call handlers (src/pi/features.ts): a refused call shows no card.
+	host.pi.on("tool_call", async (_event, ctx) => {
+		const refusal = worktreeRefusal(host.agentDir, ctx.cwd);
+		return refusal ? { block: true, reason: refusal } : undefined;
 	});
 	host.lifecycle("worktrees", { shutdown: end });
 }

@@ -16,6 +16,11 @@
 //! - every `GIT_*` variable that redirects git to another repository, index, object store or config, or injects
 //!   command-level config, is removed ([`scrubbed`]); only the author/committer identity variables pass;
 //! - diff-producing commands get `--no-ext-diff --no-textconv`, so no external diff or textconv helper runs;
+//! - every content driver and transport the repository's configuration names is switched off per command
+//!   ([`neutralize`]): filter drivers (`filter.<name>.clean/smudge/process`) pass content through unchanged, custom
+//!   merge drivers (`merge.<name>.driver`) become git's own text merge, every transport is refused
+//!   (`protocol.allow=never` and each configured `protocol.<name>.allow`), credential helpers are cleared,
+//!   signing and signature checks are off, the editor is `:` (none), and no automatic gc is started;
 //! - stdout and stderr are each bounded ([`MAX_OUTPUT`]); more is a failure, never a silently cut answer.
 
 use std::collections::HashMap;
@@ -35,6 +40,43 @@ pub const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 const NO_HOOKS: &str = "/dev/null";
 #[cfg(windows)]
 const NO_HOOKS: &str = "NUL";
+
+/// Options that switch off every program git could start on its own during checkout, commit, merge or status,
+/// whatever the repository configures (docs/worktrees.md "Hardened git"). They come after the caller's options,
+/// so they win.
+const HARDENING: [&str; 16] = [
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    // `:` is git's "no editor": a merge or commit never opens one.
+    "core.editor=:",
+    "sequence.editor=:",
+    // No transport at all (a lazy fetch of a partial clone, a submodule): no ssh, no remote helper, no `ext::`.
+    "protocol.allow=never",
+    // An empty value resets the list of credential helpers.
+    "credential.helper=",
+    // No gpg/ssh signing program, and no signature check that would start one.
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "merge.verifySignatures=false",
+    "log.showSignature=false",
+    // No background `gc`/`maintenance` process that outlives the command and its time limit.
+    "gc.auto=0",
+    "gc.autoDetach=false",
+    "maintenance.auto=false",
+    // No checkout recursing into submodules, and no `git status` started inside one to see whether its files
+    // changed (each submodule is another repository with its own configuration); commits recorded for a submodule
+    // are still compared.
+    "submodule.recurse=false",
+    "status.submoduleSummary=false",
+    "diff.ignoreSubmodules=dirty",
+];
+
+/// What a custom merge driver is replaced with: git's own three-way text merge of the same three files (exit
+/// status = number of conflicts, markers in the file), so a file whose attributes name a driver still merges.
+const TEXT_MERGE: &str = "git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B";
+
+/// The configuration keys [`Git::scan`] lists: the sections whose subsections name programs or transports.
+const SCANNED: &str = "^(filter|merge|protocol)\\.";
 
 /// Sub-commands that may run diff machinery on their own: they get `--no-ext-diff --no-textconv`.
 const DIFF_COMMANDS: [&str; 5] = ["diff", "log", "show", "diff-tree", "format-patch"];
@@ -58,6 +100,8 @@ pub enum GitError {
     Timeout(Duration),
     /// It printed more than [`MAX_OUTPUT`] bytes on one stream.
     TooLarge,
+    /// The repository configures a driver or transport whose name a `-c` option cannot switch off.
+    Unsafe(String),
     /// It exited with a failure status.
     Failed { status: Option<i32>, stderr: String },
 }
@@ -71,6 +115,11 @@ impl std::fmt::Display for GitError {
             ),
             GitError::Timeout(d) => write!(f, "git did not finish within {} s and was stopped", d.as_secs()),
             GitError::TooLarge => write!(f, "git printed more than {MAX_OUTPUT} bytes"),
+            GitError::Unsafe(what) => write!(
+                f,
+                "the git configuration defines {what:?}, a driver or transport the toolkit cannot switch off, so \
+                 it ran no git command; remove that section from the git config (git config --remove-section)"
+            ),
             GitError::Failed { status, stderr } => {
                 let s = stderr.trim();
                 let s = if s.is_empty() { "no message" } else { s };
@@ -198,23 +247,27 @@ impl Git {
         &self.dir
     }
 
-    /// The argv git is started with: the hardening options, `-C dir`, the sub-command and its diff guards.
+    /// The argv git is started with when the repository configures no driver or transport: the hardening
+    /// options, `-C dir`, the sub-command and its diff guards.
     pub fn argv(&self, args: &[&str]) -> Vec<String> {
+        self.argv_with(&[], args)
+    }
+
+    /// The argv with `overrides` (from [`neutralize`]) after the fixed hardening options.
+    pub fn argv_with(&self, overrides: &[String], args: &[&str]) -> Vec<String> {
         let mut v: Vec<String> = vec!["--no-pager".into()];
         for c in &self.config {
             v.push("-c".into());
             v.push(c.clone());
         }
-        v.extend([
-            "-c".into(),
-            format!("core.hooksPath={NO_HOOKS}"),
-            "-c".into(),
-            "core.fsmonitor=false".into(),
-            "-c".into(),
-            "core.pager=cat".into(),
-            "-C".into(),
-            self.dir.to_string_lossy().into_owned(),
-        ]);
+        v.push("-c".into());
+        v.push(format!("core.hooksPath={NO_HOOKS}"));
+        for c in HARDENING.iter().map(|c| c.to_string()).chain(overrides.iter().cloned()) {
+            v.push("-c".into());
+            v.push(c);
+        }
+        v.push("-C".into());
+        v.push(self.dir.to_string_lossy().into_owned());
         let mut it = args.iter();
         if let Some(sub) = it.next() {
             v.push((*sub).to_string());
@@ -227,9 +280,27 @@ impl Git {
         v
     }
 
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(&self.program);
-        c.args(self.argv(args));
+    /// The `-c` options that switch off the drivers and transports this repository's configuration names now
+    /// (every scope git reads, includes followed): one `git config --get-regexp` before each command, so a driver
+    /// added between two commands is caught too. It always starts the real git (a test's stand-in program only
+    /// replaces the command itself).
+    pub fn scan(&self) -> Result<Vec<String>, GitError> {
+        let c = self.command_for("git", &[], &["config", "--name-only", "-z", "--get-regexp", SCANNED]);
+        let o = self.wait(c)?;
+        match o.status {
+            Some(0) => neutralize(&o.stdout),
+            // No key matched.
+            Some(1) => Ok(Vec::new()),
+            status => Err(GitError::Failed {
+                status,
+                stderr: o.stderr,
+            }),
+        }
+    }
+
+    fn command_for(&self, program: &str, overrides: &[String], args: &[&str]) -> Command {
+        let mut c = Command::new(program);
+        c.args(self.argv_with(overrides, args));
         match &self.parent_env {
             Some(env) => {
                 c.env_clear();
@@ -260,7 +331,13 @@ impl Git {
 
     /// Runs git and returns its output whatever the exit status (a failure status is an answer here).
     pub fn output(&self, args: &[&str]) -> Result<GitOutput, GitError> {
-        let mut child = self.command(args).spawn().map_err(GitError::Spawn)?;
+        let overrides = self.scan()?;
+        self.wait(self.command_for(&self.program, &overrides, args))
+    }
+
+    /// Starts `c` and waits for it within the time limit, keeping bounded output.
+    fn wait(&self, mut c: Command) -> Result<GitOutput, GitError> {
+        let mut child = c.spawn().map_err(GitError::Spawn)?;
         let pid = child.id();
         let out = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
@@ -326,6 +403,51 @@ impl Git {
             }),
         }
     }
+}
+
+/// The `-c` options that switch off what `listing` (NUL-separated key names of `git config --name-only -z
+/// --get-regexp`, sections and keys in lower case) names: each filter driver's `clean`, `smudge` and `process`
+/// become empty and `required` false (content passes through unchanged), each custom merge driver becomes
+/// [`TEXT_MERGE`], each configured `protocol.<name>.allow` becomes `never`. A name that a `-c` option cannot carry
+/// (an `=` in it) is refused with [`GitError::Unsafe`]: the command does not run.
+pub fn neutralize(listing: &[u8]) -> Result<Vec<String>, GitError> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |o: String| {
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    };
+    for raw in listing.split(|b| *b == 0).filter(|k| !k.is_empty()) {
+        // A name that is not UTF-8 could not be named back exactly: refused below.
+        let key = std::str::from_utf8(raw).unwrap_or("");
+        if key.is_empty() {
+            return Err(GitError::Unsafe(String::from_utf8_lossy(raw).into_owned()));
+        }
+        let Some((section, rest)) = key.split_once('.') else {
+            continue;
+        };
+        // `section.subsection.key`: the subsection is everything between the first and the last dot.
+        let Some((name, _)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        if !matches!(section, "filter" | "merge" | "protocol") {
+            continue;
+        }
+        if name.contains('=') || name.contains('\n') {
+            return Err(GitError::Unsafe(format!("{section}.{name}")));
+        }
+        match section {
+            "filter" => {
+                for k in ["clean", "smudge", "process"] {
+                    push(format!("filter.{name}.{k}="));
+                }
+                push(format!("filter.{name}.required=false"));
+            }
+            "merge" => push(format!("merge.{name}.driver={TEXT_MERGE}")),
+            _ => push(format!("protocol.{name}.allow=never")),
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a stream to its end, keeping at most [`MAX_OUTPUT`] bytes; `true` = there was more.

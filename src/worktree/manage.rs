@@ -255,12 +255,14 @@ pub struct Deleted {
     pub snapshot: Option<String>,
     /// What happened to the folder: `tree`, `link` (only the link), `nothing`, or why it was left.
     pub folder: String,
+    /// How many of the toolkit's session files for this worktree were removed (see [`super::sessions`]).
+    pub sessions: usize,
 }
 
 /// Deletes worktree `id` of `project`: refuses one in use by another live process; with unmerged or uncommitted
 /// work refuses unless `force`; then commits uncommitted work, keeps the branch tip under
 /// `refs/pct/snapshots/<id>` when the project lacks it, removes the folder without following links, the git
-/// registration, the branch and the record.
+/// registration, the branch, the record and the toolkit's session files rooted in it.
 pub fn delete(agent_dir: &Path, project: &Path, id: &str, force: bool, pid: u32) -> Result<Deleted> {
     let entries = list(agent_dir, project)?;
     let Some(e) = entries.iter().find(|e| e.id == id) else {
@@ -331,10 +333,12 @@ pub fn delete(agent_dir: &Path, project: &Path, id: &str, force: bool, pid: u32)
     let key = layout::project_key(project);
     let _ = fs::remove_file(layout::record_path(&base, &key, id));
     let _ = fs::remove_file(base.join(&key).join(format!("{id}.init.log")));
+    let sessions = super::sessions::remove_for_worktree(agent_dir, &key, id);
     Ok(Deleted {
         id: id.to_string(),
         snapshot,
         folder,
+        sessions,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod manage;
 pub mod merge;
 pub mod ports;
 pub mod real;
+pub mod sessions;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Worktree tests on real temporary repositories (docs/worktrees.md).
 
 use super::create::{create, project_of, run_init};
-use super::git::{redirects, scrubbed, Git};
+use super::git::{neutralize, redirects, scrubbed, Git, GitError};
 use super::include::{copy_included, matcher, selected};
 use super::layout::{self, locate, project_key, valid_id};
 use super::manage::{self, committer, delete, list, lock_pid, lock_reason};
@@ -60,26 +60,165 @@ fn commit_file(dir: &Path, name: &str, text: &str, msg: &str) {
 fn argv_carries_the_hardening_and_diff_guards() {
     let g = Git::new("/r");
     let a = g.argv(&["diff", "HEAD"]);
-    assert_eq!(
-        a,
-        [
-            "--no-pager",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.pager=cat",
-            "-C",
-            "/r",
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "HEAD"
-        ]
-    );
+    let expected: Vec<&str> = [
+        "--no-pager",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.pager=cat",
+        "-c",
+        "core.editor=:",
+        "-c",
+        "sequence.editor=:",
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        "credential.helper=",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "tag.gpgSign=false",
+        "-c",
+        "merge.verifySignatures=false",
+        "-c",
+        "log.showSignature=false",
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "gc.autoDetach=false",
+        "-c",
+        "maintenance.auto=false",
+        "-c",
+        "submodule.recurse=false",
+        "-c",
+        "status.submoduleSummary=false",
+        "-c",
+        "diff.ignoreSubmodules=dirty",
+        "-C",
+        "/r",
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "HEAD",
+    ]
+    .to_vec();
+    assert_eq!(a, expected);
     assert!(!g.argv(&["status"]).contains(&"--no-ext-diff".to_string()));
     assert!(g.argv(&["log", "-p"]).contains(&"--no-textconv".to_string()));
+    // The caller's options come first, so the hardening wins over them; the scanned overrides follow it.
+    let a = g
+        .with_config("core.fsmonitor", "/bin/x")
+        .argv_with(&["filter.x.clean=".into()], &["status"]);
+    let pos = |o: &str| a.iter().position(|x| x == o).unwrap();
+    assert!(pos("core.fsmonitor=/bin/x") < pos("core.fsmonitor=false"));
+    assert!(pos("diff.ignoreSubmodules=dirty") < pos("filter.x.clean="));
+    assert!(pos("filter.x.clean=") < pos("-C"));
+}
+
+#[test]
+fn neutralize_switches_off_every_named_driver_and_transport() {
+    let listing = b"filter.lfs.clean\0filter.lfs.smudge\0filter.lfs.required\0filter.my.dots.process\0\
+merge.ours.driver\0merge.ours.name\0protocol.ext.allow\0protocol.allow\0filter.nosub\0";
+    let o = neutralize(listing).unwrap();
+    assert_eq!(
+        o,
+        [
+            "filter.lfs.clean=",
+            "filter.lfs.smudge=",
+            "filter.lfs.process=",
+            "filter.lfs.required=false",
+            "filter.my.dots.clean=",
+            "filter.my.dots.smudge=",
+            "filter.my.dots.process=",
+            "filter.my.dots.required=false",
+            "merge.ours.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B",
+            "protocol.ext.allow=never",
+        ]
+    );
+    assert!(neutralize(b"").unwrap().is_empty());
+    // A name a `-c` option cannot carry, or one that is not UTF-8: nothing runs.
+    for bad in [&b"filter.a=b.clean\0"[..], &b"filter.\xff.smudge\0"[..]] {
+        let e = neutralize(bad).unwrap_err();
+        assert!(matches!(e, GitError::Unsafe(_)), "{e:?}");
+        assert!(e.to_string().contains("git config --remove-section"), "{e}");
+    }
+}
+
+/// Configures, in `repo`, a filter driver (with a dotted name too), a required one, a merge driver and a diff
+/// driver for every `.txt`/`.dat` file, each of which appends to `mark` when it runs.
+fn plant_drivers(repo: &Path, mark: &Path) {
+    let m = mark.display();
+    for (k, v) in [
+        ("filter.mark.clean", format!("echo clean >> '{m}'; cat")),
+        ("filter.mark.smudge", format!("echo smudge >> '{m}'; cat")),
+        ("filter.mark.required", "true".to_string()),
+        ("filter.my.dots.process", format!("sh -c \"echo process >> '{m}'\"")),
+        ("merge.mark.driver", format!("echo merge >> '{m}'; false")),
+        ("diff.mark.textconv", format!("echo textconv >> '{m}'; cat")),
+        ("diff.mark.command", format!("echo diff >> '{m}'")),
+        ("diff.external", format!("echo external >> '{m}'")),
+    ] {
+        Git::new(repo).run(&["config", k, &v]).unwrap();
+    }
+}
+
+#[test]
+fn filter_merge_and_diff_drivers_never_run_on_create_merge_or_status() {
+    let b = setup();
+    let mark = b.root.join("driver-ran");
+    fs::write(
+        b.project.join(".gitattributes"),
+        "*.txt filter=mark merge=mark diff=mark\n*.dat filter=my.dots\n",
+    )
+    .unwrap();
+    fs::write(b.project.join("d.dat"), "data\n").unwrap();
+    sh(&b.project, &["add", "-A"]);
+    sh(&b.project, &["commit", "-q", "-m", "attributes"]);
+    plant_drivers(&b.project, &mark);
+    // Create checks the files out (smudge), prepare commits (clean) and syncs a three-way change of a.txt (the
+    // merge driver), apply fast-forwards the project's checkout (smudge); status and the preview's diffs run too.
+    let r = worktree(&b, "drv");
+    let wt = PathBuf::from(&r.path);
+    assert_eq!(fs::read_to_string(wt.join("a.txt")).unwrap(), "one\ntwo\nthree\n");
+    fs::write(wt.join("a.txt"), "ONE\ntwo\nthree\n").unwrap();
+    fs::write(wt.join("d.dat"), "more data\n").unwrap();
+    commit_file(&b.project, "a.txt", "one\ntwo\nTHREE\n", "project edits a");
+    let pv = prepare(&r).unwrap();
+    assert!(pv.committed_work && pv.synced, "{pv:?}");
+    // The custom merge driver became git's text merge: both sides' lines are there.
+    assert_eq!(fs::read_to_string(wt.join("a.txt")).unwrap(), "ONE\ntwo\nTHREE\n");
+    manage::status(&r).unwrap();
+    apply(&r, &pv.token).unwrap();
+    assert_eq!(
+        fs::read_to_string(b.project.join("a.txt")).unwrap(),
+        "ONE\ntwo\nTHREE\n"
+    );
+    assert_eq!(fs::read_to_string(b.project.join("d.dat")).unwrap(), "more data\n");
+    Git::new(&b.project).run(&["diff", "HEAD~1", "--", "a.txt"]).unwrap();
+    assert!(!mark.exists(), "a driver ran: {:?}", fs::read_to_string(&mark));
+    // The control: a plain git runs these drivers in this very repository (its exit status does not matter:
+    // the planted process filter does not speak the filter protocol).
+    fs::write(b.project.join("a.txt"), "control\n").unwrap();
+    std::process::Command::new("git")
+        .args(["-c", "core.hooksPath=/dev/null", "add", "a.txt"])
+        .current_dir(&b.project)
+        .env_remove("GIT_DIR")
+        .output()
+        .unwrap();
+    assert!(mark.exists(), "the planted drivers would not have run anyway");
+}
+
+#[test]
+fn a_driver_name_the_runner_cannot_switch_off_refuses_the_command() {
+    let b = setup();
+    let cfg = b.project.join(".git/config");
+    let mut text = fs::read_to_string(&cfg).unwrap();
+    text.push_str("[filter \"a=b\"]\n\tclean = cat\n");
+    fs::write(&cfg, text).unwrap();
+    let e = Git::new(&b.project).run(&["status"]).unwrap_err();
+    assert!(matches!(e, GitError::Unsafe(ref n) if n == "filter.a=b"), "{e:?}");
 }
 
 #[test]
@@ -819,4 +958,91 @@ fn every_code_is_in_the_docs_table_in_order() {
     let doc = include_str!("../../docs/worktrees.md");
     let words: Vec<&str> = WorktreeCode::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(crate::codes::check::doc_table(doc, "### Codes"), words);
+}
+
+// ---- the toolkit's session files ----
+
+/// Writes a session file whose header names `cwd` into the toolkit's session folder, last changed at `at`.
+fn session_file(agent: &Path, name: &str, cwd: &Path, at: std::time::SystemTime) -> PathBuf {
+    let dir = super::sessions::dir(agent);
+    fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let header = serde_json::json!({"type": "session", "version": 3, "id": name, "timestamp": "t", "cwd": cwd});
+    fs::write(&p, format!("{header}\n{{\"type\":\"message\"}}\n")).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+    p
+}
+
+#[test]
+fn delete_removes_the_session_files_rooted_in_the_worktree_only() {
+    let b = setup();
+    let r = worktree(&b, "gone");
+    let other = worktree(&b, "other");
+    let now = std::time::SystemTime::now();
+    let wt = PathBuf::from(&r.path);
+    fs::create_dir_all(wt.join("sub")).unwrap();
+    let root = session_file(&b.agent, "a.jsonl", &wt, now);
+    let sub = session_file(&b.agent, "b.jsonl", &wt.join("sub"), now);
+    let project = session_file(&b.agent, "c.jsonl", &b.project, now);
+    let sibling = session_file(&b.agent, "d.jsonl", Path::new(&other.path), now);
+    let d = delete(&b.agent, &b.project, "gone", true, std::process::id()).unwrap();
+    assert_eq!(d.sessions, 2);
+    assert!(!root.exists() && !sub.exists());
+    assert!(project.exists() && sibling.exists());
+}
+
+#[test]
+fn the_sweep_removes_old_session_files_outside_live_worktrees_at_the_age_boundary() {
+    use super::sessions::{sweep, MAX_AGE};
+    use std::time::{Duration, UNIX_EPOCH};
+    let b = setup();
+    let live = worktree(&b, "live");
+    let dead = worktree(&b, "dead");
+    let dead_path = PathBuf::from(&dead.path);
+    delete(&b.agent, &b.project, "dead", true, std::process::id()).unwrap();
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let in_live = session_file(&b.agent, "live.jsonl", Path::new(&live.path), t0);
+    let in_project = session_file(&b.agent, "project.jsonl", &b.project, t0);
+    let in_dead = session_file(&b.agent, "dead.jsonl", &dead_path, t0);
+    let own = session_file(&b.agent, "own.jsonl", &b.project, t0);
+    let newer = session_file(&b.agent, "newer.jsonl", &b.project, t0 + Duration::from_secs(1));
+    let dir = super::sessions::dir(&b.agent);
+    // Not session files of the toolkit's: no header, another extension, a link to a header file elsewhere.
+    fs::write(dir.join("noheader.jsonl"), "{\"type\":\"message\"}\n").unwrap();
+    fs::write(dir.join("notes.txt"), "x").unwrap();
+    let outside = session_file(&b.root, "outside.jsonl", &b.project, t0);
+    let moved = b.root.join("outside.jsonl");
+    fs::rename(&outside, &moved).unwrap();
+    symlink(&moved, dir.join("link.jsonl")).unwrap();
+    for p in [dir.join("noheader.jsonl"), dir.join("notes.txt")] {
+        fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(t0)
+            .unwrap();
+    }
+    // One second short of the age: nothing goes.
+    assert_eq!(
+        sweep(&b.agent, Some(&own), MAX_AGE, t0 + MAX_AGE - Duration::from_secs(1)),
+        0
+    );
+    // At the age: the project's and the deleted worktree's files go; the live worktree's, the sweeping session's
+    // own, the newer one and everything that is not a toolkit session file stay.
+    assert_eq!(sweep(&b.agent, Some(&own), MAX_AGE, t0 + MAX_AGE), 2);
+    assert!(!in_project.exists() && !in_dead.exists());
+    assert!(in_live.exists() && own.exists() && newer.exists());
+    assert!(dir.join("noheader.jsonl").exists() && dir.join("notes.txt").exists());
+    assert!(fs::symlink_metadata(dir.join("link.jsonl")).is_ok() && moved.exists());
+    // Without a file of its own the sweeping session keeps nothing back; the live worktree's file still stays.
+    assert_eq!(sweep(&b.agent, None, MAX_AGE, t0 + MAX_AGE + Duration::from_secs(1)), 2);
+    assert!(in_live.exists() && !own.exists() && !newer.exists());
+    // No folder at all: nothing to do.
+    let empty = b.root.join("no-agent");
+    assert_eq!(sweep(&empty, None, MAX_AGE, t0 + MAX_AGE), 0);
 }
