@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 /// How long the diff may run before it settles for a coarser (still correct) answer.
 const DIFF_BUDGET: Duration = Duration::from_secs(2);
 
+/// The longest span of doubt (in lines) a refusal shows whole; a longer one shows only the places it names.
+const SHORT_SPAN: usize = 24;
+
 /// A line as the diff compares it: without surrounding whitespace.
 fn key(s: &str) -> &str {
     s.trim()
@@ -193,16 +196,30 @@ impl LineMap {
             let j = (i as isize - 1 + d) as usize;
             if let Err(doubt) = self.cert.pair(i - 1, j) {
                 let (why, show) = match doubt.other {
-                    Some(k) => (
-                        format!(
-                            "line {i} ({}) could be line {} or line {} of the current file (lines like it were added or \
-                             removed next to it since the tag was shown), so its place is ambiguous",
-                            quote(old[i - 1]),
-                            j + 1,
-                            k + 1
-                        ),
-                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
-                    ),
+                    Some(k) => {
+                        // Both places whole (the lines `wa..=wb` at each), so a retry built from the rows sees that
+                        // they are alike instead of one of them alone; the span between them only when it is short,
+                        // so the rows are not cut off before the second place.
+                        let at = |shift: isize| {
+                            let lo = (wa as isize + shift).max(1) as usize;
+                            (lo, ((wb as isize + shift).max(1) as usize).min(self.new_len.max(1)))
+                        };
+                        let mut show = vec![at(d), at(d + k as isize - j as isize)];
+                        if doubt.span.1 - doubt.span.0 < SHORT_SPAN {
+                            show.push((doubt.span.0 + 1, doubt.span.1 + 1));
+                        }
+                        (
+                            format!(
+                                "line {i} ({}) could be line {} or line {} of the current file (lines like it were added \
+                                 or removed next to it since the tag was shown), so its place is ambiguous (the lines \
+                                 there match at both places: Read the file and choose one)",
+                                quote(old[i - 1]),
+                                j + 1,
+                                k + 1
+                            ),
+                            show,
+                        )
+                    }
                     None => (
                         format!(
                             "line {i} ({}) could be line {} of the current file or a line removed since the tag was \
@@ -341,7 +358,7 @@ mod tests {
         // The whole file copied: either copy is the original, so refused, showing every place the line could be.
         let (o, n) = (lines("k\nl\nm"), lines("k\nl\nm\nk\nl\nm"));
         let r = LineMap::new(&o, &n).offset(&o, &n, 2, 2, true).unwrap_err();
-        assert_eq!(r.show, vec![(2, 5)]);
+        assert_eq!(r.show, vec![(2, 2), (5, 5), (2, 5)]);
         // Neighbours that changed around a repeated window do not make it ambiguous when no other alignment is
         // as long: the first copy is still the first.
         assert_eq!(
