@@ -305,7 +305,11 @@ mod tests {
         }
         let share = seeds() as usize / 10;
         assert!(
-            carried > share && refused > share / 3 && two > share / 10 && through_copy > share / 3 && refused_whole > share / 3,
+            carried > share
+                && refused > share / 3
+                && two > share / 10
+                && through_copy > share / 3
+                && refused_whole > share / 3,
             "{carried} carried ({two} with two changes), {refused} refused; whole Update: {through_copy} through the \
              copy, {by_context} by context ({standing_not_truth} of them not the truth), {refused_whole} refused"
         );
