@@ -134,6 +134,7 @@ for (const shape of arg("--shape") ? [arg("--shape")] : Object.keys(SHAPES)) {
 			"patch drift/plain": (m["patch drift"] / m["patch plain"]).toFixed(2),
 			"patch drift growth": growth("patch drift"),
 		});
+		console.log(JSON.stringify(rows.at(-1))); // as each size is done: a slow size still leaves the ones before
 	}
 }
 console.log(`drift cost, median of ${runs} (growth: the drift path's median over the previous size, a 4× larger file)`);
