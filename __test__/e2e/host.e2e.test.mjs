@@ -334,6 +334,26 @@ for (const version of PI_VERSIONS) {
 		assert.equal(get(box, "f.txt"), "begin\nitem\nitem\nitem\nitem\nend\n", "the refused Edit changed nothing");
 	});
 
+	test(`[pi ${version.name}] an ambiguous place shows the lines at both places, however far apart`, async () => {
+		const box = sandbox();
+		writeConfig(box, ON("accept-edits"));
+		put(box, "f.txt", "k\nl\nm\n");
+		const file = JSON.stringify(join(box.cwd, "f.txt"));
+		const between = Array.from({ length: 200 }, (_, k) => `between ${k}\n`).join("");
+		const r = await runSteps(version, box, [
+			{ tools: [{ name: "Read", args: { path: "f.txt" } }] },
+			// After the Read the file gains 200 lines and a second `k l m`: the model's line 2 could be line 2 or 205.
+			`(ctx) => { writeFileSync(${file}, ${JSON.stringify(`k\nl\nm\n${between}k\nl\nm\n`)}); return { tools: [{ name: "Edit", args: { path: "f.txt", tag: tagOf(ctx.lastToolResults[0]), ops: "PUT 2.=2:\\n+L" } }] }; }`,
+			{ text: "done" },
+		]);
+		const [, refused] = r.toolEnds;
+		assert.equal(refused.isError, true, toolText(refused));
+		const text = toolText(refused);
+		assert.match(text, /^EDIT_TAG_MISMATCH: .*could be line 2 or line 205 .*Read the file and choose one/);
+		for (const row of ["1:k", "2:l", "3:m", "204:k", "205:l", "206:m"]) assert.ok(text.split("\n").includes(row), `row ${row} missing: ${text}`);
+		assert.equal(get(box, "f.txt"), `k\nl\nm\n${between}k\nl\nm\n`, "the refused Edit changed nothing");
+	});
+
 	test(`[pi ${version.name}] an append after the last line lands with a stale warning though another line changed`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON("accept-edits"));

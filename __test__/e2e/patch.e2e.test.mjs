@@ -163,3 +163,23 @@ for (const version of PI_VERSIONS) {
 		assert.equal(get(box, "m.rs"), "fn b() {\n    y();\n}\n" + shown.replace("y();", "z();"));
 	});
 }
+
+for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] a chunk of two changes with lines added between them since a toolkit Read lands change by change`, async () => {
+		const box = sandbox();
+		writeConfig(box, { applyPatch: { enabled: true }, hostTools: { enabled: true } });
+		const shown = "a\nb\nc\nd\ne\nf\ng\nh\n";
+		put(box, "m.txt", shown);
+		const file = JSON.stringify(join(box.cwd, "m.txt"));
+		// One chunk: `b` and `f` changed, `c d e` the context between them; a line lands between `d` and `e` after the Read.
+		const patch = "*** Begin Patch\n*** Update File: m.txt\n@@\n a\n-b\n+B\n c\n d\n e\n-f\n+F\n g\n*** End Patch\n";
+		const src = `import { writeFileSync } from "node:fs";\nexport default [\n${JSON.stringify({ tools: [{ name: "Read", args: { path: "m.txt" } }] })},\n() => { writeFileSync(${file}, ${JSON.stringify("a\nb\nc\nd\nNEW\ne\nf\ng\nh\n")}); return { tools: [{ name: "apply_patch", args: { patch: ${JSON.stringify(patch)} } }] }; },\n{ text: "done" }\n];`;
+		const r = await runJson({ version, box, script: writeScript(box, src) });
+		assert.equal(r.code, 0, r.stderr);
+		const [read, applied] = r.toolEnds;
+		assert.equal(read.isError, false, toolText(read));
+		assert.equal(applied.isError, false, toolText(applied));
+		assert.match(toolText(applied), /Note: 'm\.txt' changed since it was shown to you; the patch was matched against the version you were shown and carried over/);
+		assert.equal(get(box, "m.txt"), "a\nB\nc\nd\nNEW\ne\nF\ng\nh\n");
+	});
+}

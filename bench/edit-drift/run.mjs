@@ -16,8 +16,9 @@
 // (anything else; in the conflict kinds there is no truth, so anything but a refusal is wrong);
 // cost = refused + 100 × wrong. For Edit's refusals a second call is built from the refusal's text alone (the rows
 // it shows and the tag it names) and its outcome counted too.
-// Usage: npm run bench -- edit-drift [--quick] [--jobs N] [--json FILE]   (--quick: the first 15 cases of each
-// source; --jobs: worker processes, default one per core up to 2; --json: every tally and each wrong scenario)
+// Usage: npm run bench -- edit-drift [--quick] [--cases I,J,...] [--jobs N] [--json FILE]   (--quick: the first 15
+// cases of each source; --cases: only these cases, by their index in cases.json.gz, as the `apart:` and `retry` lines
+// name them; --jobs: worker processes, default one per core up to 2; --json: every tally and each wrong scenario)
 import { fork, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -35,6 +36,8 @@ const ROOT = resolve(HERE, "../..");
 const require = createRequire(import.meta.url);
 const quick = process.argv.includes("--quick");
 const ji = process.argv.indexOf("--json");
+const oi = process.argv.indexOf("--cases");
+const only = oi >= 0 ? new Set(process.argv[oi + 1].split(",").map(Number)) : null;
 const jsonOut = ji >= 0 ? process.argv[ji + 1] : null;
 
 const data = JSON.parse(gunzipSync(readFileSync(join(HERE, "cases.json.gz"))).toString("utf8"));
@@ -290,6 +293,7 @@ async function play(worker, jobs, codexLink) {
 	const pi = createEditTool(base);
 	const records = []; // [ci, kind, edit, patch, pi, codex, retry outcome or "unlocatable" or null, refusal code]
 	for (let ci = worker; ci < cases.length; ci += jobs) {
+		if (only && !only.has(ci)) continue;
 		const c = cases[ci];
 		const s = new native.HostSession(base, join(tmp, "agent"), `c${ci}`);
 		const Ls = splitLines(c.L);
@@ -400,7 +404,7 @@ if (workerAt >= 0) {
 	const t0 = performance.now();
 	const parts = await Promise.all(
 		Array.from({ length: jobs }, (_, i) => {
-			const args = ["--worker", `${i}/${jobs}`, codex.link ?? "-", ...(quick ? ["--quick"] : [])];
+			const args = ["--worker", `${i}/${jobs}`, codex.link ?? "-", ...(quick ? ["--quick"] : []), ...(only ? ["--cases", [...only].join(",")] : [])];
 			const child = fork(fileURLToPath(import.meta.url), args, { stdio: "inherit" });
 			let got = null;
 			child.on("message", (m) => (got = m));
@@ -451,5 +455,11 @@ if (workerAt >= 0) {
 	const fmtR = (r) => `${r.correct} correct, ${r.refused} refused again, ${r.wrong} wrong, ${r.unlocatable} with the change's lines not in the refusal`;
 	console.log(`toolkit Edit, a second call built from each refusal's text: ${fmtR(retry)}; in the conflict kinds: ${fmtR(retryConflict)}`);
 	for (const w of wrongs.filter((w) => w.tool.startsWith("toolkit"))) console.log(`wrong: ${w.tool}, ${w.kind}: case ${w.case} (${w.src} ${w.path} ${w.a}..${w.b})`);
-	if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ tools: TOOLS, seconds: secs, jobs, load: loadavg(), kinds: Object.fromEntries([...tally].map(([k, v]) => [k, Object.fromEntries(v)])), retry, retryConflict, refusalCodes: Object.fromEntries(refusalCodes), wrongs }, null, 1));
+	for (const r of records.filter((r) => r.retry === "wrong" || r.retry === "correct"))
+		console.log(`retry ${r.retry}: ${r.kind}: case ${r.ci} (${cases[r.ci].src} ${cases[r.ci].path})`);
+	// Where the two toolkit tools disagree: apply_patch after a Read refuses what Edit places, or the other way round.
+	const apart = records.filter((r) => (r.patchShown === "refused") !== (r.edit === "refused"));
+	for (const r of apart)
+		console.log(`apart: ${r.kind}: case ${r.ci} (${cases[r.ci].src} ${cases[r.ci].path}): Edit ${r.edit}, apply_patch after Read ${r.patchShown}`);
+	if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ tools: TOOLS, seconds: secs, jobs, load: loadavg(), kinds: Object.fromEntries([...tally].map(([k, v]) => [k, Object.fromEntries(v)])), retry, retryConflict, refusalCodes: Object.fromEntries(refusalCodes), wrongs, apart: apart.map((r) => ({ kind: r.kind, case: r.ci, edit: r.edit, patchShown: r.patchShown })) }, null, 1));
 }

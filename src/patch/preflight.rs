@@ -208,7 +208,7 @@ fn must_be_absent(p: &PatchPath, found: Found) -> Result<(), PatchError> {
 
 /// New content of an Update/Move source. A chunk whose context no longer matches (or matches twice) is located
 /// through a copy of the file the model was shown, when the session has one (`shown.rs`), with a note saying so.
-fn updated(
+pub(super) fn updated(
     p: &PatchPath,
     original: &[u8],
     chunks: &[super::parser::Chunk<'_>],

@@ -47,7 +47,21 @@ pub struct Doubt {
 
 impl Certainty {
     /// The two files, compared by `key`.
+    #[cfg(test)]
     pub fn new<'a>(old: &[&'a str], new: &[&'a str], key: impl Fn(&'a str) -> &'a str) -> Certainty {
+        Certainty::within(old, new, key, u64::MAX).expect("no budget")
+    }
+
+    /// The two files, compared by `key`, when one sweep costs at most `budget` steps (each old line: a step per
+    /// machine word of the new file and one per new line equal to it); `None` when it would cost more, so a caller
+    /// refuses instead of stalling (a file of short repeated lines costs quadratically, docs/host.md "Edits under
+    /// drift").
+    pub fn within<'a>(
+        old: &[&'a str],
+        new: &[&'a str],
+        key: impl Fn(&'a str) -> &'a str,
+        budget: u64,
+    ) -> Option<Certainty> {
         let mut ids: HashMap<&'a str, u32> = HashMap::new();
         let mut id = |s: &'a str| -> u32 {
             let n = ids.len() as u32;
@@ -61,6 +75,10 @@ impl Certainty {
             at[c as usize].push(k as u32);
         }
         let words = new.len().div_ceil(64).max(1);
+        let cost: u64 = old_ids.iter().map(|&c| (words + at[c as usize].len()) as u64).sum();
+        if cost > budget {
+            return None;
+        }
         let step = old.len().div_ceil(CHECKPOINTS).max(MIN_STEP);
         let mut c = Certainty {
             old: old_ids,
@@ -73,7 +91,7 @@ impl Certainty {
             total: 0,
         };
         c.sweep();
-        c
+        Some(c)
     }
 
     /// Both sweeps, keeping a row every `step` old lines.
@@ -309,6 +327,15 @@ mod tests {
         assert!(c.pair(0, 0).is_ok());
         assert!(c.pair(2, 2).is_err(), "the middle item could be line 3 or 4");
         assert!(c.pair(4, 5).is_ok());
+    }
+
+    #[test]
+    fn the_budget_is_the_cost_of_one_sweep() {
+        // Each old line: one step per word of the new file (1 here) and one per new line equal to it (`a`: 3, `b`: 0).
+        let (old, new) = (["a", "a", "b"], ["a", "a", "a", "c"]);
+        let cost = 3 + 3 + 3;
+        assert!(Certainty::within(&old, &new, |s| s, cost).is_some());
+        assert!(Certainty::within(&old, &new, |s| s, cost - 1).is_none());
     }
 
     #[test]

@@ -21,6 +21,13 @@ use std::time::{Duration, Instant};
 /// How long the diff may run before it settles for a coarser (still correct) answer.
 const DIFF_BUDGET: Duration = Duration::from_secs(2);
 
+/// The most steps one alignment sweep may take (`Certainty::within`): about a second on a busy machine. A 2 MiB
+/// file of code-like lines costs about a tenth of it; one of short lines repeated thousands of times is over it.
+const ALIGN_BUDGET: u64 = 200_000_000;
+
+/// The longest span of doubt (in lines) a refusal shows whole; a longer one shows only the places it names.
+const SHORT_SPAN: usize = 24;
+
 /// A line as the diff compares it: without surrounding whitespace.
 fn key(s: &str) -> &str {
     s.trim()
@@ -37,8 +44,9 @@ pub struct Refusal {
 pub struct LineMap {
     map: Vec<Option<usize>>,
     new_len: usize,
-    /// Whether a pair of the diff is one every alignment of the two files makes (`certain.rs`).
-    cert: Certainty,
+    /// Whether a pair of the diff is one every alignment of the two files makes (`certain.rs`); `None` when that
+    /// would cost more than `ALIGN_BUDGET` (every question then refuses).
+    cert: Option<Certainty>,
 }
 
 /// A line for a message: clipped at 80 characters.
@@ -53,6 +61,11 @@ fn quote(s: &str) -> String {
 
 impl LineMap {
     pub fn new(old: &[&str], new: &[&str]) -> LineMap {
+        LineMap::with_budget(old, new, ALIGN_BUDGET)
+    }
+
+    /// [`LineMap::new`] with the alignment check's budget `budget` (tests).
+    pub fn with_budget(old: &[&str], new: &[&str], budget: u64) -> LineMap {
         let ok: Vec<&str> = old.iter().map(|l| key(l)).collect();
         let nk: Vec<&str> = new.iter().map(|l| key(l)).collect();
         let ops = capture_diff_deadline(
@@ -79,8 +92,21 @@ impl LineMap {
         LineMap {
             map,
             new_len: new.len(),
-            cert: Certainty::new(old, new, key),
+            cert: Certainty::within(old, new, key, budget),
         }
+    }
+
+    /// The alignment check, or the refusal when the two files were too costly to align.
+    fn cert(&self) -> Result<&Certainty, Refusal> {
+        self.cert.as_ref().ok_or_else(|| Refusal {
+            why: format!(
+                "the version shown ({} lines) and the current file ({} lines) are too large to prove where the edit \
+                 belongs now (many repeated lines); Read the file again and redo the change against it",
+                self.map.len(),
+                self.new_len
+            ),
+            show: Vec::new(),
+        })
     }
 
     /// Where old lines `a..=b` (1-based) are most likely now: moved by the offset of the nearest unchanged line
@@ -158,7 +184,7 @@ impl LineMap {
         let w = i + 1;
         match self.map[i] {
             // Changed or removed: the edge stays where it is, if every alignment agrees the line is gone.
-            None => match self.cert.gone(i) {
+            None => match self.cert()?.gone(i) {
                 Ok(()) => Ok(None),
                 Err(doubt) => {
                     let k = doubt.other.unwrap_or(0);
@@ -191,18 +217,32 @@ impl LineMap {
     fn certain(&self, old: &[&str], wa: usize, wb: usize, d: isize) -> Result<(), Refusal> {
         for i in if wa == wb { vec![wa] } else { vec![wa, wb] } {
             let j = (i as isize - 1 + d) as usize;
-            if let Err(doubt) = self.cert.pair(i - 1, j) {
+            if let Err(doubt) = self.cert()?.pair(i - 1, j) {
                 let (why, show) = match doubt.other {
-                    Some(k) => (
-                        format!(
-                            "line {i} ({}) could be line {} or line {} of the current file (lines like it were added or \
-                             removed next to it since the tag was shown), so its place is ambiguous",
-                            quote(old[i - 1]),
-                            j + 1,
-                            k + 1
-                        ),
-                        vec![(doubt.span.0 + 1, doubt.span.1 + 1)],
-                    ),
+                    Some(k) => {
+                        // Both places whole (the lines `wa..=wb` at each), so a retry built from the rows sees that
+                        // they are alike instead of one of them alone; the span between them only when it is short,
+                        // so the rows are not cut off before the second place.
+                        let at = |shift: isize| {
+                            let lo = (wa as isize + shift).max(1) as usize;
+                            (lo, ((wb as isize + shift).max(1) as usize).min(self.new_len.max(1)))
+                        };
+                        let mut show = vec![at(d), at(d + k as isize - j as isize)];
+                        if doubt.span.1 - doubt.span.0 < SHORT_SPAN {
+                            show.push((doubt.span.0 + 1, doubt.span.1 + 1));
+                        }
+                        (
+                            format!(
+                                "line {i} ({}) could be line {} or line {} of the current file (lines like it were added \
+                                 or removed next to it since the tag was shown), so its place is ambiguous (the lines \
+                                 there match at both places: Read the file and choose one)",
+                                quote(old[i - 1]),
+                                j + 1,
+                                k + 1
+                            ),
+                            show,
+                        )
+                    }
                     None => (
                         format!(
                             "line {i} ({}) could be line {} of the current file or a line removed since the tag was \
@@ -341,7 +381,7 @@ mod tests {
         // The whole file copied: either copy is the original, so refused, showing every place the line could be.
         let (o, n) = (lines("k\nl\nm"), lines("k\nl\nm\nk\nl\nm"));
         let r = LineMap::new(&o, &n).offset(&o, &n, 2, 2, true).unwrap_err();
-        assert_eq!(r.show, vec![(2, 5)]);
+        assert_eq!(r.show, vec![(2, 2), (5, 5), (2, 5)]);
         // Neighbours that changed around a repeated window do not make it ambiguous when no other alignment is
         // as long: the first copy is still the first.
         assert_eq!(
@@ -406,6 +446,17 @@ mod tests {
         // A common last line (`}`) whose neighbour changed is still certain: no other alignment moves it.
         let (o, n) = (lines("a\n}\nb\n}"), lines("a\n}\nB\n}"));
         assert_eq!(LineMap::new(&o, &n).edge(&o, false).map_err(|r| r.why), Ok(None));
+    }
+
+    #[test]
+    fn over_the_alignment_budget_every_carry_over_is_refused() {
+        let (o, n) = (lines("a\nb\nc"), lines("x\na\nb\nc"));
+        // Three old lines, one word each and one equal new line each: 6 steps.
+        assert_eq!(LineMap::with_budget(&o, &n, 6).offset(&o, &n, 2, 2, true), Ok(1));
+        let map = LineMap::with_budget(&o, &n, 5);
+        let why = map.offset(&o, &n, 2, 2, true).unwrap_err().why;
+        assert!(why.contains("too large to prove where the edit belongs"), "{why}");
+        assert!(map.gap(&o, 1).is_err() && map.edge(&o, true).is_err());
     }
 
     #[test]

@@ -1085,6 +1085,25 @@ fn a_line_added_inside_a_run_of_equal_lines_is_refused_not_guessed() {
     assert_eq!(s.get("f.txt"), "begin\nitem\nitem\nitem\nitem\nend\nafter\n");
 }
 
+/// A window whose copy landed far away (more rows apart than a refusal renders): the refusal shows the lines at both
+/// places, so an edit redone from its rows alone finds the window twice instead of the first copy only.
+#[test]
+fn an_ambiguous_place_shows_both_copies_however_far_apart() {
+    let s = setup();
+    s.put("f.txt", b"k\nl\nm\n");
+    let t = s.read("f.txt");
+    let between: String = (0..200).map(|k| format!("between {k}\n")).collect();
+    s.put("f.txt", format!("k\nl\nm\n{between}k\nl\nm\n").as_bytes());
+    let (code, msg) = s.code("f.txt", &t, "PUT 2.=2:\n+L");
+    assert_eq!(code, EDIT_TAG_MISMATCH);
+    assert!(msg.contains("could be line 2 or line 205"), "{msg}");
+    assert!(msg.contains("Read the file and choose one"), "{msg}");
+    for row in ["1:k", "2:l", "3:m", "204:k", "205:l", "206:m"] {
+        assert!(msg.lines().any(|l| l == row), "row {row} missing: {msg}");
+    }
+    assert!(!msg.contains("more; Read the file"), "cut off: {msg}");
+}
+
 /// A changed line far from a tail insertion does not stop it: `>$` lands after the last line with a stale warning.
 #[test]
 fn a_tail_insertion_is_not_refused_for_a_change_elsewhere() {
