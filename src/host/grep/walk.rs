@@ -20,8 +20,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 const BATCH: usize = 32;
 /// Files a thread takes to search per turn at most.
 const CLAIM: usize = 4;
-/// Files searched ahead of the caller at most, per thread.
-const AHEAD_PER_THREAD: usize = 32;
+/// Files searched ahead of the caller at most, per thread. Large, so that a slow file at the front (a 9 MB bundle)
+/// does not leave the other threads idle once the window is full; what is searched past the point where the caller
+/// stops stays a fraction of what it took (see `Shared::ahead`).
+const AHEAD_PER_THREAD: usize = 256;
 
 /// Whether `long` continues `short` with a byte that sorts before `/`: only then does a folder `short` sort differently
 /// as a path (`short/…`) than as a name (`a` before `a.txt` by name, but `a.txt` before `a/x` by path).
@@ -53,8 +55,11 @@ pub(super) fn path_order() -> impl Fn(&Path, &Path) -> Ordering + Send + Sync + 
     }
 }
 
+/// The last component of a path the walk produced (joined names, never ending in `/` or `..`): the bytes after the
+/// last `/`, found without parsing the path's components (this runs for every comparison of the sort).
 fn name(p: &Path) -> &[u8] {
-    p.file_name().map_or(&[][..], |n| n.as_bytes())
+    let b = p.as_os_str().as_bytes();
+    memchr::memrchr(b'/', b).map_or(b, |i| &b[i + 1..])
 }
 
 /// The regular files of a sorted walk, in order; the deadline is checked per entry, and a passed one ends the list
@@ -122,9 +127,11 @@ impl<W, R> Shared<'_, W, R> {
     }
 
     /// How many files may be listed and not yet handed back: small at first (a call whose first files hold its
-    /// answer searches little past them), growing with what the caller took, up to `AHEAD_PER_THREAD` per thread.
+    /// answer searches little past them), growing with what the caller took (a quarter of it: the files searched in
+    /// vain past the caller's answer stay under a quarter of those it needed, plus a few per thread), up to
+    /// `AHEAD_PER_THREAD` per thread.
     fn ahead(&self, base: usize) -> usize {
-        (2 * base + 4 * self.threads).min(AHEAD_PER_THREAD * self.threads)
+        (base / 4 + 8 * self.threads).min(AHEAD_PER_THREAD * self.threads)
     }
 
     /// One unit of work for a thread: search the next file nobody has taken, or pull the next paths from the walk,
