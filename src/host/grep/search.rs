@@ -393,7 +393,13 @@ impl<'s> Worker<'s> {
                 return Err(Stop::Failed(e.to_string()));
             }
         } else {
-            let mut reader = Normalizing::new(f, self.deadline, Some(self.cancel), ts.as_mut(), retain.then_some(&mut kept));
+            let mut reader = Normalizing::new(
+                f,
+                self.deadline,
+                Some(self.cancel),
+                ts.as_mut(),
+                retain.then_some(&mut kept),
+            );
             let searched = self.searcher.search_reader(&self.matcher, &mut reader, &mut sink);
             let searched = searched.and_then(|()| if detail { reader.drain() } else { Ok(()) });
             if let Err(e) = searched {
@@ -414,9 +420,9 @@ impl<'s> Worker<'s> {
         let tagged = match ts {
             Some(ts) => {
                 let mut tail = Vec::new();
-                let t = ts.finish(&mut |x| tail.extend_from_slice(x)).map_err(|_| {
-                    Stop::Failed("a line ends in too irregular a run of spaces and tabs to tag".into())
-                })?;
+                let t = ts
+                    .finish(&mut |x| tail.extend_from_slice(x))
+                    .map_err(|_| Stop::Failed("a line ends in too irregular a run of spaces and tabs to tag".into()))?;
                 let text = retain.then(|| {
                     kept.extend_from_slice(&tail);
                     String::from_utf8(kept).unwrap_or_default()

@@ -484,6 +484,9 @@ mod tests {
             "every search ended before run returned"
         );
         assert_eq!(abandoned.load(Atomic::SeqCst), 3);
-        assert!(pulled.load(Atomic::Relaxed) <= 1 + 8 * 4, "one taken: the look-ahead is eight per thread");
+        assert!(
+            pulled.load(Atomic::Relaxed) <= 1 + 8 * 4,
+            "one taken: the look-ahead is eight per thread"
+        );
     }
 }
