@@ -343,10 +343,12 @@ impl<'s> Worker<'s> {
     /// Searches the file `rel` beneath `dirs` (opened without following symlinks, never blocking on a FIFO):
     /// `Err(Stop::Nothing)` when it has no match. `detail` keeps the rows and the tag (for files that may be shown).
     ///
-    /// A file of at most `WHOLE_MAX` bytes (most of a source tree) is read whole into the thread's buffer, with one
-    /// read when the file is the size its handle reported, normalised there and searched as one slice; a larger one
-    /// streams through `Normalizing`. Either way the whole file is checked for a NUL on a detail search, and a
-    /// probe of a small file checks it whole too (it was read anyway).
+    /// A probe of a file of at most `WHOLE_MAX` bytes (most files of a source tree) reads it whole into the thread's
+    /// buffer, with one read when the file is the size its handle reported, normalises it there and searches it as
+    /// one slice (the streaming reader needs a read more to see the end). A larger file, and every detail search,
+    /// streams through `Normalizing`: a probe then stops at its first match, and a detail search hashes each chunk
+    /// while it is in cache. Either way the whole file is checked for a NUL on a detail search, and a probe of a small
+    /// file checks it whole too (it was read anyway).
     pub(super) fn search(
         &mut self,
         dirs: &mut fileio::Fs,
@@ -372,7 +374,7 @@ impl<'s> Worker<'s> {
             rows: &mut rows,
             count: 0,
         };
-        if len > 0 && len <= WHOLE_MAX {
+        if !detail && len > 0 && len <= WHOLE_MAX {
             if self.deadline.passed() {
                 return Err(Stop::Deadline);
             }
@@ -381,12 +383,6 @@ impl<'s> Worker<'s> {
             }
             let n = read_whole(&mut f, &mut self.buf, len as usize)?;
             let raw = &mut self.buf[..n];
-            if let Some(t) = ts.as_mut() {
-                match retain {
-                    true => t.push(raw, &mut |x| kept.extend_from_slice(x)),
-                    false => t.push(raw, &mut |_| {}),
-                }
-            }
             let text = normalize_whole(raw)?;
             let searched = self.searcher.search_slice(&self.matcher, text, &mut sink);
             if let Err(e) = searched {
@@ -441,8 +437,9 @@ impl<'s> Worker<'s> {
     }
 }
 
-/// Files up to this size are read whole (see `Worker::search`); the buffer a thread keeps is at most this size.
-const WHOLE_MAX: u64 = 1024 * 1024;
+/// Files up to this size are probed read whole (see `Worker::search`): the streaming reader's chunk, so the buffer a
+/// thread keeps is at most that, and a larger file is searched chunk by chunk as before, in cache.
+const WHOLE_MAX: u64 = CHUNK as u64;
 
 /// Reads the file `f`, whose handle reported `len` bytes, into `buf` (grown, never shrunk, zeroed only when it grows):
 /// the number of bytes read. It stops once `len` bytes are in (one read for a file that is the size it was), at the
