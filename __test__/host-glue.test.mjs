@@ -65,6 +65,10 @@ test("registers Read, Glob, Grep; the gate refuses when not admitted; Read runs 
 	assert.equal(r.details.ok, undefined);
 	const g = await h.call("Grep", { pattern: "two" });
 	assert.deepEqual(g.details.matches, [{ path: "a.txt", line: 2, text: "two" }]);
+	// `total` is in Grep's schema (the model learns it exists there, not only from the "100+" notice) and reaches the engine.
+	assert.equal(h.tools.get("Grep").parameters.properties.total.type, "boolean");
+	const gt = await h.call("Grep", { pattern: "o", limit: 1, total: true });
+	assert.match(gt.content[0].text, /\[Showing the first 1 of 2 matches in 1 files\./);
 	const gl = await h.call("Glob", { query: "*.txt" });
 	assert.deepEqual(gl.details.files, ["a.txt"]);
 	assert.equal(h.picks.length, 0, "low risk inside the roots never asks");

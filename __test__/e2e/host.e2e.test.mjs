@@ -156,7 +156,7 @@ for (const version of PI_VERSIONS) {
 		assert.match(lines[2].argsPreview, /\[REDACTED\]/);
 	});
 
-	test(`[pi ${version.name}] Grep stops at the limit in path order and says 100+; total: true (not in the schema) reaches the engine and counts all`, async () => {
+	test(`[pi ${version.name}] Grep stops at the limit in path order and says 100+; total: true (in the schema) reaches the engine and counts all`, async () => {
 		const box = sandbox();
 		writeConfig(box, ON("ask"));
 		// 150 files with one match each; the names sort differently by path than by name (`d/` after `d.txt`).

@@ -213,7 +213,7 @@ impl<'s> Plan<'s> {
     /// that search itself when it reaches the file.
     fn search(&self, t: &mut Thread, p: &Path) -> Result<FileHits, Stop> {
         let rel = rel_beneath(self.walk_root, p).ok_or(Stop::Nothing)?;
-        let probe = t.probe.search(&mut t.dirs, &rel, p, false)?;
+        let probe = t.probe.search(&mut t.dirs, rel, p, false)?;
         if self.rendered.load(Ordering::Relaxed) {
             return Ok(probe);
         }
@@ -221,7 +221,7 @@ impl<'s> Plan<'s> {
             self.held.fetch_sub(1, Ordering::Relaxed);
             return Ok(probe);
         }
-        let r = self.detail(t, p, &rel, probe.probe_count);
+        let r = self.detail(t, p, rel, probe.probe_count);
         if r.is_err() {
             self.held.fetch_sub(1, Ordering::Relaxed);
         }
@@ -330,7 +330,7 @@ pub fn grep(
                 // Probed only (enough detail results were waiting): the detail search is done here, when needed.
                 Ok(h) if !render.full => {
                     let rel = rel_beneath(walk_root, &path).unwrap_or_default();
-                    plan.detail(stream.local(), &path, &rel, h.probe_count)
+                    plan.detail(stream.local(), &path, rel, h.probe_count)
                 }
                 other => other,
             };

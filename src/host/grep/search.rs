@@ -1,6 +1,7 @@
-//! Searching one file (docs/host.md "Grep"): the normalising reader (BOM dropped, CRLF/CR as LF, a NUL makes the
-//! file binary), the sink that keeps clipped rows, and the per-thread `Worker` that opens a file beneath a folder
-//! handle and searches it, either as a probe (does it match, and how often) or in detail (rows and tag from one read).
+//! Searching one file (docs/host.md "Grep"): the normalisation (BOM dropped, CRLF/CR as LF, a NUL makes the file
+//! binary), done in place on a small file read whole or chunk by chunk by the streaming reader for a large one, the
+//! sink that keeps clipped rows, and the per-thread `Worker` that opens a file beneath a folder handle and searches
+//! it, either as a probe (does it match, and how often) or in detail (rows and tag from one read).
 
 use super::{GrepArgs, OutputMode, MAX_LINE_CHARS};
 use crate::host::error::{self, Deadline, HostError};
@@ -121,7 +122,7 @@ pub(super) struct Normalizing<'a> {
     tag: Option<&'a mut TagStream>,
     text: Option<&'a mut Vec<u8>>,
     deadline: Deadline,
-    stop: Option<Stop>,
+    pub(super) stop: Option<Stop>,
     /// Normalised bytes not yet handed out, for reads smaller than a BOM (empty otherwise).
     spill: Vec<u8>,
     spill_at: usize,
@@ -283,6 +284,8 @@ pub(super) struct Worker<'s> {
     mode: OutputMode,
     deadline: Deadline,
     cancel: &'s AtomicBool,
+    /// The whole of a small file (see `search`), kept across files so none allocates.
+    buf: Vec<u8>,
 }
 
 fn searcher(b: &mut SearcherBuilder) -> Searcher {
@@ -308,6 +311,7 @@ impl<'s> Worker<'s> {
             mode,
             deadline,
             cancel,
+            buf: Vec::new(),
         }
     }
 
@@ -332,11 +336,19 @@ impl<'s> Worker<'s> {
             mode: a.output_mode,
             deadline,
             cancel,
+            buf: Vec::new(),
         }
     }
 
     /// Searches the file `rel` beneath `dirs` (opened without following symlinks, never blocking on a FIFO):
     /// `Err(Stop::Nothing)` when it has no match. `detail` keeps the rows and the tag (for files that may be shown).
+    ///
+    /// A probe of a file of at most `WHOLE_MAX` bytes (most files of a source tree) reads it whole into the thread's
+    /// buffer, with one read when the file is the size its handle reported, normalises it there and searches it as
+    /// one slice (the streaming reader needs a read more to see the end). A larger file, and every detail search,
+    /// streams through `Normalizing`: a probe then stops at its first match, and a detail search hashes each chunk
+    /// while it is in cache. Either way the whole file is checked for a NUL on a detail search, and a probe of a small
+    /// file checks it whole too (it was read anyway).
     pub(super) fn search(
         &mut self,
         dirs: &mut fileio::Fs,
@@ -344,15 +356,16 @@ impl<'s> Worker<'s> {
         path: &Path,
         detail: bool,
     ) -> Result<FileHits, Stop> {
-        let shown = path.display().to_string();
-        let f = match dirs.open_read(rel, &shown, "Grep", || HostError::invalid("")) {
-            Ok((f, meta)) if meta.is_file() => f,
+        // The shown name in an error is the relative path (the render lists the failed file by its shown path
+        // beside the reason): no name is formatted for the files that open fine.
+        let (mut f, len) = match dirs.open_read(rel, rel, "Grep", || HostError::invalid("")) {
+            Ok((f, meta)) if meta.is_file() => (f, meta.len()),
             Ok(_) => return Err(Stop::Nothing),
             Err(e) if e.code == error::NOT_FOUND || e.code == error::INVALID_ARGUMENT => return Err(Stop::Nothing),
             Err(e) => return Err(Stop::Failed(e.message)),
         };
-        let retain = detail && f.metadata().is_ok_and(|m| m.len() <= MAX_RETAINED_FILE as u64);
-        let mut ts = TagStream::new();
+        let retain = detail && len <= MAX_RETAINED_FILE as u64;
+        let mut ts = detail.then(TagStream::new);
         let mut kept = Vec::new();
         let mut rows = Vec::new();
         let mut sink = Collect {
@@ -361,41 +374,58 @@ impl<'s> Worker<'s> {
             rows: &mut rows,
             count: 0,
         };
-        let mut reader = Normalizing::new(
-            f,
-            self.deadline,
-            Some(self.cancel),
-            detail.then_some(&mut ts),
-            retain.then_some(&mut kept),
-        );
-        let searched = self.searcher.search_reader(&self.matcher, &mut reader, &mut sink);
-        let searched = searched.and_then(|()| if detail { reader.drain() } else { Ok(()) });
-        if let Err(e) = searched {
-            return Err(match reader.stop.take() {
-                Some(why) => why,
-                // The searcher's own refusal: a line over the heap limit.
-                None => Stop::Failed(format!(
-                    "a line is longer than {} MiB ({e})",
-                    MAX_LINE_BYTES / (1024 * 1024)
-                )),
-            });
+        if !detail && len > 0 && len <= WHOLE_MAX {
+            if self.deadline.passed() {
+                return Err(Stop::Deadline);
+            }
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(Stop::Cancelled);
+            }
+            let n = read_whole(&mut f, &mut self.buf, len as usize)?;
+            let raw = &mut self.buf[..n];
+            let text = normalize_whole(raw)?;
+            let searched = self.searcher.search_slice(&self.matcher, text, &mut sink);
+            if let Err(e) = searched {
+                return Err(Stop::Failed(e.to_string()));
+            }
+        } else {
+            let mut reader = Normalizing::new(
+                f,
+                self.deadline,
+                Some(self.cancel),
+                ts.as_mut(),
+                retain.then_some(&mut kept),
+            );
+            let searched = self.searcher.search_reader(&self.matcher, &mut reader, &mut sink);
+            let searched = searched.and_then(|()| if detail { reader.drain() } else { Ok(()) });
+            if let Err(e) = searched {
+                return Err(match reader.stop.take() {
+                    Some(why) => why,
+                    // The searcher's own refusal: a line over the heap limit.
+                    None => Stop::Failed(format!(
+                        "a line is longer than {} MiB ({e})",
+                        MAX_LINE_BYTES / (1024 * 1024)
+                    )),
+                });
+            }
         }
         let count = sink.count;
         if count == 0 {
             return Err(Stop::Nothing);
         }
-        let tagged = if detail {
-            let mut tail = Vec::new();
-            let t = ts
-                .finish(&mut |x| tail.extend_from_slice(x))
-                .map_err(|_| Stop::Failed("a line ends in too irregular a run of spaces and tabs to tag".into()))?;
-            let text = retain.then(|| {
-                kept.extend_from_slice(&tail);
-                String::from_utf8(kept).unwrap_or_default()
-            });
-            Some((t, text))
-        } else {
-            None
+        let tagged = match ts {
+            Some(ts) => {
+                let mut tail = Vec::new();
+                let t = ts
+                    .finish(&mut |x| tail.extend_from_slice(x))
+                    .map_err(|_| Stop::Failed("a line ends in too irregular a run of spaces and tabs to tag".into()))?;
+                let text = retain.then(|| {
+                    kept.extend_from_slice(&tail);
+                    String::from_utf8(kept).unwrap_or_default()
+                });
+                Some((t, text))
+            }
+            None => None,
         };
         Ok(FileHits {
             path: path.to_path_buf(),
@@ -407,7 +437,68 @@ impl<'s> Worker<'s> {
     }
 }
 
+/// Files up to this size are probed read whole (see `Worker::search`): the streaming reader's chunk, so the buffer a
+/// thread keeps is at most that, and a larger file is searched chunk by chunk as before, in cache.
+const WHOLE_MAX: u64 = CHUNK as u64;
+
+/// Reads the file `f`, whose handle reported `len` bytes, into `buf` (grown, never shrunk, zeroed only when it grows):
+/// the number of bytes read. It stops once `len` bytes are in (one read for a file that is the size it was), at the
+/// end of the file, or when the buffer is full (a file that grew past `WHOLE_MAX` meanwhile is searched as it was
+/// when opened plus what fitted).
+pub(super) fn read_whole(f: &mut fs::File, buf: &mut Vec<u8>, len: usize) -> Result<usize, Stop> {
+    let room = (len + 1).max(buf.len()).min(WHOLE_MAX as usize + 1);
+    if buf.len() < room {
+        buf.resize(room, 0);
+    }
+    let mut n = 0;
+    while n < len && n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Stop::Failed(e.to_string())),
+        }
+    }
+    Ok(n)
+}
+
+/// A whole file as Grep searches it (what `Normalizing` does chunk by chunk): a NUL makes it binary, a leading BOM is
+/// dropped, CRLF and CR become LF, in place. Returns the searched text.
+pub(super) fn normalize_whole(raw: &mut [u8]) -> Result<&[u8], Stop> {
+    let first_cr = match memchr::memchr2(0, b'\r', raw) {
+        Some(p) if raw[p] == 0 => return Err(Stop::Binary),
+        Some(p) if memchr::memchr(0, &raw[p..]).is_some() => return Err(Stop::Binary),
+        Some(p) => p,
+        None => raw.len(),
+    };
+    let start = if raw.starts_with(tag::BOM.as_bytes()) {
+        tag::BOM.len()
+    } else {
+        0
+    };
+    let n = raw.len();
+    if first_cr == n {
+        return Ok(&raw[start..]);
+    }
+    // Compact in place: `w` trails `i`, each CR (or CRLF) becomes one LF.
+    let (mut w, mut i) = (first_cr, first_cr);
+    while let Some(off) = memchr::memchr(b'\r', &raw[i..n]) {
+        let p = i + off;
+        raw.copy_within(i..p, w);
+        w += p - i;
+        raw[w] = b'\n';
+        w += 1;
+        i = p + 1;
+        if i < n && raw[i] == b'\n' {
+            i += 1;
+        }
+    }
+    raw.copy_within(i..n, w);
+    w += n - i;
+    Ok(&raw[start..w])
+}
+
 /// The path of `p` beneath `root` as the folder handles take it.
-pub(super) fn rel_beneath(root: &Path, p: &Path) -> Option<String> {
-    p.strip_prefix(root).ok()?.to_str().map(str::to_string)
+pub(super) fn rel_beneath<'p>(root: &Path, p: &'p Path) -> Option<&'p str> {
+    p.strip_prefix(root).ok()?.to_str()
 }

@@ -1,6 +1,6 @@
 //! Grep's tests: the tool end to end on temporary trees.
 
-use super::search::{Normalizing, CHUNK};
+use super::search::{normalize_whole, read_whole, Normalizing, Stop, CHUNK};
 use super::*;
 use crate::host::snapshot::Seen;
 use crate::host::snapshot::{Provenance, SnapshotStore};
@@ -687,6 +687,37 @@ proptest! {
             let f = run(&roots, &mut st, json!({"pattern": "hit", "limit": limit, "outputMode": mode})).unwrap();
             prop_assert_eq!(&f.files[..], &expected_files[..limit.min(expected_files.len())]);
             prop_assert_eq!(f.truncated, expected_files.len() > limit);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    /// A small file read whole and normalised in place gives exactly the text the streaming reader gives (BOM, CR,
+    /// CRLF, a CR or CRLF at the end, a NUL anywhere), and the same verdict on a NUL, whatever the buffer held before.
+    #[test]
+    fn a_file_read_whole_reads_as_the_streaming_reader_reads_it(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec!["a", "\r", "\n", "\r\n", "\u{feff}", "\0", "é", "xy "]),
+            0..40,
+        ),
+        stale in proptest::collection::vec(proptest::sample::select(vec![b'q', b'\r', 0u8]), 0..64),
+    ) {
+        let t = TempDir::new().unwrap();
+        let path = t.path().join("f");
+        let raw: String = pieces.concat();
+        fs::write(&path, &raw).unwrap();
+        let mut streamed = Vec::new();
+        let mut r = Normalizing::new(fs::File::open(&path).unwrap(), Deadline::none(), None, None, None);
+        let streamed = std::io::Read::read_to_end(&mut r, &mut streamed).map(|_| streamed);
+        let mut buf = stale;
+        let mut f = fs::File::open(&path).unwrap();
+        let n = read_whole(&mut f, &mut buf, raw.len()).map_err(|_| ()).unwrap();
+        prop_assert_eq!(n, raw.len());
+        match (normalize_whole(&mut buf[..n]), streamed) {
+            (Ok(whole), Ok(streamed)) => prop_assert_eq!(whole, &streamed[..]),
+            (Err(Stop::Binary), Err(_)) => prop_assert!(matches!(r.stop, Some(Stop::Binary))),
+            (w, s) => prop_assert!(false, "whole {:?} streamed {:?}", w.map(|x| x.to_vec()), s),
         }
     }
 }

@@ -20,8 +20,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 const BATCH: usize = 32;
 /// Files a thread takes to search per turn at most.
 const CLAIM: usize = 4;
-/// Files searched ahead of the caller at most, per thread.
-const AHEAD_PER_THREAD: usize = 32;
+/// Files searched ahead of the caller at most, per thread. Large, so that a slow file at the front (a 9 MB bundle)
+/// does not leave the other threads idle once the window is full; what is searched past the point where the caller
+/// stops stays a fraction of what it took (see `Shared::ahead`).
+const AHEAD_PER_THREAD: usize = 256;
 
 /// Whether `long` continues `short` with a byte that sorts before `/`: only then does a folder `short` sort differently
 /// as a path (`short/…`) than as a name (`a` before `a.txt` by name, but `a.txt` before `a/x` by path).
@@ -53,8 +55,11 @@ pub(super) fn path_order() -> impl Fn(&Path, &Path) -> Ordering + Send + Sync + 
     }
 }
 
+/// The last component of a path the walk produced (joined names, never ending in `/` or `..`): the bytes after the
+/// last `/`, found without parsing the path's components (this runs for every comparison of the sort).
 fn name(p: &Path) -> &[u8] {
-    p.file_name().map_or(&[][..], |n| n.as_bytes())
+    let b = p.as_os_str().as_bytes();
+    memchr::memrchr(b'/', b).map_or(b, |i| &b[i + 1..])
 }
 
 /// The regular files of a sorted walk, in order; the deadline is checked per entry, and a passed one ends the list
@@ -122,9 +127,11 @@ impl<W, R> Shared<'_, W, R> {
     }
 
     /// How many files may be listed and not yet handed back: small at first (a call whose first files hold its
-    /// answer searches little past them), growing with what the caller took, up to `AHEAD_PER_THREAD` per thread.
+    /// answer searches little past them), growing with what the caller took (a quarter of it: the files searched in
+    /// vain past the caller's answer stay under a quarter of those it needed, plus a few per thread), up to
+    /// `AHEAD_PER_THREAD` per thread.
     fn ahead(&self, base: usize) -> usize {
-        (2 * base + 4 * self.threads).min(AHEAD_PER_THREAD * self.threads)
+        (base / 4 + 8 * self.threads).min(AHEAD_PER_THREAD * self.threads)
     }
 
     /// One unit of work for a thread: search the next file nobody has taken, or pull the next paths from the walk,
@@ -391,7 +398,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
         /// Results come back in the walk's order whatever each search costs, and when the caller stops after `take`
-        /// files, the walk has listed at most one look-ahead (and one batch) past them.
+        /// files, the walk has listed at most one look-ahead past them (a quarter of `take` plus eight per thread).
         #[test]
         fn results_come_back_in_order_and_the_walk_stops_with_the_caller(
             n in 0usize..400,
@@ -427,7 +434,8 @@ mod tests {
                 got
             });
             prop_assert_eq!(got, (0..n.min(take)).collect::<Vec<_>>());
-            let bound = take + AHEAD_PER_THREAD * threads + BATCH;
+            // The look-ahead at its boundary: a quarter of what the caller took plus eight per thread, capped.
+            let bound = take + (take / 4 + 8 * threads).min(AHEAD_PER_THREAD * threads);
             prop_assert!(pulled.load(Atomic::Relaxed) <= bound.min(n), "pulled {} of {n}", pulled.load(Atomic::Relaxed));
             prop_assert!(searched.load(Atomic::Relaxed) <= pulled.load(Atomic::Relaxed));
             prop_assert_eq!(cancel.load(Atomic::Relaxed), true);
@@ -476,6 +484,9 @@ mod tests {
             "every search ended before run returned"
         );
         assert_eq!(abandoned.load(Atomic::SeqCst), 3);
-        assert!(pulled.load(Atomic::Relaxed) <= 1 + AHEAD_PER_THREAD * 4 + BATCH);
+        assert!(
+            pulled.load(Atomic::Relaxed) <= 1 + 8 * 4,
+            "one taken: the look-ahead is eight per thread"
+        );
     }
 }

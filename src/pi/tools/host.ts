@@ -349,6 +349,7 @@ export const grepSchema = Type.Object({
 	context: Type.Optional(Type.Number({ description: "Context lines, 0..100." })),
 	limit: Type.Optional(Type.Number({ description: "Most matches (or files)." })),
 	outputMode: Type.Optional(Type.String({ description: "content (default), filesWithMatches or count." })),
+	total: Type.Optional(Type.Boolean({ description: "Count all matches past limit (searches every file)." })),
 });
 
 /** Write `{path | file_path, content}`. */
