@@ -31,7 +31,7 @@ for (const version of PI_VERSIONS) {
 			assert.doesNotMatch(text, /Config error:/);
 			const usage = await pi.prompt("/pct bogus");
 			assert.deepEqual(usage.notifications, [
-				"Usage: /pct [config|status [all]|reload|jobs [stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]|mode [plan|agent]|todos|agents|worktree [new [name]|list|merge [token]|leave|delete <id> [force]]]",
+				"Usage: /pct [config|status [all]|reload|jobs [show <id>|stop <id>|stop all]|review [show <n>|rollback <n>|rollback all]|permission [ask|accept-edits|auto|default|revoke <tool>|revoke all]|mode [plan|agent]|todos|agents|worktree [new [name]|list|merge [token]|leave|delete <id> [force]]]",
 			]);
 			// Plain /pct status fits one screen: the summary first, features by state, Task subagents, then the way to more.
 			const short = (await pi.prompt("/pct status")).notifications.join("\n");

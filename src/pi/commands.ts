@@ -129,7 +129,7 @@ export type PctName = (typeof PCT_COMMANDS)[number]["name"];
 
 const COMMANDS: readonly PctCommand[] = PCT_COMMANDS;
 
-/** `/pct config` or `/pct jobs [stop <id>|stop all]`. */
+/** `/pct config` or `/pct jobs [show <id>|stop <id>|stop all]`. */
 export function pctSyntax(c: PctCommand): string {
 	return c.args ? `/pct ${c.name} ${c.args}` : `/pct ${c.name}`;
 }
