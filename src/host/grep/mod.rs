@@ -22,7 +22,7 @@ mod walk;
 pub use search::MAX_LINE_BYTES;
 
 use super::args;
-use super::error::{Deadline, HostError};
+use super::error::{Deadline, HostError, TOOL_FAILED};
 use super::fileio;
 use super::glob;
 use super::grep_lines::LineMatcher;
@@ -253,7 +253,7 @@ pub fn grep(
         OutputMode::FilesWithMatches => Some(1),
         OutputMode::Count => None,
     };
-    let walk_timed_out = AtomicBool::new(false);
+    let (walk_timed_out, walk_changed) = (AtomicBool::new(false), AtomicBool::new(false));
     let parent = target.canonical.parent().unwrap_or(Path::new("/"));
     let (source, walk_root, threads): (Box<dyn Iterator<Item = PathBuf> + Send + '_>, &Path, usize) = if meta.is_file()
     {
@@ -280,6 +280,7 @@ pub fn grep(
             walk: w.build(),
             deadline,
             timed_out: &walk_timed_out,
+            changed: &walk_changed,
         };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         (Box::new(files), target.canonical.as_path(), threads)
@@ -356,6 +357,16 @@ pub fn grep(
     });
     if timed_out || (render.complete && walk_timed_out.load(Ordering::Relaxed)) {
         return Err(deadline.error("Grep"));
+    }
+    if render.complete && walk_changed.load(Ordering::Relaxed) {
+        return Err(HostError::new(
+            TOOL_FAILED,
+            format!(
+                "a folder under {} was replaced or removed while Grep listed it, so the list of files is not \
+                 known; nothing is shown. Call Grep again once the tree is steady.",
+                target.shown
+            ),
+        ));
     }
     Ok(render.finish())
 }

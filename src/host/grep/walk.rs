@@ -63,11 +63,14 @@ fn name(p: &Path) -> &[u8] {
 }
 
 /// The regular files of a sorted walk, in order; the deadline is checked per entry, and a passed one ends the list
-/// and sets `timed_out`.
+/// and sets `timed_out`. `ignore`'s sorted walk can panic when a folder is replaced while it lists it (its stack of
+/// ignore rules is popped for a folder it never pushed): that ends the list and sets `changed`, so Grep answers with
+/// an error instead of a partial list or a panic.
 pub(super) struct Files<'a> {
     pub(super) walk: Walk,
     pub(super) deadline: Deadline,
     pub(super) timed_out: &'a AtomicBool,
+    pub(super) changed: &'a AtomicBool,
 }
 
 impl Iterator for Files<'_> {
@@ -79,8 +82,16 @@ impl Iterator for Files<'_> {
                 self.timed_out.store(true, Atomic::Relaxed);
                 return None;
             }
+            if self.changed.load(Atomic::Relaxed) {
+                return None;
+            }
+            let walk = &mut self.walk;
+            let Ok(next) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| walk.next())) else {
+                self.changed.store(true, Atomic::Relaxed);
+                return None;
+            };
             // An entry the walk could not read (a folder without permission) is skipped, as ripgrep does.
-            match self.walk.next()? {
+            match next? {
                 Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => return Some(e.into_path()),
                 _ => {}
             }
@@ -331,10 +342,12 @@ mod tests {
         );
         w.sort_by_file_path(path_order());
         let timed_out = AtomicBool::new(false);
+        let changed = AtomicBool::new(false);
         Files {
             walk: w.build(),
             deadline: Deadline::none(),
             timed_out: &timed_out,
+            changed: &changed,
         }
         .map(|p| p.strip_prefix(root).unwrap().to_str().unwrap().to_string())
         .collect()
