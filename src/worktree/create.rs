@@ -199,12 +199,7 @@ pub fn create(agent_dir: &Path, cwd: &Path, name: Option<&str>, pid: u32) -> Res
             return Err(e);
         }
     };
-    let sub_cwd = path.join(&p.sub);
-    let cwd = if !p.sub.as_os_str().is_empty() && check_real_dir(&sub_cwd).is_ok() {
-        sub_cwd
-    } else {
-        path.clone()
-    };
+    let cwd = cwd_in(&path, &p.sub);
     Ok(Created {
         record,
         key: p.key,
@@ -332,6 +327,17 @@ pub fn run_init(
         tail: String::from_utf8_lossy(&tail).into_owned(),
         log: log.to_path_buf(),
     })
+}
+
+/// Where a session or delegate starts in the worktree at `root`: the same sub-folder `sub` the project's session was
+/// in, when the worktree has it as a real folder, else the worktree's root.
+pub(super) fn cwd_in(root: &Path, sub: &Path) -> PathBuf {
+    let in_sub = root.join(sub);
+    if !sub.as_os_str().is_empty() && check_real_dir(&in_sub).is_ok() {
+        in_sub
+    } else {
+        root.to_path_buf()
+    }
 }
 
 /// The `WORKTREE_MISSING` refusal for a folder that is not real.

@@ -22,7 +22,7 @@
 //! Merges back are one at a time per process, so two delegates finishing together apply in turn and the second
 //! sees the first's changes as the session's state.
 
-use super::create::{key_dir, missing};
+use super::create::{cwd_in, key_dir, missing};
 use super::git::Git;
 use super::include::copy_included;
 use super::layout::{self, Record, BRANCH_PREFIX, RECORD_VERSION};
@@ -199,12 +199,7 @@ pub fn start(agent_dir: &Path, session_cwd: &Path, agent: &str, pid: u32) -> Res
         remove(&pgit, &record, &base, &at.key);
         return Err(e);
     }
-    let sub_cwd = path.join(&at.sub);
-    let cwd = if !at.sub.as_os_str().is_empty() && check_real_dir(&sub_cwd).is_ok() {
-        sub_cwd
-    } else {
-        path.clone()
-    };
+    let cwd = cwd_in(&path, &at.sub);
     Ok(Started {
         record,
         cwd,
