@@ -22,7 +22,8 @@ struct Box_ {
     agent: PathBuf,
 }
 
-fn sh(dir: &Path, args: &[&str]) -> String {
+/// Runs git in `dir` as the toolkit's committer and returns its output (shared with the delegate tests).
+pub(super) fn sh(dir: &Path, args: &[&str]) -> String {
     committer(dir)
         .text(args)
         .unwrap_or_else(|e| panic!("git {args:?}: {e}"))

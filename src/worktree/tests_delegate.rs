@@ -5,7 +5,7 @@
 use super::create::create;
 use super::delegate::{checkpoint, finish, start, Outcome};
 use super::git::Git;
-use super::manage::committer;
+use super::tests::sh;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -15,12 +15,6 @@ struct Session {
     project: PathBuf,
     /// The session's worktree.
     wt: PathBuf,
-}
-
-fn sh(dir: &Path, args: &[&str]) -> String {
-    committer(dir)
-        .text(args)
-        .unwrap_or_else(|e| panic!("git {args:?}: {e}"))
 }
 
 /// A project on `main` (a.txt with three lines, an ignored `.env` listed in `.worktreeinclude`) and a session
