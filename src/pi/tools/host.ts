@@ -30,12 +30,13 @@
  * cannot succeed fails without a card. `details` of an ok result are every field but `ok`/`text`. Scratch writes
  * (risk "edit", target in the scratch root) never ask.
  */
-import { SessionManager, withFileMutationQueue } from "@earendil-works/pi-coding-agent";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
 import type { HostEditFailure, HostFailure, HostPathInfo, HostPrecheckOk } from "../../../index.js";
 import { failedWith } from "../failure.ts";
+import { underQueues } from "../file-queue.ts";
 import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, syncSensitive, type PermissionCode, type PermissionOutcome } from "../permission.ts";
@@ -198,12 +199,6 @@ export function pathArg(params: Record<string, unknown>): string | undefined {
 
 const now = () => performance.now();
 
-/** Runs `fn` while holding Pi's file mutation queue for every path, taken in sorted order (no deadlock). */
-export function underMutationQueues<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
-	const sorted = [...new Set(paths)].sort();
-	const take = (i: number): Promise<T> => (i === sorted.length ? fn() : withFileMutationQueue(sorted[i], () => take(i + 1)));
-	return take(0);
-}
 
 /** Registers one host tool through the wrapper (see the file header). */
 export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpec<S>): void {
@@ -303,7 +298,7 @@ export function hostTool<S extends TSchema>(host: ToolkitHost, spec: HostToolSpe
 			// Write and Edit join Pi's file mutation queue for every path they write, in the tick their paths resolved, and
 			// decide their permission inside it (as apply_patch does): the calls of one message keep their order on a file
 			// even while a card is open, and another extension's write to the same file is ordered with them.
-			const outcome = refused === undefined && spec.risk === "edit" ? await underMutationQueues(paths.map((p) => p.canonical), settle) : await settle();
+			const outcome = refused === undefined && spec.risk === "edit" ? await underQueues(paths.map((p) => p.canonical), settle) : await settle();
 			if (!outcome.ok) {
 				// Failures are data (src/pi/failure.ts): the code and every structured field of the engine's failure (Bash's
 				// exit code and streams, Read's Glob suggestion, Edit's live tag) go to `details`; the model reads the text.
