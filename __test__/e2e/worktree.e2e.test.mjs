@@ -342,17 +342,18 @@ for (const version of PI_VERSIONS) {
 		mkdirSync(join(box.agentDir, "agents"), { recursive: true });
 		for (const name of ["one", "two"]) writeFileSync(join(box.agentDir, "agents", `${name}.md`), `---\nname: ${name}\ndescription: Writes\ntools: Write, Bash\n---\nWrite.\n`);
 		const go = join(box.base, "go");
-		const wait = `until [ -e '${go}' ]; do sleep 0.1; done; ls > seen.txt`;
+		// Each writes its own record of what it saw, so which one finishes first changes nothing in the merges.
+		const wait = (name) => `until [ -e '${go}' ]; do sleep 0.1; done; ls > seen-${name}.txt`;
 		const child = writeScript(box, `export default ${JSON.stringify({
 			one: [
 				{ tools: [{ name: "Write", args: { path: "one.txt", content: "1\n" } }] },
 				{ tools: [{ name: "Write", args: { path: "a.txt", content: "from one\n" } }] },
-				{ tools: [{ name: "Bash", args: { command: wait } }] },
+				{ tools: [{ name: "Bash", args: { command: wait("one") } }] },
 				{ text: "ONE DONE" },
 			],
 			two: [
 				{ tools: [{ name: "Write", args: { path: "two.txt", content: "2\n" } }] },
-				{ tools: [{ name: "Bash", args: { command: wait } }] },
+				{ tools: [{ name: "Bash", args: { command: wait("two") } }] },
 				{ text: "TWO DONE" },
 			],
 		})};`);
@@ -393,8 +394,9 @@ export default [
 			assert.equal(readFileSync(join(wt, "two.txt"), "utf8"), "2\n");
 			assert.ok(!existsSync(join(wt, "one.txt")));
 			// Neither saw the other's file while both ran.
-			assert.doesNotMatch(readFileSync(join(wt, "seen.txt"), "utf8"), /one\.txt/);
-			assert.doesNotMatch(git(box.cwd, "show", `${started[0].branch}:seen.txt`), /two\.txt/);
+			assert.doesNotMatch(readFileSync(join(wt, "seen-two.txt"), "utf8"), /one\.txt/);
+			assert.ok(!existsSync(join(wt, "seen-one.txt")));
+			assert.doesNotMatch(git(box.cwd, "show", `${started[0].branch}:seen-one.txt`), /two\.txt/);
 			// One's branch and worktree are kept with its work committed; the project is untouched.
 			assert.equal(git(box.cwd, "show", `${started[0].branch}:one.txt`), "1");
 			assert.ok(existsSync(join(started[0].path, "one.txt")));
