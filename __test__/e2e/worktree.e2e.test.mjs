@@ -219,7 +219,7 @@ for (const version of PI_VERSIONS) {
 		}
 	});
 
-	test(`[pi ${version.name}] Pi's own tools and another extension's are refused with WORKTREE_MISSING once the worktree is linked over or gone`, async () => {
+	test(`[pi ${version.name}] Pi's own tools, another extension's and the person's ! commands are refused with WORKTREE_MISSING once the worktree is linked over or gone`, async () => {
 		const { box } = project();
 		// Host tools off: the model gets Pi's own read, bash and write; plus another extension's tool that writes.
 		writeToolConfig(box, { worktrees: { enabled: true } });
@@ -258,6 +258,10 @@ for (const version of PI_VERSIONS) {
 			// Before: Pi's write and the other extension's tool work in the worktree.
 			await pi.prompt("write a draft");
 			assert.equal(readFileSync(join(wt, "draft.txt"), "utf8"), "draft\nmore\n");
+			// The person's own `!` command (RPC "bash" is the same path: Pi's user_bash event) runs there too.
+			const userBash = async () => (await pi.command("bash", { command: "echo from-user >> user.txt" })).data;
+			assert.equal((await userBash()).exitCode, 0);
+			assert.equal(readFileSync(join(wt, "user.txt"), "utf8"), "from-user\n");
 			// The folder is swapped for a link to a look-alike: every call is refused before it runs.
 			const elsewhere = join(box.base, "elsewhere");
 			renameSync(wt, elsewhere);
@@ -265,16 +269,21 @@ for (const version of PI_VERSIONS) {
 			for (const text of refusals(await pi.prompt("try again"))) {
 				assert.match(text, /^WORKTREE_MISSING: The worktree folder is not usable: .* is a symbolic link\. Nothing was changed\..*\/pct worktree leave/s, text);
 			}
+			const linked = await userBash();
+			assert.equal(linked.exitCode, 1);
+			assert.match(linked.output, /^WORKTREE_MISSING: The worktree folder is not usable: .* is a symbolic link\./);
 			// The folder is gone: Pi's write would have created it again.
 			unlinkSync(wt);
 			for (const text of refusals(await pi.prompt("and again"))) {
 				assert.match(text, /^WORKTREE_MISSING: The worktree folder is not usable: .* does not exist\. Nothing was changed\./, text);
 			}
+			assert.match((await userBash()).output, /^WORKTREE_MISSING: The worktree folder is not usable: .* does not exist\./);
 			assert.ok(!existsSync(wt), "no tool recreated the worktree folder");
 			for (const name of ["bash.txt", "w.txt", "e.txt"]) {
 				assert.ok(!existsSync(join(elsewhere, name)) && !existsSync(join(box.cwd, name)), `${name} was written`);
 			}
 			assert.equal(readFileSync(join(elsewhere, "draft.txt"), "utf8"), "draft\nmore\n");
+			assert.equal(readFileSync(join(elsewhere, "user.txt"), "utf8"), "from-user\n", "the user's command ran only while the folder was usable");
 		} finally {
 			await pi.close();
 		}

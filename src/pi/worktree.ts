@@ -12,7 +12,8 @@
  * - `guardWorktree`: every toolkit tool call of a worktree session (nested calls from code cells included) first
  *   checks that the worktree folder is still a real folder at every component, else fails with `WORKTREE_MISSING`
  *   and changes nothing; the `tool_call` hook does the same for every tool the model calls — Pi's own (read, bash,
- *   edit, write, grep, find, ls) and other extensions' — by blocking the call before it runs;
+ *   edit, write, grep, find, ls) and other extensions' — by blocking the call before it runs; the `user_bash` hook
+ *   refuses the person's own `!`/`!!` commands the same way;
  * - `worktreeEnv`: `PI_PORT`, `PI_PROJECT_ROOT`, `PI_WORKTREE_ROOT` for every shell the toolkit starts.
  */
 import { randomUUID } from "node:crypto";
@@ -351,6 +352,11 @@ export function register(host: ToolkitHost): void {
 	host.pi.on("tool_call", async (_event, ctx) => {
 		const refusal = worktreeRefusal(host.agentDir, ctx.cwd);
 		return refusal ? { block: true, reason: refusal } : undefined;
+	});
+	// The person's own `!` and `!!` commands run in the session's folder too: refused the same way, nothing run.
+	host.pi.on("user_bash", async (event) => {
+		const refusal = worktreeRefusal(host.agentDir, event.cwd);
+		return refusal ? { result: { output: refusal, exitCode: 1, cancelled: false, truncated: false } } : undefined;
 	});
 	host.lifecycle("worktrees", { shutdown: end });
 }
