@@ -297,7 +297,7 @@ for (const version of PI_VERSIONS) {
 		writeFileSync(join(box.cwd, ".pi", "agents", "writer.md"), "---\nname: writer\ndescription: Writes files\ntools: Write, Bash\n---\nWrite what you are told.\n");
 		const child = writeScript(box, `export default { writer: ${JSON.stringify([
 			{ tools: [{ name: "Write", args: { path: "by-delegate.txt", content: "delegate\n" } }] },
-			// It sees the session's uncommitted draft (the checkpoint), in its own folder, with the session's PI_PORT.
+			// It sees the session's uncommitted draft (the checkpoint), in its own folder, with a PI_PORT block of its own.
 			{ tools: [{ name: "Bash", args: { command: "echo \"$PI_PORT|$PI_WORKTREE_ROOT|$(pwd)|$(cat draft.txt)\" > delegate-env.txt" } }] },
 			{ text: "DELEGATE DONE" },
 		])} };`);
@@ -327,7 +327,9 @@ for (const version of PI_VERSIONS) {
 			assert.match(task.result.content[0].text, /DELEGATE DONE\n\n\[Its changes to 2 file\(s\) were merged into this session's worktree as uncommitted changes: A by-delegate\.txt, A delegate-env\.txt\.\]/);
 			// Merged into the session worktree, uncommitted; the delegate's worktree and branch are gone.
 			assert.equal(readFileSync(join(wt, "by-delegate.txt"), "utf8"), "delegate\n");
-			assert.deepEqual(readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|"), [port, own.path, own.path, "draft"]);
+			const [dgPort, ...dgEnv] = readFileSync(join(wt, "delegate-env.txt"), "utf8").trim().split("|");
+			assert.deepEqual(dgEnv, [own.path, own.path, "draft"]);
+			assert.ok(/^4[1-8]\d{3}$/.test(dgPort) && dgPort !== port, `the delegate's PI_PORT ${dgPort} is a block of its own, not the session's ${port}`);
 			assert.notEqual(own.path, wt);
 			assert.equal(git(wt, "rev-parse", "HEAD"), head);
 			assert.ok(!existsSync(own.path));

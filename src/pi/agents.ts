@@ -250,6 +250,9 @@ interface DelegateWorktree {
 	cwd: string;
 	/** The checkpoint of the session worktree it started from. */
 	base: string;
+	/** Its own `PI_PORT` block (leased for `path`), so a dev server it starts never collides with the session's or
+	 * another delegate's; absent when no block was free (it then shares the session's). */
+	port?: number;
 }
 
 /** How to continue with a delegate's kept worktree: where its work is and the commands that bring it in. */
@@ -367,9 +370,10 @@ function startDelegate(host: ToolkitHost, def: AgentDefinition, prompt: string, 
 	};
 	const args = [pi.cli, "--mode", "rpc", "--no-session", ...pi.extensionArgs, ...modelArgs(def, ctx), "--tools", def.allowlist.join(",")];
 	if (def.prompt) args.push("--append-system-prompt", def.prompt);
-	// In a worktree session the delegate shares the session's PI_PORT block; a write-capable one works in its own
-	// worktree, every other shares the session's root (docs/worktrees.md "Delegates").
-	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), ...(own ? { PI_WORKTREE_ROOT: own.path } : {}), [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
+	// In a worktree session a write-capable delegate works in its own worktree with its own PI_PORT block; every other
+	// shares the session's root and block (docs/worktrees.md "Delegates").
+	const ownEnv = own ? { PI_WORKTREE_ROOT: own.path, ...(own.port !== undefined ? { PI_PORT: String(own.port) } : {}) } : {};
+	const env: NodeJS.ProcessEnv = { ...process.env, ...worktreeEnv(host), ...ownEnv, [DELEGATE_ENV]: JSON.stringify(info), PCT_DELEGATE_NAME: def.name };
 	let child: ChildProcess;
 	try {
 		child = spawn(process.execPath, args, { cwd: own?.cwd ?? ctx.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
@@ -609,10 +613,16 @@ export function register(host: ToolkitHost): void {
 				);
 			}
 			own = { id: w.id!, branch: w.branch!, path: w.path!, cwd: w.cwd!, base: w.base! };
+			const lease = native.worktreePortLease(host.agentDir, own.path);
+			if (lease.ok && lease.port) own.port = lease.port;
 		}
+		const releasePorts = () => {
+			if (own?.port !== undefined) native.worktreePortRelease(own.path);
+		};
 		const run = startDelegate(host, agent, params.prompt, ctx, background ? undefined : update, own);
 		if (!("child" in run)) {
 			release();
+			releasePorts();
 			if (own) await native.worktreeDelegateFinish(host.agentDir, own.path, true, undefined).catch(() => undefined);
 			return fail(run.code, run.message);
 		}
@@ -632,6 +642,7 @@ export function register(host: ToolkitHost): void {
 		void done.finally(() => {
 			clearTimeout(timer);
 			release();
+			releasePorts();
 		});
 		if (background) {
 			const task = new native.AgentTask(rt.for(ctx), run.child.pid ?? 0, `Task ${agent.name}`, `${agent.name}: ${params.prompt.split("\n")[0].slice(0, 120)}`);
