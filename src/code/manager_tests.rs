@@ -5,6 +5,7 @@ use crate::code::adapters::fake::FakeAdapters;
 use crate::code::adapters::GateRequest;
 use crate::code::adapters::{AllowAll, BoxFuture, GateAnswer};
 use crate::code::render::render;
+use crate::test_support::until;
 use parking_lot::Mutex;
 use serde_json::json;
 use std::sync::atomic::Ordering;
@@ -189,10 +190,8 @@ async fn abort_of_the_outer_call_terminates_the_cell() {
         )
         .await
     });
-    while m.running_cells() == 0 {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The call registers its abort channel before its cell starts: once the cell runs, the abort reaches it.
+    until("the cell runs", || m.running_cells() > 0).await;
     m.abort("c1");
     let e = h.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
