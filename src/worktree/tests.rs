@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A temporary folder holding a project repository (`work/`) with one commit on `main`, and an agent dir.
-struct Box_ {
+pub(super) struct Box_ {
     _t: tempfile::TempDir,
     root: PathBuf,
-    project: PathBuf,
-    agent: PathBuf,
+    pub(super) project: PathBuf,
+    pub(super) agent: PathBuf,
 }
 
 /// Runs git in `dir` as the toolkit's committer and returns its output (shared with the delegate tests).
@@ -29,7 +29,9 @@ pub(super) fn sh(dir: &Path, args: &[&str]) -> String {
         .unwrap_or_else(|e| panic!("git {args:?}: {e}"))
 }
 
-fn setup() -> Box_ {
+/// A project on `main` (a.txt with three lines; `.env`, `node_modules/` and `*.log` ignored) and an agent folder,
+/// in one temporary folder (shared with the delegate tests).
+pub(super) fn setup() -> Box_ {
     let t = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(t.path()).unwrap();
     let project = root.join("work");
