@@ -375,13 +375,7 @@ async fn grandchild_keeps_job_managed_until_stopped() {
     assert_eq!(r.status, Status::Terminated);
     assert!(!r.unknown_outcome);
     // killed, reaped (no zombie) — checked in the process table
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!alive(pid));
+    until("the grandchild was killed and reaped", || !alive(pid)).await;
     assert_eq!(m.status().running, 0);
 }
 
@@ -913,25 +907,29 @@ async fn a_running_call_can_be_peeked_without_consuming_its_output() {
         ..ctx()
     };
     let m2 = m.clone();
-    // Two lines at once, the third only after the peek has seen them; the call waits up to 10 s.
-    let args = json!({"cmd": "printf 'one\\ntwo\\n'; sleep 0.6; printf 'three\\n'", "yield_time_ms": 10_000});
+    // Two lines at once, the third only once the peek has seen them and the test creates `go`; the call waits up
+    // to 10 s.
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let cmd = format!(
+        "printf 'one\\ntwo\\n'; until [ -e '{}' ]; do sleep 0.01; done; printf 'three\\n'",
+        go.display()
+    );
+    let args = json!({"cmd": cmd, "yield_time_ms": 10_000});
     let call = tokio::spawn(async move { m2.exec(&args, c).await });
     let mut seen = None;
-    for _ in 0..200 {
-        if let Some(p) = calls.peek("c1", 4096) {
-            if p.stdout == "one\ntwo\n" {
-                seen = Some(p);
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let p = seen.expect("the first lines while the command runs");
+    until("the first lines while the command runs", || {
+        seen = calls.peek("c1", 4096).filter(|p| p.stdout == "one\ntwo\n");
+        seen.is_some()
+    })
+    .await;
+    let p = seen.unwrap();
     assert!(p.session_id.starts_with("pct-shell-"), "{p:?}");
     assert_eq!((p.stdout_bytes, p.stderr_bytes, p.settled), (8, 0, false));
     // Bounded: a small peek is the end of the stream, cut on a character boundary.
     assert_eq!(calls.peek("c1", 4).unwrap().stdout, "two\n");
     assert_eq!(calls.peek("c1", 0).unwrap().stdout, "\n", "at least one byte");
+    std::fs::write(&go, "").unwrap();
     let r = call.await.unwrap().unwrap();
     // The peeks consumed nothing: the call returns every line.
     assert_eq!(r.stdout, "one\ntwo\nthree\n");
@@ -942,12 +940,14 @@ async fn a_running_call_can_be_peeked_without_consuming_its_output() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_stdin_that_waits_publishes_its_job_too() {
     let (_d, m) = manager();
-    let r = exec(
-        &m,
-        json!({"cmd": "read x; echo got $x; sleep 0.5; echo done", "yield_time_ms": 0}),
-    )
-    .await
-    .unwrap();
+    // `done` only once the peek has seen `got hi` and the test creates `go`
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let cmd = format!(
+        "read x; echo got $x; until [ -e '{}' ]; do sleep 0.01; done; echo done",
+        go.display()
+    );
+    let r = exec(&m, json!({"cmd": cmd, "yield_time_ms": 0})).await.unwrap();
     let calls = Arc::new(js::CallRegistry::default());
     let (cancel, slot) = calls.begin_live("w1");
     let c = CallContext {
@@ -958,15 +958,11 @@ async fn a_write_stdin_that_waits_publishes_its_job_too() {
     let m2 = m.clone();
     let args = json!({"session_id": r.session_id, "chars": "hi\n", "yield_time_ms": 10_000});
     let call = tokio::spawn(async move { m2.write_stdin(&args, c).await });
-    let mut seen = false;
-    for _ in 0..200 {
-        if calls.peek("w1", 4096).is_some_and(|p| p.stdout == "got hi\n") {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(seen, "write_stdin's wait shows the new output");
+    until("write_stdin's wait shows the new output", || {
+        calls.peek("w1", 4096).is_some_and(|p| p.stdout == "got hi\n")
+    })
+    .await;
+    std::fs::write(&go, "").unwrap();
     assert_eq!(call.await.unwrap().unwrap().stdout, "got hi\ndone\n");
 }
 
