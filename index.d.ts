@@ -1320,9 +1320,10 @@ export interface NetDebugMeta {
   error?: string
 }
 
-/** The sidecar executor. */
+/** The resolved sidecar executor. It is also the binding's `NetExecutor` interface in index.d.ts (type only). */
 export interface NetExecutor {
   route: NetRoute
+  /** `auto` (the provider's default, never the main model's level) or an explicit thinking level. */
   effort: string
 }
 
@@ -1342,8 +1343,9 @@ export interface NetFailure {
   message: string
 }
 
-/** Image Generation's plan. */
+/** Image Generation plan. It is also the binding's `NetImagePlan` interface in index.d.ts (type only). */
 export interface NetImagePlan {
+  /** The model whose route and credential carry the request (the request itself always uses `gpt-image-2`). */
   route?: NetRoute | null
   reason?: string | null
 }
@@ -1406,13 +1408,16 @@ export interface NetPayloadPatch {
   toolChoice?: 'auto' | null
 }
 
-/** Both plans of one sync decision. */
+/**
+ * Both plans of one sync decision, as the rules decision carries them to the tools and the payload hook. It is
+ * also the binding's `NetPlan` interface in index.d.ts (type only: the value crosses inside the decision's JSON).
+ */
 export interface NetPlan {
   search: NetSearchPlan
   image: NetImagePlan
 }
 
-/** A model on an official route. */
+/** A model that passed the check. It is also the binding's `NetRoute` interface in index.d.ts (type only). */
 export interface NetRoute {
   kind: 'openai' | 'openai-codex'
   model: string
@@ -1449,10 +1454,16 @@ export interface NetRouteFacts {
  */
 export declare function netRouteInspect(facts: NetRouteFacts): NetRouteCheck
 
-/** Web Search's plan. */
+/**
+ * Web Search plan (also for a feature that is off: `backend` is then `None` with no reason). It is also the
+ * binding's `NetSearchPlan` interface in index.d.ts: the JSON Rust writes and the type the glue reads are one
+ * definition.
+ */
 export interface NetSearchPlan {
   backend?: 'native' | 'sidecar' | null
+  /** Why no backend applies (a stable code), when the feature is on. */
   reason?: string | null
+  /** The executor the sidecar would use (set whenever one resolves, even under the native backend). */
   executor?: NetExecutor | null
 }
 

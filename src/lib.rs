@@ -29,4 +29,6 @@ mod rules;
 mod seams;
 mod session_id;
 pub mod shell;
+#[cfg(test)]
+mod test_support;
 pub mod worktree;

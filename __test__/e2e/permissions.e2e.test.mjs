@@ -46,6 +46,10 @@ for (const version of PI_VERSIONS) {
 		let open = 0;
 		let overlapped = false;
 		const answers = ["Allow once", "Allow once", "Allow for this session"];
+		// Tool calls Pi has started by the end of the current batch (two per assistant message).
+		let batchStarts = 2;
+		const unstarted = [];
+		const started = () => pi.events.filter((e) => e.type === "tool_execution_start").length;
 		const pi = new RpcPi({
 			version,
 			box,
@@ -53,7 +57,12 @@ for (const version of PI_VERSIONS) {
 			ui: async (req) => {
 				open++;
 				if (open > 1) overlapped = true;
-				// Hold the card a while: a second concurrent dialog would arrive meanwhile.
+				// Hold the card until Pi has started both calls of the batch (the other one is then on its way to a
+				// card of its own), then a while longer: a wrong second card would open meanwhile. That while is no
+				// synchronisation: nothing the test waits for happens in it (a correct queue shows nothing), so its
+				// length decides only how slow a wrong card may be and still be caught.
+				for (const end = Date.now() + 60_000; started() < batchStarts && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+				if (started() < batchStarts) unstarted.push(`${started()} of ${batchStarts}`);
 				await new Promise((r) => setTimeout(r, 400));
 				open--;
 				return { value: answers.shift() };
@@ -63,13 +72,16 @@ for (const version of PI_VERSIONS) {
 			const first = await pi.prompt("write two");
 			assert.deepEqual(ends(first).map((e) => e.isError), [false, false], JSON.stringify(ends(first).map(toolText)));
 			assert.equal(selects(pi).length, 2, "one card per call");
+			assert.deepEqual(unstarted, [], "Pi started both calls of the batch while the first card was open");
 			assert.equal(overlapped, false, "the second card opened only after the first was answered");
 			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "a\n");
 			assert.equal(readFileSync(join(box.cwd, "b.txt"), "utf8"), "b\n");
 			// Allow for this session on the first card of a batch: the queued second call decides again, no card.
+			batchStarts = 4;
 			const second = await pi.prompt("write two more");
 			assert.deepEqual(ends(second).map((e) => e.isError), [false, false], JSON.stringify(ends(second).map(toolText)));
 			assert.equal(selects(pi).length, 3, "the second call of the batch ran under the session grant");
+			assert.deepEqual(unstarted, []);
 			assert.equal(overlapped, false);
 		} finally {
 			await pi.close();

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PI_VERSIONS, sandbox, writeConfig, writeScript } from "../helpers/pi.mjs";
-import { TmuxPi, keep, plain, sleep, submitWhenReady } from "./helpers/tmux.mjs";
+import { TmuxPi, keep, plain, submitWhenReady } from "./helpers/tmux.mjs";
 import { requireTools } from "../helpers/prereq.mjs";
 
 const TASK = "for i in 1 2 3 4 5 6 7 8; do echo out-line-$i; done; echo warn-line >&2; while :; do :; done";
@@ -41,7 +41,7 @@ for (const version of PI_VERSIONS) {
 
 			// 2. /pct jobs: the row, then the last three output lines (stdout's end, then stderr's, marked).
 			pi.keys("/pct jobs");
-			await sleep(500);
+			await pi.waitFor(/\/pct jobs/, "the command typed in the editor", 30_000);
 			pi.keys("Enter");
 			const widget = await pi
 				.waitFor(/Running: 1 task[\s\S]*> task bg-/, "the jobs widget", 5_000)
@@ -63,7 +63,8 @@ for (const version of PI_VERSIONS) {
 			pi.keys("Enter");
 			await pi.waitFor(new RegExp(`Stopped task ${id}\\.`), "the stop confirmed", 60_000);
 			pi.keys("Escape");
-			await sleep(500);
+			// the next prompt is typed into the editor, so the widget (its keys line ends "esc close") must be gone
+			await pi.waitFor(/^(?![\s\S]*esc close)/, "the jobs widget closed", 30_000);
 
 			// 4. A cell in a busy loop: stopped at codeMode.maxCellSeconds, the model reads cell-timeout.
 			await submitWhenReady(pi, "spin", /cell over/, 180_000);

@@ -104,53 +104,6 @@ pub struct NetInput {
     pub image_candidates: Option<Vec<NetRouteFacts>>,
 }
 
-/// A model on an official route.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct NetRoute {
-    #[napi(ts_type = "'openai' | 'openai-codex'")]
-    pub kind: String,
-    pub model: String,
-}
-
-/// The sidecar executor.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct NetExecutor {
-    pub route: NetRoute,
-    pub effort: String,
-}
-
-/// Web Search's plan.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct NetSearchPlan {
-    #[napi(ts_type = "'native' | 'sidecar' | null")]
-    pub backend: Option<String>,
-    #[napi(ts_type = "string | null")]
-    pub reason: Option<String>,
-    #[napi(ts_type = "NetExecutor | null")]
-    pub executor: Option<NetExecutor>,
-}
-
-/// Image Generation's plan.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct NetImagePlan {
-    #[napi(ts_type = "NetRoute | null")]
-    pub route: Option<NetRoute>,
-    #[napi(ts_type = "string | null")]
-    pub reason: Option<String>,
-}
-
-/// Both plans of one sync decision.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[allow(dead_code)]
-pub struct NetPlan {
-    pub search: NetSearchPlan,
-    pub image: NetImagePlan,
-}
-
 // ---- Web Search, Image Generation, Debug ----
 
 use crate::net::error::{NetCode, NetError};

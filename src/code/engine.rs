@@ -711,13 +711,18 @@ mod tests {
     fn busy_loop_is_interrupted_and_not_catchable() {
         let rec = Arc::new(Rec::default());
         let h = start(
-            "while (true) { try { while(true){} } catch (e) { print('caught') } }",
+            "print('looping'); while (true) { try { while(true){} } catch (e) { print('caught') } }",
             vec![],
             EngineLimits::default(),
             rec.clone(),
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        // Cancel once the program is past its print, in the loop (not before it started).
+        let t = Instant::now();
+        while rec.text.lock().is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(60), "the program never printed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         h.cancel();
         let t = Instant::now();
         while rec.done.lock().is_none() {
@@ -725,7 +730,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(*rec.done.lock(), Some(Outcome::Terminated));
-        assert_eq!(*rec.text.lock(), "");
+        assert_eq!(*rec.text.lock(), "looping\n", "the interrupt is not caught");
     }
 
     #[test]

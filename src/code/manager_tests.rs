@@ -5,6 +5,7 @@ use crate::code::adapters::fake::FakeAdapters;
 use crate::code::adapters::GateRequest;
 use crate::code::adapters::{AllowAll, BoxFuture, GateAnswer};
 use crate::code::render::render;
+use crate::test_support::until;
 use parking_lot::Mutex;
 use serde_json::json;
 use std::sync::atomic::Ordering;
@@ -189,10 +190,8 @@ async fn abort_of_the_outer_call_terminates_the_cell() {
         )
         .await
     });
-    while m.running_cells() == 0 {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The call registers its abort channel before its cell starts: once the cell runs, the abort reaches it.
+    until("the cell runs", || m.running_cells() > 0).await;
     m.abort("c1");
     let e = h.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
@@ -1256,8 +1255,22 @@ async fn a_cell_that_ends_under_its_limit_keeps_its_outcome() {
         .await
         .unwrap();
     idle(&m).await;
-    // Let the limit pass with the result unread: the watcher must leave the finished cell alone.
-    tokio::time::sleep(Duration::from_millis(limit + 300)).await;
+    // With the result unread, the run-time watcher must leave the finished cell alone. It holds the cell's change
+    // subscription until it has made up its mind: once that is dropped, nothing of it can touch the cell any more.
+    let cell = m
+        .inner
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .cells
+        .get(&r.cell_id)
+        .cloned();
+    if let Some(cell) = cell {
+        until("the run-time watcher let the finished cell go", || {
+            cell.changed.receiver_count() == 0
+        })
+        .await;
+    }
     let w = if r.status == "running" {
         m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap()
     } else {

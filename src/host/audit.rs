@@ -460,6 +460,8 @@ mod tests {
                 .await
                 .expect("another log's turn does not wait for a held one");
             first.wait().await;
+            // Not synchronisation: a window in which a turn that did not wait would append (the right behaviour
+            // shows nothing to wait for).
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         });
         assert!(order.lock().is_empty(), "nothing passed the held first turn");

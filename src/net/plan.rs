@@ -40,33 +40,55 @@ impl SearchBackend {
     }
 }
 
-/// The resolved sidecar executor.
+/// The resolved sidecar executor. It is also the binding's `NetExecutor` interface in index.d.ts (type only).
+#[napi_derive::napi(object, js_name = "NetExecutor", object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Executor {
+    #[napi(ts_type = "NetRoute")]
     pub route: Route,
     /// `auto` (the provider's default, never the main model's level) or an explicit thinking level.
     pub effort: String,
 }
 
-/// Web Search plan (also for a feature that is off: `backend` is then `None` with no reason).
+/// Web Search plan (also for a feature that is off: `backend` is then `None` with no reason). It is also the
+/// binding's `NetSearchPlan` interface in index.d.ts: the JSON Rust writes and the type the glue reads are one
+/// definition.
+#[napi_derive::napi(object, js_name = "NetSearchPlan", object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchPlan {
+    #[napi(ts_type = "'native' | 'sidecar' | null")]
     pub backend: Option<SearchBackend>,
     /// Why no backend applies (a stable code), when the feature is on.
+    #[napi(ts_type = "string | null")]
     pub reason: Option<&'static str>,
     /// The executor the sidecar would use (set whenever one resolves, even under the native backend).
+    #[napi(ts_type = "NetExecutor | null")]
     pub executor: Option<Executor>,
 }
 
-/// Image Generation plan.
+/// Image Generation plan. It is also the binding's `NetImagePlan` interface in index.d.ts (type only).
+#[napi_derive::napi(object, js_name = "NetImagePlan", object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImagePlan {
     /// The model whose route and credential carry the request (the request itself always uses `gpt-image-2`).
+    #[napi(ts_type = "NetRoute | null")]
     pub route: Option<Route>,
+    #[napi(ts_type = "string | null")]
     pub reason: Option<&'static str>,
+}
+
+/// Both plans of one sync decision, as the rules decision carries them to the tools and the payload hook. It is
+/// also the binding's `NetPlan` interface in index.d.ts (type only: the value crosses inside the decision's JSON).
+#[napi_derive::napi(object, js_name = "NetPlan", object_to_js = false, object_from_js = false)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NetPlan {
+    #[napi(ts_type = "NetSearchPlan")]
+    pub search: SearchPlan,
+    #[napi(ts_type = "NetImagePlan")]
+    pub image: ImagePlan,
 }
 
 /// The Web Search config fields the plan reads.

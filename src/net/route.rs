@@ -139,10 +139,12 @@ pub struct RouteFacts {
     pub auth: Option<AuthKind>,
 }
 
-/// A model that passed the check.
+/// A model that passed the check. It is also the binding's `NetRoute` interface in index.d.ts (type only).
+#[napi_derive::napi(object, js_name = "NetRoute", object_to_js = false, object_from_js = false)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Route {
+    #[napi(ts_type = "'openai' | 'openai-codex'")]
     pub kind: RouteKind,
     pub model: String,
 }

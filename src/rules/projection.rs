@@ -61,14 +61,7 @@ pub struct Projection {
     pub diagnostics: DiagnosticsRecord,
     /// The network plans the tools and the payload hook follow (src/net/plan.rs).
     #[napi(ts_type = "NetPlan")]
-    pub net: NetView,
-}
-
-/// Web Search's and Image Generation's plans for this sync.
-#[derive(Clone, Debug, Serialize)]
-pub struct NetView {
-    pub search: crate::net::plan::SearchPlan,
-    pub image: crate::net::plan::ImagePlan,
+    pub net: crate::net::plan::NetPlan,
 }
 
 fn feature_map(features: &[FeatureStatus]) -> serde_json::Map<String, serde_json::Value> {
@@ -164,7 +157,7 @@ pub fn project(input: &ResolveInput, d: &Decision) -> Projection {
         notes: d.notes.iter().map(|s| s.to_string()).collect(),
         features: feature_map(&d.features),
         diagnostics,
-        net: NetView {
+        net: crate::net::plan::NetPlan {
             search: d.search.clone(),
             image: d.image.clone(),
         },

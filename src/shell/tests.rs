@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::output::RecoveryStore;
+use crate::shell::job::StopPhase;
+use crate::test_support::until;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -373,13 +375,7 @@ async fn grandchild_keeps_job_managed_until_stopped() {
     assert_eq!(r.status, Status::Terminated);
     assert!(!r.unknown_outcome);
     // killed, reaped (no zombie) — checked in the process table
-    for _ in 0..50 {
-        if !alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!alive(pid));
+    until("the grandchild was killed and reaped", || !alive(pid)).await;
     assert_eq!(m.status().running, 0);
 }
 
@@ -399,8 +395,9 @@ async fn stop_escalates_to_sigkill_and_second_stop_kills_at_once() {
     assert_eq!(r.signal.as_deref(), Some("SIGKILL"), "{}", r.text());
 
     // second stop while the first waits out its grace period: SIGKILL at once
+    // (a grace of an hour: only the second stop's SIGKILL can end this job while the test runs)
     let limits = Limits {
-        stop_grace: Duration::from_secs(30),
+        stop_grace: Duration::from_secs(3600),
         ..fast_stop()
     };
     let (_d2, m2) = manager_with(limits);
@@ -414,9 +411,23 @@ async fn stop_escalates_to_sigkill_and_second_stop_kills_at_once() {
     let m2b = m2.clone();
     let id2 = id.clone();
     let first = tokio::spawn(async move { m2b.terminate(&id2).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(m2.terminate(&id).await.unwrap());
-    assert!(first.await.unwrap().unwrap());
+    // the second stop comes once the first has sent SIGTERM and waits out its grace period
+    let job = m2.lookup(&id).unwrap();
+    until("the first stop sent SIGTERM", || {
+        job.state.lock().stop == StopPhase::Term
+    })
+    .await;
+    let bound = crate::test_support::BOUND;
+    let second = tokio::time::timeout(bound, m2.terminate(&id)).await;
+    assert!(second
+        .expect("the second stop did not kill at once (the grace period is an hour)")
+        .unwrap());
+    let first = tokio::time::timeout(bound, first).await;
+    assert!(first
+        .expect("the first stop did not end with the second's SIGKILL")
+        .unwrap()
+        .unwrap());
+    assert_eq!(job.state.lock().stop, StopPhase::Kill);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -482,13 +493,9 @@ async fn unread_terminal_handles_are_pruned() {
                 .unwrap()
                 .session_id,
         );
-        while m.status().running >= 16 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        until("fewer than 16 jobs run", || m.status().running < 16).await;
     }
-    while m.status().running > 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    until("every job ended", || m.status().running == 0).await;
     // 33 unread terminal handles: the oldest is pruned, the 32 newest are kept
     assert_eq!(m.status().unread_terminal, 33);
     let mut stale = 0;
@@ -503,8 +510,9 @@ async fn unread_terminal_handles_are_pruned() {
     }
     assert_eq!(stale, 1, "exactly the oldest of 33 unread handles is pruned");
 
+    let ttl = Duration::from_millis(500);
     let limits = Limits {
-        terminal_ttl: Duration::from_millis(200),
+        terminal_ttl: ttl,
         ..Limits::default()
     };
     let (_d, m) = manager_with(limits);
@@ -512,7 +520,33 @@ async fn unread_terminal_handles_are_pruned() {
         .await
         .unwrap()
         .session_id;
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    let job = m.lookup(&id).unwrap();
+    until("the job settled", || job.state.lock().settled()).await;
+    let settled_at = job.state.lock().settled_at.unwrap();
+    // Look the handle up (a lookup prunes, and reads nothing) until it is gone. The time-to-live decides each
+    // answer: a lookup that began after it had passed must find the handle pruned, one that ended before must
+    // find it kept. No duration is asserted; each answer is checked against the clock read around it.
+    let mut gone = false;
+    until("the unread handle was pruned after its time-to-live", || {
+        let before = settled_at.elapsed();
+        let found = m.lookup(&id);
+        let after = settled_at.elapsed();
+        match found {
+            Ok(_) => {
+                assert!(before < ttl, "kept {before:?} after it settled, past its time-to-live");
+            }
+            Err(e) => {
+                assert_eq!(e.code, "stale-session");
+                assert!(
+                    after >= ttl,
+                    "pruned {after:?} after it settled, before its time-to-live"
+                );
+                gone = true;
+            }
+        }
+        gone
+    })
+    .await;
     assert_eq!(
         write(&m, json!({"session_id": id})).await.unwrap_err().code,
         "stale-session"
@@ -531,7 +565,12 @@ async fn queued_observer_gets_stale_session() {
         let id = id.clone();
         tokio::spawn(async move { write(&m, json!({"session_id": id, "yield_time_ms": 5000})).await })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // b queues behind a once a holds the job's observation lock
+    let job = m.lookup(&id).unwrap();
+    until("the first observer holds the job", || {
+        job.observe_lock.try_lock().is_err()
+    })
+    .await;
     let b = {
         let m = m.clone();
         let id = id.clone();
@@ -626,17 +665,9 @@ async fn env_overlay_for_one_spawn() {
     }
 }
 
-/// Waits (bounded: 20 s) until the manager counts `n` running jobs.
+/// Waits (bounded) until the manager counts `n` running jobs.
 async fn until_running(m: &Manager, n: usize) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while m.status().running != n {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} running jobs, never {n}",
-            m.status().running
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    until(&format!("{n} running jobs"), || m.status().running == n).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -655,13 +686,7 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
     cancel.cancel();
     let e = call.await.unwrap().unwrap_err();
     assert_eq!(e.code, "aborted");
-    for _ in 0..100 {
-        if m.status().running == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(m.status().running, 0, "the direct call's job was stopped");
+    until("the direct call's job was stopped", || m.status().running == 0).await;
 
     let cancel = Cancel::new();
     let c = CallContext {
@@ -670,16 +695,34 @@ async fn cancellation_stops_direct_jobs_not_nested_ones() {
         ..ctx()
     };
     let m2 = m.clone();
-    let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "sleep 30"}), c).await });
+    let call = tokio::spawn(async move { m2.exec(&json!({"cmd": "read x; echo got-$x; sleep 30"}), c).await });
     until_running(&m, 1).await;
     cancel.cancel();
-    assert_eq!(call.await.unwrap().unwrap_err().code, "aborted");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(e.code, "aborted");
+    // A direct call's stop begins before its `aborted` returns (the stop phase is set as SIGTERM goes out); the
+    // job answering input afterwards shows no stop reached it.
+    let id = e
+        .message
+        .split_once("Session ")
+        .and_then(|(_, rest)| rest.split_once(" keeps running"))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| panic!("the aborted call names its session as running: {}", e.message));
+    let r = write(&m, json!({"session_id": id, "chars": "x\n", "yield_time_ms": 10_000}))
+        .await
+        .unwrap();
     assert_eq!(
-        m.status().running,
-        1,
+        (r.status, r.stdout.as_str()),
+        (Status::Running, "got-x\n"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(
+        m.lookup(&id).unwrap().state.lock().stop,
+        StopPhase::None,
         "a nested call's cancellation leaves the shell running"
     );
+    assert_eq!(m.status().running, 1);
     // a call cancelled before it starts runs nothing
     let cancel = Cancel::new();
     cancel.cancel();
@@ -864,25 +907,29 @@ async fn a_running_call_can_be_peeked_without_consuming_its_output() {
         ..ctx()
     };
     let m2 = m.clone();
-    // Two lines at once, the third only after the peek has seen them; the call waits up to 10 s.
-    let args = json!({"cmd": "printf 'one\\ntwo\\n'; sleep 0.6; printf 'three\\n'", "yield_time_ms": 10_000});
+    // Two lines at once, the third only once the peek has seen them and the test creates `go`; the call waits up
+    // to 10 s.
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let cmd = format!(
+        "printf 'one\\ntwo\\n'; until [ -e '{}' ]; do sleep 0.01; done; printf 'three\\n'",
+        go.display()
+    );
+    let args = json!({"cmd": cmd, "yield_time_ms": 10_000});
     let call = tokio::spawn(async move { m2.exec(&args, c).await });
     let mut seen = None;
-    for _ in 0..200 {
-        if let Some(p) = calls.peek("c1", 4096) {
-            if p.stdout == "one\ntwo\n" {
-                seen = Some(p);
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let p = seen.expect("the first lines while the command runs");
+    until("the first lines while the command runs", || {
+        seen = calls.peek("c1", 4096).filter(|p| p.stdout == "one\ntwo\n");
+        seen.is_some()
+    })
+    .await;
+    let p = seen.unwrap();
     assert!(p.session_id.starts_with("pct-shell-"), "{p:?}");
     assert_eq!((p.stdout_bytes, p.stderr_bytes, p.settled), (8, 0, false));
     // Bounded: a small peek is the end of the stream, cut on a character boundary.
     assert_eq!(calls.peek("c1", 4).unwrap().stdout, "two\n");
     assert_eq!(calls.peek("c1", 0).unwrap().stdout, "\n", "at least one byte");
+    std::fs::write(&go, "").unwrap();
     let r = call.await.unwrap().unwrap();
     // The peeks consumed nothing: the call returns every line.
     assert_eq!(r.stdout, "one\ntwo\nthree\n");
@@ -893,12 +940,14 @@ async fn a_running_call_can_be_peeked_without_consuming_its_output() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_stdin_that_waits_publishes_its_job_too() {
     let (_d, m) = manager();
-    let r = exec(
-        &m,
-        json!({"cmd": "read x; echo got $x; sleep 0.5; echo done", "yield_time_ms": 0}),
-    )
-    .await
-    .unwrap();
+    // `done` only once the peek has seen `got hi` and the test creates `go`
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let cmd = format!(
+        "read x; echo got $x; until [ -e '{}' ]; do sleep 0.01; done; echo done",
+        go.display()
+    );
+    let r = exec(&m, json!({"cmd": cmd, "yield_time_ms": 0})).await.unwrap();
     let calls = Arc::new(js::CallRegistry::default());
     let (cancel, slot) = calls.begin_live("w1");
     let c = CallContext {
@@ -909,15 +958,11 @@ async fn a_write_stdin_that_waits_publishes_its_job_too() {
     let m2 = m.clone();
     let args = json!({"session_id": r.session_id, "chars": "hi\n", "yield_time_ms": 10_000});
     let call = tokio::spawn(async move { m2.write_stdin(&args, c).await });
-    let mut seen = false;
-    for _ in 0..200 {
-        if calls.peek("w1", 4096).is_some_and(|p| p.stdout == "got hi\n") {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(seen, "write_stdin's wait shows the new output");
+    until("write_stdin's wait shows the new output", || {
+        calls.peek("w1", 4096).is_some_and(|p| p.stdout == "got hi\n")
+    })
+    .await;
+    std::fs::write(&go, "").unwrap();
     assert_eq!(call.await.unwrap().unwrap().stdout, "got hi\ndone\n");
 }
 

@@ -5,33 +5,26 @@
 use super::create::create;
 use super::delegate::{checkpoint, finish, start, Outcome};
 use super::git::Git;
-use super::tests::sh;
+use super::tests::{setup, sh, Box_};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 struct Session {
-    _t: tempfile::TempDir,
+    _box: Box_,
     agent: PathBuf,
     project: PathBuf,
     /// The session's worktree.
     wt: PathBuf,
 }
 
-/// A project on `main` (a.txt with three lines, an ignored `.env` listed in `.worktreeinclude`) and a session
-/// worktree `s` of it.
+/// The worktree tests' project (a.txt with three lines, an ignored `.env`) with `.env` listed in
+/// `.worktreeinclude`, and a session worktree `s` of it.
 fn session() -> Session {
-    let t = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(t.path()).unwrap();
-    let project = root.join("work");
-    let agent = root.join("agent");
-    fs::create_dir_all(&project).unwrap();
-    fs::create_dir_all(&agent).unwrap();
-    sh(&project, &["init", "-q", "-b", "main"]);
-    fs::write(project.join("a.txt"), "one\ntwo\nthree\n").unwrap();
-    fs::write(project.join(".gitignore"), ".env\n").unwrap();
+    let b = setup();
+    let (project, agent) = (b.project.clone(), b.agent.clone());
     fs::write(project.join(".worktreeinclude"), ".env\n").unwrap();
     sh(&project, &["add", "-A"]);
-    sh(&project, &["commit", "-q", "-m", "first"]);
+    sh(&project, &["commit", "-q", "-m", "copy .env into worktrees"]);
     let wt = PathBuf::from(
         create(&agent, &project, Some("s"), std::process::id())
             .unwrap()
@@ -40,7 +33,7 @@ fn session() -> Session {
     );
     fs::write(wt.join(".env"), "SECRET=1\n").unwrap();
     Session {
-        _t: t,
+        _box: b,
         agent,
         project,
         wt,

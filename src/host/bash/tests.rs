@@ -6,6 +6,7 @@ use super::tasks::{Caps, TaskStatus, TaskTable, MAX_OBSERVATION};
 use super::*;
 use crate::host::error::{NOT_FOUND, TOOL_FAILED, TOOL_TIMEOUT};
 use crate::output::{RecoveryState, RecoveryStore};
+use crate::test_support::until;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -892,8 +893,10 @@ async fn live_peek_sees_the_end_of_a_running_command_and_forgets_it_after() {
     let calls = super::live::LiveCalls::default();
     let slot = calls.begin("c1");
     assert_eq!(calls.peek("c1", 100), None, "nothing before the process started");
+    // `three` comes only once the test has peeked and creates `go` (the run's own 10 s timeout bounds the wait)
+    let started = std::time::Instant::now();
     let run = super::run::run_foreground_live(
-        f.launch("printf 'one\\ntwo\\n'; printf 'oops\\n' >&2; sleep 1; echo three"),
+        f.launch("printf 'one\\ntwo\\n'; printf 'oops\\n' >&2; until [ -e go ]; do sleep 0.01; done; echo three"),
         Duration::from_secs(10),
         None,
         fast(),
@@ -902,22 +905,23 @@ async fn live_peek_sees_the_end_of_a_running_command_and_forgets_it_after() {
         Some(slot),
     );
     let peeker = async {
-        // poll until the first two lines arrived, while `three` is still a second away
-        for _ in 0..50 {
-            if let Some(p) = calls.peek("c1", 4) {
-                if p.stdout_bytes >= 8 && p.stderr_bytes >= 5 {
-                    return p;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("no live output within a second");
+        let mut seen = None;
+        until("the first two lines are live", || {
+            seen = calls
+                .peek("c1", 4)
+                .filter(|p| p.stdout_bytes >= 8 && p.stderr_bytes >= 5);
+            seen.is_some()
+        })
+        .await;
+        std::fs::write(f.dir.path().join("go"), "").unwrap();
+        seen.unwrap()
     };
     let (o, p) = tokio::join!(run, peeker);
     assert_eq!(p.stdout, "two\n", "the last 4 bytes of stdout");
     assert_eq!(p.stderr, "ops\n");
     assert_eq!((p.stdout_bytes, p.stderr_bytes), (8, 5));
-    assert!(p.elapsed_ms < 1000);
+    // the age it reports is the running process's, not a duration that outlives the test
+    assert!(u128::from(p.elapsed_ms) <= started.elapsed().as_millis(), "{p:?}");
     assert_eq!(o.unwrap().stdout.text, "one\ntwo\nthree\n");
     calls.end("c1");
     assert_eq!(calls.peek("c1", 100), None);

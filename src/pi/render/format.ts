@@ -7,8 +7,6 @@
 import { homedir } from "node:os";
 import type { Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { keyHint } from "@earendil-works/pi-coding-agent";
-import type { Component } from "@earendil-works/pi-tui";
-import { Text } from "@earendil-works/pi-tui";
 import type { CodeFailure, HostFailure, HostPermissionDecision, ShellFailure } from "../../../index.js";
 import type { Part, RowsPart } from "./rows.ts";
 import { shownLine } from "./safe.ts";
@@ -37,13 +35,6 @@ export type RenderContext = Omit<PiRenderContext, "state" | "args" | "durationMs
 	durationMs?: number;
 	outputPad?: number;
 };
-
-/** Reuses the slot's Text (Pi hands the previous component back), else a new one. */
-export function text(context: { lastComponent: Component | undefined }, value: string): Text {
-	const t = context.lastComponent instanceof Text ? context.lastComponent : new Text("", 0, 0);
-	t.setText(value);
-	return t;
-}
 
 /** `~/x` for paths under the home directory, as Pi shows them. */
 export function shortPath(p: string): string {
