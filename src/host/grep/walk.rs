@@ -467,6 +467,38 @@ mod tests {
         }
     }
 
+    /// The walk lists the next paths while listed files are still waiting to be searched, not once every one was
+    /// taken (the other threads would wait for each listing): with the caller alone, the path after the first window
+    /// is pulled as soon as the window has room again, long before the window's files are all searched.
+    #[test]
+    fn the_next_paths_are_listed_before_the_queue_runs_dry() {
+        let searched = AtomicUsize::new(0);
+        let at_pull = Mutex::new(Vec::new());
+        let source: Box<dyn Iterator<Item = PathBuf> + Send + '_> = Box::new((0..200usize).map(|i| {
+            at_pull.lock().unwrap().push(searched.load(Atomic::SeqCst));
+            PathBuf::from(format!("{i:06}"))
+        }));
+        let cancel = AtomicBool::new(false);
+        let make = || Some(());
+        let search = |_: &mut (), p: &Path| {
+            searched.fetch_add(1, Atomic::SeqCst);
+            index(p)
+        };
+        let got = run(source, 1, &cancel, (), &make, &search, |s| {
+            std::iter::from_fn(|| s.next().map(|(_, i)| i)).collect::<Vec<_>>()
+        });
+        assert_eq!(got, (0..200).collect::<Vec<_>>());
+        let at_pull = at_pull.into_inner().unwrap();
+        // The first window is eight per thread plus nothing yet taken: 8 paths (one thread).
+        let first = 8;
+        assert!(at_pull[..first].iter().all(|&n| n == 0), "{at_pull:?}");
+        assert!(
+            at_pull[first] < first,
+            "path {first} was pulled only after {} of the first {first} files were searched",
+            at_pull[first]
+        );
+    }
+
     /// A search still running when the caller has its answer is cancelled (it sees `cancel`), and `run` returns only
     /// after every helper has left: no search outlives the call.
     #[test]
