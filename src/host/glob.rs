@@ -69,10 +69,15 @@ pub fn compile(pattern: &str) -> Result<GlobMatcher, HostError> {
 /// whole, never entered.
 pub fn walker(dir: &Path, sensitive: std::sync::Arc<super::sensitive::Sensitive>) -> WalkBuilder {
     let mut w = WalkBuilder::new(dir);
-    w.hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |e| e.file_name() != ".git" && sensitive.covering(e.path()).is_none());
+    // Only the sensitive paths inside `dir` or holding it can cover one of its entries (`Sensitive::within_tree`):
+    // checking every entry against the whole list was a sixth of a Grep's CPU time on a tree of 17,000 files.
+    let near = sensitive.within_tree(dir);
+    w.hidden(false).require_git(false).follow_links(false);
+    if near.is_empty() {
+        w.filter_entry(|e| e.file_name() != ".git");
+    } else {
+        w.filter_entry(move |e| e.file_name() != ".git" && near.covering(e.path()).is_none());
+    }
     w
 }
 

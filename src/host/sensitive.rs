@@ -164,6 +164,29 @@ impl Sensitive {
             .find(|e| within(path, &e.path) || e.canonical.as_deref().is_some_and(|c| within(path, c)))
     }
 
+    /// The entries that can cover a path inside the folder `dir` (absolute, lexically normalised): those inside it
+    /// and those holding it, by their path or their canonical form. A path beneath `dir` is covered by an entry only
+    /// if the entry is one of these (both are prefixes of the path, so one holds the other), so a walk of `dir`
+    /// checks each of its entries against these alone: usually none, where every entry was compared with all of the
+    /// seed list before.
+    pub fn within_tree(&self, dir: &Path) -> Sensitive {
+        let near = |p: &Path| within(p, dir) || within(dir, p);
+        Sensitive {
+            entries: self
+                .entries
+                .iter()
+                .filter(|e| near(&e.path) || e.canonical.as_deref().is_some_and(near))
+                .cloned()
+                .collect(),
+            seed_components: Vec::new(),
+        }
+    }
+
+    /// Whether no entry is left (a walk then checks nothing per entry).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Every entry, in order (seed, agent dir, extras).
     pub fn entries(&self) -> &[Entry] {
         &self.entries

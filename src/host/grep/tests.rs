@@ -721,3 +721,31 @@ proptest! {
         }
     }
 }
+
+/// The walk's relative paths, taken from bytes when the path is `root` and plain names, are what
+/// `Path::strip_prefix` gives for every shape of root and path (doubled or trailing slashes, `.` segments, a prefix
+/// that ends inside a name, the root itself, non-UTF-8 names).
+#[test]
+fn relative_paths_beneath_the_root_are_those_of_strip_prefix() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let roots = ["/", "/a", "/a/", "/a/b", "/a/./b", "a", ".", "/a//b", "/ab"];
+    let rests = [
+        "", "x", "x/y", "/x", "x//y", "./x", "x/./y", "x/.", ".x/y.", "x/", "b", "b/c", "bc/d", "é/ü", "..", "x/../y",
+    ];
+    for r in roots {
+        for rest in rests {
+            for sep in ["", "/"] {
+                let p = format!("{r}{sep}{rest}");
+                let want = Path::new(&p).strip_prefix(r).ok().and_then(|x| x.to_str());
+                assert_eq!(
+                    super::search::rel_beneath(Path::new(r), Path::new(&p)),
+                    want,
+                    "root {r:?} path {p:?}"
+                );
+            }
+        }
+    }
+    let bad = Path::new(OsStr::from_bytes(b"/a/x\xff/y"));
+    assert_eq!(super::search::rel_beneath(Path::new("/a"), bad), None);
+}

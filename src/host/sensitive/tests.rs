@@ -253,3 +253,70 @@ fn glob_and_grep_skip_a_sensitive_entry_of_the_tree_they_walk() {
     assert!(r.files.iter().all(|f| !f.ends_with("auth.json")), "{:?}", r.files);
     assert_eq!(r.files.len(), 1, "{:?}", r.files);
 }
+
+#[test]
+fn a_walk_checks_only_the_entries_inside_its_folder_or_holding_it() {
+    let s = set(&["/srv/keys", "/home/alice/work/secrets"]);
+    let names = |dir: &str| -> Vec<String> {
+        s.within_tree(Path::new(dir))
+            .entries()
+            .iter()
+            .map(|e| e.shown.clone())
+            .collect()
+    };
+    // A tree elsewhere: nothing to check per entry.
+    assert!(s.within_tree(Path::new("/tmp/corpus")).is_empty());
+    // The home folder holds every seed entry; an extra under it too.
+    let home = names(HOME);
+    assert!(home.contains(&"~/.ssh".to_string()) && home.contains(&"/home/alice/work/secrets".to_string()));
+    assert!(!home.contains(&"/srv/keys".to_string()));
+    // A folder inside an entry is covered whole: the entry holding it is kept.
+    assert_eq!(names("/home/alice/.ssh/old"), vec!["~/.ssh".to_string()]);
+    // Only the entry inside the walked folder, not its neighbour with a longer name.
+    assert_eq!(names("/home/alice/work"), vec!["/home/alice/work/secrets".to_string()]);
+    assert!(s.within_tree(Path::new("/home/alice/wor")).is_empty());
+    // Whatever the folder, a path inside it is covered by the kept entries exactly as by the whole set.
+    for dir in [
+        "/",
+        HOME,
+        "/home/alice/work",
+        "/srv",
+        "/tmp/corpus",
+        "/home/alice/.config",
+    ] {
+        let near = s.within_tree(Path::new(dir));
+        for p in [
+            "x",
+            ".ssh/id_rsa",
+            "work/secrets/a",
+            ".config/gcloud/c",
+            "keys/k",
+            "alice/.aws/credentials",
+        ] {
+            let path = Path::new(dir).join(p);
+            assert_eq!(
+                near.covering(&path).map(|e| &e.shown),
+                s.covering(&path).map(|e| &e.shown),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_walk_keeps_a_symlinked_sensitive_folder_whose_target_is_inside_it() {
+    let t = tempfile::TempDir::new().unwrap();
+    let home = t.path().join("home");
+    let tree = std::fs::canonicalize(t.path()).unwrap().join("tree");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(tree.join("keys")).unwrap();
+    std::os::unix::fs::symlink(tree.join("keys"), home.join(".ssh")).unwrap();
+    let s = Sensitive::new(Some(&home), None, &[]);
+    let near = s.within_tree(&tree);
+    assert_eq!(near.entries().len(), 1);
+    assert_eq!(
+        near.covering(&tree.join("keys/id_rsa")).map(|e| e.shown.as_str()),
+        Some("~/.ssh")
+    );
+}
