@@ -1,4 +1,4 @@
-// The start-up scratch sweep's session list (docs/startup.md "The session list"): Pi's `SessionManager.listAll()`,
+// The start-up scratch sweep's session list (docs/startup.md "What changed"): Pi's `SessionManager.listAll()`,
 // which the sweep called before, against src/pi/sessions.ts `sessionIds`, which reads each file up to its header,
 // on an agent folder of N sessions of S KiB each (5 project folders), in interleaved rounds. Reports the main
 // process's CPU time (all its threads) and the wall time of each, medians, and their ratio.

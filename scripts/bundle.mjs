@@ -4,7 +4,7 @@
 // resolves, reads, hashes and evaluates every module on its own; for the glue's 40 files that was most of the
 // toolkit's start-up cost, and one file is a fraction of it. And jiti compiles what it evaluates afresh in every
 // process, while a file Node's own loader requires is compiled from Node's compile cache, which Pi turns on: so the
-// glue is required by Node from the small entry jiti evaluates (docs/startup.md "The glue's compile").
+// glue is required by Node from the small entry jiti evaluates (docs/startup.md "What changed").
 // The entry is TypeScript by name only: jiti caches its transform of `.ts` files, and gives it Pi's own copies of
 // Pi's packages and typebox (a `.js` file of an ESM package would be imported natively, bypassing Pi's aliases). The
 // glue gets those copies from the entry (its `require` of them is answered from what the entry imported); the native

@@ -4,9 +4,10 @@
  * Pi's own list (`SessionManager.listAll()`, 0.87.1 and 1.6.0 alike) is every `*.jsonl` file in the folders of
  * `<agentDir>/sessions` whose first entry (the first line that parses as JSON) is a `session` header, and the id is
  * that header's. To show `/resume`'s message counts and texts it also reads and parses every other line of every
- * session: with 200 sessions of 500 KB that took about 850 ms of Node's main thread at every start with the host
- * tools on, while Pi was starting (docs/startup.md "The session list"). The sweep needs the ids only, so this reads
- * each file up to its first entry and stops: the same ids, at the cost of a directory listing and one read per file.
+ * session: with 200 sessions of 500 KiB that took about 600 ms of CPU, nearly all on Node's main thread, at every
+ * start with the host tools on, while Pi was starting (docs/startup.md "Where the time goes"). The sweep needs the
+ * ids only, so this reads each file up to its first entry and stops: the same ids, at the cost of a directory
+ * listing and one read per file.
  */
 import type { Dirent } from "node:fs";
 import { open, readdir } from "node:fs/promises";
