@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ROOT, TARGETS, checkBinary } from "../scripts/release-lib.mjs";
-import { BUNDLE, bundle, bundleIfStale } from "../scripts/bundle.mjs";
+import { BUNDLE, GLUE_NAME, bundle, bundleIfStale } from "../scripts/bundle.mjs";
 import { requireTools } from "./helpers/prereq.mjs";
 
 const needTools = () => requireTools([["cc", ["--version"]], ["objdump", ["--version"]]], "apt-get install -y build-essential binutils");
@@ -134,7 +134,9 @@ test("Pi loads the bundle of src/ and names it pi-codex-toolkit: the manifest's 
 	const fresh = mkdtempSync(join(tmpdir(), "pct-bundle-"));
 	try {
 		await bundle(join(fresh, "index.ts"));
-		assert.ok(readFileSync(BUNDLE).equals(readFileSync(join(fresh, "index.ts"))), "the bundle is stale: run node scripts/bundle.mjs");
+		for (const f of ["index.ts", GLUE_NAME]) {
+			assert.ok(readFileSync(join(dirname(BUNDLE), f)).equals(readFileSync(join(fresh, f))), `the bundle's ${f} is stale: run node scripts/bundle.mjs`);
+		}
 	} finally {
 		rmSync(fresh, { recursive: true, force: true });
 	}
@@ -144,7 +146,17 @@ test("Pi loads the bundle of src/ and names it pi-codex-toolkit: the manifest's 
 	assert.equal(typeof viaEntry.default, "function");
 	assert.equal(typeof viaEntry.createPiCodexToolkit, "function");
 	const text = readFileSync(BUNDLE, "utf8");
-	for (const m of text.matchAll(/^import .* from "([^"]+)";$/gm)) assert.match(m[1], /^(node:|@earendil-works\/|typebox)/, m[0]);
+	const hosts = [];
+	for (const m of text.matchAll(/^import .* from "([^"]+)";$/gm)) {
+		assert.match(m[1], /^(node:|@earendil-works\/|typebox)/, m[0]);
+		if (!m[1].startsWith("node:")) hosts.push(m[1]);
+	}
+	// The glue (docs/release.md "The bundled entry") requires Pi's packages only by the names the entry imports and
+	// hands over; everything else it requires is Node's (node: modules, the native loader at run time).
+	const glue = readFileSync(join(dirname(BUNDLE), GLUE_NAME), "utf8");
+	assert.doesNotMatch(glue, /^import /m, "the glue is CommonJS");
+	const required = new Set([...glue.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]).filter((id) => !id.startsWith("node:")));
+	assert.deepEqual([...required].sort(), [...hosts].sort());
 	for (const dir of ["pi-087", "pi-1x"]) {
 		const { InteractiveMode } = await import(join(ROOT, "node_modules", dir, "dist/modes/interactive/interactive-mode.js"));
 		const mode = Object.create(InteractiveMode.prototype);

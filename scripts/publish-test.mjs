@@ -72,7 +72,7 @@ test("npm publish from a checkout: present platform packages published, the rest
 	const pack = spawnSync("npm", ["pack", `pi-codex-toolkit@${VERSION}`, "--pack-destination", work, "--json"], { cwd: work, env: npmEnv(), encoding: "utf8" });
 	assert.equal(pack.status, 0, pack.stderr);
 	const list = spawnSync("tar", ["tzf", join(work, JSON.parse(pack.stdout)[0].filename)], { encoding: "utf8" }).stdout.split("\n");
-	for (const f of ["package/LICENSE", "package/index.js", "package/index.d.ts", "package/src/index.ts", "package/src/pi-codex-toolkit/index.ts", "package/dist/pi-codex-toolkit/index.ts", "package/docs/release.md", "package/README.md"]) assert.ok(list.includes(f), `${f} in ${list.join(" ")}`);
+	for (const f of ["package/LICENSE", "package/index.js", "package/index.d.ts", "package/src/index.ts", "package/src/pi-codex-toolkit/index.ts", "package/dist/pi-codex-toolkit/index.ts", "package/dist/pi-codex-toolkit/toolkit.cjs", "package/docs/release.md", "package/README.md"]) assert.ok(list.includes(f), `${f} in ${list.join(" ")}`);
 	assert.ok(!list.some((f) => f.endsWith(".node") || f.endsWith(".rs")), "no binary or Rust source in the main package");
 	published = { binaries, skipped };
 	for (const line of out.split("\n").filter((l) => /^release: (publishing|.*skipped|main package)/.test(l))) t.diagnostic(line);

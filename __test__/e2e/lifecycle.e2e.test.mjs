@@ -2,7 +2,8 @@
 // does not admit Shell; a config change that drops Shell for every model cleans up Shell's jobs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PI_VERSIONS, RpcPi, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
@@ -29,6 +30,32 @@ const until = async (pred, ms = 15000) => {
 };
 
 for (const version of PI_VERSIONS) {
+	test(`[pi ${version.name}] the start-up sweep keeps the scratch of a session in Pi's list and removes one of a session Pi no longer has`, async () => {
+		const box = sandbox();
+		writeConfig(box, { hostTools: { enabled: true } });
+		// A saved session Pi lists (its header is the file's first entry; the messages after it are never read for
+		// the sweep: src/pi/sessions.ts) and one whose file is gone.
+		const live = "0b5e7a1c-live-4c1e-9d2f-000000000001";
+		const projects = join(box.agentDir, "sessions", "--work--");
+		mkdirSync(projects, { recursive: true });
+		const header = JSON.stringify({ type: "session", version: 3, id: live, timestamp: "2026-12-07T00:00:00.000Z", cwd: box.cwd });
+		const message = JSON.stringify({ type: "message", id: "m1", parentId: null, timestamp: "2026-12-07T00:00:01.000Z", message: { role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 } });
+		writeFileSync(join(projects, `2026-12-07T00-00-00-000Z_${live}.jsonl`), `${header}\n${message}\n`);
+		const scratch = join(box.agentDir, "pi-codex-toolkit", "scratch");
+		for (const id of [live, "0b5e7a1c-gone-4c1e-9d2f-000000000002"]) {
+			mkdirSync(join(scratch, id), { recursive: true });
+			writeFileSync(join(scratch, id, "note.md"), "draft\n");
+		}
+		const pi = new RpcPi({ version, box });
+		try {
+			// The sweep runs beside the session start: wait for its one visible effect, bounded.
+			assert.ok(await until(() => !existsSync(join(scratch, "0b5e7a1c-gone-4c1e-9d2f-000000000002"))), `the gone session's scratch stays: ${pi.stderr.slice(-2000)}`);
+			assert.equal(readFileSync(join(scratch, live, "note.md"), "utf8"), "draft\n");
+		} finally {
+			await pi.close();
+		}
+	});
+
 	test(`[pi ${version.name}] model change keeps a running job; a config that drops Shell stops it`, async () => {
 		const marker = `${3000 + Math.floor(Math.random() * 900)}.${process.pid}`;
 		const box = sandbox();

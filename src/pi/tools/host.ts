@@ -30,7 +30,6 @@
  * cannot succeed fails without a card. `details` of an ok result are every field but `ok`/`text`. Scratch writes
  * (risk "edit", target in the scratch root) never ask.
  */
-import { SessionManager } from "@earendil-works/pi-coding-agent";
 import type { AgentToolUpdateCallback, ExtensionContext, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Type } from "typebox";
@@ -41,6 +40,7 @@ import type { ToolkitHost } from "../host.ts";
 import { native } from "../native.ts";
 import { auditCall, auditSettled, permissionGate, syncSensitive, type PermissionCode, type PermissionOutcome } from "../permission.ts";
 import { reviewTarget } from "../review.ts";
+import { sessionIds } from "../sessions.ts";
 import { cardText } from "../render/card.ts";
 import { clockEnd, clockStart, clockWaiting } from "../render/format.ts";
 import { DELEGATE } from "../delegate.ts";
@@ -492,7 +492,8 @@ async function sweepScratch(agentDir: string, current: string): Promise<void> {
 	if (swept || DELEGATE) return;
 	swept = true;
 	try {
-		const live = (await SessionManager.listAll()).map((s) => s.id);
+		// The ids of Pi's session list, read from each file's header only (src/pi/sessions.ts says why).
+		const live = await sessionIds(agentDir);
 		await native.hostSweepScratch(agentDir, [...live, current]);
 	} catch {
 		// Listing sessions failed (sweeping without knowing them could delete a live session's scratch), or the sweep
