@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { PI_VERSIONS, RpcPi, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 /** Pids whose command line contains `marker`. */
@@ -18,15 +19,6 @@ function pidsWith(marker) {
 	}
 	return out;
 }
-
-const until = async (pred, ms = 15000) => {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (pred()) return true;
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	return pred();
-};
 
 for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] model change keeps a running job; a config that drops Shell stops it`, async () => {
@@ -58,12 +50,12 @@ for (const version of PI_VERSIONS) {
 			const answer = (await pi.prompt("answer the job")).events.find((e) => e.type === "tool_execution_end");
 			assert.equal(answer?.toolName, "write_stdin");
 			assert.match(toolText(answer), /got-alive/, "a model change keeps running work");
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs on");
+			await until("the job runs on", () => pidsWith(`sleep ${marker}`).length === 1, { every: 50 });
 
 			writeConfig(box, { execution: { version: 1, rules: [rule(false)] } });
 			const reload = await pi.prompt("/pct reload");
 			assert.deepEqual(reload.notifications, ["Pi Codex Toolkit configuration reloaded."]);
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "disabling Shell stopped its job");
+			await until("disabling Shell stopped its job", () => pidsWith(`sleep ${marker}`).length === 0, { every: 50 });
 		} finally {
 			await pi.close();
 		}
@@ -82,11 +74,11 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, script });
 		try {
 			await pi.prompt("start a daemon");
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the escaped process runs");
+			await until("the escaped process runs", () => pidsWith(`sleep ${marker}`).length === 1, { every: 50 });
 		} finally {
 			await pi.close();
 		}
-		assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "stopped when Pi shut down");
+		await until("stopped when Pi shut down", () => pidsWith(`sleep ${marker}`).length === 0, { every: 50 });
 	});
 
 	// SIGKILL skips every exit hook; the per-process watchdog still kills the jobs (also the one
@@ -106,11 +98,10 @@ for (const version of PI_VERSIONS) {
 			const end = r.events.find((e) => e.type === "tool_execution_end");
 			file = end?.result?.details?.recovery?.path;
 			assert.ok(file && existsSync(file), `a yield with output has a recovery file: ${JSON.stringify(end?.result?.details)}`);
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 3), "the shell and both sleeps run");
+			await until("the shell and both sleeps run", () => pidsWith(`sleep ${marker}`).length === 3, { every: 50 });
 			pi.child.kill("SIGKILL");
 			await pi.exited;
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0 && !existsSync(file)),
-				`left: ${pidsWith(`sleep ${marker}`)}, file ${existsSync(file)}`);
+			await until(() => `left: ${pidsWith(`sleep ${marker}`)}, file ${existsSync(file)}`, () => pidsWith(`sleep ${marker}`).length === 0 && !existsSync(file), { every: 50 });
 		} finally {
 			await pi.close();
 		}
