@@ -2,7 +2,8 @@
 // terminate, heap bomb, abort, progress, the host gate (policy + approval) and 1,000 sequential cells.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newManager, allowGate, runCell, busyUntil, native } from "./helpers/code.mjs";
+import { newManager, allowGate, runCell, native } from "./helpers/code.mjs";
+import { until } from "./helpers/until.mjs";
 import { tempDir } from "./helpers/tmp.mjs";
 
 test("each available global exists and each excluded global is absent", async () => {
@@ -137,7 +138,7 @@ test("yieldTimeMs and output budget boundaries", async () => {
 	}
 	const r = await m.exec({ code: "return 1", yield_time_ms: 0 });
 	assert.ok(r.ok);
-	await busyUntil(() => m.runningCells() === 0);
+	await until("no cell running", () => m.runningCells() === 0, { every: 2 });
 });
 
 test("a yielded cell continues with wait; handles are opaque strings", async () => {
@@ -180,11 +181,11 @@ test("terminate stops a busy loop that try/catch cannot swallow", async () => {
 test("Pi's AbortSignal (abort by call id) terminates the observed cell", async () => {
 	const m = newManager();
 	const p = m.exec({ code: "while(true){}", yield_time_ms: 60000 }, { callId: "call-1" });
-	await busyUntil(() => m.runningCells() === 1);
+	await until("the cell running", () => m.runningCells() === 1, { every: 2 });
 	m.abort("call-1");
 	const r = await p;
 	assert.equal(r.code, "aborted");
-	await busyUntil(() => m.runningCells() === 0);
+	await until("no cell running", () => m.runningCells() === 0, { every: 2 });
 });
 
 test("a heap bomb fails only its cell; deep recursion is a RangeError", async () => {
@@ -215,7 +216,7 @@ test("16 unread terminal results are kept; the 17th pushes out the oldest", asyn
 	while (ids.length < 17) {
 		const r = await m.exec({ code: "await 0; return 'r'", yield_time_ms: 0 });
 		if (r.status === "running") ids.push(r.cellId);
-		await busyUntil(() => m.runningCells() === 0);
+		await until("no cell running", () => m.runningCells() === 0, { every: 2 });
 	}
 	assert.equal((await m.wait({ cell_id: ids[0] })).code, "stale-cell");
 	for (const id of ids.slice(1)) assert.equal((await m.wait({ cell_id: id })).status, "completed");
@@ -284,7 +285,7 @@ test("progress: names and ids only, at most 32 records per outer call", async ()
 		const recs = [];
 		const r = await m.exec({ code: `for (let i = 0; i < ${n}; i++) await tools.exec_command({cmd: 'secret-arg'}).catch(() => {})`, yield_time_ms: 30000 }, {}, (rec) => recs.push(rec));
 		// Records arrive asynchronously (non-blocking callbacks): poll until all forwarded ones are in.
-		await busyUntil(() => recs.length >= expected);
+		await until(() => `${expected} progress records (have ${recs.length})`, () => recs.length >= expected, { every: 2 });
 		await new Promise((res) => setImmediate(res));
 		assert.equal(recs.length, expected);
 		assert.equal(r.progressDropped, dropped);

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import { procState, until } from "./helpers/shell.mjs";
+import { procState } from "./helpers/shell.mjs";
+import { until } from "./helpers/until.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const native = createRequire(import.meta.url)(join(root, "index.js"));
@@ -113,7 +114,7 @@ test("a hang hits the per-call timeout: the whole group is killed and the next c
 	const r = await cu.call("computer_use_type_text", { app: "Hang", text: "hi" });
 	assert.equal(r.code, "timeout");
 	assert.match(r.message, /computer_use_get_app_state/);
-	assert.ok(await until(() => !alive(started) && !alive(grandchild)), "app-server and its grandchild are gone");
+	await until("app-server and its grandchild are gone", () => !alive(started) && !alive(grandchild));
 	assert.equal(await cu.pid(), null);
 	assert.equal((await cu.call("computer_use_list_apps", {})).ok, true);
 	assert.equal(cu.spawned(), 2);
@@ -124,7 +125,7 @@ test("calls run one at a time: a second call waits for the hanging first one", a
 	const cu = make({ callTimeoutMs: 1000 });
 	const first = cu.call("computer_use_click", { app: "Hang", x: 0, y: 0 });
 	// the hanging call has reached the app-server before the second one is made
-	assert.ok(await until(() => log().some((l) => l.recv?.params?.arguments?.app === "Hang")));
+	await until("the Hang call reached the app-server", () => log().some((l) => l.recv?.params?.arguments?.app === "Hang"));
 	const [a, b] = await Promise.all([first, cu.call("computer_use_list_apps", {})]);
 	assert.equal(a.code, "timeout");
 	// had it run alongside, it would have used the first child; it ran after the timeout on a second one
@@ -138,7 +139,7 @@ test("a crash mid-call is app-server-exited; nothing is left behind and the next
 	const r = await cu.call("computer_use_click", { app: "Crash", x: 1, y: 1 });
 	assert.equal(r.code, "app-server-exited");
 	const { started, grandchild } = log().find((l) => l.started);
-	assert.ok(await until(() => !alive(started) && !alive(grandchild)));
+	await until("app-server and its grandchild are gone", () => !alive(started) && !alive(grandchild));
 	assert.equal((await cu.call("computer_use_list_apps", {})).ok, true);
 	assert.equal(cu.spawned(), 2);
 });
@@ -150,7 +151,7 @@ test("shutdown kills the app-server's process group; a second shutdown is harmle
 	const { started, grandchild } = log().find((l) => l.started);
 	assert.equal(await cu.pid(), started);
 	await cu.shutdown();
-	assert.ok(await until(() => !alive(started) && !alive(grandchild)));
+	await until("app-server and its grandchild are gone", () => !alive(started) && !alive(grandchild));
 	await cu.shutdown();
 	assert.equal(await cu.pid(), null);
 });

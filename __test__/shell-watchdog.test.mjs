@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { procState, until } from "./helpers/shell.mjs";
+import { procState } from "./helpers/shell.mjs";
+import { until } from "./helpers/until.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -61,7 +62,7 @@ for (const how of ["sigkill", "sigterm", "throw", "exit"]) {
 		child.stdout.on("data", (d) => (stdout += d));
 		child.stderr.on("data", (d) => (stderr += d));
 		const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
-		assert.equal(await until(() => stdout.includes("\n"), 30000), true, `child started: ${stderr}`);
+		await until(() => `child started: ${stderr}`, () => stdout.includes("\n"), { ms: 30000 });
 		const { pids, files } = JSON.parse(stdout.split("\n")[0]);
 		assert.equal(pids.length, 4, stdout);
 		const watchdog = watchdogOf(child.pid);
@@ -77,10 +78,9 @@ for (const how of ["sigkill", "sigterm", "throw", "exit"]) {
 		const t0 = Date.now();
 		if (how === "sigkill") assert.equal(end.signal, "SIGKILL");
 		if (how === "throw") assert.match(stderr, /uncaught on purpose/);
-		assert.equal(await until(() => markedBy(pids).length === 0 && filesLeft().length === 0, 10000), true,
-			`still alive: ${markedBy(pids)}; files left: ${filesLeft()}`);
+		await until(() => `still alive: ${markedBy(pids)}; files left: ${filesLeft()}`, () => markedBy(pids).length === 0 && filesLeft().length === 0, { ms: 10000 });
 		const took = Date.now() - t0;
-		assert.equal(await until(() => !alive(watchdog), 10000), true, "the watchdog exits after its cleanup");
+		await until("the watchdog exits after its cleanup", () => !alive(watchdog), { ms: 10000 });
 		console.log(`# ${how}: job processes gone and file removed ${took} ms after Node ended`);
 	});
 }
@@ -143,7 +143,7 @@ test("race: SIGKILL of Node while 16 spawns are in flight leaves no job behind (
 		await exited;
 		started += seen.size;
 		const left = () => tagged(tag);
-		assert.equal(await until(() => left().length === 0, 10000), true, `round ${round}: left ${left()}`);
+		await until(() => `round ${round}: left ${left()}`, () => left().length === 0, { ms: 10000 });
 	}
 	console.log(`# race: 10 rounds, ${started} sleep jobs observed before the SIGKILL, none left after (nor the watchdog)`);
 });
@@ -216,10 +216,10 @@ const m = new native.ShellManager({});
 		let stdout = "";
 		child.stdout.on("data", (d) => (stdout += d));
 		const exited = new Promise((r) => child.on("exit", r));
-		assert.equal(await until(() => stdout.includes("ready"), 30000), true, "the job started");
+		await until("the job started", () => stdout.includes("ready"), { ms: 30000 });
 		child.stdin.write("go\n");
 		await exited;
-		assert.equal(await until(() => existsSync(done), 10000), true, "the exit trap ran to its end before the SIGKILL");
+		await until("the exit trap ran to its end before the SIGKILL", () => existsSync(done), { ms: 10000 });
 		assert.equal(readFileSync(done, "utf8"), "ok\n");
 	} finally {
 		rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BASH, liveGroupMembers, procState, shellManager, sleep, until } from "./helpers/shell.mjs";
+import { BASH, liveGroupMembers, procState, shellManager, sleep } from "./helpers/shell.mjs";
+import { until } from "./helpers/until.mjs";
 
 const FAST = { stopGraceMs: 300, stopConfirmMs: 500 };
 const ok = (r) => {
@@ -231,7 +232,7 @@ test("stdin admission: 262,144 bytes and 16 outstanding calls", async () => {
 	// stopping breaks the pipe; outstanding writes settle (unknown) and release their admission
 	const s = ok(await write({ session_id: b, terminate: true }));
 	assert.equal(s.status, "terminated");
-	assert.equal(await until(() => m.status().running === 1), true);
+	await until("one session running", () => m.status().running === 1);
 	assert.deepEqual(await m.close(), { ok: true });
 });
 
@@ -252,9 +253,9 @@ test("unread terminal handles: more than 32 prunes the oldest; expiry after the 
 	const ids = [];
 	for (let i = 0; i < 33; i++) {
 		ids.push(ok(await exec({ cmd: "sleep 0.05", yield_time_ms: 0 })).sessionId);
-		await until(() => m.status().running < 16);
+		await until("fewer than 16 sessions running", () => m.status().running < 16);
 	}
-	await until(() => m.status().running === 0);
+	await until("no session running", () => m.status().running === 0);
 	assert.equal(m.status().unreadTerminal, 33);
 	let stale = 0;
 	for (const id of ids) {
@@ -266,13 +267,13 @@ test("unread terminal handles: more than 32 prunes the oldest; expiry after the 
 
 	const t = shellManager({ terminalTtlMs: 200 });
 	const id = ok(await t.exec({ cmd: "sleep 0.05", yield_time_ms: 0 })).sessionId;
-	assert.equal(await until(() => t.m.status().running === 0), true, "the command settled");
+	await until("the command settled", () => t.m.status().running === 0);
 	await sleep(400); // not synchronisation: the 200 ms time-to-live has to pass before the result is forgotten
 	assert.equal(code(await t.write({ session_id: id })), "stale-session");
 
 	const q = ok(await exec({ cmd: "sleep 0.4; echo done", yield_time_ms: 0 })).sessionId;
 	const first = write({ session_id: q, yield_time_ms: 5000 }, {}, "first-reader");
-	assert.ok(await until(() => m.peek("first-reader") != null), "the first call is waiting on the session");
+	await until("the first call is waiting on the session", () => m.peek("first-reader") != null);
 	const second = write({ session_id: q, yield_time_ms: 5000 });
 	assert.equal(ok(await first).stdout, "done\n");
 	assert.equal(code(await second), "stale-session");
@@ -283,7 +284,7 @@ test("a grandchild left running after the leader exits stays managed, is killed 
 	const d0 = ok(await exec({ cmd: "echo $$; sleep 60 & echo $!", yield_time_ms: 500 }));
 	const { stdout, last: d } = await pollUntil(write, d0.sessionId, d0, (out) => out.split("\n").length >= 3);
 	const [pgid, child] = stdout.trim().split("\n").map(Number);
-	assert.equal(await until(() => procState(pgid) === null || procState(pgid) === "Z", 60000), true, "leader gone");
+	await until("leader gone", () => procState(pgid) === null || procState(pgid) === "Z", { ms: 60000 });
 	assert.equal(d.status, "running", "the leader exited but its child keeps the group and pipes");
 	assert.deepEqual(liveGroupMembers(pgid), [child]);
 	const p = ok(await write({ session_id: d.sessionId, yield_time_ms: 200 }));
@@ -292,7 +293,7 @@ test("a grandchild left running after the leader exits stays managed, is killed 
 	assert.equal(s.status, "terminated");
 	assert.equal(s.unknownOutcome, undefined);
 	assert.deepEqual(liveGroupMembers(pgid), []);
-	assert.equal(await until(() => procState(child) === null), true, "reaped: not left as a zombie");
+	await until("reaped: not left as a zombie", () => procState(child) === null);
 	assert.equal(m.status().running, 0);
 });
 
@@ -351,7 +352,7 @@ test("an unconfirmed stop reports unknownOutcome, keeps the handle; cleanup and 
 	const escaped2 = Number((await pollUntil(write, e.sessionId, e, (out) => out.endsWith("\n"))).stdout.trim());
 	assert.equal(code(await m.close()), "cleanup-incomplete");
 	process.kill(escaped2, "SIGKILL");
-	assert.equal(await until(() => procState(escaped2) === null), true);
+	await until("the second escaped process is gone", () => procState(escaped2) === null);
 });
 
 test("a descendant that left the group with its pipes closed is found by its marker and killed by terminate", async () => {
@@ -363,7 +364,7 @@ test("a descendant that left the group with its pipes closed is found by its mar
 	const s = ok(await write({ session_id: d.sessionId, terminate: true }));
 	assert.equal(s.status, "terminated");
 	assert.equal(s.unknownOutcome, undefined, "confirmed: nothing of the job is left");
-	assert.equal(await until(() => [null, "Z"].includes(procState(escaped))), true, "the escaped process was killed");
+	await until("the escaped process was killed", () => [null, "Z"].includes(procState(escaped)));
 	await m.close();
 });
 
@@ -374,14 +375,14 @@ test("session shutdown (close) also stops what completed commands left running o
 	const escaped = Number(d.stdout.trim());
 	assert.equal(procState(escaped) !== null && procState(escaped) !== "Z", true);
 	assert.deepEqual(await m.close(), { ok: true });
-	assert.equal(await until(() => [null, "Z"].includes(procState(escaped))), true, "killed by close");
+	await until("killed by close", () => [null, "Z"].includes(procState(escaped)));
 });
 
 test("terminate of a command that completed on its own (result unread) stops what it left outside its group", async () => {
 	const { m, exec, write } = shellManager(FAST);
 	const d = ok(await exec({ cmd: "setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $!; sleep 0.2", yield_time_ms: 0 }));
 	assert.equal(d.status, "running");
-	assert.equal(await until(() => m.status().running === 0 && m.status().unreadTerminal === 1), true, "settled, unread");
+	await until("settled, unread", () => m.status().running === 0 && m.status().unreadTerminal === 1);
 	const s = ok(await write({ session_id: d.sessionId, terminate: true }));
 	const escaped = Number((d.stdout + s.stdout).trim());
 	assert.equal(s.status, "completed", "the command's own outcome");
@@ -415,15 +416,15 @@ test("recovery: a missing temp directory says that nothing beyond the preview wa
 test("cancellation: a direct call's job is stopped; a nested call's is not; a pre-cancelled call runs nothing", async () => {
 	const { m, exec, write } = shellManager(FAST);
 	const p = exec({ cmd: "echo $$; sleep 60", yield_time_ms: 60000 }, {}, "call-1");
-	assert.ok(await until(() => m.peek("call-1") != null), "call-1 is waiting on its job");
+	await until("call-1 is waiting on its job", () => m.peek("call-1") != null);
 	m.cancel("call-1");
 	const r = await p;
 	assert.equal(code(r), "aborted");
 	assert.match(r.message, /is being stopped/);
-	assert.equal(await until(() => m.status().running === 0), true);
+	await until("no session running", () => m.status().running === 0);
 
 	const q = exec({ cmd: "sleep 60", yield_time_ms: 60000 }, { stopOnCancel: false }, "call-2");
-	assert.ok(await until(() => m.peek("call-2") != null), "call-2 is waiting on its job");
+	await until("call-2 is waiting on its job", () => m.peek("call-2") != null);
 	m.cancel("call-2");
 	const nested = await q;
 	assert.equal(code(nested), "aborted");
@@ -435,10 +436,10 @@ test("cancellation: a direct call's job is stopped; a nested call's is not; a pr
 
 	const id = ok(await exec({ cmd: "sleep 60", yield_time_ms: 0 })).sessionId;
 	const w = write({ session_id: id, yield_time_ms: 60000 }, {}, "call-3");
-	assert.ok(await until(() => m.peek("call-3") != null), "call-3 is waiting on the session");
+	await until("call-3 is waiting on the session", () => m.peek("call-3") != null);
 	m.cancel("call-3");
 	assert.equal(code(await w), "aborted");
-	assert.equal(await until(() => m.status().running === 1), true, "write_stdin cancellation stopped its job");
+	await until("write_stdin cancellation stopped its job", () => m.status().running === 1);
 
 	m.cancel("call-4");
 	assert.equal(code(await exec({ cmd: "true" }, {}, "call-4")), "aborted", "cancel before the call registered");

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, RpcPi, runJson, sandbox, toolText, writeConfig, writeToolConfig, writeScript } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 
 const ON = { hostTools: { enabled: true }, subagents: { enabled: true } };
 
@@ -42,15 +43,6 @@ function processesOf(box) {
 
 function describe(pids) {
 	return pids.map((p) => { try { return `${p}: ${readFileSync(`/proc/${p}/cmdline`, "latin1").replace(/\0/g, " ").slice(0, 200)}`; } catch { return `${p}: gone`; } }).join("; ");
-}
-
-async function until(pred, ms = 20000) {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (await pred()) return true;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	return false;
 }
 
 for (const version of PI_VERSIONS) {
@@ -203,7 +195,7 @@ export default [
 		assert.match(list, /quick: answer/);
 		assert.match(list, /slow: sleep/);
 		assert.match(toolText(by("TaskStop")[0]), /stop/i);
-		assert.ok(await until(() => processesOf(box).length === 0), `delegates left: ${processesOf(box)}`);
+		await until(() => `delegates left: ${processesOf(box)}`, () => processesOf(box).length === 0, { every: 100 });
 	});
 
 	test(`[pi ${version.name}] killing the parent leaves no delegate running`, async () => {
@@ -215,10 +207,10 @@ export default [
 		const pi = new RpcPi({ version, box, script, env: { PCT_FAUX_CHILD_SCRIPT: child } });
 		await pi.command("prompt", { message: "go" });
 		const sleeping = () => processesOf(box).some((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "latin1").startsWith("sleep\x00120"); } catch { return false; } });
-		assert.ok(await until(sleeping, 30000), `the delegate's command runs: ${describe(processesOf(box))} ${JSON.stringify(pi.events.filter((e) => e.type === "tool_execution_end")).slice(0, 1500)} ${pi.stderr.slice(-1000)}`);
+		await until(() => `the delegate's command runs: ${describe(processesOf(box))} ${JSON.stringify(pi.events.filter((e) => e.type === "tool_execution_end")).slice(0, 1500)} ${pi.stderr.slice(-1000)}`, sleeping, { ms: 30000, every: 100 });
 		pi.child.kill("SIGKILL");
 		await pi.exited;
-		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
+		await until(() => `left running: ${describe(processesOf(box))}`, () => processesOf(box).length === 0, { every: 100 });
 	});
 
 	test(`[pi ${version.name}] /pct agents lists definitions, resolved tools and warnings; a project definition loses its permission`, async () => {
@@ -262,7 +254,7 @@ export default [
 		assert.equal(timed.isError, true);
 		assert.match(toolText(timed), /AGENT_TIMEOUT: Delegate "slow" did not finish within 1 s/);
 		assert.ok(Date.now() - t0 < 20000, "stopped at the timeout, not after the command");
-		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
+		await until(() => `left running: ${describe(processesOf(box))}`, () => processesOf(box).length === 0, { every: 100 });
 		await pi.close();
 	});
 
@@ -276,12 +268,12 @@ export default [
 		const ended = pi.waitFor((r) => r.type === "tool_execution_end" && r.toolName === "Task", 60000);
 		await pi.command("prompt", { message: "go" });
 		const sleeping = () => processesOf(box).some((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "latin1").startsWith("sleep\x00120"); } catch { return false; } });
-		assert.ok(await until(sleeping, 30000), "the delegate's command runs");
+		await until("the delegate's command runs", sleeping, { ms: 30000, every: 100 });
 		await pi.command("abort");
 		const end = await ended;
 		assert.equal(end.isError, true);
 		assert.match(toolText(end), /AGENT_ABORTED: Delegate "slow" was stopped: the turn was aborted/);
-		assert.ok(await until(() => processesOf(box).length === 0), `left running: ${describe(processesOf(box))}`);
+		await until(() => `left running: ${describe(processesOf(box))}`, () => processesOf(box).length === 0, { every: 100 });
 		await pi.close();
 	});
 

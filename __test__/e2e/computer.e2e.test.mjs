@@ -6,7 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, readFileSync } from "node:fs";
-import { procState, until } from "../helpers/shell.mjs";
+import { procState } from "../helpers/shell.mjs";
+import { until } from "../helpers/until.mjs";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
 
 const FAKE = join(ROOT, "__test__/fixtures/fake-app-server.mjs");
@@ -72,7 +73,7 @@ for (const version of PI_VERSIONS) {
 		}
 		// Pi is gone: so are the app-server and its grandchild (shutdown, or the watchdog).
 		const { started, grandchild } = JSON.parse(readFileSync(log, "utf8").split("\n")[0]);
-		assert.ok(await until(() => !alive(started) && !alive(grandchild)), "no app-server process left behind");
+		await until("no app-server process left behind", () => !alive(started) && !alive(grandchild));
 	});
 
 	test(`[pi ${version.name}] seam, headless (json mode): no-interactive-ui — the tools are not active and no app-server starts`, async () => {

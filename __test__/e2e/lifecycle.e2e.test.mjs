@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, RpcPi, sandbox, toolText, writeToolConfig as writeConfig, writeScript } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 /** Pids whose command line contains `marker`. */
@@ -19,15 +20,6 @@ function pidsWith(marker) {
 	}
 	return out;
 }
-
-const until = async (pred, ms = 15000) => {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (pred()) return true;
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	return pred();
-};
 
 for (const version of PI_VERSIONS) {
 	test(`[pi ${version.name}] the start-up sweep keeps the scratch of a session in Pi's list and removes one of a session Pi no longer has`, async () => {
@@ -85,12 +77,12 @@ for (const version of PI_VERSIONS) {
 			const answer = (await pi.prompt("answer the job")).events.find((e) => e.type === "tool_execution_end");
 			assert.equal(answer?.toolName, "write_stdin");
 			assert.match(toolText(answer), /got-alive/, "a model change keeps running work");
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the job runs on");
+			await until("the job runs on", () => pidsWith(`sleep ${marker}`).length === 1, { every: 50 });
 
 			writeConfig(box, { execution: { version: 1, rules: [rule(false)] } });
 			const reload = await pi.prompt("/pct reload");
 			assert.deepEqual(reload.notifications, ["Pi Codex Toolkit configuration reloaded."]);
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "disabling Shell stopped its job");
+			await until("disabling Shell stopped its job", () => pidsWith(`sleep ${marker}`).length === 0, { every: 50 });
 		} finally {
 			await pi.close();
 		}
@@ -109,11 +101,11 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box, script });
 		try {
 			await pi.prompt("start a daemon");
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 1), "the escaped process runs");
+			await until("the escaped process runs", () => pidsWith(`sleep ${marker}`).length === 1, { every: 50 });
 		} finally {
 			await pi.close();
 		}
-		assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0), "stopped when Pi shut down");
+		await until("stopped when Pi shut down", () => pidsWith(`sleep ${marker}`).length === 0, { every: 50 });
 	});
 
 	// SIGKILL skips every exit hook; the per-process watchdog still kills the jobs (also the one
@@ -133,11 +125,10 @@ for (const version of PI_VERSIONS) {
 			const end = r.events.find((e) => e.type === "tool_execution_end");
 			file = end?.result?.details?.recovery?.path;
 			assert.ok(file && existsSync(file), `a yield with output has a recovery file: ${JSON.stringify(end?.result?.details)}`);
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 3), "the shell and both sleeps run");
+			await until("the shell and both sleeps run", () => pidsWith(`sleep ${marker}`).length === 3, { every: 50 });
 			pi.child.kill("SIGKILL");
 			await pi.exited;
-			assert.ok(await until(() => pidsWith(`sleep ${marker}`).length === 0 && !existsSync(file)),
-				`left: ${pidsWith(`sleep ${marker}`)}, file ${existsSync(file)}`);
+			await until(() => `left: ${pidsWith(`sleep ${marker}`)}, file ${existsSync(file)}`, () => pidsWith(`sleep ${marker}`).length === 0 && !existsSync(file), { every: 50 });
 		} finally {
 			await pi.close();
 		}

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 
 const HOST = (mode) => ({ hostTools: { enabled: true }, permissions: { mode, planSafeTools: [] } });
 
@@ -45,11 +46,15 @@ for (const version of PI_VERSIONS) {
 		];
 		let open = 0;
 		let overlapped = false;
-		const answers = ["Allow once", "Allow once", "Allow for this session"];
-		// Tool calls Pi has started by the end of the current batch (two per assistant message).
-		let batchStarts = 2;
-		const unstarted = [];
-		const started = () => pi.events.filter((e) => e.type === "tool_execution_start").length;
+		// Per card: whether a second call of its batch is queued behind it (the first card of each batch).
+		const plan = [
+			{ queued: true, value: "Allow once" },
+			{ queued: false, value: "Allow once" },
+			{ queued: true, value: "Allow for this session" },
+		];
+		const failures = [];
+		// The footer line the queue keeps while calls wait behind the open card (docs/permissions.md "Cards").
+		const queueLine = () => pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus" && e.statusKey === "pct-cards").at(-1)?.statusText;
 		const pi = new RpcPi({
 			version,
 			box,
@@ -57,32 +62,37 @@ for (const version of PI_VERSIONS) {
 			ui: async (req) => {
 				open++;
 				if (open > 1) overlapped = true;
-				// Hold the card until Pi has started both calls of the batch (the other one is then on its way to a
-				// card of its own), then a while longer: a wrong second card would open meanwhile. That while is no
-				// synchronisation: nothing the test waits for happens in it (a correct queue shows nothing), so its
-				// length decides only how slow a wrong card may be and still be caught.
-				for (const end = Date.now() + 60_000; started() < batchStarts && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-				if (started() < batchStarts) unstarted.push(`${started()} of ${batchStarts}`);
-				await new Promise((r) => setTimeout(r, 400));
+				const card = plan.shift();
+				// Hold the first card of a batch until the other call is known to wait in the queue behind it; a card
+				// of its own would have opened before that (a bypassed queue never says so, and fails here).
+				if (card.queued) {
+					try {
+						await until(`a second call queued behind "${req.title.split("\n")[0]}"`, () => queueLine() === "1 more call waits for permission");
+					} catch (e) {
+						failures.push(e.message);
+					}
+					if (open > 1) overlapped = true;
+				} else if (queueLine() !== undefined) failures.push(`a card opened while the queue said "${queueLine()}"`);
 				open--;
-				return { value: answers.shift() };
+				return { value: card.value };
 			},
 		});
 		try {
 			const first = await pi.prompt("write two");
 			assert.deepEqual(ends(first).map((e) => e.isError), [false, false], JSON.stringify(ends(first).map(toolText)));
+			assert.deepEqual(failures, []);
 			assert.equal(selects(pi).length, 2, "one card per call");
-			assert.deepEqual(unstarted, [], "Pi started both calls of the batch while the first card was open");
 			assert.equal(overlapped, false, "the second card opened only after the first was answered");
+			assert.equal(queueLine(), undefined, "the queue line is gone once the queue is empty");
 			assert.equal(readFileSync(join(box.cwd, "a.txt"), "utf8"), "a\n");
 			assert.equal(readFileSync(join(box.cwd, "b.txt"), "utf8"), "b\n");
 			// Allow for this session on the first card of a batch: the queued second call decides again, no card.
-			batchStarts = 4;
 			const second = await pi.prompt("write two more");
 			assert.deepEqual(ends(second).map((e) => e.isError), [false, false], JSON.stringify(ends(second).map(toolText)));
+			assert.deepEqual(failures, []);
 			assert.equal(selects(pi).length, 3, "the second call of the batch ran under the session grant");
-			assert.deepEqual(unstarted, []);
 			assert.equal(overlapped, false);
+			assert.equal(queueLine(), undefined);
 		} finally {
 			await pi.close();
 		}

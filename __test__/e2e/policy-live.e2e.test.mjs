@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_VERSIONS, ROOT, RpcPi, runJson, sandbox, toolText, writeConfig, writeScript } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 
 const SQUATTER = join(ROOT, "__test__/fixtures/name-squatter.ts");
 
@@ -27,15 +28,6 @@ const ends = (events) => events.filter((e) => e.type === "tool_execution_end");
 /** The tool results as the model reads them (the messages Pi stores), by tool name. */
 const results = (events) => events.filter((e) => e.type === "message_end" && e.message?.role === "toolResult").map((e) => ({ tool: e.message.toolName, isError: e.message.isError, text: e.message.content.map((c) => c.text ?? "").join("\n") }));
 const selects = (pi) => pi.uiRequests.filter((q) => q.method === "select");
-
-async function until(pred, ms = 30000) {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (await pred()) return true;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	return false;
-}
 
 /** Every delegate process of this sandbox (the delegates inherit its agent dir). */
 function delegatesOf(box) {
@@ -206,11 +198,11 @@ export default [
 		try {
 			const started = ends((await pi.prompt("delegate", 120000)).events);
 			assert.match(toolText(started[0]), /backgroundTaskId task-/, pi.stderr);
-			assert.ok(await until(() => delegatesOf(box).length > 0), "the delegate is running");
+			await until("the delegate is running", () => delegatesOf(box).length > 0, { ms: 30000, every: 100 });
 			await pi.prompt("/pct mode plan");
 			writeFileSync(marker, "");
-			assert.ok(await until(() => delegatesOf(box).length === 0 || existsSync(join(box.cwd, "late.txt"))), "the delegate ended or wrote");
-			assert.ok(await until(() => delegatesOf(box).length === 0), `delegates left: ${delegatesOf(box)}`);
+			await until("the delegate ended or wrote", () => delegatesOf(box).length === 0 || existsSync(join(box.cwd, "late.txt")), { ms: 30000, every: 100 });
+			await until(() => `delegates left: ${delegatesOf(box)}`, () => delegatesOf(box).length === 0, { ms: 30000, every: 100 });
 			assert.equal(existsSync(join(box.cwd, "late.txt")), false, "no write of the delegate landed after the switch");
 			assert.equal(existsSync(join(box.cwd, "late-cmd.txt")), false, "no command of the delegate ran after the switch");
 			const waited = ends((await pi.prompt("wait", 60000)).events).find((e) => e.toolName === "TaskWait");
@@ -247,15 +239,15 @@ export default [
 		try {
 			const r = ends((await pi.prompt("go", 120000)).events);
 			assert.deepEqual(r.map((e) => [e.toolName, e.isError]), [["Task", false], ["Write", false]], JSON.stringify(r.map(toolText)));
-			assert.ok(await until(() => delegatesOf(box).length > 0), "the delegate is running");
+			await until("the delegate is running", () => delegatesOf(box).length > 0, { ms: 30000, every: 100 });
 			// Still in ask: only the session grant of Write (made after the delegate started) lets its Write through.
 			writeFileSync(marker, "");
-			assert.ok(await until(() => existsSync(join(box.cwd, "granted.txt")) || delegatesOf(box).length === 0), "the delegate wrote or ended");
+			await until("the delegate wrote or ended", () => existsSync(join(box.cwd, "granted.txt")) || delegatesOf(box).length === 0, { ms: 30000, every: 100 });
 			assert.equal(readFileSync(join(box.cwd, "granted.txt"), "utf8"), "granted\n", "the grant made after the delegate started reached it");
 			// Bash has no grant: only the mode set after the delegate started lets it through without a card.
 			await pi.prompt("/pct permission auto");
 			writeFileSync(marker + "2", "");
-			assert.ok(await until(() => existsSync(join(box.cwd, "moded.txt")) || delegatesOf(box).length === 0), "the delegate ran its command or ended");
+			await until("the delegate ran its command or ended", () => existsSync(join(box.cwd, "moded.txt")) || delegatesOf(box).length === 0, { ms: 30000, every: 100 });
 			assert.equal(readFileSync(join(box.cwd, "moded.txt"), "utf8"), "moded\n", "the mode set after the delegate started reached it");
 			const delegateCards = selects(pi).filter((q) => /^Delegate "/.test(q.title));
 			assert.deepEqual(delegateCards.map((q) => q.title.split("\n")[0]), [], "no card for the delegate");

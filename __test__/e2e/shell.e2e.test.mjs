@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { PI_VERSIONS, RpcPi, runJson, sandbox, writeToolConfig as writeConfig, writeScript, toolText } from "../helpers/pi.mjs";
+import { until } from "../helpers/until.mjs";
 // These tests are about the tools, not the permission policy: their configs allow every call (writeToolConfig).
 
 const ON = { shellSessions: { enabled: true } };
@@ -113,11 +114,6 @@ const alive = (pid) => {
 		return false;
 	}
 };
-const until = async (pred, ms = 15000) => {
-	const end = Date.now() + ms;
-	while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-	return pred();
-};
 
 // Steps decided by the latest user prompt, so the script works whether or not a new session reloads extensions.
 const LIFECYCLE_SCRIPT = `
@@ -145,7 +141,7 @@ for (const version of PI_VERSIONS) {
 			const sw = await pi.command("new_session");
 			assert.equal(sw.success, true, JSON.stringify(sw));
 			assert.equal(sw.data?.cancelled, false, "clean-up succeeded, so the switch goes ahead");
-			assert.equal(await until(() => !alive(child)), true, "the job's background child was stopped before the switch");
+			await until("the job's background child was stopped before the switch", () => !alive(child), { every: 50 });
 
 			const r2 = await pi.prompt("escape the group");
 			// without its PCT_JOB marker and holding the pipes: named, not signalled, so the stop stays unconfirmed
@@ -175,14 +171,14 @@ for (const version of PI_VERSIONS) {
 		try {
 			const ended = pi.waitFor((r) => r.type === "tool_execution_end", 60000);
 			await pi.command("prompt", { message: "run it" });
-			assert.equal(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== ""), true);
+			await until("the job wrote its pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", { every: 50 });
 			const leader = Number(readFileSync(pidFile, "utf8").trim());
 			assert.equal(alive(leader), true);
 			await pi.command("abort");
 			const end = await ended;
 			assert.equal(end.isError, true);
 			assert.match(toolText(end), /aborted/);
-			assert.equal(await until(() => !alive(leader)), true, "the cancelled call's job was stopped");
+			await until("the cancelled call's job was stopped", () => !alive(leader), { every: 50 });
 		} finally {
 			await pi.close();
 		}

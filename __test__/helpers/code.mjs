@@ -27,11 +27,3 @@ export async function runCell(m, code, extra = {}, options = {}) {
 	return r;
 }
 
-/** Polls `pred` every few ms (bounded) — for state changes, never for timing assertions. */
-export async function busyUntil(pred, limitMs = 20000) {
-	const t = Date.now();
-	while (!pred()) {
-		if (Date.now() - t > limitMs) throw new Error("condition not reached");
-		await new Promise((r) => setTimeout(r, 2));
-	}
-}

@@ -46,15 +46,4 @@ export function liveGroupMembers(pgid) {
 	return out;
 }
 
-/** Polls `pred` every 20 ms for up to `ms`; resolves its last value. */
-export async function until(pred, ms = 15000) {
-	const end = Date.now() + ms;
-	let v = pred();
-	while (!v && Date.now() < end) {
-		await new Promise((r) => setTimeout(r, 20));
-		v = pred();
-	}
-	return v;
-}
-
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

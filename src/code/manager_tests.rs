@@ -1014,11 +1014,13 @@ async fn wait_until_certain(m: &CodeManager, id: &str) -> CellRead {
 /// read back: so the thread is inside the block (not merely queued) when the test asks it to stop. Without this
 /// wait a loaded machine could deliver the stop before the program started, and the stop would be confirmed.
 async fn start_blocked(m: &CodeManager, tail: &str) -> CellRead {
-    let code = format!("print('in'); __pctTestBlock(3000); {tail}");
-    let r = m
-        .exec(json!({"code": code, "yield_time_ms": 0}), outer())
-        .await
-        .unwrap();
+    start_blocked_with(m, 3000, tail, outer()).await
+}
+
+/// [`start_blocked`] with the block's length and the outer call.
+async fn start_blocked_with(m: &CodeManager, block_ms: u64, tail: &str, call: OuterCall) -> CellRead {
+    let code = format!("print('in'); __pctTestBlock({block_ms}); {tail}");
+    let r = m.exec(json!({"code": code, "yield_time_ms": 0}), call).await.unwrap();
     let mut seen = r.output.clone();
     for i in 0.. {
         if seen.contains("in\n") {
@@ -1243,43 +1245,93 @@ async fn an_unobserved_cell_parked_on_a_nested_call_is_stopped_at_its_limit() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cell_that_ends_under_its_limit_keeps_its_outcome() {
-    let (m, _) = manager();
-    let limit = 2_000;
-    let r = m
-        .exec(
-            json!({"code": "const t = Date.now(); while (Date.now() - t < 200) {} return 7", "yield_time_ms": 0}),
-            limited(limit),
-        )
-        .await
-        .unwrap();
-    idle(&m).await;
-    // With the result unread, the run-time watcher must leave the finished cell alone. It holds the cell's change
-    // subscription until it has made up its mind: once that is dropped, nothing of it can touch the cell any more.
-    let cell = m
-        .inner
+/// A manager whose host check holds every nested call until the test releases it.
+fn held_gate_manager() -> (CodeManager, Arc<tokio::sync::Notify>) {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let r2 = release.clone();
+    let (m, _) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
+        let r = r2.clone();
+        Box::pin(async move {
+            r.notified().await;
+            GateAnswer {
+                allow: true,
+                ..Default::default()
+            }
+        }) as BoxFuture<GateAnswer>
+    })));
+    (m, release)
+}
+
+/// The cell `r` names, while the manager still holds it.
+fn held_cell(m: &CodeManager, r: &CellRead) -> Arc<Cell> {
+    m.inner
         .state
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .cells
         .get(&r.cell_id)
-        .cloned();
-    if let Some(cell) = cell {
-        until("the run-time watcher let the finished cell go", || {
-            cell.changed.receiver_count() == 0
-        })
-        .await;
-    }
-    let w = if r.status == "running" {
-        m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap()
-    } else {
-        r
-    };
+        .cloned()
+        .expect("the cell is still held")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_time_watcher_lets_a_finished_cell_go_at_once() {
+    let (m, release) = held_gate_manager();
+    // A limit far past `until`'s bound: a watcher that waited for its deadline instead of the cell's end would
+    // still hold the cell's change subscription when the bound runs out.
+    let r = m
+        .exec(
+            json!({"code": "await tools.exec_command({cmd: 'x'}); return 7", "yield_time_ms": 0}),
+            limited(3_600_000),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, "running", "{}", r.text);
+    let cell = held_cell(&m, &r);
+    release.notify_one();
+    // exec's own subscription ended with its read: what is left is the watcher's.
+    until("the run-time watcher let the finished cell go", || {
+        cell.st.lock().unwrap_or_else(PoisonError::into_inner).terminal && cell.changed.receiver_count() == 0
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_stopped_before_its_limit_is_not_reported_as_timed_out() {
+    let (m, _) = manager();
+    m.set_stop_confirm(Duration::from_millis(50));
+    // The thread is stuck in native code far past the limit, so the stop stays unconfirmed and the handle is kept:
+    // the cell is terminal, its outcome not yet delivered, while the limit passes.
+    let r = start_blocked_with(&m, 600_000, "return 1", limited(3_000)).await;
+    let cell = held_cell(&m, &r);
+    let t = m
+        .wait(json!({"cell_id": r.cell_id, "terminate": true}), outer())
+        .await
+        .unwrap();
     assert_eq!(
-        (w.status.as_str(), w.result.as_deref(), w.code),
-        ("completed", Some("7"), None)
+        (t.status.as_str(), t.code, t.unknown_outcome),
+        ("terminated", None, true),
+        "{}",
+        t.text
     );
+    // The watcher holds the cell's change subscription until it has made up its mind (the stop's ended with it).
+    until("the run-time watcher let the stopped cell go", || {
+        cell.changed.receiver_count() == 0
+    })
+    .await;
+    let w = m.wait(json!({"cell_id": r.cell_id}), outer()).await.unwrap();
+    assert!(
+        !cell.st.lock().unwrap_or_else(PoisonError::into_inner).thread_ended,
+        "the thread is still blocked"
+    );
+    // The user's stop stays the user's: the limit, which passed only afterwards, is not named.
+    assert_eq!(
+        (w.status.as_str(), w.code, w.unknown_outcome),
+        ("terminated", None, true),
+        "{}",
+        w.text
+    );
+    assert!(!w.text.contains("cell-timeout"), "{}", w.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

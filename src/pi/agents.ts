@@ -290,7 +290,7 @@ function killGroup(child: ChildProcess, now = false): void {
  * response fields. */
 function relayDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {
 	if (!ctx.hasUI) return Promise.resolve({ cancelled: true });
-	return inCardQueue(host, () => (signal.aborted ? Promise.resolve({ cancelled: true }) : showDialog(host, def, ctx, rec, signal)));
+	return inCardQueue(host, () => (signal.aborted ? Promise.resolve({ cancelled: true }) : showDialog(host, def, ctx, rec, signal)), ctx.ui);
 }
 
 async function showDialog(host: ToolkitHost, def: AgentDefinition, ctx: ExtensionContext, rec: RpcRecord, signal: AbortSignal): Promise<Record<string, unknown>> {

@@ -17,7 +17,7 @@ import type { ToolkitHost } from "./host.ts";
 import { native } from "./native.ts";
 import { DELEGATE, delegateCardHead, syncDelegatePolicy } from "./delegate.ts";
 import { currentTraceId } from "./trace.ts";
-import { safeSelect, shownBlock, shownLine } from "./render/safe.ts";
+import { safeSelect, safeStatus, shownBlock, shownLine } from "./render/safe.ts";
 
 /** The card's choices. An external path's card has no session choice: a session grant never covers one. */
 export const ALLOW_ONCE = "Allow once";
@@ -109,21 +109,63 @@ export function syncSensitive(config: EffectiveConfig | undefined): void {
 	sensitiveKey = key;
 }
 
-/** One queue of cards per toolkit instance: the tail of the chain of open and waiting cards. */
-const queues = new WeakMap<object, Promise<void>>();
+/** The footer key of the queue line (docs/permissions.md "Cards"). */
+export const CARD_QUEUE_STATUS = "pct-cards";
 
-/** Runs `show` when every earlier card of this instance is closed; the next waits for this one. Task relays its
- * delegates' dialogs through the same queue (src/pi/agents.ts). */
-export async function inCardQueue<T>(key: object, show: () => Promise<T>): Promise<T> {
-	const before = queues.get(key) ?? Promise.resolve();
-	let done!: () => void;
-	const mine = new Promise<void>((r) => (done = r));
-	queues.set(key, before.then(() => mine));
+type Ui = ExtensionContext["ui"];
+
+/** One toolkit instance's cards: whether one is being shown (or decided again), the calls parked behind it in
+ * order, the UI the footer line goes to and the count it shows. */
+interface CardQueue {
+	open: boolean;
+	waiting: Array<() => void>;
+	ui?: Ui;
+	shown: number;
+}
+
+const queues = new WeakMap<object, CardQueue>();
+
+/** `1 more call waits for permission`: the footer line while calls are parked behind the open card; none when none
+ * are. */
+export function cardQueueLine(waiting: number): string | undefined {
+	if (waiting <= 0) return undefined;
+	return `${waiting} more ${waiting === 1 ? "call waits" : "calls wait"} for permission`;
+}
+
+/** Puts the number of parked calls in the footer when it changed. */
+function showWaiting(q: CardQueue): void {
+	const n = q.waiting.length;
+	if (n === q.shown || !q.ui) return;
+	q.shown = n;
 	try {
-		await before;
+		safeStatus(q.ui, CARD_QUEUE_STATUS, cardQueueLine(n));
+	} catch {
+		// A footer that cannot be set (a UI shutting down) never holds up a card.
+	}
+}
+
+/** Runs `show` when every earlier card of this instance is closed; the next parked call runs when this one ends.
+ * Task relays its delegates' dialogs through the same queue (src/pi/agents.ts). While calls are parked, the footer
+ * of `ui` says how many. */
+export async function inCardQueue<T>(key: object, show: () => Promise<T>, ui?: Ui): Promise<T> {
+	let q = queues.get(key);
+	if (!q) queues.set(key, (q = { open: false, waiting: [], shown: 0 }));
+	if (ui) q.ui = ui;
+	const queue = q;
+	if (queue.open) {
+		await new Promise<void>((resolve) => {
+			queue.waiting.push(resolve);
+			showWaiting(queue);
+		});
+	} else queue.open = true;
+	try {
 		return await show();
 	} finally {
-		done();
+		// The next parked call takes the open slot as it is; with none, the slot is free.
+		const next = queue.waiting.shift();
+		showWaiting(queue);
+		if (next) next();
+		else queue.open = false;
 	}
 }
 
@@ -253,7 +295,7 @@ export async function permissionGate(host: ToolkitHost, state: PermissionState, 
 		}
 		if (choice === ALLOW_ONCE) return { ...base, ok: true, decision: "allow-once", prompted: true, waitMs };
 		return { ...base, ok: false, decision: "deny", prompted: true, waitMs, code: "TOOL_DENIED", message: again.deniedMessage };
-	});
+	}, ctx?.hasUI ? ctx.ui : undefined);
 }
 
 /**
