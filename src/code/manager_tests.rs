@@ -105,18 +105,7 @@ async fn failed_cell_renders_error_block() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yielded_cell_continues_with_wait() {
     // The host check holds the nested call until the test releases it, so the cell is running for sure.
-    let release = Arc::new(tokio::sync::Notify::new());
-    let r2 = release.clone();
-    let (m, _) = manager_with(Arc::new(FnGate(move |_req: GateRequest| {
-        let r = r2.clone();
-        Box::pin(async move {
-            r.notified().await;
-            GateAnswer {
-                allow: true,
-                ..Default::default()
-            }
-        }) as BoxFuture<GateAnswer>
-    })));
+    let (m, release) = held_gate_manager();
     let r = m
         .exec(json!({"code": "print('one'); await tools.exec_command({cmd: 'x'}); print('two'); return 2", "yield_time_ms": 0}), outer())
         .await
