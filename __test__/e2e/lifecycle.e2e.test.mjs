@@ -41,7 +41,7 @@ for (const version of PI_VERSIONS) {
 		const pi = new RpcPi({ version, box });
 		try {
 			// The sweep runs beside the session start: wait for its one visible effect, bounded.
-			assert.ok(await until(() => !existsSync(join(scratch, "0b5e7a1c-gone-4c1e-9d2f-000000000002"))), `the gone session's scratch stays: ${pi.stderr.slice(-2000)}`);
+			await until(() => `the gone session's scratch is removed; stderr: ${pi.stderr.slice(-2000)}`, () => !existsSync(join(scratch, "0b5e7a1c-gone-4c1e-9d2f-000000000002")));
 			assert.equal(readFileSync(join(scratch, live, "note.md"), "utf8"), "draft\n");
 		} finally {
 			await pi.close();
