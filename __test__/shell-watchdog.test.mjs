@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -225,3 +225,49 @@ const m = new native.ShellManager({});
 		rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+/** Processes whose environment holds `HOME=<home>` (the probes of a test's own profile folder). */
+function withHome(home) {
+	const found = [];
+	for (const d of readdirSync("/proc")) {
+		if (!/^\d+$/.test(d)) continue;
+		try {
+			if (readFileSync(`/proc/${d}/environ`, "utf8").split("\0").includes(`HOME=${home}`) && alive(Number(d))) found.push(Number(d));
+		} catch {}
+	}
+	return found;
+}
+
+// The login-PATH probe (docs/host.md "Bash") runs the user's profile. Stopping it mid-way can leave a lock behind even
+// with an exit trap (pyenv's rehash takes its lock before it sets the trap), so when Node exits the watchdog leaves
+// the probe up to 5 s to end by itself; a profile that hangs is still stopped after that.
+for (const profile of ["ends", "hangs"]) {
+	test(`when Node exits while the login probe runs a profile that ${profile}, the watchdog ${profile === "ends" ? "lets it finish" : "stops it after its bound"}`, { timeout: 60000 }, async () => {
+		const home = mkdtempSync(join(tmpdir(), "pct-watchdog-probe-"));
+		try {
+			const started = join(home, "started");
+			const done = join(home, "done");
+			// A step of the profile in a non-interactive shell (SIGTERM ends it, as it ends pyenv's rehash).
+			const step = profile === "ends" ? `bash -c 'sleep 1; echo ok > "$HOME/done"'` : "bash -c 'sleep 1000'";
+			writeFileSync(join(home, ".bash_profile"), `echo > "$HOME/started"\n${step}\n`);
+			const child = spawn(process.execPath, ["-e", `
+const native = require(${JSON.stringify(join(root, "index.js"))});
+const { existsSync, mkdirSync } = require("node:fs");
+const ws = ${JSON.stringify(join(home, "ws"))};
+mkdirSync(ws, { recursive: true });
+const s = new native.HostSession(ws, ${JSON.stringify(join(home, "agent"))}, "probe");
+s.prewarmBash();
+const t = setInterval(() => { if (existsSync(${JSON.stringify(started)})) { clearInterval(t); process.exit(0); } }, 10);`], { stdio: "ignore", env: { ...process.env, HOME: home, SHELL: "/bin/bash" } });
+			const exited = new Promise((r) => child.on("exit", r));
+			assert.equal(await exited, 0);
+			assert.ok(existsSync(started), "the probe ran the profile");
+			if (profile === "ends") {
+				await until("the probe's profile ran to its end after Node exited", () => existsSync(done), { ms: 10000 });
+				assert.equal(readFileSync(done, "utf8"), "ok\n");
+			}
+			await until(() => `the probe's processes are gone: ${withHome(home)}`, () => withHome(home).length === 0, { ms: 15000 });
+		} finally {
+			rmSync(home, { recursive: true, force: true });
+		}
+	});
+}

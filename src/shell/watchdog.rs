@@ -24,6 +24,14 @@ use std::sync::OnceLock;
 /// The environment variable every job inherits: `<instance>:<manager>:<job>` (see [`instance`]).
 pub const MARKER_VAR: &str = "PCT_JOB";
 
+/// The [`MARKER_VAR`] value of the login-PATH probe (src/host/bash/login.rs): `<instance>-probe`. When Node ends,
+/// the watchdog stops jobs at once but leaves the probe up to 5 s to end by itself (then SIGTERM, a second, SIGKILL):
+/// a profile stopped mid-way can leave its locks behind even with its exit trap, since pyenv's rehash takes its lock
+/// before it sets that trap, and every later login shell then waits a minute for it (docs/shell.md "When Node exits").
+pub fn probe_marker() -> String {
+    format!("{}-probe", instance())
+}
+
 /// The watchdog program (`$1` = this process's instance id). It ignores the signals a terminal or a process-group
 /// kill would send, so it outlives the Node process it guards; it exits after the cleanup.
 const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
@@ -57,6 +65,15 @@ stop KILL
 set -f
 IFS=$nl
 [ -n "$files" ] && rm -f -- $files
+set +f
+unset IFS
+probe() { grep -lsqz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null; }
+n=0
+while [ "$n" -lt 100 ] && probe; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
+for p in $(grep -lsz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -s TERM -- "${p%/environ}" 2>/dev/null; done
+n=0
+while [ "$n" -lt 20 ] && probe; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
+for p in $(grep -lsz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -s KILL -- "${p%/environ}" 2>/dev/null; done
 exit 0
 "#;
 

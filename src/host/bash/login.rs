@@ -272,7 +272,7 @@ pub async fn probe(shell: String, bound: Duration) -> Option<String> {
         .stderr(Stdio::null())
         .env(
             crate::shell::watchdog::MARKER_VAR,
-            format!("{}:bash-probe", crate::shell::watchdog::instance()),
+            crate::shell::watchdog::probe_marker(),
         )
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only calls setsid(2), which is
