@@ -114,16 +114,19 @@ setTimeout(() => process.kill(process.pid, "SIGKILL"), Math.floor(Math.random() 
 setInterval(() => {}, 1000);
 `;
 
-function tagged(tag) {
+/** Live processes whose environment holds the entry `entry` (`NAME=value`). */
+function withEnv(entry) {
 	const out = [];
 	for (const d of readdirSync("/proc")) {
 		if (!/^\d+$/.test(d)) continue;
 		try {
-			if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(`PCT_RACE_TAG=${tag}`) && alive(Number(d))) out.push(Number(d));
+			if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry) && alive(Number(d))) out.push(Number(d));
 		} catch {}
 	}
 	return out;
 }
+
+const tagged = (tag) => withEnv(`PCT_RACE_TAG=${tag}`);
 
 test("race: SIGKILL of Node while 16 spawns are in flight leaves no job behind (10 rounds)", { timeout: 120000 }, async () => {
 	let started = 0;
@@ -226,17 +229,8 @@ const m = new native.ShellManager({});
 	}
 });
 
-/** Processes whose environment holds `HOME=<home>` (the probes of a test's own profile folder). */
-function withHome(home) {
-	const found = [];
-	for (const d of readdirSync("/proc")) {
-		if (!/^\d+$/.test(d)) continue;
-		try {
-			if (readFileSync(`/proc/${d}/environ`, "utf8").split("\0").includes(`HOME=${home}`) && alive(Number(d))) found.push(Number(d));
-		} catch {}
-	}
-	return found;
-}
+/** The live processes of a test's own profile folder (the probe's, by their `HOME`). */
+const withHome = (home) => withEnv(`HOME=${home}`);
 
 // The login-PATH probe (docs/host.md "Bash") runs the user's profile. Stopping it mid-way can leave a lock behind even
 // with an exit trap (pyenv's rehash takes its lock before it sets the trap), so when Node exits the watchdog leaves

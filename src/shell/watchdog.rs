@@ -47,19 +47,28 @@ while IFS= read -r line; do
     "f "*) files="$files$nl${line#f }" ;;
   esac
 done
+# marked PREFIX SIGNAL: signals every process whose PCT_JOB starts with PREFIX; marked PREFIX: is one left?
+marked() {
+  if [ -z "$2" ]; then grep -lsqz "^PCT_JOB=$1" /proc/[0-9]*/environ 2>/dev/null; return; fi
+  for p in $(grep -lsz "^PCT_JOB=$1" /proc/[0-9]*/environ 2>/dev/null); do
+    p=${p#/proc/}; kill -s "$2" -- "${p%/environ}" 2>/dev/null
+  done
+}
 stop() {
   for g in $groups; do kill -s "$1" -- "-$g" 2>/dev/null; done
-  for p in $(grep -lsz "^PCT_JOB=$inst:" /proc/[0-9]*/environ 2>/dev/null); do
-    p=${p#/proc/}; kill -s "$1" -- "${p%/environ}" 2>/dev/null
-  done
+  marked "$inst:" "$1"
 }
 left() {
   for g in $groups; do kill -0 -- "-$g" 2>/dev/null && return 0; done
-  grep -lsqz "^PCT_JOB=$inst:" /proc/[0-9]*/environ 2>/dev/null
+  marked "$inst:"
+}
+# wait_while TICKS CHECK...: polls CHECK every 50 ms while it holds, at most TICKS times
+wait_while() {
+  n=0; max=$1; shift
+  while [ "$n" -lt "$max" ] && "$@"; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
 }
 stop TERM
-n=0
-while [ "$n" -lt 20 ] && left; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
+wait_while 20 left
 stop KILL
 stop KILL
 set -f
@@ -67,13 +76,10 @@ IFS=$nl
 [ -n "$files" ] && rm -f -- $files
 set +f
 unset IFS
-probe() { grep -lsqz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null; }
-n=0
-while [ "$n" -lt 100 ] && probe; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
-for p in $(grep -lsz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -s TERM -- "${p%/environ}" 2>/dev/null; done
-n=0
-while [ "$n" -lt 20 ] && probe; do sleep 0.05 2>/dev/null || break; n=$((n+1)); done
-for p in $(grep -lsz "^PCT_JOB=$inst-probe" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -s KILL -- "${p%/environ}" 2>/dev/null; done
+wait_while 100 marked "$inst-probe"
+marked "$inst-probe" TERM
+wait_while 20 marked "$inst-probe"
+marked "$inst-probe" KILL
 exit 0
 "#;
 
